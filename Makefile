@@ -1,0 +1,35 @@
+# sdnmpi: `make demo` runs the main job, `make test` runs every test. Both set everything up
+# first (apt packages, the venv, C builds) on Debian 12, as root.
+VENV    ?= .venv
+PYTHON  := $(VENV)/bin/python
+PREFIX  ?= /usr/local
+PYTEST_ARGS ?=
+
+.PHONY: all setup build demo test unit-test integration-test install clean
+
+all: build
+
+setup:
+	bash scripts/install-deps.sh
+
+build:
+	$(MAKE) -C lldpd
+
+demo: setup
+	$(PYTHON) -m sdnmpi.mininet_topos.demo $(DEMO_ARGS)
+
+test: setup
+	$(PYTHON) -m pytest -ra tests $(PYTEST_ARGS)
+
+unit-test: setup
+	$(PYTHON) -m pytest -ra tests/unit $(PYTEST_ARGS)
+
+integration-test: setup
+	$(PYTHON) -m pytest -ra tests/integration $(PYTEST_ARGS)
+
+install: build
+	$(MAKE) -C lldpd install PREFIX=$(PREFIX)
+
+clean:
+	$(MAKE) -C lldpd clean
+	rm -rf build *.egg-info .pytest_cache

@@ -1,0 +1,112 @@
+"""The thin Ryu application: turns Ryu events into calls on `Core` and sends what it returns.
+
+Periodic work runs in Ryu hub threads: LLDP probes, link/host expiry, route recomputation (changes
+are gathered for ``--sdnmpi-route-delay`` seconds) and port-stats polling. An exception in any
+handler or loop is logged with its traceback and counted; the controller carries on.
+"""
+import functools
+import logging
+import time
+
+from ryu.app.wsgi import WSGIApplication
+from ryu.base import app_manager
+from ryu.controller import ofp_event
+from ryu.controller.handler import DEAD_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
+from ryu.lib import hub
+from ryu.ofproto import ofproto_v1_3
+
+from . import options, rest
+from .core import Core
+
+LOG = logging.getLogger(__name__)
+EXPIRY_INTERVAL = 0.5
+
+
+def _logged(handler):
+    """Runs a handler; an unexpected exception is logged loudly and counted, never raised."""
+    @functools.wraps(handler)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return handler(self, *args, **kwargs)
+        except Exception:  # pylint: disable=broad-except
+            self.core.counters["handler_errors"] += 1
+            LOG.exception("sdnmpi: %s failed", handler.__name__)
+            return None
+    return wrapper
+
+
+def _port_is_up(dp, port):
+    ofp = dp.ofproto
+    return not (port.state & ofp.OFPPS_LINK_DOWN or port.config & ofp.OFPPC_PORT_DOWN)
+
+
+class SdnMpiApp(app_manager.RyuApp):
+    OFP_VERSIONS = [ofproto_v1_3.OFP_VERSION]
+    _CONTEXTS = {"wsgi": WSGIApplication}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.settings = options.settings()
+        self.core = Core(self.settings)
+        rest.register(kwargs["wsgi"], self.core)
+        LOG.info("sdnmpi controller: %s", self.settings)
+
+    def start(self):
+        thread = super().start()
+        s = self.settings
+        for interval, work in ((s.lldp_interval, self.core.lldp_probes),
+                               (EXPIRY_INTERVAL, lambda: self.core.expire(time.monotonic())),
+                               (max(s.route_delay, 0.05), self.core.recompute_routes),
+                               (s.stats_interval, self.core.stats_requests)):
+            self.threads.append(hub.spawn(self._every, interval, work))
+        return thread
+
+    def _every(self, interval, work):
+        while self.is_active:
+            self._run(work)
+            hub.sleep(interval)
+
+    @_logged
+    def _run(self, work):
+        self._send(work())
+
+    @staticmethod
+    def _send(msgs):
+        for msg in msgs or ():
+            msg.datapath.send_msg(msg)
+
+    @set_ev_cls(ofp_event.EventOFPStateChange, [MAIN_DISPATCHER, DEAD_DISPATCHER])
+    @_logged
+    def _state_change(self, ev):
+        dp = ev.datapath
+        if ev.state == MAIN_DISPATCHER:
+            ports = {p.port_no: p.hw_addr for p in dp.ports.values() if _port_is_up(dp, p)}
+            self._send(self.core.switch_enter(dp, ports))
+        elif dp.id is not None:
+            self._send(self.core.switch_leave(dp))
+
+    @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
+    @_logged
+    def _port_status(self, ev):
+        msg = ev.msg
+        dp, desc = msg.datapath, msg.desc
+        up = msg.reason != dp.ofproto.OFPPR_DELETE and _port_is_up(dp, desc)
+        self._send(self.core.port_status(dp, desc.port_no, desc.hw_addr, up))
+
+    @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)
+    @_logged
+    def _packet_in(self, ev):
+        msg = ev.msg
+        self._send(self.core.packet_in(msg.datapath, msg.match["in_port"], msg.data, time.monotonic()))
+
+    @set_ev_cls(ofp_event.EventOFPPortStatsReply, MAIN_DISPATCHER)
+    @_logged
+    def _port_stats_reply(self, ev):
+        self.core.port_stats_reply(ev.msg.datapath.id, ev.msg.body, time.monotonic())
+
+    @set_ev_cls(ofp_event.EventOFPErrorMsg, MAIN_DISPATCHER)
+    @_logged
+    def _error(self, ev):
+        msg = ev.msg
+        self.core.counters["switch_errors"] += 1
+        LOG.warning("switch %016x reported OpenFlow error type=%d code=%d", msg.datapath.id, msg.type, msg.code)

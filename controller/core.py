@@ -1,0 +1,200 @@
+"""The controller's logic, free of Ryu's event machinery: every method takes what happened and
+returns the OpenFlow messages to send (each knows its datapath). controller/app.py feeds it Ryu
+events and sends what it returns; unit tests feed it fake datapaths and read the messages."""
+import collections
+import logging
+import math
+
+from ryu.lib import dpid as dpid_lib
+from ryu.lib.packet import ethernet, ipv4, packet
+
+from sdnmpi.primitives import DEFAULT_ROUTING
+
+from . import arp, lldp, ofmsgs
+from . import constants as C
+from .portstats import PortStats
+from .routes import SwitchRoutes, desired_by_switch
+from .topology import SOURCE_ARP, SOURCE_IPV4, SOURCE_LLDP, Topology
+
+LOG = logging.getLogger(__name__)
+ARP_PROBE_HOLDOFF = 1.0  # seconds between probes for the same unknown IP
+
+
+class Core:
+    def __init__(self, settings):
+        self.settings = settings
+        self.policy = DEFAULT_ROUTING[settings.default_routing]
+        self.topology = Topology()
+        self.datapaths = {}                # dpid -> Ryu datapath
+        self.routes = {}                   # dpid -> SwitchRoutes installed there
+        self.routes_dirty = False
+        self.port_stats = PortStats()
+        self.counters = collections.Counter()
+        self._last_probe = {}              # ip -> time of our last ARP probe for it
+        self._probe_ttl = max(1, math.ceil(settings.link_timeout))
+
+    # -- switches ------------------------------------------------------------------------------
+    def switch_enter(self, dp, ports):
+        """``ports``: {port_no: hw_addr} of the switch's live ports."""
+        LOG.info("switch %s connected with %d ports", dpid_lib.dpid_to_str(dp.id), len(ports))
+        self.datapaths[dp.id] = dp
+        self.routes[dp.id] = SwitchRoutes()
+        self.topology.add_switch(dp.id, ports)
+        self.routes_dirty = True
+        return ofmsgs.base_flows(dp) + self._probes_for(dp)
+
+    def switch_leave(self, dp):
+        if self.datapaths.get(dp.id) is not dp:
+            return []  # an older connection of a switch that has reconnected since
+        LOG.info("switch %s disconnected", dpid_lib.dpid_to_str(dp.id))
+        del self.datapaths[dp.id]
+        del self.routes[dp.id]
+        self.port_stats.forget_switch(dp.id)
+        self.routes_dirty |= self.topology.remove_switch(dp.id)
+        return []
+
+    def port_status(self, dp, port_no, hw_addr, up):
+        if up:
+            self.topology.port_up(dp.id, port_no, hw_addr)
+            return self._probes_for(dp, [port_no])
+        self.routes_dirty |= self.topology.port_down(dp.id, port_no)
+        return []
+
+    # -- packet-ins ----------------------------------------------------------------------------
+    def packet_in(self, dp, in_port, data, now):
+        self.counters["packet_in"] += 1
+        try:
+            pkt = packet.Packet(bytes(data))
+            eth = pkt.get_protocol(ethernet.ethernet)
+        except Exception as err:  # pylint: disable=broad-except  # Ryu's parsers raise many kinds
+            return self._malformed(dp, in_port, "unparseable frame: %s" % err)
+        if eth is None:
+            return self._malformed(dp, in_port, "no Ethernet header")
+        if eth.ethertype == C.ETH_TYPE_LLDP:
+            self.counters["packet_in_lldp"] += 1
+            return self._lldp_in(dp, in_port, data, now)
+        if eth.ethertype == C.ETH_TYPE_ARP:
+            self.counters["packet_in_arp"] += 1
+            return self._arp_in(dp, in_port, pkt, now)
+        if eth.ethertype == C.ETH_TYPE_IPV4:
+            self.counters["packet_in_ipv4"] += 1
+            return self._ipv4_in(dp, in_port, pkt, eth, data, now)
+        self.counters["packet_in_other"] += 1
+        return []
+
+    def _malformed(self, dp, in_port, why):
+        self.counters["malformed"] += 1
+        LOG.debug("dropped packet from %s:%s: %s", dpid_lib.dpid_to_str(dp.id), in_port, why)
+        return []
+
+    def _lldp_in(self, dp, in_port, data, now):
+        try:
+            frame = lldp.parse(data)
+        except lldp.LldpError as err:
+            return self._malformed(dp, in_port, err)
+        if isinstance(frame, lldp.SwitchProbe):
+            self.routes_dirty |= self.topology.saw_probe((frame.dpid, frame.port), (dp.id, in_port), now)
+            return []
+        host = self.topology.hosts.get(frame.mac)
+        if frame.ttl == 0:
+            if host is not None and (host.dpid, host.port) == (dp.id, in_port):
+                self.routes_dirty |= self.topology.remove_host(frame.mac, "LLDP agent shut down")
+            return []
+        self.routes_dirty |= self.topology.learn_host(frame.mac, frame.ip, dp.id, in_port, SOURCE_LLDP, now,
+                                                      name=frame.name, ttl=frame.ttl)
+        return []
+
+    def _arp_in(self, dp, in_port, pkt, now):
+        try:
+            req = arp.parse(pkt)
+        except (arp.ArpError, ValueError) as err:
+            return self._malformed(dp, in_port, err)
+        if req.src_mac == self.settings.probe_mac.lower() or self.topology.is_fabric_port(dp.id, in_port):
+            return []  # our own probe, seen by a neighbour switch before the link was discovered
+        if arp.usable_sender_ip(req.src_ip):
+            self.routes_dirty |= self.topology.learn_host(req.src_mac, req.src_ip, dp.id, in_port, SOURCE_ARP, now)
+        if not req.is_request or req.is_gratuitous:
+            return []
+        target = self.topology.host_by_ip(req.dst_ip)
+        if target is not None:
+            if target.mac == req.src_mac:
+                return []
+            self.counters["arp_replies"] += 1
+            reply = arp.build_reply(target.mac, target.ip, req.src_mac, req.src_ip)
+            return [ofmsgs.packet_out(dp, in_port, reply)]
+        return self._arp_probe(req.dst_ip, now)
+
+    def _arp_probe(self, ip, now):
+        if now - self._last_probe.get(ip, -math.inf) < ARP_PROBE_HOLDOFF:
+            return []
+        self._last_probe[ip] = now
+        self.counters["arp_probes"] += 1
+        probe = arp.build_probe(self.settings.probe_mac, ip)
+        return [ofmsgs.packet_out(self.datapaths[d], p, probe)
+                for d, p in self.topology.edge_ports() if d in self.datapaths]
+
+    def _ipv4_in(self, dp, in_port, pkt, eth, data, now):
+        ip = pkt.get_protocol(ipv4.ipv4)
+        if ip is None:
+            return self._malformed(dp, in_port, "truncated IPv4")
+        if arp.usable_sender_ip(ip.src) and not self.topology.is_fabric_port(dp.id, in_port):
+            self.routes_dirty |= self.topology.learn_host(eth.src.lower(), ip.src, dp.id, in_port, SOURCE_IPV4, now)
+        dst = self.topology.host_by_ip(ip.dst)
+        if dst is None or dst.dpid not in self.datapaths or (dst.dpid, dst.port) == (dp.id, in_port):
+            return []
+        # Routes are on their way; deliver this packet straight to the destination's port.
+        return [ofmsgs.packet_out(self.datapaths[dst.dpid], dst.port, bytes(data))]
+
+    # -- periodic work -------------------------------------------------------------------------
+    def lldp_probes(self):
+        msgs = []
+        for dp in list(self.datapaths.values()):
+            msgs += self._probes_for(dp)
+        return msgs
+
+    def _probes_for(self, dp, ports=None):
+        ports = self.topology.ports(dp.id) if ports is None else ports
+        hw = self.topology.switches.get(dp.id, {})
+        return [ofmsgs.packet_out(dp, port, lldp.build_probe(dp.id, port, hw.get(port) or "00:00:00:00:00:00",
+                                                             self._probe_ttl))
+                for port in ports]
+
+    def expire(self, now):
+        self.routes_dirty |= self.topology.expire(now, self.settings.link_timeout)
+        return []
+
+    def recompute_routes(self):
+        """Messages that bring every switch's default routes up to date (none if nothing changed)."""
+        if not self.routes_dirty:
+            return []
+        self.routes_dirty = False
+        graph = self.topology.graph()
+        desired = desired_by_switch(self.policy(graph), graph)
+        msgs = []
+        for dpid, dp in sorted(self.datapaths.items()):
+            msgs += self.routes[dpid].sync(dp, desired.get(dpid, {}))
+        self.counters["route_recomputes"] += 1
+        LOG.info("routes recomputed (%s): %d hosts, %d switches, %d messages", self.settings.default_routing,
+                 len(self.topology.hosts), len(self.datapaths), len(msgs))
+        return msgs
+
+    def stats_requests(self):
+        return [ofmsgs.port_stats_request(dp) for dp in self.datapaths.values()]
+
+    def port_stats_reply(self, dpid, stats, now):
+        self.port_stats.update(dpid, stats, now)
+
+    # -- views for REST ------------------------------------------------------------------------
+    def routes_json(self):
+        return {dpid_lib.dpid_to_str(dpid): {ip: list(ports) for ip, ports in sorted(r.flows.items())}
+                for dpid, r in sorted(self.routes.items())}
+
+    def stats_json(self):
+        c = self.counters
+        return {
+            "routing": self.settings.default_routing,
+            "packet_in": {"total": c["packet_in"], "lldp": c["packet_in_lldp"], "arp": c["packet_in_arp"],
+                          "ipv4": c["packet_in_ipv4"], "other": c["packet_in_other"]},
+            "malformed": c["malformed"], "arp_replies": c["arp_replies"], "arp_probes": c["arp_probes"],
+            "route_recomputes": c["route_recomputes"], "handler_errors": c["handler_errors"],
+        }

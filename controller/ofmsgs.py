@@ -1,0 +1,83 @@
+"""OpenFlow 1.3 message builders. Each returns a message (or a list of them) for one datapath;
+nothing here sends. The Ryu app sends what the logic returns, and unit tests inspect it."""
+from . import constants as C
+
+
+def flow_add(dp, priority, match, actions, cookie, idle_timeout=0, hard_timeout=0):
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    inst = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, actions)] if actions else []
+    return parser.OFPFlowMod(datapath=dp, table_id=C.TABLE, cookie=cookie, command=ofp.OFPFC_ADD,
+                             idle_timeout=idle_timeout, hard_timeout=hard_timeout, priority=priority,
+                             buffer_id=ofp.OFP_NO_BUFFER, match=match, instructions=inst)
+
+
+def flow_delete_strict(dp, priority, match):
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    return parser.OFPFlowMod(datapath=dp, table_id=C.TABLE, command=ofp.OFPFC_DELETE_STRICT,
+                             priority=priority, out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY, match=match)
+
+
+def flow_delete_cookie(dp, cookie, cookie_mask=C.COOKIE_FULL_MASK):
+    """Deletes every flow whose cookie matches (cookie_mask 0 deletes every flow)."""
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    return parser.OFPFlowMod(datapath=dp, table_id=ofp.OFPTT_ALL, command=ofp.OFPFC_DELETE,
+                             cookie=cookie, cookie_mask=cookie_mask, out_port=ofp.OFPP_ANY,
+                             out_group=ofp.OFPG_ANY, match=parser.OFPMatch())
+
+
+def group_select(dp, command, group_id, ports):
+    """A SELECT group hashing flows over ``ports`` (command: OFPGC_ADD or OFPGC_MODIFY)."""
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    buckets = [parser.OFPBucket(weight=1, watch_port=ofp.OFPP_ANY, watch_group=ofp.OFPG_ANY,
+                                actions=[parser.OFPActionOutput(port)]) for port in ports]
+    return parser.OFPGroupMod(dp, command, ofp.OFPGT_SELECT, group_id, buckets)
+
+
+def group_delete(dp, group_id):
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    return parser.OFPGroupMod(dp, ofp.OFPGC_DELETE, ofp.OFPGT_SELECT, group_id, [])
+
+
+def output(dp, port):
+    return dp.ofproto_parser.OFPActionOutput(port, dp.ofproto.OFPCML_NO_BUFFER)
+
+
+def to_controller(dp):
+    return output(dp, dp.ofproto.OFPP_CONTROLLER)
+
+
+def packet_out(dp, port, data):
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    return parser.OFPPacketOut(datapath=dp, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER,
+                               actions=[parser.OFPActionOutput(port)], data=data)
+
+
+def barrier(dp):
+    return dp.ofproto_parser.OFPBarrierRequest(dp)
+
+
+def port_stats_request(dp):
+    return dp.ofproto_parser.OFPPortStatsRequest(dp, 0, dp.ofproto.OFPP_ANY)
+
+
+def ipv4_dst_match(dp, ip):
+    return dp.ofproto_parser.OFPMatch(eth_type=C.ETH_TYPE_IPV4, ipv4_dst=ip)
+
+
+def base_flows(dp):
+    """A clean slate for a switch that just connected: every flow and group removed, then the
+    fixed flows. LLDP and ARP go to the controller, unsolicited broadcast and multicast is dropped
+    (nothing is ever flooded), IPv4 with no route goes to the controller, the rest is dropped."""
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    return [
+        flow_delete_cookie(dp, 0, 0),
+        parser.OFPGroupMod(dp, ofp.OFPGC_DELETE, ofp.OFPGT_ALL, ofp.OFPG_ALL, []),
+        flow_add(dp, C.PRIORITY_TABLE_MISS, parser.OFPMatch(), [], C.COOKIE_CONTROL),
+        flow_add(dp, C.PRIORITY_CONTROL, parser.OFPMatch(eth_type=C.ETH_TYPE_LLDP), [to_controller(dp)],
+                 C.COOKIE_CONTROL),
+        flow_add(dp, C.PRIORITY_CONTROL, parser.OFPMatch(eth_type=C.ETH_TYPE_ARP), [to_controller(dp)],
+                 C.COOKIE_CONTROL),
+        flow_add(dp, C.PRIORITY_DROP_MULTICAST, parser.OFPMatch(eth_dst=C.MULTICAST_BIT), [], C.COOKIE_CONTROL),
+        flow_add(dp, C.PRIORITY_IPV4_MISS, parser.OFPMatch(eth_type=C.ETH_TYPE_IPV4), [to_controller(dp)],
+                 C.COOKIE_CONTROL),
+    ]

@@ -1,0 +1,52 @@
+"""sdnmpi's command-line options, registered with Ryu's oslo.config (``--sdnmpi-*`` flags).
+
+``ryu-manager`` parses its command line before it loads applications, so sdnmpi/ryu_compat.py
+calls `register_cli` as soon as ``ryu.cmd.manager`` is imported. The application calls `settings`,
+which registers the same options (as config-file options) if that has not happened, e.g. when the
+app runs under another launcher, and returns them as one frozen object.
+"""
+import dataclasses
+
+from ryu import cfg
+
+from sdnmpi.primitives import DEFAULT_ROUTING
+
+OPTS = [
+    cfg.StrOpt("sdnmpi-default-routing", default="dmodk", choices=sorted(DEFAULT_ROUTING),
+               help="default IPv4 routing policy: dmodk (destination mod uplinks), ecmp "
+                    "(OpenFlow SELECT groups over equal-cost uplinks) or single (one path)"),
+    cfg.FloatOpt("sdnmpi-lldp-interval", default=1.0, min=0.1,
+                 help="seconds between the controller's LLDP probes on every switch port"),
+    cfg.FloatOpt("sdnmpi-link-timeout", default=3.5, min=0.3,
+                 help="a switch link not confirmed by LLDP for this many seconds is removed"),
+    cfg.FloatOpt("sdnmpi-stats-interval", default=2.0, min=0.2,
+                 help="seconds between port-statistics polls (REST counters and throughput)"),
+    cfg.FloatOpt("sdnmpi-route-delay", default=0.2, min=0.0,
+                 help="seconds to gather topology changes before routes are recomputed"),
+    cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
+               help="source MAC of the controller's ARP probes for unknown hosts"),
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    default_routing: str = "dmodk"
+    lldp_interval: float = 1.0
+    link_timeout: float = 3.5
+    stats_interval: float = 2.0
+    route_delay: float = 0.2
+    probe_mac: str = "02:5d:4d:50:49:01"
+
+
+def register_cli(conf=cfg.CONF):
+    """Registers the options as command-line flags (before the command line is parsed)."""
+    conf.register_cli_opts(OPTS)
+
+
+def settings(conf=cfg.CONF):
+    """The options' current values. Registers them first if nobody has."""
+    try:
+        conf.register_opts(OPTS)
+    except cfg.DuplicateOptError:  # registered as CLI options already
+        pass
+    return Settings(**{f.name: getattr(conf, "sdnmpi_" + f.name) for f in dataclasses.fields(Settings)})

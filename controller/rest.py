@@ -1,0 +1,58 @@
+"""REST API (Ryu WSGI, JSON, read-only). Every endpoint is listed in README.md.
+
+GET /sdnmpi/topology   {"switches": [...], "links": [...], "hosts": [...]}
+GET /sdnmpi/switches   the "switches" part      GET /sdnmpi/links   the "links" part
+GET /sdnmpi/hosts      the "hosts" part
+GET /sdnmpi/ports      per-port counters and rx/tx throughput (bit/s) from port-stats polling
+GET /sdnmpi/routes     installed default routes: {dpid: {dst ip: [ports]}}
+GET /sdnmpi/stats      controller counters (packet-ins by kind, ARP replies, ...) and the policy
+"""
+import json
+import logging
+
+from ryu.app.wsgi import ControllerBase, Response, route
+
+LOG = logging.getLogger(__name__)
+CORE_KEY = "sdnmpi_core"
+
+
+def _json(body):
+    return Response(content_type="application/json", charset="utf-8", body=json.dumps(body).encode())
+
+
+class RestApi(ControllerBase):
+    def __init__(self, req, link, data, **config):
+        super().__init__(req, link, data, **config)
+        self.core = data[CORE_KEY]
+
+    @route("sdnmpi", "/sdnmpi/topology", methods=["GET"])
+    def topology(self, _req, **_kwargs):
+        return _json(self.core.topology.to_json())
+
+    @route("sdnmpi", "/sdnmpi/switches", methods=["GET"])
+    def switches(self, _req, **_kwargs):
+        return _json(self.core.topology.to_json()["switches"])
+
+    @route("sdnmpi", "/sdnmpi/links", methods=["GET"])
+    def links(self, _req, **_kwargs):
+        return _json(self.core.topology.to_json()["links"])
+
+    @route("sdnmpi", "/sdnmpi/hosts", methods=["GET"])
+    def hosts(self, _req, **_kwargs):
+        return _json(self.core.topology.to_json()["hosts"])
+
+    @route("sdnmpi", "/sdnmpi/ports", methods=["GET"])
+    def ports(self, _req, **_kwargs):
+        return _json(self.core.port_stats.to_json())
+
+    @route("sdnmpi", "/sdnmpi/routes", methods=["GET"])
+    def routes(self, _req, **_kwargs):
+        return _json(self.core.routes_json())
+
+    @route("sdnmpi", "/sdnmpi/stats", methods=["GET"])
+    def stats(self, _req, **_kwargs):
+        return _json(self.core.stats_json())
+
+
+def register(wsgi, core):
+    wsgi.register(RestApi, {CORE_KEY: core})

@@ -1,0 +1,196 @@
+"""The discovered topology: switches and their ports, switch links, and hosts. Plain state.
+
+Every mutating method returns True when the change matters for routing, so the caller knows when
+to recompute routes. Time is passed in (monotonic seconds), which keeps this testable.
+"""
+import dataclasses
+import logging
+
+from ryu.lib import dpid as dpid_lib
+
+from sdnmpi.primitives import fabric
+
+LOG = logging.getLogger(__name__)
+
+SOURCE_LLDP = "lldp"
+SOURCE_ARP = "arp"
+SOURCE_IPV4 = "ipv4"
+MAX_PHYSICAL_PORT = 0xFFFFFF00  # OFPP_MAX: ports above are reserved (LOCAL, CONTROLLER, ...)
+
+
+@dataclasses.dataclass
+class Host:
+    mac: str
+    ip: str
+    dpid: int
+    port: int
+    source: str
+    name: str = None
+    ip_source: str = None
+    expires: float = None  # monotonic time; None = kept until its port goes down or it moves
+
+    def to_json(self):
+        return {"mac": self.mac, "ip": self.ip, "name": self.name, "dpid": dpid_lib.dpid_to_str(self.dpid),
+                "port": self.port, "source": self.source}
+
+
+@dataclasses.dataclass
+class LinkEnd:
+    dpid: int
+    port: int
+    seen: float
+
+
+class Topology:
+    """Switches ({dpid: {port: hw_addr}}), directed links ({(dpid, port): LinkEnd}) and hosts."""
+
+    def __init__(self):
+        self.switches = {}
+        self.links = {}
+        self.hosts = {}
+
+    # -- switches and ports ------------------------------------------------------------------
+    def add_switch(self, dpid, ports):
+        self.remove_switch(dpid)
+        self.switches[dpid] = {p: hw for p, hw in ports.items() if p <= MAX_PHYSICAL_PORT}
+        return True
+
+    def remove_switch(self, dpid):
+        if dpid not in self.switches:
+            return False
+        for port in list(self.switches[dpid]):
+            self.port_down(dpid, port)
+        del self.switches[dpid]
+        return True
+
+    def port_up(self, dpid, port, hw_addr):
+        if dpid not in self.switches or port > MAX_PHYSICAL_PORT:
+            return False
+        self.switches[dpid][port] = hw_addr
+        return False  # a new port carries nothing until LLDP or a host shows up on it
+
+    def port_down(self, dpid, port):
+        """The port went down or was deleted: forget its links and hosts."""
+        changed = False
+        for src in [src for src, dst in self.links.items() if (dpid, port) in (src, (dst.dpid, dst.port))]:
+            LOG.info("link %s down (port %s:%d)", _link_name(src, self.links[src]), _dpid(dpid), port)
+            del self.links[src]
+            changed = True
+        for mac in [m for m, h in self.hosts.items() if (h.dpid, h.port) == (dpid, port)]:
+            changed |= self.remove_host(mac, "port %s:%d down" % (_dpid(dpid), port))
+        self.switches.get(dpid, {}).pop(port, None)
+        return changed
+
+    def ports(self, dpid):
+        return sorted(self.switches.get(dpid, {}))
+
+    # -- links ---------------------------------------------------------------------------------
+    def saw_probe(self, src, dst, now):
+        """Our LLDP probe sent from ``src`` (dpid, port) arrived at ``dst``: a link src -> dst."""
+        if src[0] not in self.switches or dst[0] not in self.switches:
+            return False
+        old = self.links.get(src)
+        self.links[src] = LinkEnd(dst[0], dst[1], now)
+        if old is not None and (old.dpid, old.port) == dst:
+            return False
+        LOG.info("link %s up", _link_name(src, self.links[src]))
+        changed = True
+        for end in (src, dst):  # a port with a switch behind it has no hosts
+            for mac in [m for m, h in self.hosts.items() if (h.dpid, h.port) == end]:
+                self.remove_host(mac, "port %s:%d is a switch link" % (_dpid(end[0]), end[1]))
+        return changed
+
+    def fabric_ports(self):
+        ends = set(self.links)
+        ends.update((end.dpid, end.port) for end in self.links.values())
+        return ends
+
+    def is_fabric_port(self, dpid, port):
+        return (dpid, port) in self.fabric_ports()
+
+    def edge_ports(self):
+        fabric_ports = self.fabric_ports()
+        return [(d, p) for d in sorted(self.switches) for p in self.ports(d) if (d, p) not in fabric_ports]
+
+    def expire(self, now, link_timeout):
+        changed = False
+        for src in [s for s, e in self.links.items() if now - e.seen > link_timeout]:
+            LOG.info("link %s timed out", _link_name(src, self.links[src]))
+            del self.links[src]
+            changed = True
+        for mac in [m for m, h in self.hosts.items() if h.expires is not None and h.expires < now]:
+            changed |= self.remove_host(mac, "LLDP TTL expired")
+        return changed
+
+    # -- hosts -----------------------------------------------------------------------------------
+    def learn_host(self, mac, ip, dpid, port, source, now, name=None, ttl=None):
+        """A host showed up at (dpid, port). Returns True if routing must change."""
+        if dpid not in self.switches or self.is_fabric_port(dpid, port):
+            return False
+        host = self.hosts.get(mac)
+        if host is None:
+            host = self.hosts[mac] = Host(mac=mac, ip=None, dpid=dpid, port=port, source=source)
+            LOG.info("host %s at %s:%d (%s)", mac, _dpid(dpid), port, source)
+            changed = True
+        else:
+            changed = (host.dpid, host.port) != (dpid, port)
+            if changed:
+                LOG.info("host %s moved to %s:%d (%s)", mac, _dpid(dpid), port, source)
+            host.dpid, host.port = dpid, port
+        if name:
+            host.name = name
+        if source == SOURCE_LLDP:
+            host.source = SOURCE_LLDP
+            host.expires = now + ttl if ttl else None
+        if ip and ip != host.ip and (host.ip is None or source != SOURCE_LLDP or host.ip_source == SOURCE_LLDP):
+            for other in self.hosts.values():  # an IP belongs to one host: the newest claim wins
+                if other is not host and other.ip == ip:
+                    LOG.warning("IP %s moved from %s to %s", ip, other.mac, mac)
+                    other.ip = None
+            host.ip, host.ip_source = ip, source
+            changed = True
+        return changed
+
+    def remove_host(self, mac, why):
+        if self.hosts.pop(mac, None) is None:
+            return False
+        LOG.info("host %s removed: %s", mac, why)
+        return True
+
+    def host_by_ip(self, ip):
+        for host in self.hosts.values():
+            if host.ip == ip:
+                return host
+        return None
+
+    # -- views -----------------------------------------------------------------------------------
+    def graph(self):
+        """A networkx graph in the convention of primitives/fabric.py."""
+        g = fabric.new_graph()
+        for dpid in self.switches:
+            fabric.add_switch(g, dpid)
+        for src, dst in self.links.items():
+            fabric.add_link(g, src[0], src[1], dst.dpid, dst.port)
+        for h in self.hosts.values():
+            fabric.add_host(g, h.mac, h.ip, h.dpid, h.port, h.name)
+        return g
+
+    def undirected_links(self):
+        """Each switch link once, as ((dpid, port), (dpid, port)) with the smaller end first."""
+        return sorted({tuple(sorted((src, (dst.dpid, dst.port)))) for src, dst in self.links.items()})
+
+    def to_json(self):
+        return {
+            "switches": [{"dpid": _dpid(d), "ports": self.ports(d)} for d in sorted(self.switches)],
+            "links": [{"src": {"dpid": _dpid(a[0]), "port": a[1]}, "dst": {"dpid": _dpid(b[0]), "port": b[1]}}
+                      for a, b in self.undirected_links()],
+            "hosts": [h.to_json() for h in sorted(self.hosts.values(), key=lambda h: (h.dpid, h.port, h.mac))],
+        }
+
+
+def _dpid(dpid):
+    return dpid_lib.dpid_to_str(dpid)
+
+
+def _link_name(src, dst):
+    return "%s:%d->%s:%d" % (_dpid(src[0]), src[1], _dpid(dst.dpid), dst.port)

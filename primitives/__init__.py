@@ -1,0 +1,17 @@
+"""sdnmpi.primitives: pure route planners over a networkx topology graph (no Ryu imports).
+
+Planners are looked up by name in the read-only registries below, so new ones plug in the same way.
+"""
+import logging
+from types import MappingProxyType
+
+from . import routing
+
+LOG = logging.getLogger(__name__)
+
+#: Default per-destination routing policies: name -> policy(graph) -> RouteTable.
+DEFAULT_ROUTING = MappingProxyType({
+    "dmodk": routing.dmodk,
+    "ecmp": routing.ecmp,
+    "single": routing.single,
+})
