@@ -15,7 +15,8 @@ from ryu.controller.handler import DEAD_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
 from ryu.lib import hub
 from ryu.ofproto import ofproto_v1_3
 
-from . import options, rest
+from . import options, rest, rpc
+from .barriers import Confirmer
 from .core import Core
 
 LOG = logging.getLogger(__name__)
@@ -48,7 +49,9 @@ class SdnMpiApp(app_manager.RyuApp):
         super().__init__(*args, **kwargs)
         self.settings = options.settings()
         self.core = Core(self.settings)
-        rest.register(kwargs["wsgi"], self.core)
+        self.confirmer = Confirmer(self.settings.barrier_timeout)
+        self.rpc = rpc.RpcService(self.core, self.confirmer.confirm)
+        rest.register(kwargs["wsgi"], self.core, self.rpc)
         LOG.info("sdnmpi controller: %s", self.settings)
 
     def start(self):
@@ -57,9 +60,17 @@ class SdnMpiApp(app_manager.RyuApp):
         for interval, work in ((s.lldp_interval, self.core.lldp_probes),
                                (EXPIRY_INTERVAL, lambda: self.core.expire(time.monotonic())),
                                (max(s.route_delay, 0.05), self.core.recompute_routes),
-                               (s.stats_interval, self.core.stats_requests)):
+                               (s.stats_interval, self.core.stats_requests),
+                               (EXPIRY_INTERVAL, self.rpc.expire)):
             self.threads.append(hub.spawn(self._every, interval, work))
+        if s.rpc_port:
+            server = hub.StreamServer((s.rpc_host, s.rpc_port), self._rpc_connection)
+            self.threads.append(hub.spawn(server.serve_forever))
+            LOG.info("RPC service on %s:%d", s.rpc_host, s.rpc_port)
         return thread
+
+    def _rpc_connection(self, sock, addr):
+        rpc.serve_connection(self.rpc, sock, "%s:%s" % addr[:2])
 
     def _every(self, interval, work):
         while self.is_active:
@@ -104,9 +115,15 @@ class SdnMpiApp(app_manager.RyuApp):
     def _port_stats_reply(self, ev):
         self.core.port_stats_reply(ev.msg.datapath.id, ev.msg.body, time.monotonic())
 
+    @set_ev_cls(ofp_event.EventOFPBarrierReply, MAIN_DISPATCHER)
+    @_logged
+    def _barrier_reply(self, ev):
+        self.confirmer.barrier_reply(ev.msg.datapath.id, ev.msg.xid)
+
     @set_ev_cls(ofp_event.EventOFPErrorMsg, MAIN_DISPATCHER)
     @_logged
     def _error(self, ev):
         msg = ev.msg
         self.core.counters["switch_errors"] += 1
+        self.confirmer.error(msg.datapath.id, msg.xid, msg.type, msg.code)
         LOG.warning("switch %016x reported OpenFlow error type=%d code=%d", msg.datapath.id, msg.type, msg.code)

@@ -6,7 +6,7 @@ import logging
 import math
 
 from ryu.lib import dpid as dpid_lib
-from ryu.lib.packet import ethernet, ipv4, packet
+from ryu.lib.packet import ethernet, ipv4, packet, packet_utils
 
 from sdnmpi.primitives import DEFAULT_ROUTING
 
@@ -56,6 +56,8 @@ class Core:
     def port_status(self, dp, port_no, hw_addr, up):
         if up:
             self.topology.port_up(dp.id, port_no, hw_addr)
+            if port_no not in self.topology.switches.get(dp.id, {}):
+                return []  # a reserved port (LOCAL, ...): no switch link behind it to probe
             return self._probes_for(dp, [port_no])
         self.routes_dirty |= self.topology.port_down(dp.id, port_no)
         return []
@@ -137,6 +139,8 @@ class Core:
         ip = pkt.get_protocol(ipv4.ipv4)
         if ip is None:
             return self._malformed(dp, in_port, "truncated IPv4")
+        if not _ipv4_header_ok(ip, data) or int(eth.src[:2], 16) & 1 or eth.src == arp.ZERO_MAC:
+            return self._malformed(dp, in_port, "bogus IPv4 header or source MAC")  # no host sends that
         if arp.usable_sender_ip(ip.src) and not self.topology.is_fabric_port(dp.id, in_port):
             self.routes_dirty |= self.topology.learn_host(eth.src.lower(), ip.src, dp.id, in_port, SOURCE_IPV4, now)
         dst = self.topology.host_by_ip(ip.dst)
@@ -198,3 +202,11 @@ class Core:
             "malformed": c["malformed"], "arp_replies": c["arp_replies"], "arp_probes": c["arp_probes"],
             "route_recomputes": c["route_recomputes"], "handler_errors": c["handler_errors"],
         }
+
+
+def _ipv4_header_ok(ip, data):
+    """Version 4, a sane header length and a correct header checksum, as every IP stack sends.
+    Ryu's parser checks none of it, so garbage would otherwise be learned as hosts."""
+    size = ip.header_length * 4
+    header = bytes(data[14:14 + size])
+    return ip.version == 4 and size >= 20 and len(header) == size and packet_utils.checksum(header) == 0

@@ -25,8 +25,22 @@ from . import constants as C
 
 LOG = logging.getLogger(__name__)
 
-PROBE_CHASSIS = re.compile(rb"^dpid:([0-9a-f]{16})$")
+PROBE_CHASSIS = re.compile(rb"dpid:([0-9a-f]{16})")  # used with fullmatch: "$" would accept a trailing "\n"
 ADDR_SUBTYPE_IPV4 = 1
+# IEEE 802.1AB-2009 bounds of each TLV's information-string length. Ryu's parser does not check
+# them, so we do: a TLV outside its bounds makes the whole LLDPDU malformed.
+TLV_LENGTHS = {
+    lldp.LLDP_TLV_END: (0, 0),
+    lldp.LLDP_TLV_CHASSIS_ID: (2, 256),
+    lldp.LLDP_TLV_PORT_ID: (2, 256),
+    lldp.LLDP_TLV_TTL: (2, 2),
+    lldp.LLDP_TLV_PORT_DESCRIPTION: (0, 255),
+    lldp.LLDP_TLV_SYSTEM_NAME: (0, 255),
+    lldp.LLDP_TLV_SYSTEM_DESCRIPTION: (0, 255),
+    lldp.LLDP_TLV_SYSTEM_CAPABILITIES: (4, 4),
+    lldp.LLDP_TLV_MANAGEMENT_ADDRESS: (9, 167),
+    lldp.LLDP_TLV_ORGANIZATIONALLY_SPECIFIC: (4, 511),
+}
 
 
 class LldpError(ValueError):
@@ -75,18 +89,32 @@ def parse(data):
     lldpdu = pkt.get_protocol(lldp.lldp)
     if lldpdu is None:
         raise LldpError("malformed LLDPDU (%d bytes)" % len(data))
+    _check_lengths(lldpdu.tlvs)
     chassis, port_id, ttl = lldpdu.tlvs[0], lldpdu.tlvs[1], lldpdu.tlvs[2]
     probe = _as_probe(chassis, port_id)
     if probe is not None:
         return probe
+    if int(eth.src[:2], 16) & 1 or eth.src == "00:00:00:00:00:00":
+        raise LldpError("host LLDPDU from group or zero MAC %s" % eth.src)
     return HostAdvert(mac=eth.src.lower(), ip=_ipv4_management_address(lldpdu.tlvs),
                       name=_system_name(lldpdu.tlvs), port_id=_port_text(port_id), ttl=ttl.ttl)
+
+
+def _check_lengths(tlvs):
+    for tlv in tlvs:
+        low, high = TLV_LENGTHS.get(tlv.tlv_type, (0, -1))
+        if not low <= tlv.len <= high:
+            raise LldpError("TLV type %d with length %d" % (tlv.tlv_type, tlv.len))
+        # address string length (subtype + address), ..., interface (5), OID length, OID: must add up
+        if isinstance(tlv, lldp.ManagementAddress) and not (
+                2 <= tlv.addr_len <= 32 and tlv.addr_len + 7 + tlv.oid_len == tlv.len):
+            raise LldpError("inconsistent management address TLV")
 
 
 def _as_probe(chassis, port_id):
     if chassis.subtype != lldp.ChassisID.SUB_LOCALLY_ASSIGNED:
         return None
-    match = PROBE_CHASSIS.match(bytes(chassis.chassis_id))
+    match = PROBE_CHASSIS.fullmatch(bytes(chassis.chassis_id))
     if not match or port_id.subtype != lldp.PortID.SUB_PORT_COMPONENT or len(port_id.port_id) != 4:
         return None
     return SwitchProbe(dpid=int(match.group(1), 16), port=struct.unpack("!I", port_id.port_id)[0])

@@ -11,9 +11,11 @@ def flow_add(dp, priority, match, actions, cookie, idle_timeout=0, hard_timeout=
                              buffer_id=ofp.OFP_NO_BUFFER, match=match, instructions=inst)
 
 
-def flow_delete_strict(dp, priority, match):
+def flow_delete_strict(dp, priority, match, cookie=None):
+    """Deletes the flow with exactly this match and priority (and cookie, if given)."""
     ofp, parser = dp.ofproto, dp.ofproto_parser
     return parser.OFPFlowMod(datapath=dp, table_id=C.TABLE, command=ofp.OFPFC_DELETE_STRICT,
+                             cookie=cookie or 0, cookie_mask=C.COOKIE_FULL_MASK if cookie else 0,
                              priority=priority, out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY, match=match)
 
 

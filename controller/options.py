@@ -23,6 +23,12 @@ OPTS = [
                  help="seconds between port-statistics polls (REST counters and throughput)"),
     cfg.FloatOpt("sdnmpi-route-delay", default=0.2, min=0.0,
                  help="seconds to gather topology changes before routes are recomputed"),
+    cfg.StrOpt("sdnmpi-rpc-host", default="0.0.0.0",
+               help="address of the RPC service for MPI jobs (the management network)"),
+    cfg.IntOpt("sdnmpi-rpc-port", default=6700, min=0, max=65535,
+               help="TCP port of the RPC service for MPI jobs (0: no RPC service)"),
+    cfg.FloatOpt("sdnmpi-barrier-timeout", default=5.0, min=0.1,
+                 help="seconds to wait for switches to confirm a job's routes"),
     cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
                help="source MAC of the controller's ARP probes for unknown hosts"),
 ]
@@ -36,6 +42,9 @@ class Settings:
     stats_interval: float = 2.0
     route_delay: float = 0.2
     probe_mac: str = "02:5d:4d:50:49:01"
+    rpc_host: str = "0.0.0.0"
+    rpc_port: int = 6700
+    barrier_timeout: float = 5.0
 
 
 def register_cli(conf=cfg.CONF):

@@ -6,6 +6,7 @@ GET /sdnmpi/hosts      the "hosts" part
 GET /sdnmpi/ports      per-port counters and rx/tx throughput (bit/s) from port-stats polling
 GET /sdnmpi/routes     installed default routes: {dpid: {dst ip: [ports]}}
 GET /sdnmpi/stats      controller counters (packet-ins by kind, ARP replies, ...) and the policy
+GET /sdnmpi/jobs       MPI jobs: hosts, per-communicator plans and their installed routes
 """
 import json
 import logging
@@ -14,6 +15,7 @@ from ryu.app.wsgi import ControllerBase, Response, route
 
 LOG = logging.getLogger(__name__)
 CORE_KEY = "sdnmpi_core"
+RPC_KEY = "sdnmpi_rpc"
 
 
 def _json(body):
@@ -24,6 +26,7 @@ class RestApi(ControllerBase):
     def __init__(self, req, link, data, **config):
         super().__init__(req, link, data, **config)
         self.core = data[CORE_KEY]
+        self.rpc = data[RPC_KEY]
 
     @route("sdnmpi", "/sdnmpi/topology", methods=["GET"])
     def topology(self, _req, **_kwargs):
@@ -54,5 +57,10 @@ class RestApi(ControllerBase):
         return _json(self.core.stats_json())
 
 
-def register(wsgi, core):
-    wsgi.register(RestApi, {CORE_KEY: core})
+    @route("sdnmpi", "/sdnmpi/jobs", methods=["GET"])
+    def jobs(self, _req, **_kwargs):
+        return _json(self.rpc.jobs_json())
+
+
+def register(wsgi, core, rpc_service):
+    wsgi.register(RestApi, {CORE_KEY: core, RPC_KEY: rpc_service})

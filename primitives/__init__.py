@@ -5,7 +5,7 @@ Planners are looked up by name in the read-only registries below, so new ones pl
 import logging
 from types import MappingProxyType
 
-from . import routing
+from . import allreduce, routing
 
 LOG = logging.getLogger(__name__)
 
@@ -14,4 +14,11 @@ DEFAULT_ROUTING = MappingProxyType({
     "dmodk": routing.dmodk,
     "ecmp": routing.ecmp,
     "single": routing.single,
+})
+
+#: Allreduce planners: name -> planner(graph, host steps) -> allreduce.Plan.
+ALLREDUCE_PLANNERS = MappingProxyType({
+    "balanced": allreduce.balanced,
+    "dmodk": allreduce.dmodk,
+    "single": allreduce.single,
 })

@@ -1,0 +1,50 @@
+"""Per-job routes: a planner's host-pair paths as flows, and the messages that install them.
+
+A path (switch dpids from the sender's leaf to the receiver's leaf) becomes one flow per switch,
+``ipv4_src=SRC, ipv4_dst=DST -> output:PORT`` at the job's priority and cookie. Pairs on one leaf
+need no job flow: the default route already delivers them.
+"""
+from sdnmpi.primitives import fabric
+
+from . import constants as C
+from . import ofmsgs
+
+
+def plan_flows(graph, paths, ip_of):
+    """{(dpid, src ip, dst ip): out port} for ``paths`` ({(src mac, dst mac): switch path})."""
+    flows = {}
+    for (src, dst), path in paths.items():
+        if len(path) < 2:
+            continue
+        src_ip, dst_ip = ip_of[src], ip_of[dst]
+        for here, there in zip(path, path[1:]):
+            flows[(here, src_ip, dst_ip)] = fabric.port_towards(graph, here, there)
+        flows[(path[-1], src_ip, dst_ip)] = fabric.attachment(graph, dst)[1]
+    return flows
+
+
+def pair_match(dp, src_ip, dst_ip):
+    return dp.ofproto_parser.OFPMatch(eth_type=C.ETH_TYPE_IPV4, ipv4_src=src_ip, ipv4_dst=dst_ip)
+
+
+def sync_messages(datapaths, job, old, new):
+    """Messages taking the switches from the job's ``old`` flows to ``new`` (both as from
+    `plan_flows`). Flows of switches that are not connected are skipped."""
+    msgs = []
+    for key, port in sorted(new.items()):
+        dpid, src, dst = key
+        if old.get(key) != port and dpid in datapaths:
+            dp = datapaths[dpid]
+            msgs.append(ofmsgs.flow_add(dp, job.priority, pair_match(dp, src, dst),
+                                        [dp.ofproto_parser.OFPActionOutput(port)], job.cookie))
+    for key in sorted(set(old) - set(new)):
+        dpid, src, dst = key
+        if dpid in datapaths:
+            dp = datapaths[dpid]
+            msgs.append(ofmsgs.flow_delete_strict(dp, job.priority, pair_match(dp, src, dst), job.cookie))
+    return msgs
+
+
+def release_messages(datapaths, job):
+    """Deletes every flow with the job's cookie, on every switch."""
+    return [ofmsgs.flow_delete_cookie(dp, job.cookie) for _dpid, dp in sorted(datapaths.items())]

@@ -1,0 +1,178 @@
+"""The RPC service MPI jobs talk to (docs/rpc.md): validated requests in, replies out.
+
+`RpcService` is the logic (register, plan, release, expiry) and is testable without sockets or
+switches: installing flows goes through ``confirm(msgs)``, which the app implements by sending the
+messages plus barriers and waiting for the barrier replies. `serve_connection` runs one client
+connection over a socket-like object; any failure of one request or connection is logged and
+never reaches the others.
+"""
+import logging
+import time
+
+from sdnmpi import __version__
+from sdnmpi.primitives import ALLREDUCE_PLANNERS
+from sdnmpi.primitives.allreduce import PlanError
+
+from . import jobroutes
+from . import rpc_schema as schema
+from .jobs import CommPlan, JobTable, UnknownJob
+
+LOG = logging.getLogger(__name__)
+
+
+class ConfirmError(RuntimeError):
+    """The switches did not confirm a change (barrier timeout, OpenFlow error, disconnect)."""
+
+
+class RpcService:
+    def __init__(self, core, confirm, clock=time.monotonic):
+        self.core = core
+        self.jobs = JobTable()
+        self.confirm = confirm
+        self.clock = clock
+
+    def handle(self, req, owner):
+        """(reply fields, timings) for a validated request; raises schema.RpcError to refuse it."""
+        now = self.clock()
+        if req.op == "hello":
+            return {"server": "sdnmpi %s" % __version__}, {}
+        if req.op == "register":
+            job = self.jobs.register(req.args["hosts"], req.args["lease_s"], owner, now)
+            return {"job": job.id}, {}
+        job = self._job(req.args["job"], now)
+        if req.op == "release":
+            self.release(job, "released by client")
+            return {}, {}
+        return self._plan_allreduce(job, req.args)
+
+    def _job(self, job_id, now):
+        try:
+            return self.jobs.get(job_id, now)
+        except UnknownJob as err:
+            raise schema.RpcError(err.args[0]) from None
+
+    def _plan_allreduce(self, job, args):
+        timings = {}
+        old = job.plans.get(args["comm"])
+        if old is not None and old.steps == args["steps"] and old.planner == args["planner"]:
+            return {"flows": len(old.flows), "max_load": list(old.max_load),
+                    "lower_bound": list(old.lower_bound), "cached": True}, timings
+        t0 = self.clock()
+        graph = self.core.topology.graph()
+        macs, ip_of = {}, {}
+        for step in args["steps"]:
+            for (src, dst), _count in step:
+                for ip in (src, dst):
+                    if ip not in macs:
+                        host = self.core.topology.host_by_ip(ip)
+                        if host is None:
+                            raise schema.RpcError("host %s is not in the topology" % ip)
+                        macs[ip], ip_of[host.mac] = host.mac, ip
+        host_steps = [[((macs[s], macs[d]), c) for (s, d), c in step] for step in args["steps"]]
+        try:
+            plan = ALLREDUCE_PLANNERS[args["planner"]](graph, host_steps)
+        except PlanError as err:
+            raise schema.RpcError(str(err)) from None
+        flows = jobroutes.plan_flows(graph, plan.paths, ip_of)
+        timings["plan_s"] = self.clock() - t0
+        before = job.flows()
+        job.plans[args["comm"]] = CommPlan(steps=args["steps"], planner=args["planner"], flows=flows,
+                                           max_load=plan.max_load, lower_bound=plan.lower_bound)
+        t1 = self.clock()
+        try:
+            self.confirm(jobroutes.sync_messages(self.core.datapaths, job, before, job.flows()))
+        except ConfirmError as err:
+            job.plans.pop(args["comm"], None)
+            self._resync(job)
+            raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
+        timings["install_s"] = self.clock() - t1
+        LOG.info("job %d comm %d: %s plan, %d flows, max load per step %s (lower bound %s)", job.id,
+                 args["comm"], args["planner"], len(flows), list(plan.max_load), list(plan.lower_bound))
+        return {"flows": len(flows), "max_load": list(plan.max_load), "lower_bound": list(plan.lower_bound),
+                "cached": False}, timings
+
+    def _resync(self, job):
+        """After a failed install, the switches may hold part of it: start the job over clean."""
+        msgs = jobroutes.release_messages(self.core.datapaths, job)
+        msgs += jobroutes.sync_messages(self.core.datapaths, job, {}, job.flows())
+        try:
+            self.confirm(msgs)
+        except ConfirmError as err:
+            LOG.warning("job %d: could not resynchronise its routes: %s", job.id, err)
+
+    def release(self, job, why):
+        if self.jobs.remove(job.id, why) is None:
+            return
+        try:
+            self.confirm(jobroutes.release_messages(self.core.datapaths, job))
+        except ConfirmError as err:
+            LOG.warning("job %d: removing its routes was not confirmed: %s", job.id, err)
+
+    def connection_closed(self, owner):
+        for job in self.jobs.owned_by(owner):
+            self.release(job, "its client disconnected")
+
+    def expire(self):
+        for job in self.jobs.expired(self.clock()):
+            self.release(job, "lease expired")
+
+    def jobs_json(self):
+        return [job.to_json() for _id, job in sorted(self.jobs.jobs.items())]
+
+    def reply_for(self, body, owner):
+        """The framed reply to one request body. Never raises for bad input."""
+        t0 = self.clock()
+        try:
+            req = schema.decode_request(body)
+        except schema.RpcError as err:
+            return schema.encode_reply(err.req_id, error=str(err), timings={"total_s": self.clock() - t0})
+        try:
+            fields, timings = self.handle(req, owner)
+        except schema.RpcError as err:
+            return schema.encode_reply(req.id, error=str(err), timings={"total_s": self.clock() - t0})
+        except Exception:  # pylint: disable=broad-except
+            LOG.exception("RPC %s failed", req.op)
+            return schema.encode_reply(req.id, error="internal error", timings={"total_s": self.clock() - t0})
+        timings["total_s"] = self.clock() - t0
+        return schema.encode_reply(req.id, timings=timings, **fields)
+
+
+def _recv_exactly(sock, n):
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
+
+
+def serve_connection(service, sock, peer):
+    """Serves one client until it closes, sends an unusable frame length, or errs."""
+    owner = object()
+    LOG.info("RPC client %s connected", peer)
+    try:
+        while True:
+            header = _recv_exactly(sock, schema.HEADER.size)
+            if header is None:
+                break
+            try:
+                length = schema.frame_length(header)
+            except schema.RpcError as err:
+                sock.sendall(schema.encode_reply(-1, error=str(err)))
+                break
+            body = _recv_exactly(sock, length)
+            if body is None:
+                break
+            sock.sendall(service.reply_for(body, owner))
+    except OSError as err:
+        LOG.info("RPC client %s: %s", peer, err)
+    except Exception:  # pylint: disable=broad-except
+        LOG.exception("RPC client %s: connection failed", peer)
+    finally:
+        try:
+            sock.close()
+        except OSError:
+            pass
+        service.connection_closed(owner)
+        LOG.info("RPC client %s disconnected", peer)

@@ -1,0 +1,154 @@
+"""The RPC schema, Python side: framing, request validation and replies. docs/rpc.md is the
+reference; libsdnmpi/rpc.c is the C side. Nothing else in the controller parses RPC bytes."""
+import dataclasses
+import ipaddress
+import struct
+
+import msgpack
+
+VERSION = 1
+HEADER = struct.Struct("!I")
+MAX_FRAME = 1 << 20
+MAX_HOSTS = 65536
+MAX_STEPS = 64
+MAX_PAIRS = 65536
+DEFAULT_LEASE_S = 86400.0
+MAX_LEASE_S = 604800.0
+PLANNERS = ("balanced", "dmodk", "single")
+
+
+class RpcError(ValueError):
+    """A request the controller refuses; ``str(err)`` is the reason sent back."""
+
+    def __init__(self, reason, req_id=-1):
+        super().__init__(reason)
+        self.req_id = req_id
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    id: int
+    op: str
+    args: dict
+
+
+def frame(body):
+    return HEADER.pack(len(body)) + body
+
+
+def frame_length(header):
+    """Body length from a 4-byte header; raises RpcError if it is out of bounds."""
+    (length,) = HEADER.unpack(header)
+    if not 0 < length <= MAX_FRAME:
+        raise RpcError("oversized request" if length else "empty request")
+    return length
+
+
+def encode_reply(req_id, error=None, timings=None, **fields):
+    reply = {"v": VERSION, "id": req_id, "status": "error" if error else "ok", "error": error or "",
+             "timings": dict(timings or {})}
+    reply.update(fields)
+    return frame(msgpack.packb(reply, use_bin_type=True))
+
+
+def decode_request(body):
+    """A validated `Request` from one frame's body; raises RpcError."""
+    try:
+        msg = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
+    except Exception as err:  # msgpack raises several kinds on garbage
+        raise RpcError("malformed msgpack: %s" % type(err).__name__) from err
+    if not isinstance(msg, dict):
+        raise RpcError("request is not a map")
+    req_id = msg.get("id")
+    if not _is_int(req_id):
+        raise RpcError("missing or non-integer id")
+    if msg.get("v") != VERSION:
+        raise RpcError("unsupported protocol version %r (want %d)" % (msg.get("v"), VERSION), req_id)
+    op = msg.get("op")
+    validate = _VALIDATORS.get(op) if isinstance(op, str) else None
+    if validate is None:
+        raise RpcError("unknown op %r" % (op,), req_id)
+    try:
+        args = validate(msg)
+    except RpcError as err:
+        raise RpcError(str(err), req_id) from None
+    return Request(id=req_id, op=op, args=args)
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _job(msg):
+    job = msg.get("job")
+    if not _is_int(job) or job <= 0:
+        raise RpcError("missing or invalid job id")
+    return job
+
+
+def _ipv4(value, what):
+    if not isinstance(value, str):
+        raise RpcError("%s is not a string" % what)
+    try:
+        address = ipaddress.IPv4Address(value)
+    except ValueError:
+        raise RpcError("%s %r is not an IPv4 address" % (what, value[:64])) from None
+    return str(address)
+
+
+def _hello(_msg):
+    return {}
+
+
+def _register(msg):
+    hosts = msg.get("hosts")
+    if not isinstance(hosts, list) or not 1 <= len(hosts) <= MAX_HOSTS:
+        raise RpcError("hosts must be a list of 1..%d IPv4 addresses" % MAX_HOSTS)
+    lease = msg.get("lease_s", DEFAULT_LEASE_S)
+    if isinstance(lease, bool) or not isinstance(lease, (int, float)) or not 1 <= lease <= MAX_LEASE_S:
+        raise RpcError("lease_s must be a number of seconds in 1..%d" % MAX_LEASE_S)
+    return {"hosts": [_ipv4(h, "host") for h in hosts], "lease_s": float(lease)}
+
+
+def _plan_allreduce(msg):
+    comm = msg.get("comm")
+    if not _is_int(comm) or comm < 0:
+        raise RpcError("missing or invalid comm id")
+    planner = msg.get("planner", "balanced")
+    if planner not in PLANNERS:
+        raise RpcError("unknown planner %r" % (planner,))
+    steps = msg.get("steps")
+    if not isinstance(steps, list) or len(steps) > MAX_STEPS:
+        raise RpcError("steps must be a list of at most %d steps" % MAX_STEPS)
+    total = 0
+    out = []
+    for step in steps:
+        if not isinstance(step, list):
+            raise RpcError("a step is not a list")
+        total += len(step)
+        if total > MAX_PAIRS:
+            raise RpcError("more than %d pairs" % MAX_PAIRS)
+        pairs = {}
+        for item in step:
+            if not isinstance(item, list) or len(item) != 3:
+                raise RpcError("a pair must be [src_ip, dst_ip, count]")
+            src, dst, count = _ipv4(item[0], "src"), _ipv4(item[1], "dst"), item[2]
+            if src == dst:
+                raise RpcError("pair %s -> %s has src == dst" % (src, dst))
+            if not _is_int(count) or not 1 <= count <= MAX_PAIRS:
+                raise RpcError("count of %s -> %s must be 1..%d" % (src, dst, MAX_PAIRS))
+            pairs[(src, dst)] = pairs.get((src, dst), 0) + count
+        out.append(sorted(pairs.items()))
+    return {"job": _job(msg), "comm": comm, "planner": planner, "steps": out}
+
+
+def _release(msg):
+    return {"job": _job(msg)}
+
+
+_VALIDATORS = {
+    "hello": _hello,
+    "register": _register,
+    "plan_allreduce": _plan_allreduce,
+    "release": _release,
+}
