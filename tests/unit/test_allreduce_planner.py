@@ -1,0 +1,157 @@
+"""The recursive-doubling schedule and the step-balanced allreduce planner (pure, no Ryu)."""
+import random
+
+import networkx as nx
+import pytest
+
+from sdnmpi.primitives import ALLREDUCE_PLANNERS, allreduce, fabric, fattree, schedule
+
+
+def simulate_recursive_doubling(p):
+    """Runs the schedule on sets: each rank must end up holding every rank's contribution."""
+    have = [{r} for r in range(p)]
+    for step in schedule.recursive_doubling_steps(p):
+        receivers = [b for _a, b in step]
+        assert len(receivers) == len(set(receivers)), "a rank receives twice in one step"
+        incoming = {b: set(have[a]) for a, b in step}
+        for b, data in incoming.items():
+            have[b] |= data
+    return have
+
+
+@pytest.mark.parametrize("p", list(range(1, 70)) + [127, 128, 129, 1000, 4096])
+def test_schedule_reduces_everything_everywhere(p):
+    steps = schedule.recursive_doubling_steps(p)
+    assert all(h == set(range(p)) for h in simulate_recursive_doubling(p))
+    pof2 = 1 << (p.bit_length() - 1)
+    assert len(steps) == (pof2.bit_length() - 1) + (2 if p != pof2 else 0)
+    for step in steps:
+        for a, b in step:
+            assert 0 <= a < p and 0 <= b < p and a != b
+
+
+@pytest.mark.parametrize("p", [0, -1])
+def test_schedule_rejects_bad_p(p):
+    with pytest.raises(ValueError):
+        schedule.recursive_doubling_steps(p)
+
+
+def test_host_steps_drop_same_host_pairs_and_count_duplicates():
+    hosts = ["a", "a", "b", "b"]  # two ranks per host
+    steps = schedule.host_steps(schedule.recursive_doubling_steps(4), hosts)
+    assert steps[0] == []                              # distance 1: ranks on one host
+    assert steps[1] == [(("a", "b"), 2), (("b", "a"), 2)]
+
+
+def walk_ok(graph, plan):
+    for (src, dst), path in plan.paths.items():
+        assert path[0] == fabric.attachment(graph, src)[0]
+        assert path[-1] == fabric.attachment(graph, dst)[0]
+        for u, v in zip(path, path[1:]):
+            assert graph.has_edge(u, v)
+        assert len(path) == len(nx.shortest_path(fabric.switch_graph(graph), path[0], path[-1]))
+
+
+def random_steps(graph, rng, p=None, ranks_per_host=1):
+    hosts = fabric.hosts(graph)
+    ranks = [h for h in hosts for _ in range(ranks_per_host)]
+    rng.shuffle(ranks)
+    if p is not None:
+        ranks = ranks[:p]
+    return schedule.host_steps(schedule.recursive_doubling_steps(len(ranks)), ranks)
+
+
+@pytest.mark.parametrize("spines,leaves,hpl", [(2, 4, 2), (2, 4, 4), (3, 6, 4), (4, 8, 4), (2, 3, 3), (4, 4, 8)])
+def test_balanced_meets_the_per_step_lower_bound_on_2_tier(spines, leaves, hpl):
+    graph = fattree.leaf_spine(spines, leaves, hpl)
+    rng = random.Random(spines * 100 + leaves * 10 + hpl)
+    hosts = fabric.hosts(graph)
+    placements = [hosts[:]]  # block
+    for _ in range(30):
+        perm = hosts[:]
+        rng.shuffle(perm)
+        placements.append(perm[:rng.randint(2, len(perm))])  # random placement, any p
+    for ranks in placements:
+        steps = schedule.host_steps(schedule.recursive_doubling_steps(len(ranks)), ranks)
+        plan = allreduce.balanced(graph, steps)
+        walk_ok(graph, plan)
+        assert plan.max_load == plan.lower_bound, ranks
+        baseline = allreduce.dmodk(graph, steps)
+        assert all(b >= m for b, m in zip(baseline.max_load, plan.max_load))
+
+
+def test_balanced_beats_dmodk_somewhere_and_single_is_worst():
+    graph = fattree.leaf_spine(2, 4, 2)
+    rng = random.Random(7)
+    better = 0
+    for _ in range(20):
+        steps = random_steps(graph, rng)
+        b, d, s = (ALLREDUCE_PLANNERS[n](graph, steps) for n in ("balanced", "dmodk", "single"))
+        better += sum(d.max_load) > sum(b.max_load)
+        assert sum(s.max_load) >= sum(d.max_load) >= sum(b.max_load)
+    assert better > 5
+
+
+def test_each_step_spreads_over_all_spines():
+    graph = fattree.leaf_spine(2, 4, 2)
+    hosts = fabric.hosts(graph)
+    steps = schedule.host_steps(schedule.recursive_doubling_steps(8), hosts)
+    plan = allreduce.balanced(graph, steps)
+    for step in steps:
+        spines_used = {plan.paths[pair][1] for pair, _c in step if len(plan.paths[pair]) == 3}
+        if spines_used:
+            assert spines_used == {0x101, 0x102}
+
+
+@pytest.mark.parametrize("k", [4, 6])
+def test_greedy_on_3_tier_gives_shortest_paths_near_the_bound(k):
+    graph = fattree.kary(k)
+    rng = random.Random(k)
+    for _ in range(5):
+        steps = random_steps(graph, rng)
+        plan = allreduce.balanced(graph, steps)
+        walk_ok(graph, plan)
+        for m, lb in zip(plan.max_load, plan.lower_bound):
+            assert lb <= m <= 2 * lb
+        assert sum(plan.max_load) <= sum(allreduce.single(graph, steps).max_load)
+
+
+def test_several_ranks_per_host_and_repeated_pairs_keep_one_path_per_pair():
+    graph = fattree.leaf_spine(2, 4, 2)
+    steps = random_steps(graph, random.Random(3), ranks_per_host=3)
+    plan = allreduce.balanced(graph, steps)
+    walk_ok(graph, plan)
+    pairs = {pair for step in steps for pair, _c in step}
+    assert set(plan.paths) == pairs
+    assert all(m >= lb for m, lb in zip(plan.max_load, plan.lower_bound))
+
+
+def test_plan_is_deterministic():
+    graph = fattree.leaf_spine(3, 6, 4)
+    steps = random_steps(graph, random.Random(11))
+    assert allreduce.balanced(graph, steps) == allreduce.balanced(graph, steps)
+
+
+def test_unknown_hosts_and_bad_counts_are_refused():
+    graph = fattree.leaf_spine(2, 2, 1)
+    a, b = fabric.hosts(graph)
+    with pytest.raises(allreduce.PlanError):
+        allreduce.balanced(graph, [[((a, "00:00:00:00:99:99"), 1)]])
+    with pytest.raises(allreduce.PlanError):
+        allreduce.balanced(graph, [[((a, b), 0)]])
+
+
+def test_bipartite_edge_colouring_is_proper_with_max_degree_colours():
+    rng = random.Random(5)
+    for _ in range(200):
+        edges = [(("L", rng.randrange(6)), ("R", rng.randrange(6))) for _ in range(rng.randrange(1, 40))]
+        colours = allreduce.bipartite_edge_colouring(edges)
+        degree = {}
+        for u, v in edges:
+            degree[u] = degree.get(u, 0) + 1
+            degree[v] = degree.get(v, 0) + 1
+        assert max(colours) < max(degree.values())
+        seen = set()
+        for (u, v), c in zip(edges, colours):
+            assert (u, c) not in seen and (v, c) not in seen
+            seen.update({(u, c), (v, c)})
