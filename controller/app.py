@@ -59,7 +59,7 @@ class SdnMpiApp(app_manager.RyuApp):
         s = self.settings
         for interval, work in ((s.lldp_interval, self.core.lldp_probes),
                                (EXPIRY_INTERVAL, lambda: self.core.expire(time.monotonic())),
-                               (max(s.route_delay, 0.05), self.core.recompute_routes),
+                               (max(s.route_delay, 0.05), self._update_routes),
                                (s.stats_interval, self.core.stats_requests),
                                (EXPIRY_INTERVAL, self.rpc.expire)):
             self.threads.append(hub.spawn(self._every, interval, work))
@@ -80,6 +80,15 @@ class SdnMpiApp(app_manager.RyuApp):
     @_logged
     def _run(self, work):
         self._send(work())
+
+    def _update_routes(self):
+        """Default routes, then the jobs' routes, after a topology change; nothing otherwise."""
+        recomputes = self.core.counters["route_recomputes"]
+        msgs = self.core.recompute_routes()
+        if self.core.counters["route_recomputes"] != recomputes:
+            self._send(msgs)
+            self.rpc.replan()
+        return []
 
     @staticmethod
     def _send(msgs):

@@ -55,29 +55,12 @@ class RpcService:
         timings = {}
         old = job.plans.get(args["comm"])
         if old is not None and old.steps == args["steps"] and old.planner == args["planner"]:
-            return {"flows": len(old.flows), "max_load": list(old.max_load),
-                    "lower_bound": list(old.lower_bound), "cached": True}, timings
+            return _plan_fields(old, cached=True), timings
         t0 = self.clock()
-        graph = self.core.topology.graph()
-        macs, ip_of = {}, {}
-        for step in args["steps"]:
-            for (src, dst), _count in step:
-                for ip in (src, dst):
-                    if ip not in macs:
-                        host = self.core.topology.host_by_ip(ip)
-                        if host is None:
-                            raise schema.RpcError("host %s is not in the topology" % ip)
-                        macs[ip], ip_of[host.mac] = host.mac, ip
-        host_steps = [[((macs[s], macs[d]), c) for (s, d), c in step] for step in args["steps"]]
-        try:
-            plan = ALLREDUCE_PLANNERS[args["planner"]](graph, host_steps)
-        except PlanError as err:
-            raise schema.RpcError(str(err)) from None
-        flows = jobroutes.plan_flows(graph, plan.paths, ip_of)
+        plan = self._compute(args["steps"], args["planner"])
         timings["plan_s"] = self.clock() - t0
         before = job.flows()
-        job.plans[args["comm"]] = CommPlan(steps=args["steps"], planner=args["planner"], flows=flows,
-                                           max_load=plan.max_load, lower_bound=plan.lower_bound)
+        job.plans[args["comm"]] = plan
         t1 = self.clock()
         try:
             self.confirm(jobroutes.sync_messages(self.core.datapaths, job, before, job.flows()))
@@ -87,9 +70,49 @@ class RpcService:
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
         timings["install_s"] = self.clock() - t1
         LOG.info("job %d comm %d: %s plan, %d flows, max load per step %s (lower bound %s)", job.id,
-                 args["comm"], args["planner"], len(flows), list(plan.max_load), list(plan.lower_bound))
-        return {"flows": len(flows), "max_load": list(plan.max_load), "lower_bound": list(plan.lower_bound),
-                "cached": False}, timings
+                 args["comm"], plan.planner, len(plan.flows), list(plan.max_load), list(plan.lower_bound))
+        return _plan_fields(plan, cached=False), timings
+
+    def _compute(self, steps, planner):
+        """A CommPlan for ``steps`` (of IP pairs) on the current topology; raises schema.RpcError."""
+        graph = self.core.topology.graph()
+        macs, ip_of = {}, {}
+        for step in steps:
+            for (src, dst), _count in step:
+                for ip in (src, dst):
+                    if ip not in macs:
+                        host = self.core.topology.host_by_ip(ip)
+                        if host is None:
+                            raise schema.RpcError("host %s is not in the topology" % ip)
+                        macs[ip], ip_of[host.mac] = host.mac, ip
+        host_steps = [[((macs[s], macs[d]), c) for (s, d), c in step] for step in steps]
+        try:
+            plan = ALLREDUCE_PLANNERS[planner](graph, host_steps)
+        except PlanError as err:
+            raise schema.RpcError(str(err)) from None
+        return CommPlan(steps=steps, planner=planner, flows=jobroutes.plan_flows(graph, plan.paths, ip_of),
+                        max_load=plan.max_load, lower_bound=plan.lower_bound)
+
+    def replan(self):
+        """After a topology change: plans every job's communicators again on the new topology and
+        installs the difference. A plan that no longer fits (a host is gone) is dropped, so its
+        pairs use the default routes. Nothing changes where the topology change did not matter."""
+        for job in list(self.jobs.jobs.values()):
+            before = job.flows()
+            for comm, plan in list(job.plans.items()):
+                try:
+                    job.plans[comm] = self._compute(plan.steps, plan.planner)
+                except schema.RpcError as err:
+                    LOG.warning("job %d comm %d: plan dropped after a topology change: %s", job.id, comm, err)
+                    del job.plans[comm]
+            msgs = jobroutes.sync_messages(self.core.datapaths, job, before, job.flows())
+            if msgs:
+                LOG.info("job %d: %d route changes after a topology change", job.id, len(msgs))
+                try:
+                    self.confirm(msgs)
+                except ConfirmError as err:
+                    LOG.warning("job %d: re-planned routes not confirmed: %s", job.id, err)
+                    self._resync(job)
 
     def _resync(self, job):
         """After a failed install, the switches may hold part of it: start the job over clean."""
@@ -135,6 +158,11 @@ class RpcService:
             return schema.encode_reply(req.id, error="internal error", timings={"total_s": self.clock() - t0})
         timings["total_s"] = self.clock() - t0
         return schema.encode_reply(req.id, timings=timings, **fields)
+
+
+def _plan_fields(plan, cached):
+    return {"flows": len(plan.flows), "max_load": list(plan.max_load), "lower_bound": list(plan.lower_bound),
+            "cached": cached}
 
 
 def _recv_exactly(sock, n):

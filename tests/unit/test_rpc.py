@@ -256,3 +256,33 @@ def test_serve_connection_over_a_socket(service):
     assert service.jobs.jobs == {}  # the owner's connection closed: job released
     assert service.switches.job_flows(C.COOKIE_JOB | job) == {}
     client.close()
+
+
+def test_replan_moves_job_routes_off_a_failed_link(service):
+    job = register(service)
+    ranks = IPS[:]
+    random.Random(2).shuffle(ranks)
+    assert reply(service, request("plan_allreduce", job=job, comm=0, steps=steps_for(ranks)))["status"] == "ok"
+    cookie = C.COOKIE_JOB | job
+    before = service.switches.job_flows(cookie)
+    leaf, uplink = 0x201, 3  # leaf 1's uplink to spine 1
+    assert (leaf, uplink) in {(d, p) for (d, _s, _t), p in before.items()}
+    service.core.topology.port_down(leaf, uplink)
+    service.replan()
+    after = service.switches.job_flows(cookie)
+    assert (leaf, uplink) not in {(d, p) for (d, _s, _t), p in after.items()}
+    assert not any(d == 0x101 and p == 1 for (d, _s, _t), p in after.items())  # spine 1 -> leaf 1
+    # Unchanged topology: re-planning sends nothing.
+    batches = len(service.switches.batches)
+    service.replan()
+    assert len(service.switches.batches) == batches
+
+
+def test_replan_drops_a_plan_whose_host_left(service):
+    job = register(service)
+    reply(service, request("plan_allreduce", job=job, comm=3, steps=steps_for(IPS)))
+    host = service.core.topology.host_by_ip(IPS[0])
+    service.core.topology.remove_host(host.mac, "test")
+    service.replan()
+    assert service.jobs.jobs[job].plans == {}
+    assert service.switches.job_flows(C.COOKIE_JOB | job) == {}
