@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 
+from sdnmpi.primitives import DEFAULT_ROUTING
+
 from . import procs
 from .controller_proc import format_topology, start_controller, wait_for_topology
 from .fattree import LeafSpineTopo
@@ -40,7 +42,8 @@ def parse_args(argv):
     parser.add_argument("--hosts-per-leaf", type=int, default=2)
     parser.add_argument("--host-bw", type=float, default=40, help="Mbit/s (0: unlimited)")
     parser.add_argument("--fabric-bw", type=float, default=20, help="Mbit/s (0: unlimited)")
-    parser.add_argument("--routing", default="dmodk")
+    parser.add_argument("--routing", default="dmodk", choices=sorted(DEFAULT_ROUTING),
+                        help="the controller's default routing policy")
     parser.add_argument("--ofp-port", type=int, default=6653)
     parser.add_argument("--wsapi-port", type=int, default=8080)
     parser.add_argument("--lldpd", default=DEFAULT_LLDPD, help="sdnmpi-lldpd binary")

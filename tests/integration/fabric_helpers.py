@@ -1,0 +1,64 @@
+"""Shared helpers of the 2-tier fabric integration tests (2 spines, 4 leaves, 2 hosts each).
+
+Each test_fabric_*.py module runs one fabric with one routing policy; pytest tears a module's fabric
+down before the next module starts, so two fabrics never coexist."""
+import re
+import time
+
+import pytest
+
+from sdnmpi.mininet_topos.fattree import LeafSpineTopo
+
+
+SPINES, LEAVES, HPL = 2, 4, 2
+N = LEAVES * HPL
+
+
+def make_topo():
+    return LeafSpineTopo(spines=SPINES, leaves=LEAVES, hosts_per_leaf=HPL, host_bw=40, fabric_bw=20)
+
+
+def ip(n):
+    return "10.0.0.%d" % n
+
+
+def leaf_of(n):
+    return (n - 1) // HPL + 1
+
+
+def leaf_dpid(leaf):
+    return "%016x" % (0x200 + leaf)
+
+
+def spine_dpid(spine):
+    return "%016x" % (0x100 + spine)
+
+
+def bridge(fab, dpid):
+    """The OVS bridge name of a dpid (hex string)."""
+    for sw in fab.net.switches:
+        if sw.dpid == dpid:
+            return sw.name
+    raise KeyError(dpid)
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.5)
+    pytest.fail("timed out after %ss waiting for %s" % (timeout, what))
+
+
+def iperf(fab, client, server, seconds=3, streams=1):
+    """TCP bytes received by ``server`` from ``client`` (host objects)."""
+    server.cmd("iperf3 -s -1 -D -p 5201")
+    time.sleep(0.3)
+    out = client.cmd("iperf3 -c %s -p 5201 -t %d -P %d -J" % (server.IP(), seconds, streams))
+    m = re.search(r'"sum_received":\s*\{[^}]*"bytes":\s*(\d+)', out)
+    assert m, "iperf3 failed: %s" % out[-2000:]
+    return int(m.group(1))
+
+

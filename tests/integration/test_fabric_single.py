@@ -1,0 +1,42 @@
+"""2-tier fabric, policy single, hosts that send no LLDP (learned from ARP and IPv4)."""
+import pytest
+
+from sdnmpi.controller import constants as C
+from sdnmpi.mininet_topos import controller_proc
+
+import ofdump
+from conftest import running_fabric
+from fabric_helpers import (HPL, LEAVES, N, SPINES, bridge, ip, leaf_dpid, leaf_of, make_topo, spine_dpid,
+                            wait_for)
+
+
+@pytest.fixture(scope="module")
+def single_no_lldp(tmp_path_factory):
+    """Policy `single`, and hosts that send no LLDP: they are learned from ARP and IPv4."""
+    with running_fabric(make_topo(), "single", tmp_path_factory.mktemp("single"), lldpd=False) as (ctl, fab):
+        controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=0, timeout=90)
+        yield ctl, fab
+
+
+def test_hosts_without_lldp_are_learned_from_arp(single_no_lldp):
+    ctl, fab = single_no_lldp
+    assert fab.net.pingAll(timeout=2) == 0
+    hosts = ctl.rest("/sdnmpi/topology")["hosts"]
+    assert sorted(h["ip"] for h in hosts) == sorted(ip(n) for n in range(1, N + 1))
+    assert {h["source"] for h in hosts} <= {"arp", "ipv4"}
+
+
+def test_single_path_uses_one_spine(single_no_lldp):
+    ctl, fab = single_no_lldp
+    fab.net.pingAll(timeout=2)  # hosts that send no LLDP become known once they talk
+    wait_for(lambda: len(ctl.rest("/sdnmpi/hosts")) == N, 30, "every host to be learned")
+    for leaf in range(1, LEAVES + 1):
+        routes = ofdump.routes(bridge(fab, leaf_dpid(leaf)), C.PRIORITY_ROUTE)
+        assert {routes[ip(n)] for n in range(1, N + 1) if leaf_of(n) != leaf} == {"output:%d" % (HPL + 1)}
+    spine2 = bridge(fab, spine_dpid(2))
+    before = sum(f["packets"] for f in ofdump.flows(spine2) if f["priority"] == C.PRIORITY_ROUTE)
+    assert fab.net.pingAll(timeout=2) == 0
+    after = sum(f["packets"] for f in ofdump.flows(spine2) if f["priority"] == C.PRIORITY_ROUTE)
+    assert after == before  # nothing crossed the second spine
+    spine1 = bridge(fab, spine_dpid(1))
+    assert sum(f["packets"] for f in ofdump.flows(spine1) if f["priority"] == C.PRIORITY_ROUTE) > 0
