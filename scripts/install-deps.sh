@@ -34,9 +34,11 @@ if [ ! -x "$VENV/bin/python" ]; then
   /usr/bin/python3 -m venv --system-site-packages "$VENV"
 fi
 stamp="$VENV/.sdnmpi-deps"
-if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ setup.py -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
+   || ! "$VENV/bin/python" -c 'import sdnmpi.controller' 2>/dev/null; then
   # Ryu 4.34's setup.py needs pbr and a setuptools that still has easy_install's script helpers,
   # and it fails in pip's isolated build environment: build it in the venv itself.
+  "$VENV/bin/pip" install -q --upgrade 'pip>=23.1'
   "$VENV/bin/pip" install -q 'setuptools>=64,<68' wheel pbr
   "$VENV/bin/pip" install -q --no-build-isolation -r requirements.txt
   "$VENV/bin/pip" install -q --no-build-isolation -e .
