@@ -45,6 +45,39 @@ def sync_messages(datapaths, job, old, new):
     return msgs
 
 
+def tree_match(dp, tree):
+    return dp.ofproto_parser.OFPMatch(eth_type=C.ETH_TYPE_IPV4, ip_proto=17, ipv4_src=tree.root,
+                                      ipv4_dst=tree.group_ip, udp_dst=tree.udp_port)
+
+
+def tree_messages(datapaths, job, old, new):
+    """Messages taking the switches from TreePlan ``old`` to ``new`` (either may be None) of one
+    (communicator, root): per switch an ALL group copying the packet to the tree's ports, and a
+    flow sending the group's datagrams into it. Unchanged switches get nothing."""
+    old_ports = old.out_ports if old else {}
+    new_ports = new.out_ports if new else {}
+    msgs = []
+    for dpid in sorted(set(old_ports) | set(new_ports)):
+        dp = datapaths.get(dpid)
+        if dp is None or (old and new and old_ports.get(dpid) == new_ports.get(dpid)
+                          and old.group_id == new.group_id):
+            continue
+        ofp = dp.ofproto
+        if dpid in new_ports:
+            command = ofp.OFPGC_MODIFY if dpid in old_ports and old.group_id == new.group_id else ofp.OFPGC_ADD
+            msgs.append(ofmsgs.group_all(dp, command, new.group_id, new_ports[dpid]))
+            msgs.append(ofmsgs.flow_add(dp, C.PRIORITY_JOB_MULTICAST, tree_match(dp, new),
+                                        [dp.ofproto_parser.OFPActionGroup(new.group_id)], job.cookie))
+        if dpid in old_ports and (dpid not in new_ports or old.group_id != new.group_id):
+            if dpid not in new_ports:
+                msgs.append(ofmsgs.flow_delete_strict(dp, C.PRIORITY_JOB_MULTICAST, tree_match(dp, old), job.cookie))
+            msgs.append(ofmsgs.group_delete(dp, old.group_id))
+    return msgs
+
+
 def release_messages(datapaths, job):
-    """Deletes every flow with the job's cookie, on every switch."""
-    return [ofmsgs.flow_delete_cookie(dp, job.cookie) for _dpid, dp in sorted(datapaths.items())]
+    """Deletes every flow with the job's cookie, on every switch, then the job's groups."""
+    msgs = [ofmsgs.flow_delete_cookie(dp, job.cookie) for _dpid, dp in sorted(datapaths.items())]
+    for tree in job.trees.values():
+        msgs += [ofmsgs.group_delete(datapaths[d], tree.group_id) for d in sorted(tree.out_ports) if d in datapaths]
+    return msgs

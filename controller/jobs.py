@@ -24,6 +24,23 @@ class CommPlan:
 
 
 @dataclasses.dataclass
+class TreePlan:
+    """A Bcast multicast tree of one (communicator, root)."""
+    root: str            # root host IP
+    members: list        # member host IPs (sorted, root included)
+    group_ip: str        # the IPv4 multicast address the root sends to
+    udp_port: int
+    group_id: int        # OpenFlow group id (the same on every switch of the tree)
+    top: int             # the spine/core the tree crosses (None: root's leaf only)
+    out_ports: dict      # dpid -> tuple of output ports
+
+    def to_json(self):
+        return {"root": self.root, "members": self.members, "group": self.group_ip, "port": self.udp_port,
+                "group_id": self.group_id, "top": None if self.top is None else "%016x" % self.top,
+                "switches": {"%016x" % d: list(p) for d, p in sorted(self.out_ports.items())}}
+
+
+@dataclasses.dataclass
 class Job:
     id: int
     hosts: list
@@ -31,6 +48,7 @@ class Job:
     lease_s: float
     expires: float
     plans: dict = dataclasses.field(default_factory=dict)   # comm -> CommPlan
+    trees: dict = dataclasses.field(default_factory=dict)   # (comm, root ip) -> TreePlan
 
     @property
     def cookie(self):
@@ -56,7 +74,8 @@ class Job:
                                    "lower_bound": list(p.lower_bound), "flows": len(p.flows)}
                           for c, p in sorted(self.plans.items())},
                 "routes": [{"dpid": "%016x" % d, "src": s, "dst": t, "port": port}
-                           for (d, s, t), port in sorted(self.flows().items())]}
+                           for (d, s, t), port in sorted(self.flows().items())],
+                "trees": [dict(comm=c, **t.to_json()) for (c, _r), t in sorted(self.trees.items())]}
 
 
 class UnknownJob(KeyError):

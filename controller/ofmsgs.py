@@ -35,9 +35,18 @@ def group_select(dp, command, group_id, ports):
     return parser.OFPGroupMod(dp, command, ofp.OFPGT_SELECT, group_id, buckets)
 
 
-def group_delete(dp, group_id):
+def group_all(dp, command, group_id, ports):
+    """An ALL group: every packet is copied to each of ``ports`` (command: OFPGC_ADD or _MODIFY)."""
     ofp, parser = dp.ofproto, dp.ofproto_parser
-    return parser.OFPGroupMod(dp, ofp.OFPGC_DELETE, ofp.OFPGT_SELECT, group_id, [])
+    buckets = [parser.OFPBucket(watch_port=ofp.OFPP_ANY, watch_group=ofp.OFPG_ANY,
+                                actions=[parser.OFPActionOutput(port)]) for port in ports]
+    return parser.OFPGroupMod(dp, command, ofp.OFPGT_ALL, group_id, buckets)
+
+
+def group_delete(dp, group_id):
+    """Deletes a group (of any type) and every flow that points at it."""
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    return parser.OFPGroupMod(dp, ofp.OFPGC_DELETE, ofp.OFPGT_ALL, group_id, [])
 
 
 def output(dp, port):

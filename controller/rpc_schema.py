@@ -142,6 +142,20 @@ def _plan_allreduce(msg):
     return {"job": _job(msg), "comm": comm, "planner": planner, "steps": out}
 
 
+def _plan_bcast(msg):
+    comm = msg.get("comm")
+    if not _is_int(comm) or comm < 0:
+        raise RpcError("missing or invalid comm id")
+    members = msg.get("members")
+    if not isinstance(members, list) or not 1 <= len(members) <= MAX_HOSTS:
+        raise RpcError("members must be a list of 1..%d IPv4 addresses" % MAX_HOSTS)
+    members = sorted(set(_ipv4(m, "member") for m in members))
+    root = _ipv4(msg.get("root"), "root")
+    if root not in members:
+        raise RpcError("root %s is not among the members" % root)
+    return {"job": _job(msg), "comm": comm, "root": root, "members": members}
+
+
 def _release(msg):
     return {"job": _job(msg)}
 
@@ -150,5 +164,6 @@ _VALIDATORS = {
     "hello": _hello,
     "register": _register,
     "plan_allreduce": _plan_allreduce,
+    "plan_bcast": _plan_bcast,
     "release": _release,
 }

@@ -41,7 +41,7 @@ class Switches:
     """Records confirmed messages and applies job flows to per-switch tables."""
 
     def __init__(self, fail=False):
-        self.fail, self.batches, self.tables = fail, [], {}
+        self.fail, self.batches, self.tables, self.groups = fail, [], {}, {}
 
     def confirm(self, msgs):
         if self.fail:
@@ -49,7 +49,27 @@ class Switches:
         self.batches.append(msgs)
         for msg in msgs:
             table = self.tables.setdefault(msg.datapath.id, {})
+            groups = self.groups.setdefault(msg.datapath.id, {})
             ofp = msg.datapath.ofproto
+            if isinstance(msg, msg.datapath.ofproto_parser.OFPGroupMod):
+                if msg.command == ofp.OFPGC_ADD:
+                    assert msg.group_id not in groups, "duplicate group"
+                if msg.command in (ofp.OFPGC_ADD, ofp.OFPGC_MODIFY):
+                    groups[msg.group_id] = (msg.type, [b.actions[0].port for b in msg.buckets])
+                else:
+                    groups.pop(msg.group_id, None)
+                    for key in [k for k, v in table.items() if v[1] == ("group", msg.group_id)]:
+                        del table[key]
+                continue
+            if "udp_dst" in msg.match:  # a multicast tree flow
+                key = (msg.priority, msg.match["ipv4_src"], msg.match["ipv4_dst"])
+                if msg.command == ofp.OFPFC_ADD:
+                    gid = msg.instructions[0].actions[0].group_id
+                    assert gid in groups, "flow points at a missing group"
+                    table[key] = (msg.cookie, ("group", gid))
+                else:
+                    table.pop(key, None)
+                continue
             if msg.command == ofp.OFPFC_ADD:
                 key = (msg.priority, msg.match["ipv4_src"], msg.match["ipv4_dst"])
                 table[key] = (msg.cookie, msg.instructions[0].actions[0].port)
@@ -286,3 +306,64 @@ def test_replan_drops_a_plan_whose_host_left(service):
     service.replan()
     assert service.jobs.jobs[job].plans == {}
     assert service.switches.job_flows(C.COOKIE_JOB | job) == {}
+
+
+def bcast_walk(service, switches, root_ip, group_ip):
+    """Hosts that receive a datagram the root sends to group_ip, with copy counts."""
+    topo = service.core.topology
+    root = topo.host_by_ip(root_ip)
+    got, frontier, seen = {}, [root.dpid], set()
+    while frontier:
+        dpid = frontier.pop()
+        assert dpid not in seen
+        seen.add(dpid)
+        entry = switches.tables.get(dpid, {}).get((C.PRIORITY_JOB_MULTICAST, root_ip, group_ip))
+        if entry is None:
+            continue
+        gtype, ports = switches.groups[dpid][entry[1][1]]
+        assert gtype == 0  # OFPGT_ALL
+        for port in ports:
+            if (dpid, port) in topo.links:
+                frontier.append(topo.links[(dpid, port)].dpid)
+            else:
+                host = next(h for h in topo.hosts.values() if (h.dpid, h.port) == (dpid, port))
+                got[host.ip] = got.get(host.ip, 0) + 1
+    return got
+
+
+def test_plan_bcast_installs_a_tree_reaching_every_member_once(service):
+    job = register(service)
+    members = IPS + IPS[:3]  # several ranks per host
+    r = reply(service, request("plan_bcast", job=job, comm=0, root=IPS[2], members=members))
+    assert r["status"] == "ok", r
+    assert r["group"].startswith("239.77.") and r["port"] > 0 and r["top"] and not r["cached"]
+    assert bcast_walk(service, service.switches, IPS[2], r["group"]) == {ip: 1 for ip in IPS if ip != IPS[2]}
+    again = reply(service, request("plan_bcast", job=job, comm=0, root=IPS[2], members=members))
+    assert again["cached"] and again["group"] == r["group"]
+    other = reply(service, request("plan_bcast", job=job, comm=0, root=IPS[5], members=members))
+    assert other["group"] != r["group"] and other["top"] != r["top"]  # second tree on the other spine
+    assert reply(service, request("release", job=job))["status"] == "ok"
+    assert all(not t for t in service.switches.tables.values())
+    assert all(not g for g in service.switches.groups.values())
+
+
+def test_plan_bcast_validation(service):
+    job = register(service)
+    for fields, reason in (({"root": IPS[0], "members": IPS[1:]}, "not among the members"),
+                           ({"root": "10.9.9.9", "members": ["10.9.9.9", IPS[0]]}, "not in the topology"),
+                           ({"root": IPS[0], "members": []}, "members must be"),
+                           ({"root": 5, "members": IPS}, "root is not a string")):
+        r = reply(service, request("plan_bcast", job=job, comm=0, **fields))
+        assert r["status"] == "error" and reason in r["error"], r
+
+
+def test_bcast_tree_moves_off_a_failed_spine_link(service):
+    job = register(service)
+    r = reply(service, request("plan_bcast", job=job, comm=0, root=IPS[0], members=IPS))
+    top = int(r["top"], 16)
+    leaf = 0x203
+    port = next(p for (d, p), end in service.core.topology.links.items() if d == leaf and end.dpid == top)
+    service.core.topology.port_down(leaf, port)
+    service.replan()
+    assert bcast_walk(service, service.switches, IPS[0], r["group"]) == {ip: 1 for ip in IPS[1:]}
+    assert service.jobs_json()[0]["trees"][0]["top"] != r["top"]

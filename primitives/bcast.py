@@ -1,0 +1,78 @@
+"""Bcast tree planner: one multicast tree from the root's host to every member host.
+
+The tree goes from the root's leaf up to one top-tier switch (a spine, or a core of a 3-tier tree)
+and down to every member leaf; members on the root's own leaf are served by the leaf itself. The
+top switch is the least loaded (fewest trees already crossing it), ties broken by dpid, so
+concurrent trees spread over the spines. In a fat-tree the downward path from a top switch to each
+leaf is unique, so the union of those paths is a tree.
+
+`tree` returns a `Tree`: for every switch on it, the output ports a packet of the group leaves by
+(switch links towards the members, and host ports of members), oriented away from the root.
+"""
+import dataclasses
+
+import networkx as nx
+
+from . import fabric
+
+
+class TreeError(ValueError):
+    """Unknown hosts, or members the root cannot reach."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Tree:
+    root: str               # root host mac
+    top: int                # the top switch the tree crosses (None: all members on the root's leaf)
+    out_ports: dict         # dpid -> tuple of output ports, sorted
+    switches: tuple         # switches on the tree, in BFS order from the root's leaf
+
+
+def tree(graph, root, members, load=None):
+    """``members``: host macs (the root may be among them; it receives nothing). ``load``: {top
+    switch dpid: trees already on it}."""
+    load = load or {}
+    for mac in [root, *members]:
+        if mac not in graph or graph.nodes[mac].get("kind") != fabric.HOST:
+            raise TreeError("host %s is not in the topology" % (mac,))
+    receivers = sorted(set(members) - {root})
+    root_leaf = fabric.attachment(graph, root)[0]
+    leaves = sorted({fabric.attachment(graph, m)[0] for m in receivers})
+    remote = [leaf for leaf in leaves if leaf != root_leaf]
+    edges = set()
+    top = None
+    if remote:
+        top = _choose_top(graph, root_leaf, remote, load)
+        sg = fabric.switch_graph(graph)
+        for leaf in [root_leaf, *remote]:
+            path = nx.shortest_path(sg, top, leaf)
+            edges.update(zip(path, path[1:]))
+    t = nx.Graph()
+    t.add_node(root_leaf)
+    t.add_edges_from(edges)
+    if not nx.is_tree(t):
+        raise TreeError("the paths from spine %016x do not form a tree" % top)
+    out = {sw: [] for sw in t.nodes}
+    order = list(nx.bfs_tree(t, root_leaf))
+    for parent, child in nx.bfs_edges(t, root_leaf):
+        out[parent].append(fabric.port_towards(graph, parent, child))
+    for mac in receivers:
+        leaf, port = fabric.attachment(graph, mac)
+        out[leaf].append(port)
+    return Tree(root=root, top=top, out_ports={sw: tuple(sorted(set(p))) for sw, p in out.items() if p},
+                switches=tuple(order))
+
+
+def _choose_top(graph, root_leaf, remote, load):
+    """The least-loaded highest-tier switch that reaches the root's leaf and every remote leaf."""
+    height = fabric.heights(graph)
+    top_height = max(height.values())
+    sg = fabric.switch_graph(graph)
+    candidates = []
+    for sw in sorted(s for s, h in height.items() if h == top_height):
+        dist = nx.single_source_shortest_path_length(sg, sw)
+        if all(leaf in dist and dist[leaf] == top_height for leaf in [root_leaf, *remote]):
+            candidates.append(sw)
+    if not candidates:
+        raise TreeError("no spine reaches every member leaf")
+    return min(candidates, key=lambda sw: (load.get(sw, 0), sw))
