@@ -7,7 +7,10 @@ import time
 
 import pytest
 
+from sdnmpi.controller import constants as C
 from sdnmpi.mininet_topos.fattree import LeafSpineTopo
+
+import ofdump
 
 
 SPINES, LEAVES, HPL = 2, 4, 2
@@ -50,6 +53,12 @@ def wait_for(predicate, timeout, what):
             return value
         time.sleep(0.5)
     pytest.fail("timed out after %ss waiting for %s" % (timeout, what))
+
+
+def wait_for_routes(fab, hosts, timeout=30):
+    """Until every switch of ``fab`` holds a default route for each of ``hosts`` host IPs."""
+    wait_for(lambda: all(len(ofdump.routes(sw.name, C.PRIORITY_ROUTE)) == hosts for sw in fab.net.switches),
+             timeout, "routes to all %d hosts on every switch" % hosts)
 
 
 def iperf(fab, client, server, seconds=3, streams=1):

@@ -10,13 +10,14 @@ from sdnmpi.mininet_topos import controller_proc
 import ofdump
 from conftest import running_fabric
 from fabric_helpers import (HPL, LEAVES, N, SPINES, bridge, iperf, ip, leaf_dpid, leaf_of, make_topo,
-                            spine_dpid, wait_for)
+                            spine_dpid, wait_for, wait_for_routes)
 
 
 @pytest.fixture(scope="module")
 def dmodk(tmp_path_factory):
     with running_fabric(make_topo(), "dmodk", tmp_path_factory.mktemp("dmodk")) as (ctl, fab):
         controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N, timeout=90)
+        wait_for_routes(fab, N)
         yield ctl, fab
 
 

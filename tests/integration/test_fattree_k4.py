@@ -7,7 +7,7 @@ from sdnmpi.mininet_topos.fattree import FatTreeTopo
 
 import ofdump
 from conftest import running_fabric
-from fabric_helpers import wait_for
+from fabric_helpers import wait_for, wait_for_routes
 
 K = 4
 SWITCHES, LINKS, HOSTS = 5 * K * K // 4, K ** 3 // 2, K ** 3 // 4
@@ -18,6 +18,7 @@ def fattree(tmp_path_factory):
     topo = FatTreeTopo(k=K, host_bw=40, fabric_bw=40)
     with running_fabric(topo, "dmodk", tmp_path_factory.mktemp("k4")) as (ctl, fab):
         controller_proc.wait_for_topology(ctl, switches=SWITCHES, links=LINKS, hosts=HOSTS, timeout=120)
+        wait_for_routes(fab, HOSTS)
         yield ctl, fab, topo
 
 
