@@ -20,8 +20,6 @@ each a list of ((src mac, dst mac), count). Output: a `Plan`.
 import dataclasses
 import math
 
-import networkx as nx
-
 from . import fabric, routing
 
 
@@ -164,25 +162,85 @@ def bipartite_edge_colouring(edges):
 
 
 def _greedy(graph, step, inter, paths):
-    sg = fabric.switch_graph(graph)
+    """Places ``inter`` flows one by one on the shortest path whose busiest link is least loaded so
+    far in this step (then least total load), then rips up and re-routes flows that sit on the
+    busiest link while that lowers it. Returns {pair: path}."""
+    router = _Router(graph)
     loads = step_loads(graph, [(p, c) for p, c in step if p in paths], paths)
-    placed = {}
+    placed, weight = {}, {}
     for (src, dst), count in sorted(inter, key=lambda item: (-item[1], item[0])):
-        a, b = _leaf(graph, src), _leaf(graph, dst)
-        try:
-            candidates = list(nx.all_shortest_paths(sg, a, b))
-        except nx.NetworkXNoPath as err:
-            raise PlanError("no path between %s and %s" % (src, dst)) from err
-
-        def cost(path):
-            link_loads = [loads.get(link, 0) for link in zip(path, path[1:])]
-            return (max(link_loads), sum(link_loads), path)
-
-        best = min(candidates, key=cost)
-        for link in zip(best, best[1:]):
-            loads[link] = loads.get(link, 0) + count
-        placed[(src, dst)] = tuple(best)
+        path = router.best_path(_leaf(graph, src), _leaf(graph, dst), loads)
+        _add_load(loads, path, count)
+        placed[(src, dst)], weight[(src, dst)] = path, count
+    for _round in range(8):
+        if not loads or not _improve(router, loads, placed, weight):
+            break
     return placed
+
+
+def _improve(router, loads, placed, weight):
+    """One rip-up-and-reroute pass over the flows on a busiest link; True if the busiest load fell."""
+    top = max(loads.values())
+    improved = False
+    for pair in sorted(placed):
+        path, count = placed[pair], weight[pair]
+        if max(loads.get(link, 0) for link in zip(path, path[1:])) < top:
+            continue
+        _add_load(loads, path, -count)
+        alternative = router.best_path(path[0], path[-1], loads)
+        if max(loads.get(link, 0) for link in zip(alternative, alternative[1:])) + count < top:
+            path = alternative
+        _add_load(loads, path, count)
+        placed[pair] = path
+    if max(loads.values()) < top:
+        improved = True
+    return improved
+
+
+def _add_load(loads, path, count):
+    for link in zip(path, path[1:]):
+        loads[link] = loads.get(link, 0) + count
+
+
+class _Router:
+    """Least-loaded shortest paths over the switch graph: dynamic programming over the layers of
+    the shortest-path DAG, cheaper than enumerating every shortest path of a large fat-tree."""
+
+    def __init__(self, graph):
+        sg = fabric.switch_graph(graph)
+        self.adj = {sw: sorted(sg.neighbors(sw)) for sw in sg.nodes}
+        self._dist = {}
+
+    def _distances(self, dst):
+        if dst not in self._dist:
+            dist, frontier = {dst: 0}, [dst]
+            while frontier:
+                nxt = []
+                for u in frontier:
+                    for v in self.adj[u]:
+                        if v not in dist:
+                            dist[v] = dist[u] + 1
+                            nxt.append(v)
+                frontier = nxt
+            self._dist[dst] = dist
+        return self._dist[dst]
+
+    def best_path(self, a, b, loads):
+        dist = self._distances(b)
+        if a not in dist:
+            raise PlanError("no path between switches %016x and %016x" % (a, b))
+        frontier = {a: (0, 0, (a,))}
+        for _hop in range(dist[a]):
+            nxt = {}
+            for u, (worst, total, path) in frontier.items():
+                for v in self.adj[u]:
+                    if dist.get(v) == dist[u] - 1:
+                        load = loads.get((u, v), 0)
+                        candidate = (max(worst, load), total + load, path + (v,))
+                        if v not in nxt or candidate < nxt[v]:
+                            nxt[v] = candidate
+            frontier = nxt
+        return frontier[b][2]
 
 
 def _from_routes(graph, steps, table):
