@@ -5,7 +5,7 @@ GET /sdnmpi/switches   the "switches" part      GET /sdnmpi/links   the "links" 
 GET /sdnmpi/hosts      the "hosts" part
 GET /sdnmpi/ports      per-port counters and rx/tx throughput (bit/s) from port-stats polling
 GET /sdnmpi/routes     installed default routes: {dpid: {dst ip: [ports]}}
-GET /sdnmpi/stats      controller counters (packet-ins by kind, ARP replies, ...) and the policy
+GET /sdnmpi/stats      controller counters (packet-ins by kind, ARP replies, RPC, ...) and the policy
 GET /sdnmpi/jobs       MPI jobs: hosts, per-communicator plans and their installed routes
 """
 import json
@@ -54,7 +54,7 @@ class RestApi(ControllerBase):
 
     @route("sdnmpi", "/sdnmpi/stats", methods=["GET"])
     def stats(self, _req, **_kwargs):
-        return _json(self.core.stats_json())
+        return _json(dict(self.core.stats_json(), rpc=self.rpc.stats_json()))
 
 
     @route("sdnmpi", "/sdnmpi/jobs", methods=["GET"])

@@ -6,6 +6,7 @@ messages plus barriers and waiting for the barrier replies. `serve_connection` r
 connection over a socket-like object; any failure of one request or connection is logged and
 never reaches the others.
 """
+import collections
 import logging
 import time
 
@@ -35,6 +36,7 @@ class RpcService:
         self.jobs = JobTable()
         self.confirm = confirm
         self.clock = clock
+        self.counters = collections.Counter()
 
     def handle(self, req, owner):
         """(reply fields, timings) for a validated request; raises schema.RpcError to refuse it."""
@@ -43,6 +45,7 @@ class RpcService:
             return {"server": "sdnmpi %s" % __version__}, {}
         if req.op == "register":
             job = self.jobs.register(req.args["hosts"], req.args["lease_s"], owner, now)
+            self.counters["jobs_registered"] += 1
             return {"job": job.id}, {}
         job = self._job(req.args["job"], now)
         if req.op == "release":
@@ -76,6 +79,7 @@ class RpcService:
             self._resync(job)
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
         timings["install_s"] = self.clock() - t1
+        self.counters["allreduce_plans"] += 1
         LOG.info("job %d comm %d: %s plan, %d flows, max load per step %s (lower bound %s)", job.id,
                  args["comm"], plan.planner, len(plan.flows), list(plan.max_load), list(plan.lower_bound))
         return _plan_fields(plan, cached=False), timings
@@ -118,6 +122,7 @@ class RpcService:
             self._resync(job)
             raise schema.RpcError("switches did not confirm the tree: %s" % err) from None
         timings["install_s"] = self.clock() - t1
+        self.counters["bcast_trees"] += 1
         LOG.info("job %d comm %d root %s: bcast tree %s:%d over %d switches (top %s)", job.id, args["comm"],
                  new.root, new.group_ip, new.udp_port, len(new.out_ports),
                  "-" if new.top is None else "%016x" % new.top)
@@ -208,21 +213,29 @@ class RpcService:
         for job in self.jobs.expired(self.clock()):
             self.release(job, "lease expired")
 
+    def stats_json(self):
+        return {name: self.counters[name] for name in
+                ("requests", "errors", "jobs_registered", "allreduce_plans", "bcast_trees", "connections")}
+
     def jobs_json(self):
         return [job.to_json() for _id, job in sorted(self.jobs.jobs.items())]
 
     def reply_for(self, body, owner):
         """The framed reply to one request body. Never raises for bad input."""
         t0 = self.clock()
+        self.counters["requests"] += 1
         try:
             req = schema.decode_request(body)
         except schema.RpcError as err:
+            self.counters["errors"] += 1
             return schema.encode_reply(err.req_id, error=str(err), timings={"total_s": self.clock() - t0})
         try:
             fields, timings = self.handle(req, owner)
         except schema.RpcError as err:
+            self.counters["errors"] += 1
             return schema.encode_reply(req.id, error=str(err), timings={"total_s": self.clock() - t0})
         except Exception:  # pylint: disable=broad-except
+            self.counters["errors"] += 1
             LOG.exception("RPC %s failed", req.op)
             return schema.encode_reply(req.id, error="internal error", timings={"total_s": self.clock() - t0})
         timings["total_s"] = self.clock() - t0
@@ -252,6 +265,7 @@ def _recv_exactly(sock, n):
 def serve_connection(service, sock, peer):
     """Serves one client until it closes, sends an unusable frame length, or errs."""
     owner = object()
+    service.counters["connections"] += 1
     LOG.info("RPC client %s connected", peer)
     try:
         while True:

@@ -2,7 +2,7 @@
 import re
 import subprocess
 
-FLOW_RE = re.compile(r"n_packets=(?P<packets>\d+), n_bytes=(?P<bytes>\d+), .*?priority=(?P<priority>\d+)"
+FLOW_RE = re.compile(r"cookie=(?P<cookie>0x[0-9a-f]+), .*?n_packets=(?P<packets>\d+), n_bytes=(?P<bytes>\d+), .*?priority=(?P<priority>\d+)"
                      r"(?:,(?P<match>\S*))? actions=(?P<actions>\S+)")
 
 
@@ -12,7 +12,7 @@ def _ofctl(*args):
 
 
 def flows(bridge):
-    """[{priority, match: {field: value}, actions: str, packets, bytes}] of table 0."""
+    """[{cookie, priority, match: {field: value}, actions: str, packets, bytes}] of table 0."""
     out = []
     for line in _ofctl("dump-flows", bridge).splitlines():
         m = FLOW_RE.search(line)
@@ -23,7 +23,7 @@ def flows(bridge):
             if part:
                 key, _, value = part.partition("=")
                 match[key] = value
-        out.append({"priority": int(m.group("priority")), "match": match, "actions": m.group("actions"),
+        out.append({"cookie": int(m.group("cookie"), 16), "priority": int(m.group("priority")), "match": match, "actions": m.group("actions"),
                     "packets": int(m.group("packets")), "bytes": int(m.group("bytes"))})
     return out
 
