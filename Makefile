@@ -14,6 +14,7 @@ setup:
 
 build:
 	$(MAKE) -C lldpd
+	$(MAKE) -C libsdnmpi
 
 demo: setup
 	$(PYTHON) -m sdnmpi.mininet_topos.demo $(DEMO_ARGS)
@@ -29,7 +30,9 @@ integration-test: setup
 
 install: build
 	$(MAKE) -C lldpd install PREFIX=$(PREFIX)
+	$(MAKE) -C libsdnmpi install PREFIX=$(PREFIX)
 
 clean:
 	$(MAKE) -C lldpd clean
+	$(MAKE) -C libsdnmpi clean
 	rm -rf build *.egg-info .pytest_cache

@@ -1,0 +1,60 @@
+/*
+ * sdnmpi.h -- SDN-enhanced MPI collectives.
+ *
+ * Before the first allreduce on a communicator, the library asks the sdnmpi controller to install
+ * balanced routes for the host pairs of the allreduce's communication schedule (docs/rpc.md); the
+ * data then moves over those routes. Whenever the controller cannot help (not configured,
+ * unreachable, slow, an error, a dead connection) the library falls back to the MPI library's own
+ * MPI_Allreduce, and the job carries on.
+ *
+ * Usage:  MPI_Init(...); SDN_MPI_Init(); ... SDN_MPI_Allreduce(...) ...; SDN_MPI_Finalize();
+ *         MPI_Finalize();
+ * Or, for an unmodified program, LD_PRELOAD libsdnmpi-preload.so (see libsdnmpi/README.md).
+ *
+ * Build:  mpicc app.c $(pkg-config --cflags --libs sdnmpi)
+ */
+#ifndef SDNMPI_H
+#define SDNMPI_H
+
+#include <mpi.h>
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define SDNMPI_EXPORT __attribute__((visibility("default")))
+#else
+#define SDNMPI_EXPORT
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Collective over MPI_COMM_WORLD; call after MPI_Init/MPI_Init_thread. Registers the job with the
+ * controller named by SDN_MPI_CONTROLLER (host:port). Returns MPI_SUCCESS also when the SDN path
+ * is unavailable (every allreduce then falls back to the MPI library); MPI_ERR_OTHER if MPI is
+ * not initialised or SDN_MPI_Init was already called (a second call changes nothing); an MPI
+ * error code if an MPI call failed.
+ */
+SDNMPI_EXPORT int SDN_MPI_Init(void);
+
+/*
+ * Collective over MPI_COMM_WORLD; call before MPI_Finalize. Releases the job on the controller
+ * and closes the connections. Returns MPI_SUCCESS, or MPI_ERR_OTHER if SDN_MPI_Init did not run
+ * or SDN_MPI_Finalize already ran.
+ */
+SDNMPI_EXPORT int SDN_MPI_Finalize(void);
+
+/*
+ * Exactly MPI_Allreduce. Uses SDN-routed recursive doubling or Rabenseifner's algorithm for
+ * predefined commutative operations on predefined datatypes over intracommunicators, and
+ * PMPI_Allreduce otherwise (also when called before SDN_MPI_Init or after SDN_MPI_Finalize).
+ * Every rank of the communicator gets a bit-identical result.
+ */
+SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SDNMPI_H */

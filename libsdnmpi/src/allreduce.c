@@ -1,0 +1,109 @@
+/* allreduce.c -- SDN_MPI_Allreduce: decides between the SDN algorithms and PMPI_Allreduce.
+ *
+ * Every input of the decision is the same on all ranks of a valid collective call (count,
+ * datatype, op, comm, the knobs agreed at SDN_MPI_Init, the plan broadcast by the communicator's
+ * rank 0), so all ranks take the same path; anything else would deadlock.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "allreduce.h"
+#include "dtype.h"
+#include "log.h"
+#include "plan.h"
+#include "schedule.h"
+#include "sdnmpi.h"
+#include "state.h"
+
+void *sdnmpi_scratch(size_t bytes, MPI_Comm comm)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (p == NULL) {
+        sdnmpi_warn("out of memory for a %zu-byte allreduce buffer, aborting", bytes);
+        PMPI_Abort(comm, MPI_ERR_NO_MEM);
+        abort(); /* PMPI_Abort does not return */
+    }
+    return p;
+}
+
+static int fallback(const char *why, int count, const void *sendbuf, void *recvbuf,
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    sdnmpi_g.last_path = SDNMPI_PATH_PMPI;
+    if (sdnmpi_g.initialized && !sdnmpi_g.finalized)
+        sdnmpi_log("allreduce count=%d: PMPI_Allreduce (%s)", count, why);
+    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    const char *why = NULL;
+    int rc = MPI_SUCCESS;
+
+    if (!s->initialized)
+        why = "SDN_MPI_Init was not called";
+    else if (s->finalized)
+        why = "after SDN_MPI_Finalize";
+    else if (!s->sdn_ok)
+        why = s->off_reason;
+    else if (comm == MPI_COMM_NULL || datatype == MPI_DATATYPE_NULL || op == MPI_OP_NULL
+             || count < 0)
+        why = "invalid argument"; /* PMPI_Allreduce reports it */
+    if (why != NULL)
+        return fallback(why, count, sendbuf, recvbuf, datatype, op, comm);
+
+    int inter = 0;
+    if ((rc = PMPI_Comm_test_inter(comm, &inter)) != MPI_SUCCESS)
+        return rc;
+    if (inter)
+        return fallback("intercommunicator", count, sendbuf, recvbuf, datatype, op, comm);
+    why = sdnmpi_dtype_unsupported(datatype, op, &rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (why != NULL)
+        return fallback(why, count, sendbuf, recvbuf, datatype, op, comm);
+
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0;
+    if ((rc = PMPI_Type_size(datatype, &size)) != MPI_SUCCESS
+        || (rc = PMPI_Type_get_extent(datatype, &lb, &extent)) != MPI_SUCCESS)
+        return rc;
+    uint64_t bytes = (uint64_t)count * (uint64_t)size;
+    if (bytes < s->cfg.min_bytes)
+        return fallback("below SDN_MPI_MIN_BYTES", count, sendbuf, recvbuf, datatype, op, comm);
+    if (bytes > s->cfg.max_bytes)
+        return fallback("above SDN_MPI_MAX_BYTES", count, sendbuf, recvbuf, datatype, op, comm);
+    if (lb != 0 || extent < size)
+        return fallback("unusual datatype layout", count, sendbuf, recvbuf, datatype, op, comm);
+
+    const struct sdnmpi_plan *plan = NULL;
+    if ((rc = sdnmpi_plan_get(comm, &plan)) != MPI_SUCCESS)
+        return rc;
+    if (!plan->ok)
+        return fallback("no SDN routes for this communicator", count, sendbuf, recvbuf, datatype,
+                        op, comm);
+    if (count == 0) {
+        s->last_path = SDNMPI_PATH_EMPTY;
+        sdnmpi_log("allreduce comm=%" PRId64 " count=0: nothing to do", plan->comm_id);
+        return MPI_SUCCESS;
+    }
+
+    int p = 0, pof2, rem;
+    if ((rc = PMPI_Comm_size(plan->priv, &p)) != MPI_SUCCESS)
+        return rc;
+    sdnmpi_rd_geometry(p, &pof2, &rem);
+    if (p > 1 && bytes >= s->cfg.rab_min && count >= pof2) {
+        s->last_path = SDNMPI_PATH_RAB;
+        sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": Rabenseifner",
+                   plan->comm_id, count, bytes);
+        return sdnmpi_allreduce_rabenseifner(sendbuf, recvbuf, count, datatype, extent, op,
+                                             plan->priv);
+    }
+    s->last_path = SDNMPI_PATH_RD;
+    sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": recursive doubling",
+               plan->comm_id, count, bytes);
+    return sdnmpi_allreduce_rd(sendbuf, recvbuf, count, datatype, extent, op, plan->priv);
+}

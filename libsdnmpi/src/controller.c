@@ -1,0 +1,140 @@
+/* controller.c -- the connection to the controller: deadlines, request ids, failure handling. */
+#include "controller.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sock.h"
+
+void sdnmpi_conn_init(struct sdnmpi_conn *c)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    c->next_id = 1;
+}
+
+void sdnmpi_conn_close(struct sdnmpi_conn *c)
+{
+    if (c->fd >= 0)
+        close(c->fd); /* nothing to do about a failing close of a socket */
+    c->fd = -1;
+}
+
+static void kill_conn(struct sdnmpi_conn *c)
+{
+    sdnmpi_conn_close(c);
+    c->dead = 1;
+}
+
+/* Encoded request in buf with id `id`: one exchange. */
+static int exchange(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                    struct sdnmpi_rpc_buf *buf, int64_t id, struct sdnmpi_rpc_reply *reply,
+                    char *why, size_t whylen)
+{
+    if (c->fd < 0) {
+        snprintf(why, whylen, "not connected");
+        return SDNMPI_CTRL_FAILED;
+    }
+    int64_t deadline = sdnmpi_now_ms() + cfg->timeout_ms;
+    int rc = sdnmpi_rpc_call(c->fd, buf, id, deadline, reply, why, whylen);
+    sdnmpi_rpc_buf_free(buf);
+    if (rc != 0) {
+        kill_conn(c);
+        return SDNMPI_CTRL_FAILED;
+    }
+    if (!reply->ok) {
+        snprintf(why, whylen, "controller error: %s", reply->error[0] ? reply->error : "(no reason)");
+        return SDNMPI_CTRL_REFUSED;
+    }
+    return SDNMPI_CTRL_OK;
+}
+
+static int encode_failed(struct sdnmpi_rpc_buf *buf, char *why, size_t whylen)
+{
+    snprintf(why, whylen, "%s", buf->overflow ? "request larger than 1 MiB" : "out of memory");
+    sdnmpi_rpc_buf_free(buf);
+    return SDNMPI_CTRL_REFUSED;
+}
+
+int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, char *why,
+                     size_t whylen)
+{
+    if (c->fd >= 0)
+        return SDNMPI_CTRL_OK;
+    if (c->dead) {
+        snprintf(why, whylen, "an earlier failure closed the connection");
+        return SDNMPI_CTRL_FAILED;
+    }
+    if (!cfg->has_controller) {
+        snprintf(why, whylen, "SDN_MPI_CONTROLLER is not set");
+        return SDNMPI_CTRL_FAILED;
+    }
+    int64_t deadline = sdnmpi_now_ms() + cfg->timeout_ms;
+    c->fd = sdnmpi_sock_connect(cfg->ctrl_host, cfg->ctrl_port, deadline);
+    if (c->fd < 0) {
+        snprintf(why, whylen, "cannot connect to %s:%s: %s", cfg->ctrl_host, cfg->ctrl_port,
+                 strerror(errno));
+        c->dead = 1;
+        return SDNMPI_CTRL_FAILED;
+    }
+    struct sdnmpi_rpc_buf buf = {0};
+    struct sdnmpi_rpc_reply reply;
+    int64_t id = c->next_id++;
+    if (sdnmpi_rpc_encode_hello(&buf, id)) {
+        encode_failed(&buf, why, whylen);
+        kill_conn(c);
+        return SDNMPI_CTRL_FAILED;
+    }
+    int rc = exchange(c, cfg, &buf, id, &reply, why, whylen);
+    if (rc != SDNMPI_CTRL_OK) {
+        kill_conn(c);
+        return SDNMPI_CTRL_FAILED;
+    }
+    snprintf(c->server, sizeof c->server, "%s", reply.server[0] ? reply.server : "(unnamed)");
+    return SDNMPI_CTRL_OK;
+}
+
+int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                         const uint32_t *hosts, size_t nhosts, int64_t *job, char *why,
+                         size_t whylen)
+{
+    struct sdnmpi_rpc_buf buf = {0};
+    struct sdnmpi_rpc_reply reply;
+    int64_t id = c->next_id++;
+    if (sdnmpi_rpc_encode_register(&buf, id, hosts, nhosts))
+        return encode_failed(&buf, why, whylen);
+    int rc = exchange(c, cfg, &buf, id, &reply, why, whylen);
+    if (rc != SDNMPI_CTRL_OK)
+        return rc;
+    if (reply.job <= 0) {
+        snprintf(why, whylen, "register reply without a valid job id");
+        kill_conn(c);
+        return SDNMPI_CTRL_FAILED;
+    }
+    *job = reply.job;
+    return SDNMPI_CTRL_OK;
+}
+
+int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+                     int64_t comm_id, const struct sdnmpi_host_steps *steps,
+                     struct sdnmpi_rpc_reply *reply, char *why, size_t whylen)
+{
+    struct sdnmpi_rpc_buf buf = {0};
+    int64_t id = c->next_id++;
+    if (sdnmpi_rpc_encode_plan_allreduce(&buf, id, job, comm_id, cfg->planner, steps))
+        return encode_failed(&buf, why, whylen);
+    return exchange(c, cfg, &buf, id, reply, why, whylen);
+}
+
+int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+                        char *why, size_t whylen)
+{
+    struct sdnmpi_rpc_buf buf = {0};
+    struct sdnmpi_rpc_reply reply;
+    int64_t id = c->next_id++;
+    if (sdnmpi_rpc_encode_release(&buf, id, job))
+        return encode_failed(&buf, why, whylen);
+    return exchange(c, cfg, &buf, id, &reply, why, whylen);
+}

@@ -1,0 +1,188 @@
+/* env.c -- parses the SDN_MPI_* environment knobs. Nothing else reads the environment. */
+#include "env.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+#define DEFAULT_TIMEOUT_MS 5000
+#define MAX_TIMEOUT_MS 3600000
+#define DEFAULT_RAB_MIN 65536
+
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+    return (v != NULL && v[0] != '\0') ? v : NULL;
+}
+
+static int parse_bool(const char *name, int dflt)
+{
+    const char *v = env(name);
+    if (v == NULL)
+        return dflt;
+    if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"))
+        return 1;
+    if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off"))
+        return 0;
+    sdnmpi_warn("ignoring %s=%s (want 0 or 1)", name, v);
+    return dflt;
+}
+
+/* A non-negative integer with an optional binary suffix k/m/g; "unlimited" gives UINT64_MAX if
+ * allowed. */
+static uint64_t parse_bytes(const char *name, uint64_t dflt, int allow_unlimited)
+{
+    const char *v = env(name);
+    if (v == NULL)
+        return dflt;
+    if (allow_unlimited && !strcasecmp(v, "unlimited"))
+        return UINT64_MAX;
+    if (!isdigit((unsigned char)v[0]))
+        goto bad;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno != 0)
+        goto bad;
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30, end++;
+    if (*end != '\0' || (shift && n > (UINT64_MAX >> shift)))
+        goto bad;
+    return (uint64_t)n << shift;
+bad:
+    sdnmpi_warn("ignoring %s=%s (want a byte count%s)", name, v,
+                allow_unlimited ? " or \"unlimited\"" : "");
+    return dflt;
+}
+
+static long parse_long(const char *name, long dflt, long lo, long hi)
+{
+    const char *v = env(name);
+    if (v == NULL)
+        return dflt;
+    errno = 0;
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || n < lo || n > hi) {
+        sdnmpi_warn("ignoring %s=%s (want an integer in %ld..%ld)", name, v, lo, hi);
+        return dflt;
+    }
+    return n;
+}
+
+int sdnmpi_env_split_hostport(const char *text, char *host, size_t hostlen, char *port,
+                              size_t portlen)
+{
+    const char *colon;
+    const char *hstart = text;
+    size_t hlen;
+    if (text[0] == '[') {
+        const char *close = strchr(text, ']');
+        if (close == NULL || close[1] != ':')
+            return -1;
+        hstart = text + 1;
+        hlen = (size_t)(close - hstart);
+        colon = close + 1;
+    } else {
+        colon = strrchr(text, ':');
+        if (colon == NULL)
+            return -1;
+        hlen = (size_t)(colon - text);
+    }
+    const char *p = colon + 1;
+    size_t plen = strlen(p);
+    if (hlen == 0 || hlen >= hostlen || plen == 0 || plen >= portlen)
+        return -1;
+    for (size_t i = 0; i < plen; i++)
+        if (!isdigit((unsigned char)p[i]))
+            return -1;
+    long portnum = strtol(p, NULL, 10);
+    if (portnum < 1 || portnum > 65535)
+        return -1;
+    memcpy(host, hstart, hlen);
+    host[hlen] = '\0';
+    memcpy(port, p, plen + 1);
+    return 0;
+}
+
+static void parse_subnet(struct sdnmpi_config *cfg)
+{
+    const char *v = env("SDN_MPI_FABRIC_SUBNET");
+    if (v == NULL)
+        return;
+    char addr[INET_ADDRSTRLEN];
+    const char *slash = strchr(v, '/');
+    size_t alen = slash ? (size_t)(slash - v) : strlen(v);
+    struct in_addr in;
+    long len = 32;
+    if (alen == 0 || alen >= sizeof addr)
+        goto bad;
+    memcpy(addr, v, alen);
+    addr[alen] = '\0';
+    if (inet_pton(AF_INET, addr, &in) != 1)
+        goto bad;
+    if (slash != NULL) {
+        char *end = NULL;
+        errno = 0;
+        len = strtol(slash + 1, &end, 10);
+        if (errno != 0 || end == slash + 1 || *end != '\0' || len < 0 || len > 32)
+            goto bad;
+    }
+    cfg->subnet_mask = len == 0 ? 0 : (uint32_t)(0xffffffffu << (32 - len));
+    cfg->subnet = ntohl(in.s_addr) & cfg->subnet_mask;
+    cfg->has_subnet = 1;
+    return;
+bad:
+    sdnmpi_warn("ignoring SDN_MPI_FABRIC_SUBNET=%s (want a.b.c.d/len)", v);
+}
+
+void sdnmpi_env_load(struct sdnmpi_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->disable = parse_bool("SDN_MPI_DISABLE", 0);
+    cfg->verbose = parse_bool("SDN_MPI_VERBOSE", 0);
+
+    const char *ctrl = env("SDN_MPI_CONTROLLER");
+    if (ctrl != NULL) {
+        if (sdnmpi_env_split_hostport(ctrl, cfg->ctrl_host, sizeof cfg->ctrl_host, cfg->ctrl_port,
+                                      sizeof cfg->ctrl_port) == 0)
+            cfg->has_controller = 1;
+        else
+            sdnmpi_warn("ignoring SDN_MPI_CONTROLLER=%s (want host:port)", ctrl);
+    }
+    cfg->timeout_ms = (int)parse_long("SDN_MPI_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+    cfg->min_bytes = parse_bytes("SDN_MPI_MIN_BYTES", 0, 0);
+    cfg->max_bytes = parse_bytes("SDN_MPI_MAX_BYTES", UINT64_MAX, 1);
+    cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", DEFAULT_RAB_MIN, 1);
+
+    const char *planner = env("SDN_MPI_PLANNER");
+    if (planner != NULL) {
+        if (strlen(planner) < sizeof cfg->planner)
+            strcpy(cfg->planner, planner);
+        else
+            sdnmpi_warn("ignoring SDN_MPI_PLANNER=%s (too long)", planner);
+    }
+
+    const char *fip = env("SDN_MPI_FABRIC_IP");
+    if (fip != NULL) {
+        struct in_addr in;
+        if (inet_pton(AF_INET, fip, &in) == 1) {
+            cfg->has_fabric_ip = 1;
+            cfg->fabric_ip = in.s_addr;
+        } else {
+            sdnmpi_warn("ignoring SDN_MPI_FABRIC_IP=%s (want an IPv4 address)", fip);
+        }
+    }
+    parse_subnet(cfg);
+    cfg->fake_hosts = (int)parse_long("SDN_MPI_FAKE_HOSTS", 0, 0, SDNMPI_FAKE_HOSTS_MAX);
+}

@@ -1,0 +1,39 @@
+/* env.h -- the SDN_MPI_* environment knobs (see README.md for the list). */
+#ifndef SDNMPI_ENV_H
+#define SDNMPI_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SDNMPI_HOST_MAX 256
+#define SDNMPI_PORT_MAX 16
+#define SDNMPI_PLANNER_MAX 16
+#define SDNMPI_FAKE_HOSTS_MAX 254
+
+struct sdnmpi_config {
+    int disable;                      /* SDN_MPI_DISABLE: always PMPI_Allreduce */
+    int verbose;                      /* SDN_MPI_VERBOSE: one stderr line per decision */
+    int has_controller;               /* SDN_MPI_CONTROLLER=host:port was given and parsed */
+    char ctrl_host[SDNMPI_HOST_MAX];
+    char ctrl_port[SDNMPI_PORT_MAX];
+    int timeout_ms;                   /* SDN_MPI_TIMEOUT_MS: connect and per-reply timeout */
+    uint64_t min_bytes;               /* SDN_MPI_MIN_BYTES: smaller messages use PMPI */
+    uint64_t max_bytes;               /* SDN_MPI_MAX_BYTES: larger messages use PMPI */
+    uint64_t rab_min;                 /* SDN_MPI_RABENSEIFNER_MIN: Rabenseifner from here on */
+    char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
+    int has_fabric_ip;                /* SDN_MPI_FABRIC_IP */
+    uint32_t fabric_ip;               /*   network byte order */
+    int has_subnet;                   /* SDN_MPI_FABRIC_SUBNET=a.b.c.d/len */
+    uint32_t subnet, subnet_mask;     /*   host byte order */
+    int fake_hosts;                   /* SDN_MPI_FAKE_HOSTS=N (test only), 0 = off */
+};
+
+/* Reads the environment into *cfg (defaults for unset or invalid knobs; invalid ones are
+ * reported with sdnmpi_warn). */
+void sdnmpi_env_load(struct sdnmpi_config *cfg);
+
+/* Splits "host:port" / "[v6]:port"; 0 on success. */
+int sdnmpi_env_split_hostport(const char *text, char *host, size_t hostlen, char *port,
+                              size_t portlen);
+
+#endif

@@ -1,0 +1,165 @@
+/* init.c -- SDN_MPI_Init / SDN_MPI_Finalize: job registration and the library state. */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "controller.h"
+#include "log.h"
+#include "plan.h"
+#include "sdnmpi.h"
+#include "state.h"
+
+struct sdnmpi_state sdnmpi_g = {
+    .world_rank = -1,
+    .keyval = MPI_KEYVAL_INVALID,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .conn = {.fd = -1, .next_id = 1},
+};
+
+/* What world rank 0 decides for everyone at SDN_MPI_Init (broadcast as bytes: all ranks run the
+ * same binary). */
+struct agreement {
+    int64_t ok;
+    int64_t job;
+    int64_t disable;
+    int64_t reason; /* index into reasons[] when !ok */
+    uint64_t min_bytes, max_bytes, rab_min;
+    char planner[SDNMPI_PLANNER_MAX];
+};
+
+static const char *const reasons[] = {
+    "SDN path on", "SDN_MPI_DISABLE is set", "SDN_MPI_CONTROLLER is not set",
+    "cannot reach the controller", "the controller refused the job", "out of memory",
+};
+enum { R_ON, R_DISABLED, R_NO_CONTROLLER, R_UNREACHABLE, R_REFUSED, R_NOMEM };
+
+/* World rank 0: hello + register. Fills a->ok/job/reason. */
+static void register_job(const uint32_t *hosts, int n, struct agreement *a)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    char why[256] = "";
+    if (sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why) != SDNMPI_CTRL_OK) {
+        a->reason = R_UNREACHABLE;
+        sdnmpi_log("init: %s, falling back to PMPI_Allreduce", why);
+        return;
+    }
+    int64_t job = 0;
+    int rc = sdnmpi_conn_register(&s->conn, &s->cfg, hosts, (size_t)n, &job, why, sizeof why);
+    if (rc != SDNMPI_CTRL_OK) {
+        a->reason = rc == SDNMPI_CTRL_REFUSED ? R_REFUSED : R_UNREACHABLE;
+        sdnmpi_log("init: register failed (%s), falling back to PMPI_Allreduce", why);
+        sdnmpi_conn_close(&s->conn);
+        return;
+    }
+    a->ok = 1;
+    a->job = job;
+    a->reason = R_ON;
+    sdnmpi_log("init: job %" PRId64 " registered with %d hosts at %s:%s (%s)", job, n,
+               s->cfg.ctrl_host, s->cfg.ctrl_port, s->conn.server);
+}
+
+SDNMPI_EXPORT int SDN_MPI_Init(void)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    int flag = 0, fin = 1, rc, rank, size;
+    if (PMPI_Initialized(&flag) != MPI_SUCCESS || !flag || PMPI_Finalized(&fin) != MPI_SUCCESS
+        || fin)
+        return MPI_ERR_OTHER;
+    if (s->initialized) {
+        sdnmpi_log("SDN_MPI_Init called twice");
+        return MPI_ERR_OTHER;
+    }
+    if ((rc = PMPI_Comm_rank(MPI_COMM_WORLD, &rank)) != MPI_SUCCESS
+        || (rc = PMPI_Comm_size(MPI_COMM_WORLD, &size)) != MPI_SUCCESS)
+        return rc;
+    s->world_rank = rank;
+    s->world_size = size;
+    sdnmpi_env_load(&s->cfg);
+
+    char how[192], ipbuf[INET_ADDRSTRLEN] = "?";
+    s->fabric_ip = sdnmpi_fabric_ip(&s->cfg, rank, how, sizeof how);
+    struct in_addr in = {.s_addr = s->fabric_ip};
+    if (inet_ntop(AF_INET, &in, ipbuf, sizeof ipbuf) == NULL)
+        strcpy(ipbuf, "?");
+    sdnmpi_log("fabric address %s (%s)", ipbuf, how);
+
+    struct agreement a;
+    memset(&a, 0, sizeof a);
+    uint32_t *hosts = NULL;
+    if (rank == 0) {
+        a.disable = s->cfg.disable;
+        a.min_bytes = s->cfg.min_bytes;
+        a.max_bytes = s->cfg.max_bytes;
+        a.rab_min = s->cfg.rab_min;
+        memcpy(a.planner, s->cfg.planner, sizeof a.planner);
+        a.reason = s->cfg.disable ? R_DISABLED : !s->cfg.has_controller ? R_NO_CONTROLLER : R_ON;
+        if (a.reason == R_ON && (hosts = malloc((size_t)size * sizeof *hosts)) == NULL)
+            a.reason = R_NOMEM;
+    }
+    /* Whether to gather at all: world rank 0's decision. */
+    int64_t gather = a.reason == R_ON;
+    if ((rc = PMPI_Bcast(&gather, 1, MPI_INT64_T, 0, MPI_COMM_WORLD)) != MPI_SUCCESS)
+        goto out;
+    if (gather) {
+        rc = PMPI_Gather(&s->fabric_ip, 1, MPI_UINT32_T, hosts, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS)
+            goto out;
+        if (rank == 0)
+            register_job(hosts, size, &a);
+    } else if (rank == 0) {
+        sdnmpi_log("init: %s, falling back to PMPI_Allreduce", reasons[a.reason]);
+    }
+    if ((rc = PMPI_Bcast(&a, (int)sizeof a, MPI_BYTE, 0, MPI_COMM_WORLD)) != MPI_SUCCESS)
+        goto out;
+    if ((rc = sdnmpi_plan_keyval_create()) != MPI_SUCCESS)
+        goto out;
+
+    s->sdn_ok = (int)a.ok;
+    s->job_id = a.job;
+    s->off_reason = a.ok ? NULL : reasons[a.reason >= 0 && a.reason <= R_NOMEM ? a.reason : R_UNREACHABLE];
+    s->cfg.disable = (int)a.disable;
+    s->cfg.min_bytes = a.min_bytes;
+    s->cfg.max_bytes = a.max_bytes;
+    s->cfg.rab_min = a.rab_min;
+    memcpy(s->cfg.planner, a.planner, sizeof a.planner);
+    s->cfg.planner[sizeof s->cfg.planner - 1] = '\0';
+    s->initialized = 1;
+    if (rank != 0) {
+        if (s->sdn_ok)
+            sdnmpi_log("init: job %" PRId64 ", SDN path on", s->job_id);
+        else
+            sdnmpi_log("init: %s, falling back to PMPI_Allreduce", s->off_reason);
+    }
+out:
+    free(hosts);
+    if (rc != MPI_SUCCESS && rank == 0)
+        sdnmpi_conn_close(&s->conn); /* closing releases the job on the controller */
+    return rc;
+}
+
+SDNMPI_EXPORT int SDN_MPI_Finalize(void)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    if (!s->initialized || s->finalized)
+        return MPI_ERR_OTHER;
+    s->finalized = 1;
+    int rc = sdnmpi_plan_keyval_free();
+    /* Every rank is done with its plans and its data before the routes go away. */
+    int brc = PMPI_Barrier(MPI_COMM_WORLD);
+    if (pthread_mutex_lock(&s->lock) == 0) {
+        if (s->world_rank == 0 && s->sdn_ok && s->conn.fd >= 0) {
+            char why[256] = "";
+            if (sdnmpi_conn_release(&s->conn, &s->cfg, s->job_id, why, sizeof why) == SDNMPI_CTRL_OK)
+                sdnmpi_log("finalize: job %" PRId64 " released", s->job_id);
+            else
+                sdnmpi_log("finalize: release of job %" PRId64 " failed (%s); closing the "
+                           "connection releases it", s->job_id, why);
+        }
+        sdnmpi_conn_close(&s->conn);
+        (void)pthread_mutex_unlock(&s->lock);
+    }
+    return rc != MPI_SUCCESS ? rc : brc;
+}

@@ -1,0 +1,225 @@
+/* plan.c -- asks the controller for a communicator's routes once, caches the answer (plan.h). */
+#include "plan.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller.h"
+#include "log.h"
+#include "rpc.h"
+#include "schedule.h"
+#include "sock.h"
+#include "state.h"
+
+static int plan_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm, (void)keyval, (void)extra;
+    struct sdnmpi_plan *plan = attr;
+    if (plan->priv != MPI_COMM_NULL) {
+        /* During MPI_Finalize's own teardown of leaked communicators MPI is past freeing
+         * anything; it reclaims the duplicate itself. */
+        int finalized = 1;
+        if (PMPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
+            (void)PMPI_Comm_free(&plan->priv); /* nothing to do about a failure here */
+    }
+    free(plan);
+    return MPI_SUCCESS;
+}
+
+int sdnmpi_plan_keyval_create(void)
+{
+    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, plan_delete, &sdnmpi_g.keyval, NULL);
+}
+
+static int drop_attr(MPI_Comm comm)
+{
+    void *val = NULL;
+    int flag = 0;
+    int rc = PMPI_Comm_get_attr(comm, sdnmpi_g.keyval, &val, &flag);
+    if (rc == MPI_SUCCESS && flag)
+        rc = PMPI_Comm_delete_attr(comm, sdnmpi_g.keyval);
+    return rc;
+}
+
+int sdnmpi_plan_keyval_free(void)
+{
+    if (sdnmpi_g.keyval == MPI_KEYVAL_INVALID)
+        return MPI_SUCCESS;
+    int rc = drop_attr(MPI_COMM_WORLD);
+    int rc2 = drop_attr(MPI_COMM_SELF);
+    int rc3 = PMPI_Comm_free_keyval(&sdnmpi_g.keyval);
+    sdnmpi_g.keyval = MPI_KEYVAL_INVALID;
+    return rc != MPI_SUCCESS ? rc : rc2 != MPI_SUCCESS ? rc2 : rc3;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int count_hosts(const uint32_t *ips, int p)
+{
+    uint32_t *copy = malloc((size_t)p * sizeof *copy);
+    if (copy == NULL)
+        return -1;
+    memcpy(copy, ips, (size_t)p * sizeof *copy);
+    qsort(copy, (size_t)p, sizeof *copy, cmp_u32);
+    int n = p > 0;
+    for (int i = 1; i < p; i++)
+        n += copy[i] != copy[i - 1];
+    free(copy);
+    return n;
+}
+
+static void format_loads(const struct sdnmpi_rpc_reply *r, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < r->n_max_load && i < SDNMPI_RPC_MAX_LOADS && used + 24 < len; i++) {
+        int n = snprintf(out + used, len - used, "%s%" PRId64, i ? "," : "", r->max_load[i]);
+        if (n < 0)
+            return;
+        used += (size_t)n;
+    }
+    if (r->n_max_load > SDNMPI_RPC_MAX_LOADS && used + 4 < len)
+        snprintf(out + used, len - used, ",...");
+}
+
+/* Rank 0 of the communicator: the request. Returns 1 if the SDN algorithms may run. */
+static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *comm_id)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    struct sdnmpi_host_steps hs;
+    int hosts = count_hosts(ips, p);
+    *comm_id = -1;
+    int rc = sdnmpi_host_steps_build(p, ips, SDNMPI_RPC_MAX_PAIRS, &hs);
+    if (rc != SDNMPI_STEPS_OK) {
+        sdnmpi_log("plan ranks=%d hosts=%d: %s, falling back", p, hosts,
+                   rc == SDNMPI_STEPS_TOO_MANY ? "more host pairs than a request may carry"
+                                               : "out of memory");
+        return 0;
+    }
+    if (hs.npairs == 0) {
+        sdnmpi_log("plan ranks=%d hosts=%d: all ranks on one host, no request needed", p, hosts);
+        sdnmpi_host_steps_free(&hs);
+        return 1;
+    }
+    if (hs.nsteps > SDNMPI_RPC_MAX_STEPS) {
+        sdnmpi_log("plan ranks=%d: %d steps is more than a request may carry, falling back", p,
+                   hs.nsteps);
+        sdnmpi_host_steps_free(&hs);
+        return 0;
+    }
+    char why[256] = "";
+    struct sdnmpi_rpc_reply reply;
+    int ok = 0;
+    int64_t t0 = sdnmpi_now_ms();
+    if (pthread_mutex_lock(&s->lock) != 0) {
+        sdnmpi_host_steps_free(&hs);
+        sdnmpi_warn("plan: cannot lock the library state, falling back");
+        return 0;
+    }
+    *comm_id = is_world ? 0 : 1 + s->world_rank + (int64_t)s->world_size * s->comms_led++;
+    int crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
+    if (crc == SDNMPI_CTRL_OK)
+        crc = sdnmpi_conn_plan(&s->conn, &s->cfg, s->job_id, *comm_id, &hs, &reply, why, sizeof why);
+    (void)pthread_mutex_unlock(&s->lock);
+    double rtt = (double)(sdnmpi_now_ms() - t0) / 1000.0;
+    if (crc == SDNMPI_CTRL_OK) {
+        char loads[160];
+        format_loads(&reply, loads, sizeof loads);
+        sdnmpi_log("plan comm=%" PRId64 " ranks=%d hosts=%d steps=%d pairs=%zu: ok flows=%" PRId64
+                   " max_load=[%s] in %.3fs (controller total %.3fs plan %.3fs install %.3fs)",
+                   *comm_id, p, hosts, hs.nsteps, hs.npairs, reply.flows, loads, rtt,
+                   reply.total_s, reply.plan_s, reply.install_s);
+        ok = 1;
+    } else {
+        sdnmpi_log("plan comm=%" PRId64 " ranks=%d hosts=%d steps=%d pairs=%zu: failed after "
+                   "%.3fs (%s), falling back",
+                   *comm_id, p, hosts, hs.nsteps, hs.npairs, rtt, why);
+    }
+    sdnmpi_host_steps_free(&hs);
+    return ok;
+}
+
+/* Returned, uncached, when some rank could not allocate: every rank then falls back for this
+ * call and tries again on the next one. */
+static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1};
+
+/* Makes and caches the plan of comm (collective). */
+static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    MPI_Comm priv = MPI_COMM_NULL;
+    struct sdnmpi_plan *plan = NULL;
+    uint32_t *ips = NULL;
+    int rank, p, rc;
+    int64_t outcome[2] = {0, -1}; /* ok, comm id */
+
+    if ((rc = PMPI_Comm_dup(comm, &priv)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Comm_rank(priv, &rank)) != MPI_SUCCESS
+        || (rc = PMPI_Comm_size(priv, &p)) != MPI_SUCCESS)
+        goto fail;
+
+    /* Allocate everything first, then agree, so that a failure anywhere is everyone's. */
+    plan = calloc(1, sizeof *plan);
+    if (rank == 0)
+        ips = malloc((size_t)p * sizeof *ips);
+    int local_ok = plan != NULL && (rank != 0 || ips != NULL);
+    int all_ok = 0;
+    if ((rc = PMPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
+        goto fail;
+    if (!all_ok) {
+        if (rank == 0)
+            sdnmpi_log("plan ranks=%d: out of memory on some rank, falling back for this call", p);
+        free(plan);
+        free(ips);
+        *out = &no_plan;
+        return PMPI_Comm_free(&priv);
+    }
+    if ((rc = PMPI_Gather(&s->fabric_ip, 1, MPI_UINT32_T, ips, 1, MPI_UINT32_T, 0, priv))
+        != MPI_SUCCESS)
+        goto fail;
+    if (rank == 0)
+        outcome[0] = leader_request(ips, p, comm == MPI_COMM_WORLD, &outcome[1]);
+    if ((rc = PMPI_Bcast(outcome, 2, MPI_INT64_T, 0, priv)) != MPI_SUCCESS)
+        goto fail;
+    free(ips);
+    ips = NULL;
+
+    plan->ok = (int)outcome[0];
+    plan->comm_id = outcome[1];
+    plan->priv = MPI_COMM_NULL;
+    if (!plan->ok && (rc = PMPI_Comm_free(&priv)) != MPI_SUCCESS)
+        goto fail;
+    if ((rc = PMPI_Comm_set_attr(comm, s->keyval, plan)) != MPI_SUCCESS)
+        goto fail;
+    plan->priv = priv; /* owned by the attribute from here on */
+    *out = plan;
+    return MPI_SUCCESS;
+
+fail:
+    free(plan);
+    free(ips);
+    if (priv != MPI_COMM_NULL)
+        (void)PMPI_Comm_free(&priv); /* already failing: report the first error */
+    return rc;
+}
+
+int sdnmpi_plan_get(MPI_Comm comm, const struct sdnmpi_plan **plan)
+{
+    void *val = NULL;
+    int flag = 0;
+    int rc = PMPI_Comm_get_attr(comm, sdnmpi_g.keyval, &val, &flag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (flag) {
+        *plan = val;
+        return MPI_SUCCESS;
+    }
+    return plan_create(comm, plan);
+}

@@ -1,0 +1,31 @@
+/*
+ * plan.h -- per-communicator plans, cached in an MPI attribute.
+ *
+ * The first SDN_MPI_Allreduce on a communicator that the SDN algorithms can handle makes the plan:
+ * the communicator is duplicated (the algorithms' messages travel on the duplicate, never mixing
+ * with the application's), rank 0 gathers every rank's fabric address, computes the schedule's
+ * host pairs and, unless they are all on one host, sends plan_allreduce to the controller; the
+ * outcome is broadcast so that every rank decides alike, and cached on the communicator. Later
+ * calls only read the attribute.
+ */
+#ifndef SDNMPI_PLAN_H
+#define SDNMPI_PLAN_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+struct sdnmpi_plan {
+    int ok;          /* routes are installed (or none are needed): use the SDN algorithms */
+    MPI_Comm priv;   /* duplicate of the communicator for the algorithms; MPI_COMM_NULL if !ok */
+    int64_t comm_id; /* the id sent to the controller; -1 if no request was made */
+};
+
+/* Creates the attribute keyval (SDN_MPI_Init) / frees it and the plans of MPI_COMM_WORLD and
+ * MPI_COMM_SELF (SDN_MPI_Finalize). MPI error codes. */
+int sdnmpi_plan_keyval_create(void);
+int sdnmpi_plan_keyval_free(void);
+
+/* The plan of `comm`, made now if it has none (collective over comm). MPI error code. */
+int sdnmpi_plan_get(MPI_Comm comm, const struct sdnmpi_plan **plan);
+
+#endif

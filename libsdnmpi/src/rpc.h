@@ -1,0 +1,63 @@
+/*
+ * rpc.h -- the C side of docs/rpc.md (sdnmpi RPC version 1), and the only place that knows it:
+ * 4-byte big-endian length + one msgpack map per message, requests hello / register /
+ * plan_allreduce / release, and their replies.
+ */
+#ifndef SDNMPI_RPC_H
+#define SDNMPI_RPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schedule.h"
+
+#define SDNMPI_RPC_VERSION 1
+#define SDNMPI_RPC_MAX_FRAME (1u << 20) /* body bytes */
+#define SDNMPI_RPC_MAX_HOSTS 65536
+#define SDNMPI_RPC_MAX_STEPS 64
+#define SDNMPI_RPC_MAX_PAIRS 65536
+
+/* One encoded request: header + body, at most 4 + SDNMPI_RPC_MAX_FRAME bytes. */
+struct sdnmpi_rpc_buf {
+    char *data;
+    size_t len, cap;
+    int overflow; /* the body would exceed SDNMPI_RPC_MAX_FRAME */
+};
+
+#define SDNMPI_RPC_MAX_LOADS 16
+
+struct sdnmpi_rpc_reply {
+    int64_t id;
+    int ok;                                  /* status "ok" */
+    char error[192];                         /* the reason of an error reply (may be truncated) */
+    char server[64];                         /* hello */
+    int64_t job;                             /* register; 0 if absent */
+    int64_t flows;                           /* plan_allreduce; -1 if absent */
+    size_t n_max_load;                       /* plan_allreduce: entries of max_load ... */
+    int64_t max_load[SDNMPI_RPC_MAX_LOADS];  /* ... the first SDNMPI_RPC_MAX_LOADS of them */
+    double total_s, plan_s, install_s;       /* timings; -1 if absent */
+};
+
+/* Encoders: 0 on success, -1 on allocation failure or oversized body (buf->overflow).
+ * The buffer must be zero-initialised before the first use and freed with sdnmpi_rpc_buf_free. */
+int sdnmpi_rpc_encode_hello(struct sdnmpi_rpc_buf *buf, int64_t id);
+int sdnmpi_rpc_encode_register(struct sdnmpi_rpc_buf *buf, int64_t id, const uint32_t *hosts,
+                               size_t nhosts);
+int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job,
+                                     int64_t comm, const char *planner,
+                                     const struct sdnmpi_host_steps *steps);
+int sdnmpi_rpc_encode_release(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job);
+void sdnmpi_rpc_buf_free(struct sdnmpi_rpc_buf *buf);
+
+/* Decodes one reply body. 0 if it is a well-formed version-1 reply, -1 otherwise. */
+int sdnmpi_rpc_decode_reply(const char *body, size_t len, struct sdnmpi_rpc_reply *out);
+
+/* Sends the encoded request and waits for its reply until deadline_ms (sdnmpi_now_ms scale).
+ * 0: a reply with the request's id arrived (ok or error, see reply->ok); the connection stays in
+ * step. -1: send/receive failure, timeout, end of stream, a malformed or mismatched reply; the
+ * stream cannot be trusted any more and the caller must close it. `what` describes the failure
+ * for the log (at least 128 bytes). */
+int sdnmpi_rpc_call(int fd, const struct sdnmpi_rpc_buf *req, int64_t id, int64_t deadline_ms,
+                    struct sdnmpi_rpc_reply *reply, char *what, size_t whatlen);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * schedule.h -- the rank pairs of recursive doubling, exactly primitives/schedule.py's
+ * recursive_doubling_steps(p), and their mapping to host pairs (host_steps()).
+ *
+ * For p = pof2 + rem (pof2 the largest power of two <= p): when rem > 0, step 0 folds even rank 2i
+ * into 2i+1 (i < rem); the pof2 "participants" (odd ranks below 2*rem, then every rank from 2*rem
+ * on; participant v is rank rd_rank(v)) exchange at distance 1, 2, 4, ...; a last step sends
+ * 2i+1's result back to 2i. Recursive doubling and Rabenseifner (allreduce_*.c) use these helpers,
+ * so the routes the controller installs are the routes the data takes.
+ */
+#ifndef SDNMPI_SCHEDULE_H
+#define SDNMPI_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void sdnmpi_rd_geometry(int p, int *pof2, int *rem);
+/* The participant index of `rank`, or -1 for an even rank below 2*rem (folded out). */
+int sdnmpi_rd_vrank(int rank, int rem);
+/* The rank of participant v. */
+int sdnmpi_rd_rank(int v, int rem);
+/* Number of steps of the schedule. */
+int sdnmpi_rd_nsteps(int p);
+/* The directed rank pairs (src[i] -> dst[i]) of step s (0-based); src/dst hold p entries.
+ * Returns the number of pairs. */
+int sdnmpi_rd_step_pairs(int p, int s, int *src, int *dst);
+
+struct sdnmpi_host_pair {
+    uint32_t src, dst; /* IPv4, network byte order; src != dst */
+    uint32_t count;    /* how many rank pairs of the step go from src to dst */
+};
+
+struct sdnmpi_host_steps {
+    int nsteps;
+    size_t npairs;                  /* over all steps */
+    size_t *start;                  /* nsteps + 1 offsets: step s is pairs[start[s]..start[s+1]) */
+    struct sdnmpi_host_pair *pairs; /* within a step sorted by (dotted src, dotted dst) */
+};
+
+enum { SDNMPI_STEPS_OK = 0, SDNMPI_STEPS_NOMEM = -1, SDNMPI_STEPS_TOO_MANY = -2, SDNMPI_STEPS_INVALID = -3 };
+
+/* The host pairs of the schedule for p ranks, rank r living on host rank_ip[r]: same-host pairs
+ * dropped, duplicates merged into counts, empty steps kept (host_steps() in Python). At most
+ * max_pairs pairs in all (else SDNMPI_STEPS_TOO_MANY); p >= 1 (else SDNMPI_STEPS_INVALID). */
+int sdnmpi_host_steps_build(int p, const uint32_t *rank_ip, size_t max_pairs,
+                            struct sdnmpi_host_steps *out);
+void sdnmpi_host_steps_free(struct sdnmpi_host_steps *hs);
+
+#endif

@@ -1,0 +1,9 @@
+/* sdnmpi_testing.h -- test-only hooks (libsdnmpi/tests). Not installed, not an API. */
+#ifndef SDNMPI_TESTING_H
+#define SDNMPI_TESTING_H
+
+/* What the last SDN_MPI_Allreduce of this process did: 0 no call yet, 1 PMPI_Allreduce
+ * (fallback), 2 recursive doubling, 3 Rabenseifner, 4 nothing (count 0). */
+int sdnmpi_test_last_path(void);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * state.h -- the library's one piece of global mutable state.
+ *
+ * `sdnmpi_g` holds everything that outlives a call: whether SDN_MPI_Init ran and what all ranks
+ * agreed on there, this process's fabric address, the attribute keyval of the per-communicator
+ * plan cache, and this process's controller connection. It is written by SDN_MPI_Init and
+ * SDN_MPI_Finalize; after Init the only fields that change are `conn`, `comms_led` (both under
+ * `lock`, when this process leads a communicator's plan request) and `last_path` (a test hook).
+ * Per-communicator state lives in MPI attributes (plan.c), not here.
+ */
+#ifndef SDNMPI_STATE_H
+#define SDNMPI_STATE_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "controller.h"
+#include "env.h"
+
+/* What the last SDN_MPI_Allreduce of this process did (sdnmpi_testing.h). */
+enum sdnmpi_path {
+    SDNMPI_PATH_NONE = 0,     /* no call yet */
+    SDNMPI_PATH_PMPI = 1,     /* fell back to PMPI_Allreduce */
+    SDNMPI_PATH_RD = 2,       /* recursive doubling */
+    SDNMPI_PATH_RAB = 3,      /* Rabenseifner */
+    SDNMPI_PATH_EMPTY = 4,    /* count 0: nothing to do */
+};
+
+struct sdnmpi_state {
+    int initialized;          /* SDN_MPI_Init ran (successfully or falling back) */
+    int finalized;            /* SDN_MPI_Finalize ran */
+    int world_rank;           /* -1 before Init */
+    int world_size;
+    struct sdnmpi_config cfg; /* knobs; the collective ones are world rank 0's (agreed at Init) */
+    int sdn_ok;               /* agreed at Init: the job is registered, plans may be requested */
+    const char *off_reason;   /* why not, when !sdn_ok (a string literal) */
+    int64_t job_id;           /* agreed at Init: the controller's job id (> 0 when sdn_ok) */
+    uint32_t fabric_ip;       /* this rank's fabric IPv4 address, network byte order */
+    int keyval;               /* communicator attribute of the plan cache, or MPI_KEYVAL_INVALID */
+    pthread_mutex_t lock;     /* guards conn and comms_led */
+    struct sdnmpi_conn conn;  /* this process's controller connection (world rank 0: the one
+                                 that registered the job) */
+    int64_t comms_led;        /* sub-communicator plans this process has led (for comm ids) */
+    int last_path;            /* enum sdnmpi_path of the last SDN_MPI_Allreduce (test hook) */
+};
+
+extern struct sdnmpi_state sdnmpi_g;
+
+#endif

@@ -1,0 +1,644 @@
+/*
+ * allreduce_check.c -- compares SDN_MPI_Allreduce with PMPI_Allreduce (run by
+ * tests/unit/test_libsdnmpi.py under mpirun).
+ *
+ * For every predefined op and every datatype it is defined for, several counts (0, 1, 7, a few
+ * hundred, more than the Rabenseifner threshold), seeded random data, on MPI_COMM_WORLD, with and
+ * without MPI_IN_PLACE; a smaller matrix on MPI_Comm_split (even/odd) and MPI_Comm_dup; an
+ * intercommunicator, a derived datatype, user-defined ops (must fall back).
+ *
+ * Rules: integer, MIN/MAX, logical, bitwise, MINLOC/MAXLOC results are bit-identical to
+ * PMPI_Allreduce's; floating SUM/PROD results are bit-identical on all ranks and within a few ulps
+ * x log2(p) (relative) of PMPI_Allreduce's; whenever the call fell back, the result equals
+ * PMPI_Allreduce's exactly. MPI_IN_PLACE gives the same bits as a separate receive buffer.
+ *
+ * Options: --expect sdn|pmpi|any  which path eligible calls must take (default any)
+ *          --quick                 fewer datatypes and counts
+ *          --seed N
+ *          --calls-per-comm N      extra SDN calls per communicator (cache test), default 0
+ * Knobs read like the library: SDN_MPI_RABENSEIFNER_MIN, SDN_MPI_MIN_BYTES, SDN_MPI_MAX_BYTES
+ * (plain integers here).
+ * Rank 0 prints "allreduce_check: ... failures=N ..."; the exit status is 1 if any check failed.
+ */
+#include <complex.h>
+#include <float.h>
+#include <math.h>
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sdnmpi.h"
+#include "sdnmpi_testing.h"
+
+enum kind {
+    K_SINT, K_UINT, K_FLOAT, K_DOUBLE, K_LDOUBLE, K_CFLOAT, K_CDOUBLE, K_CLDOUBLE, K_BOOL, K_BYTE,
+    K_FLOAT_INT, K_DOUBLE_INT, K_LONG_INT, K_2INT, K_SHORT_INT, K_LDOUBLE_INT,
+};
+
+struct float_int { float v; int i; };
+struct double_int { double v; int i; };
+struct long_int { long v; int i; };
+struct int_int { int v; int i; };
+struct short_int { short v; int i; };
+struct ldouble_int { long double v; int i; };
+
+struct tdesc {
+    const char *name;
+    MPI_Datatype dt;
+    enum kind kind;
+    size_t size; /* sizeof the C element */
+};
+
+#define T(name, dt, kind, ctype) {name, dt, kind, sizeof(ctype)}
+static struct tdesc types[] = {
+    T("signed char", MPI_SIGNED_CHAR, K_SINT, signed char),
+    T("unsigned char", MPI_UNSIGNED_CHAR, K_UINT, unsigned char),
+    T("short", MPI_SHORT, K_SINT, short),
+    T("unsigned short", MPI_UNSIGNED_SHORT, K_UINT, unsigned short),
+    T("int", MPI_INT, K_SINT, int),
+    T("unsigned", MPI_UNSIGNED, K_UINT, unsigned),
+    T("long", MPI_LONG, K_SINT, long),
+    T("unsigned long", MPI_UNSIGNED_LONG, K_UINT, unsigned long),
+    T("long long", MPI_LONG_LONG, K_SINT, long long),
+    T("unsigned long long", MPI_UNSIGNED_LONG_LONG, K_UINT, unsigned long long),
+    T("int8_t", MPI_INT8_T, K_SINT, int8_t),
+    T("int16_t", MPI_INT16_T, K_SINT, int16_t),
+    T("int32_t", MPI_INT32_T, K_SINT, int32_t),
+    T("int64_t", MPI_INT64_T, K_SINT, int64_t),
+    T("uint8_t", MPI_UINT8_T, K_UINT, uint8_t),
+    T("uint16_t", MPI_UINT16_T, K_UINT, uint16_t),
+    T("uint32_t", MPI_UINT32_T, K_UINT, uint32_t),
+    T("uint64_t", MPI_UINT64_T, K_UINT, uint64_t),
+    T("MPI_AINT", MPI_AINT, K_SINT, MPI_Aint),
+    T("MPI_OFFSET", MPI_OFFSET, K_SINT, MPI_Offset),
+    T("MPI_COUNT", MPI_COUNT, K_SINT, MPI_Count),
+    T("float", MPI_FLOAT, K_FLOAT, float),
+    T("double", MPI_DOUBLE, K_DOUBLE, double),
+    T("long double", MPI_LONG_DOUBLE, K_LDOUBLE, long double),
+    T("float complex", MPI_C_FLOAT_COMPLEX, K_CFLOAT, float _Complex),
+    T("double complex", MPI_C_DOUBLE_COMPLEX, K_CDOUBLE, double _Complex),
+    T("long double complex", MPI_C_LONG_DOUBLE_COMPLEX, K_CLDOUBLE, long double _Complex),
+    T("bool", MPI_C_BOOL, K_BOOL, _Bool),
+    T("byte", MPI_BYTE, K_BYTE, unsigned char),
+    T("float_int", MPI_FLOAT_INT, K_FLOAT_INT, struct float_int),
+    T("double_int", MPI_DOUBLE_INT, K_DOUBLE_INT, struct double_int),
+    T("long_int", MPI_LONG_INT, K_LONG_INT, struct long_int),
+    T("2int", MPI_2INT, K_2INT, struct int_int),
+    T("short_int", MPI_SHORT_INT, K_SHORT_INT, struct short_int),
+    T("long_double_int", MPI_LONG_DOUBLE_INT, K_LDOUBLE_INT, struct ldouble_int),
+};
+#undef T
+#define NTYPES (sizeof types / sizeof types[0])
+
+struct odesc {
+    const char *name;
+    MPI_Op op;
+};
+static struct odesc ops[] = {
+    {"SUM", MPI_SUM}, {"PROD", MPI_PROD}, {"MIN", MPI_MIN}, {"MAX", MPI_MAX},
+    {"LAND", MPI_LAND}, {"LOR", MPI_LOR}, {"LXOR", MPI_LXOR}, {"BAND", MPI_BAND},
+    {"BOR", MPI_BOR}, {"BXOR", MPI_BXOR}, {"MINLOC", MPI_MINLOC}, {"MAXLOC", MPI_MAXLOC},
+};
+#define NOPS (sizeof ops / sizeof ops[0])
+
+static int is_int(enum kind k) { return k == K_SINT || k == K_UINT; }
+static int is_real(enum kind k) { return k == K_FLOAT || k == K_DOUBLE || k == K_LDOUBLE; }
+static int is_cplx(enum kind k) { return k == K_CFLOAT || k == K_CDOUBLE || k == K_CLDOUBLE; }
+static int is_pair(enum kind k) { return k >= K_FLOAT_INT; }
+
+/* Whether the MPI standard defines op for the datatype (what the test calls). */
+static int defined_for(MPI_Op op, enum kind k)
+{
+    if (op == MPI_SUM || op == MPI_PROD)
+        return is_int(k) || is_real(k) || is_cplx(k);
+    if (op == MPI_MIN || op == MPI_MAX)
+        return is_int(k) || is_real(k);
+    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR)
+        return is_int(k) || k == K_BOOL;
+    if (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR)
+        return is_int(k) || k == K_BYTE;
+    return is_pair(k);
+}
+
+/* ---- random data ------------------------------------------------------------------------- */
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static double unif(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
+static void seed_rng(uint64_t a, uint64_t b, uint64_t c)
+{
+    rng_state = a * 0x100000001b3ull ^ (b << 20) ^ (c << 44) ^ 0x5d4;
+    (void)rnd();
+}
+
+static long double real_value(MPI_Op op)
+{
+    if (op == MPI_SUM)
+        return 0.5L + (long double)unif();
+    if (op == MPI_PROD)
+        return 0.9L + 0.2L * (long double)unif();
+    return ((long double)unif() - 0.5L) * 1000.0L;
+}
+
+static int gen_rank, gen_size; /* the communicator rank and size data is made for */
+
+/* Whether this rank contributes the one factor other than +-1 of element e (8-bit PROD). */
+static int rank_of_element(int e)
+{
+    return gen_size > 0 && e % gen_size == gen_rank;
+}
+
+static void gen(const struct tdesc *t, MPI_Op op, char *buf, int count, MPI_Aint extent)
+{
+    memset(buf, 0, (size_t)count * (size_t)extent);
+    for (int e = 0; e < count; e++) {
+        char *p = buf + (size_t)e * (size_t)extent;
+        switch (t->kind) {
+        case K_SINT:
+        case K_UINT: {
+            int64_t v;
+            uint64_t r = rnd();
+            /* Sums and products stay in range even for 8-bit types and 9 ranks: on overflow
+             * Open MPI's vectorised 8-bit SUM saturates, and saturation depends on the order. */
+            if (op == MPI_SUM && t->size == 1)
+                v = t->kind == K_SINT ? (int64_t)(r % 25) - 12 : (int64_t)(r % 26);
+            else if (op == MPI_SUM)
+                v = t->kind == K_SINT ? (int64_t)(r % 201) - 100 : (int64_t)(r % 201);
+            else if (op == MPI_PROD && t->size == 1)
+                v = (rank_of_element(e) ? (int64_t[]){2, 3}[r % 2] : (int64_t)1)
+                    * (t->kind == K_SINT && (r & 4) ? -1 : 1);
+            else if (op == MPI_PROD)
+                v = (int64_t[]){1, 2, 3, t->kind == K_SINT ? -1 : 1}[r % 4];
+            else if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR)
+                v = (int64_t[]){0, 0, 1, 5}[r % 4];
+            else
+                v = (int64_t)r;
+            memcpy(p, &v, t->size); /* little endian: the low bytes */
+            break;
+        }
+        case K_FLOAT: { float v = (float)real_value(op); memcpy(p, &v, sizeof v); break; }
+        case K_DOUBLE: { double v = (double)real_value(op); memcpy(p, &v, sizeof v); break; }
+        case K_LDOUBLE: { long double v = real_value(op); memcpy(p, &v, sizeof v); break; }
+        case K_CFLOAT:
+        case K_CDOUBLE:
+        case K_CLDOUBLE: {
+            long double re = real_value(op);
+            long double im = op == MPI_PROD ? 0.2L * ((long double)unif() - 0.5L) : real_value(op);
+            if (t->kind == K_CFLOAT) {
+                float v[2] = {(float)re, (float)im};
+                memcpy(p, v, sizeof v);
+            } else if (t->kind == K_CDOUBLE) {
+                double v[2] = {(double)re, (double)im};
+                memcpy(p, v, sizeof v);
+            } else {
+                long double v[2] = {re, im};
+                memcpy(p, v, sizeof v);
+            }
+            break;
+        }
+        case K_BOOL: { _Bool v = rnd() & 1; memcpy(p, &v, sizeof v); break; }
+        case K_BYTE: { unsigned char v = (unsigned char)rnd(); memcpy(p, &v, 1); break; }
+        case K_FLOAT_INT: { struct float_int v = {(float)(rnd() % 8), (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
+        case K_DOUBLE_INT: { struct double_int v = {(double)(rnd() % 8), (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
+        case K_LONG_INT: { struct long_int v = {(long)(rnd() % 8) - 4, (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
+        case K_2INT: { struct int_int v = {(int)(rnd() % 8) - 4, (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
+        case K_SHORT_INT: { struct short_int v = {(short)(rnd() % 8), (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
+        case K_LDOUBLE_INT: { struct ldouble_int v = {(long double)(rnd() % 8), (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
+        }
+    }
+}
+
+/* ---- comparisons -------------------------------------------------------------------------- */
+
+#define LD_BYTES 10 /* x87 extended precision: the rest of a long double is padding */
+
+/* Bitwise equality of the meaningful bytes of element e. */
+static int same_bits(const struct tdesc *t, const char *a, const char *b)
+{
+    switch (t->kind) {
+    case K_LDOUBLE:
+        return !memcmp(a, b, LD_BYTES);
+    case K_CLDOUBLE:
+        return !memcmp(a, b, LD_BYTES) && !memcmp(a + sizeof(long double), b + sizeof(long double), LD_BYTES);
+    case K_FLOAT_INT: return !memcmp(a, b, sizeof(float)) && !memcmp(a + offsetof(struct float_int, i), b + offsetof(struct float_int, i), sizeof(int));
+    case K_DOUBLE_INT: return !memcmp(a, b, sizeof(double)) && !memcmp(a + offsetof(struct double_int, i), b + offsetof(struct double_int, i), sizeof(int));
+    case K_LONG_INT: return !memcmp(a, b, sizeof(long)) && !memcmp(a + offsetof(struct long_int, i), b + offsetof(struct long_int, i), sizeof(int));
+    case K_2INT: return !memcmp(a, b, 2 * sizeof(int));
+    case K_SHORT_INT: return !memcmp(a, b, sizeof(short)) && !memcmp(a + offsetof(struct short_int, i), b + offsetof(struct short_int, i), sizeof(int));
+    case K_LDOUBLE_INT: return !memcmp(a, b, LD_BYTES) && !memcmp(a + offsetof(struct ldouble_int, i), b + offsetof(struct ldouble_int, i), sizeof(int));
+    default:
+        return !memcmp(a, b, t->size);
+    }
+}
+
+static int ceil_log2(int p)
+{
+    int l = 0;
+    while ((1 << l) < p)
+        l++;
+    return l;
+}
+
+/* |a - b| <= tol * scale for real kinds (complex: per component, scale = |b|). */
+static int close_enough(const struct tdesc *t, const char *a, const char *b, int p)
+{
+    long double eps = t->kind == K_FLOAT || t->kind == K_CFLOAT ? FLT_EPSILON
+                      : t->kind == K_DOUBLE || t->kind == K_CDOUBLE ? DBL_EPSILON : LDBL_EPSILON;
+    long double tol = (is_cplx(t->kind) ? 8 : 4) * eps * (ceil_log2(p) + 2);
+    long double x[2] = {0, 0}, y[2] = {0, 0};
+    int n = is_cplx(t->kind) ? 2 : 1;
+    for (int i = 0; i < n; i++) {
+        if (t->kind == K_FLOAT || t->kind == K_CFLOAT) {
+            float u, v;
+            memcpy(&u, a + i * sizeof u, sizeof u);
+            memcpy(&v, b + i * sizeof v, sizeof v);
+            x[i] = u, y[i] = v;
+        } else if (t->kind == K_DOUBLE || t->kind == K_CDOUBLE) {
+            double u, v;
+            memcpy(&u, a + i * sizeof u, sizeof u);
+            memcpy(&v, b + i * sizeof v, sizeof v);
+            x[i] = u, y[i] = v;
+        } else {
+            long double u, v;
+            memcpy(&u, a + i * sizeof u, sizeof u);
+            memcpy(&v, b + i * sizeof v, sizeof v);
+            x[i] = u, y[i] = v;
+        }
+    }
+    long double scale = sqrtl(y[0] * y[0] + y[1] * y[1]);
+    for (int i = 0; i < n; i++)
+        if (!(fabsl(x[i] - y[i]) <= tol * scale))
+            return 0;
+    return 1;
+}
+
+/* ---- the run ------------------------------------------------------------------------------ */
+
+enum expect { EXPECT_ANY, EXPECT_SDN, EXPECT_PMPI };
+static const char *path_names[] = {"none", "pmpi", "rd", "rabenseifner", "empty"};
+
+static enum expect expect_mode = EXPECT_ANY;
+static int world_rank, world_size;
+static long long failures, cases;
+static long long path_count[5];
+static uint64_t rab_min = 65536, min_bytes = 0, max_bytes = UINT64_MAX;
+static int quick;
+static uint64_t seed = 1;
+static int calls_per_comm;
+
+#define FAIL(...)                                                                                \
+    do {                                                                                         \
+        if (failures++ < 12) {                                                                   \
+            fprintf(stderr, "allreduce_check[%d]: FAIL ", world_rank);                          \
+            fprintf(stderr, __VA_ARGS__);                                                        \
+            fputc('\n', stderr);                                                                 \
+        }                                                                                        \
+    } while (0)
+
+static void check_mpi(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "allreduce_check[%d]: %s failed with %d\n", world_rank, what, rc);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL) {
+        fprintf(stderr, "allreduce_check: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    if (v == NULL || !*v)
+        return dflt;
+    if (!strcmp(v, "unlimited"))
+        return UINT64_MAX;
+    return strtoull(v, NULL, 10);
+}
+
+/* The path SDN_MPI_Allreduce must take; -1 when any is fine. */
+static int expected_path(int eligible, int count, int type_size, int comm_size)
+{
+    if (expect_mode == EXPECT_ANY)
+        return -1;
+    if (expect_mode == EXPECT_PMPI || !eligible)
+        return 1;
+    uint64_t bytes = (uint64_t)count * (uint64_t)type_size;
+    if (bytes < min_bytes || bytes > max_bytes)
+        return 1;
+    if (count == 0)
+        return 4;
+    int pof2 = 1;
+    while (pof2 * 2 <= comm_size)
+        pof2 *= 2;
+    if (comm_size > 1 && bytes >= rab_min && count >= pof2)
+        return 3;
+    return 2;
+}
+
+/* One case: SDN vs PMPI on comm (an intracommunicator). */
+static void run_case(MPI_Comm comm, const char *cname, const struct tdesc *t, const struct odesc *o,
+                     int count, int in_place)
+{
+    int rank, p, type_size;
+    MPI_Aint lb, extent;
+    check_mpi(MPI_Comm_rank(comm, &rank), "rank");
+    check_mpi(MPI_Comm_size(comm, &p), "size");
+    check_mpi(MPI_Type_size(t->dt, &type_size), "type size");
+    check_mpi(MPI_Type_get_extent(t->dt, &lb, &extent), "extent");
+    size_t bytes = (size_t)count * (size_t)extent;
+    char *send = xmalloc(bytes), *sdn = xmalloc(bytes), *ref = xmalloc(bytes), *ip = xmalloc(bytes);
+    char *root = xmalloc(bytes);
+    cases++;
+    seed_rng(seed + cases * 7919, (uint64_t)world_rank, (uint64_t)count);
+    gen_rank = rank;
+    gen_size = p;
+    gen(t, o->op, send, count, extent);
+    memset(sdn, 0, bytes);
+    memset(ref, 0, bytes);
+
+    check_mpi(SDN_MPI_Allreduce(send, sdn, count, t->dt, o->op, comm), "SDN_MPI_Allreduce");
+    int path = sdnmpi_test_last_path();
+    check_mpi(PMPI_Allreduce(send, ref, count, t->dt, o->op, comm), "PMPI_Allreduce");
+    path_count[path]++;
+    int want = expected_path(1, count, type_size, p);
+    if (want >= 0 && path != want)
+        FAIL("%s %s %s count=%d p=%d: path %s, expected %s", cname, o->name, t->name, count, p,
+             path_names[path], path_names[want]);
+
+    int exact = path == 1 || path == 4 || !((is_real(t->kind) || is_cplx(t->kind))
+                                           && (o->op == MPI_SUM || o->op == MPI_PROD));
+    for (int e = 0; e < count; e++) {
+        const char *a = sdn + (size_t)e * (size_t)extent, *b = ref + (size_t)e * (size_t)extent;
+        if (exact ? !same_bits(t, a, b) : !close_enough(t, a, b, p)) {
+            FAIL("%s %s %s count=%d p=%d path=%s: element %d differs from PMPI_Allreduce",
+                 cname, o->name, t->name, count, p, path_names[path], e);
+            break;
+        }
+    }
+    /* Bit-identical on every rank: compare with rank 0's. */
+    memcpy(root, sdn, bytes);
+    if (bytes > 0)
+        check_mpi(PMPI_Bcast(root, (int)bytes, MPI_BYTE, 0, comm), "bcast");
+    for (int e = 0; e < count; e++) {
+        if (!same_bits(t, sdn + (size_t)e * (size_t)extent, root + (size_t)e * (size_t)extent)) {
+            FAIL("%s %s %s count=%d p=%d path=%s: element %d differs from rank 0's", cname,
+                 o->name, t->name, count, p, path_names[path], e);
+            break;
+        }
+    }
+    if (in_place) {
+        memcpy(ip, send, bytes);
+        check_mpi(SDN_MPI_Allreduce(MPI_IN_PLACE, ip, count, t->dt, o->op, comm), "in place");
+        int ipath = sdnmpi_test_last_path();
+        if (ipath != path)
+            FAIL("%s %s %s count=%d: MPI_IN_PLACE took path %s, not %s", cname, o->name, t->name,
+                 count, path_names[ipath], path_names[path]);
+        for (int e = 0; e < count; e++) {
+            if (!same_bits(t, ip + (size_t)e * (size_t)extent, sdn + (size_t)e * (size_t)extent)) {
+                FAIL("%s %s %s count=%d p=%d: MPI_IN_PLACE element %d differs", cname, o->name,
+                     t->name, count, p, e);
+                break;
+            }
+        }
+    }
+    free(send), free(sdn), free(ref), free(ip), free(root);
+}
+
+static int big_count(const struct tdesc *t)
+{
+    int type_size;
+    check_mpi(MPI_Type_size(t->dt, &type_size), "type size");
+    uint64_t threshold = rab_min < 65536 ? 65536 : rab_min;
+    if (threshold > (1u << 22))
+        threshold = 65536;
+    return (int)(threshold / (uint64_t)type_size) + 13;
+}
+
+static int in_list(const char *name, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(name, *list))
+            return 1;
+    return 0;
+}
+
+/* Every op x datatype x count on comm. `small`: the reduced matrix of sub-communicators. */
+static void run_matrix(MPI_Comm comm, const char *cname, int small, int in_place)
+{
+    static const char *const quick_types[] = {
+        "signed char", "unsigned short", "int", "unsigned long", "int64_t", "uint8_t", "float",
+        "double", "long double", "double complex", "long double complex", "bool", "byte",
+        "double_int", "short_int", "long_double_int", NULL};
+    static const char *const small_types[] = {"int", "uint16_t", "double", "float complex", "bool",
+                                              "byte", "2int", "double_int", NULL};
+    for (size_t ti = 0; ti < NTYPES; ti++) {
+        const struct tdesc *t = &types[ti];
+        if (small && !in_list(t->name, small_types))
+            continue;
+        if (quick && !small && !in_list(t->name, quick_types))
+            continue;
+        int counts[] = {0, 1, 7, 301, big_count(t)};
+        for (size_t oi = 0; oi < NOPS; oi++) {
+            const struct odesc *o = &ops[oi];
+            if (!defined_for(o->op, t->kind))
+                continue;
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+                if ((quick || small) && (counts[ci] == 1))
+                    continue;
+                run_case(comm, cname, t, o, counts[ci], in_place);
+            }
+        }
+    }
+}
+
+/* A call that must fall back gives exactly PMPI_Allreduce's result. */
+static void fallback_case(MPI_Comm comm, const char *what, const void *send, int count,
+                          MPI_Datatype dt, MPI_Op op, size_t bytes)
+{
+    char *a = xmalloc(bytes), *b = xmalloc(bytes);
+    memset(a, 0, bytes);
+    memset(b, 0, bytes);
+    cases++;
+    check_mpi(SDN_MPI_Allreduce(send, a, count, dt, op, comm), what);
+    int path = sdnmpi_test_last_path();
+    check_mpi(PMPI_Allreduce(send, b, count, dt, op, comm), what);
+    path_count[path]++;
+    if (path != 1)
+        FAIL("%s: path %s, expected pmpi", what, path_names[path]);
+    if (memcmp(a, b, bytes))
+        FAIL("%s: result differs from PMPI_Allreduce", what);
+    free(a), free(b);
+}
+
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((double *)inout)[i] += ((double *)in)[i];
+}
+
+/* Predefined ops are not defined for derived datatypes: a user op on pairs of ints. */
+static void user_pair_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < 2 * *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+/* Non-commutative: inout = in * 3 + inout (order matters). */
+static void user_noncomm(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] = ((int *)in)[i] * 3 + ((int *)inout)[i];
+}
+
+static void run_fallbacks(void)
+{
+    int n = 301;
+    double *d = xmalloc(n * sizeof *d);
+    int *x = xmalloc(2 * n * sizeof *x);
+    seed_rng(seed, (uint64_t)world_rank, 99);
+    for (int i = 0; i < n; i++)
+        d[i] = 0.5 + unif();
+    for (int i = 0; i < 2 * n; i++)
+        x[i] = (int)(rnd() % 100);
+    MPI_Datatype pair;
+    check_mpi(MPI_Type_contiguous(2, MPI_INT, &pair), "type contiguous");
+    check_mpi(MPI_Type_commit(&pair), "type commit");
+    MPI_Op op;
+    check_mpi(MPI_Op_create(user_pair_sum, 1, &op), "op create");
+    fallback_case(MPI_COMM_WORLD, "derived datatype", x, n, pair, op, 2 * n * sizeof(int));
+    check_mpi(MPI_Op_free(&op), "op free");
+    check_mpi(MPI_Type_free(&pair), "type free");
+    check_mpi(MPI_Op_create(user_sum, 1, &op), "op create");
+    fallback_case(MPI_COMM_WORLD, "user op", d, n, MPI_DOUBLE, op, n * sizeof(double));
+    check_mpi(MPI_Op_free(&op), "op free");
+    check_mpi(MPI_Op_create(user_noncomm, 0, &op), "op create");
+    fallback_case(MPI_COMM_WORLD, "non-commutative op", x, n, MPI_INT, op, n * sizeof(int));
+    check_mpi(MPI_Op_free(&op), "op free");
+    free(d), free(x);
+}
+
+/* Extra calls on a communicator whose plan is cached. */
+static void repeat_calls(MPI_Comm comm)
+{
+    for (int i = 0; i < calls_per_comm; i++) {
+        double v = 1.0, r = 0.0;
+        check_mpi(SDN_MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_SUM, comm), "repeat");
+        int p;
+        check_mpi(MPI_Comm_size(comm, &p), "size");
+        if (r != (double)p)
+            FAIL("repeat call: %g != %d", r, p);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--expect") && i + 1 < argc) {
+            const char *m = argv[++i];
+            expect_mode = !strcmp(m, "sdn") ? EXPECT_SDN : !strcmp(m, "pmpi") ? EXPECT_PMPI : EXPECT_ANY;
+        } else if (!strcmp(argv[i], "--quick")) {
+            quick = 1;
+        } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+            seed = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--calls-per-comm") && i + 1 < argc) {
+            calls_per_comm = atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: allreduce_check [--expect sdn|pmpi|any] [--quick] [--seed N]"
+                            " [--calls-per-comm N]\n");
+            return 2;
+        }
+    }
+    check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
+    check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "rank");
+    check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &world_size), "size");
+    rab_min = env_u64("SDN_MPI_RABENSEIFNER_MIN", 65536);
+    min_bytes = env_u64("SDN_MPI_MIN_BYTES", 0);
+    max_bytes = env_u64("SDN_MPI_MAX_BYTES", UINT64_MAX);
+
+    /* A call before SDN_MPI_Init falls back. */
+    {
+        int v = world_rank, a = -1, b = -2;
+        check_mpi(SDN_MPI_Allreduce(&v, &a, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "pre-init");
+        if (sdnmpi_test_last_path() != 1)
+            FAIL("call before SDN_MPI_Init did not fall back");
+        check_mpi(PMPI_Allreduce(&v, &b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "pre-init");
+        if (a != b)
+            FAIL("call before SDN_MPI_Init: %d != %d", a, b);
+    }
+    check_mpi(SDN_MPI_Init(), "SDN_MPI_Init");
+    if (SDN_MPI_Init() != MPI_ERR_OTHER)
+        FAIL("second SDN_MPI_Init did not return MPI_ERR_OTHER");
+
+    /* Extents the comparisons rely on. */
+    for (size_t ti = 0; ti < NTYPES; ti++) {
+        MPI_Aint lb, extent;
+        check_mpi(MPI_Type_get_extent(types[ti].dt, &lb, &extent), "extent");
+        if (lb != 0 || (size_t)extent != types[ti].size)
+            FAIL("%s: MPI extent %ld, C size %zu", types[ti].name, (long)extent, types[ti].size);
+    }
+
+    run_matrix(MPI_COMM_WORLD, "world", 0, 1);
+    repeat_calls(MPI_COMM_WORLD);
+    run_fallbacks();
+
+    MPI_Comm half, dup;
+    int color = world_rank % 2;
+    check_mpi(MPI_Comm_split(MPI_COMM_WORLD, color, world_rank, &half), "split");
+    run_matrix(half, color ? "odd" : "even", 1, 1);
+    repeat_calls(half);
+    check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &dup), "dup");
+    run_matrix(dup, "dup", 1, 0);
+    repeat_calls(dup);
+
+    if (world_size >= 2) {
+        MPI_Comm inter;
+        check_mpi(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, color ? 0 : 1, 77, &inter),
+                  "intercomm");
+        int v[3] = {world_rank, 2 * world_rank, 3};
+        fallback_case(inter, "intercommunicator", v, 3, MPI_INT, MPI_SUM, sizeof v);
+        check_mpi(MPI_Comm_free(&inter), "free inter");
+    }
+    check_mpi(MPI_Comm_free(&dup), "free dup");
+    check_mpi(MPI_Comm_free(&half), "free half");
+
+    check_mpi(SDN_MPI_Finalize(), "SDN_MPI_Finalize");
+    if (SDN_MPI_Finalize() != MPI_ERR_OTHER)
+        FAIL("second SDN_MPI_Finalize did not return MPI_ERR_OTHER");
+    {
+        int v = 1, r = 0;
+        check_mpi(SDN_MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "post-finalize");
+        if (sdnmpi_test_last_path() != 1 || r != world_size)
+            FAIL("call after SDN_MPI_Finalize did not fall back correctly");
+    }
+
+    long long total = 0;
+    check_mpi(PMPI_Allreduce(&failures, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD), "sum");
+    if (world_rank == 0)
+        printf("allreduce_check: p=%d cases=%lld failures=%lld paths pmpi=%lld rd=%lld "
+               "rabenseifner=%lld empty=%lld\n",
+               world_size, cases, total, path_count[1], path_count[2], path_count[3],
+               path_count[4]);
+    fflush(stdout);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}

@@ -1,0 +1,176 @@
+/*
+ * unit_tool.c -- exposes libsdnmpi's pure parts (schedule, RPC encoding/decoding, knob parsing)
+ * to tests/unit/test_libsdnmpi.py, which checks them against the Python reference
+ * (primitives/schedule.py, controller/rpc_schema.py). No MPI_Init.
+ *
+ *   unit_tool schedule IP...                   host steps of the ranks living on IP... (JSON)
+ *   unit_tool encode hello ID                  one request frame on stdout
+ *   unit_tool encode register ID IP...
+ *   unit_tool encode plan ID JOB COMM PLANNER|- IP...   (steps of the ranks on IP...)
+ *   unit_tool encode release ID JOB
+ *   unit_tool decode                           a reply body on stdin -> JSON of what was parsed
+ *   unit_tool hostport TEXT                    "host port" or "invalid"
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "env.h"
+#include "rpc.h"
+#include "schedule.h"
+
+static int parse_ips(int n, char **text, uint32_t *out)
+{
+    for (int i = 0; i < n; i++) {
+        struct in_addr in;
+        if (inet_pton(AF_INET, text[i], &in) != 1) {
+            fprintf(stderr, "bad ip %s\n", text[i]);
+            return -1;
+        }
+        out[i] = in.s_addr;
+    }
+    return 0;
+}
+
+static const char *ip_text(uint32_t ip, char *buf)
+{
+    struct in_addr in = {.s_addr = ip};
+    return inet_ntop(AF_INET, &in, buf, INET_ADDRSTRLEN) ? buf : "?";
+}
+
+static int build_steps(int p, char **text, struct sdnmpi_host_steps *hs)
+{
+    uint32_t *ips = malloc((size_t)(p > 0 ? p : 1) * sizeof *ips);
+    if (ips == NULL || parse_ips(p, text, ips)) {
+        free(ips);
+        return -1;
+    }
+    int rc = sdnmpi_host_steps_build(p, ips, SDNMPI_RPC_MAX_PAIRS, hs);
+    free(ips);
+    return rc;
+}
+
+static int cmd_schedule(int p, char **text)
+{
+    struct sdnmpi_host_steps hs;
+    int rc = build_steps(p, text, &hs);
+    if (rc) {
+        printf("{\"error\": %d}\n", rc);
+        return 0;
+    }
+    char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+    printf("[");
+    for (int s = 0; s < hs.nsteps; s++) {
+        printf("%s[", s ? ", " : "");
+        for (size_t i = hs.start[s]; i < hs.start[s + 1]; i++)
+            printf("%s[\"%s\", \"%s\", %u]", i > hs.start[s] ? ", " : "", ip_text(hs.pairs[i].src, a),
+                   ip_text(hs.pairs[i].dst, b), (unsigned)hs.pairs[i].count);
+        printf("]");
+    }
+    printf("]\n");
+    sdnmpi_host_steps_free(&hs);
+    return 0;
+}
+
+static int write_buf(const struct sdnmpi_rpc_buf *buf)
+{
+    return fwrite(buf->data, 1, buf->len, stdout) == buf->len ? 0 : 1;
+}
+
+static int cmd_encode(int argc, char **argv)
+{
+    struct sdnmpi_rpc_buf buf = {0};
+    int rc = -1;
+    if (argc >= 2 && !strcmp(argv[0], "hello")) {
+        rc = sdnmpi_rpc_encode_hello(&buf, atoll(argv[1]));
+    } else if (argc >= 2 && !strcmp(argv[0], "register")) {
+        int n = argc - 2;
+        uint32_t *ips = malloc((size_t)(n > 0 ? n : 1) * sizeof *ips);
+        if (ips != NULL && !parse_ips(n, argv + 2, ips))
+            rc = sdnmpi_rpc_encode_register(&buf, atoll(argv[1]), ips, (size_t)n);
+        free(ips);
+    } else if (argc >= 5 && !strcmp(argv[0], "plan")) {
+        struct sdnmpi_host_steps hs;
+        if (build_steps(argc - 5, argv + 5, &hs) == 0) {
+            rc = sdnmpi_rpc_encode_plan_allreduce(&buf, atoll(argv[1]), atoll(argv[2]),
+                                                  atoll(argv[3]),
+                                                  strcmp(argv[4], "-") ? argv[4] : NULL, &hs);
+            sdnmpi_host_steps_free(&hs);
+        }
+    } else if (argc >= 3 && !strcmp(argv[0], "release")) {
+        rc = sdnmpi_rpc_encode_release(&buf, atoll(argv[1]), atoll(argv[2]));
+    } else {
+        fprintf(stderr, "bad encode arguments\n");
+        return 2;
+    }
+    if (rc) {
+        fprintf(stderr, "encode failed%s\n", buf.overflow ? " (oversized)" : "");
+        sdnmpi_rpc_buf_free(&buf);
+        return 3;
+    }
+    int out = write_buf(&buf);
+    sdnmpi_rpc_buf_free(&buf);
+    return out;
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", *s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+static int cmd_decode(void)
+{
+    static char body[SDNMPI_RPC_MAX_FRAME + 1];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof body && (r = read(STDIN_FILENO, body + n, sizeof body - n)) > 0)
+        n += (size_t)r;
+    struct sdnmpi_rpc_reply rep;
+    if (sdnmpi_rpc_decode_reply(body, n, &rep)) {
+        printf("{\"valid\": false}\n");
+        return 0;
+    }
+    printf("{\"valid\": true, \"id\": %lld, \"ok\": %d, \"error\": ", (long long)rep.id, rep.ok);
+    json_str(rep.error);
+    printf(", \"server\": ");
+    json_str(rep.server);
+    printf(", \"job\": %lld, \"flows\": %lld, \"n_max_load\": %zu, \"max_load\": [", (long long)rep.job,
+           (long long)rep.flows, rep.n_max_load);
+    for (size_t i = 0; i < rep.n_max_load && i < SDNMPI_RPC_MAX_LOADS; i++)
+        printf("%s%lld", i ? ", " : "", (long long)rep.max_load[i]);
+    printf("], \"total_s\": %.6f, \"plan_s\": %.6f, \"install_s\": %.6f}\n", rep.total_s, rep.plan_s,
+           rep.install_s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "schedule"))
+        return cmd_schedule(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "encode"))
+        return cmd_encode(argc - 2, argv + 2);
+    if (argc == 2 && !strcmp(argv[1], "decode"))
+        return cmd_decode();
+    if (argc == 3 && !strcmp(argv[1], "hostport")) {
+        char host[SDNMPI_HOST_MAX], port[SDNMPI_PORT_MAX];
+        if (sdnmpi_env_split_hostport(argv[2], host, sizeof host, port, sizeof port))
+            printf("invalid\n");
+        else
+            printf("%s %s\n", host, port);
+        return 0;
+    }
+    fprintf(stderr, "usage: see the comment at the top of unit_tool.c\n");
+    return 2;
+}

@@ -1,0 +1,654 @@
+"""libsdnmpi (C): build, install, the RPC and schedule against the Python reference, and
+SDN_MPI_Allreduce against PMPI_Allreduce under mpirun on localhost -- without a controller, with a
+stub controller speaking docs/rpc.md, and with stubs that die or never answer.
+
+The stub controller is a small threaded TCP server in this file. It validates every request with
+the controller's own schema (controller/rpc_schema.py), records it per connection, and answers
+like the real controller would (or not, depending on its mode). `SDN_MPI_FAKE_HOSTS=N` (a test-only
+knob of the library) makes rank r report fabric address 10.255.0.(r % N + 1), so that plans on one
+machine contain real host pairs.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import msgpack
+import pytest
+
+from sdnmpi.controller import rpc_schema
+from sdnmpi.primitives.schedule import host_steps, recursive_doubling_steps
+
+ROOT = Path(__file__).resolve().parents[2]
+LIB = ROOT / "libsdnmpi"
+CHECK = LIB / "tests" / "allreduce_check"
+PLAIN = LIB / "tests" / "plain_allreduce"
+TOOL = LIB / "tests" / "unit_tool"
+PRELOAD = LIB / "libsdnmpi-preload.so"
+MPIRUN = shutil.which("mpirun")
+MPI_TIMEOUT = 150
+SUMMARY = re.compile(r"allreduce_check: p=(\d+) cases=(\d+) failures=(\d+) paths pmpi=(\d+) rd=(\d+) "
+                     r"rabenseifner=(\d+) empty=(\d+)")
+
+pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+
+
+# ---------------------------------------------------------------------------------------------
+# build
+@pytest.fixture(scope="session")
+def built():
+    """Builds the libraries and the test programs; a build error fails the tests."""
+    res = subprocess.run(["make", "-C", str(LIB), "all", "check"], capture_output=True, text=True)
+    if res.returncode != 0:
+        pytest.fail("make -C libsdnmpi all check failed:\n%s\n%s" % (res.stdout[-4000:], res.stderr[-4000:]))
+    return LIB
+
+
+# ---------------------------------------------------------------------------------------------
+# stub controller
+class StubController:
+    """docs/rpc.md on 127.0.0.1:<port>. Modes:
+    ok                    answers everything
+    close_after_register  closes a connection right after answering its register
+    silent_plan           never answers plan_allreduce
+    error_plan            answers plan_allreduce with status "error"
+    silent_hello          never answers anything
+    refuse_register       answers register with status "error"
+    """
+
+    def __init__(self, mode="ok"):
+        self.mode = mode
+        self.lock = threading.Lock()
+        self.conns = []          # one dict per connection: {"requests": [...], "closed": bool}
+        self.errors = []         # requests the schema refused, protocol violations
+        self.next_job = 7
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.address = "127.0.0.1:%d" % self.port
+        self._stop = False
+        self._clients = []
+        self._threads = []
+        self._acceptor = threading.Thread(target=self._accept, daemon=True)
+        self._acceptor.start()
+
+    def _accept(self):
+        while not self._stop:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            record = {"requests": [], "closed": False}
+            with self.lock:
+                self.conns.append(record)
+                self._clients.append(client)
+            thread = threading.Thread(target=self._serve, args=(client, record), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    @staticmethod
+    def _recv_exact(client, n):
+        data = b""
+        while len(data) < n:
+            chunk = client.recv(n - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    def _reply(self, client, req_id, error=None, **fields):
+        reply = {"v": 1, "id": req_id, "status": "error" if error else "ok", "error": error or "",
+                 "timings": {"total_s": 0.001}}
+        reply.update(fields)
+        body = msgpack.packb(reply, use_bin_type=True)
+        client.sendall(struct.pack("!I", len(body)) + body)
+
+    def _serve(self, client, record):
+        try:
+            while True:
+                header = self._recv_exact(client, 4)
+                if header is None:
+                    break
+                (length,) = struct.unpack("!I", header)
+                if not 0 < length <= 1 << 20:
+                    with self.lock:
+                        self.errors.append("bad frame length %d" % length)
+                    break
+                body = self._recv_exact(client, length)
+                if body is None:
+                    break
+                raw = msgpack.unpackb(body, raw=False)
+                try:
+                    req = rpc_schema.decode_request(body)
+                except rpc_schema.RpcError as err:
+                    with self.lock:
+                        self.errors.append("schema refused %r: %s" % (raw, err))
+                    self._reply(client, raw.get("id", -1) if isinstance(raw, dict) else -1, error=str(err))
+                    continue
+                with self.lock:
+                    record["requests"].append(raw)
+                if self.mode == "silent_hello":
+                    continue
+                if req.op == "hello":
+                    self._reply(client, req.id, server="sdnmpi-stub 0")
+                elif req.op == "register":
+                    if self.mode == "refuse_register":
+                        self._reply(client, req.id, error="no such hosts")
+                        continue
+                    with self.lock:
+                        job = self.next_job
+                        self.next_job += 1
+                    self._reply(client, req.id, job=job)
+                    if self.mode == "close_after_register":
+                        break
+                elif req.op == "plan_allreduce":
+                    if self.mode == "silent_plan":
+                        continue
+                    if self.mode == "error_plan":
+                        self._reply(client, req.id, error="host 10.255.0.9 is not in the topology")
+                        continue
+                    steps = req.args["steps"]
+                    self._reply(client, req.id, flows=sum(len(s) for s in steps),
+                                max_load=[1] * len(steps), lower_bound=[1] * len(steps),
+                                timings={"total_s": 1.0, "plan_s": 0.25, "install_s": 0.5})
+                elif req.op == "release":
+                    self._reply(client, req.id)
+        except OSError:
+            pass
+        finally:
+            record["closed"] = True
+            try:
+                client.close()
+            except OSError:
+                pass
+
+    def requests(self, op=None):
+        with self.lock:
+            return [(i, r) for i, c in enumerate(self.conns) for r in c["requests"] if op is None or r["op"] == op]
+
+    def close(self):
+        self._stop = True
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        with self.lock:
+            for client in self._clients:
+                try:
+                    client.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+
+@pytest.fixture
+def stub_factory():
+    stubs = []
+
+    def make(mode="ok"):
+        stub = StubController(mode)
+        stubs.append(stub)
+        return stub
+
+    yield make
+    for stub in stubs:
+        stub.close()
+
+
+def closed_port():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+# ---------------------------------------------------------------------------------------------
+# running MPI programs
+def mpirun(np, argv, env=None, timeout=MPI_TIMEOUT, extra=()):
+    """Runs argv under mpirun on localhost; env holds the SDN_MPI_* knobs (and LD_PRELOAD),
+    exported to the ranks with -x. Returns (CompletedProcess, seconds)."""
+    env = dict(env or {})
+    if "SDN_MPI_CONTROLLER" in env:
+        env.setdefault("SDN_MPI_TIMEOUT_MS", "30000")  # a busy 2-core machine must not cause fallbacks
+    full = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_") and k != "LD_PRELOAD"}
+    full.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    cmd = ["timeout", "-k", "10", str(timeout), MPIRUN, "--oversubscribe", "-np", str(np),
+           "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1", *extra]
+    for key, value in env.items():
+        if key == "LD_PRELOAD":
+            cmd += ["-x", "LD_PRELOAD=%s" % value]   # only the ranks, not mpirun itself
+        else:
+            full[key] = value
+            cmd += ["-x", key]
+    start = time.monotonic()
+    res = subprocess.run(cmd + [str(a) for a in argv], env=full, capture_output=True, text=True)
+    return res, time.monotonic() - start
+
+
+def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, timeout=MPI_TIMEOUT):
+    argv = [CHECK, "--expect", expect]
+    if quick:
+        argv.append("--quick")
+    if calls_per_comm:
+        argv += ["--calls-per-comm", calls_per_comm]
+    argv += ["--seed", seed if seed is not None else 1000 + np]
+    res, seconds = mpirun(np, argv, env, timeout=timeout)
+    assert res.returncode == 0, "allreduce_check -np %d failed (rc %d, %.1fs):\n%s\n%s" % (
+        np, res.returncode, seconds, res.stdout[-3000:], res.stderr[-6000:])
+    match = SUMMARY.search(res.stdout)
+    assert match, res.stdout
+    p, cases, failures, pmpi, rd, rab, empty = map(int, match.groups())
+    assert p == np and failures == 0 and cases > 0
+    return {"pmpi": pmpi, "rd": rd, "rab": rab, "empty": empty, "cases": cases,
+            "stderr": res.stderr, "seconds": seconds}
+
+
+def fake_hosts(np, n):
+    return ["10.255.0.%d" % (r % n + 1) for r in range(np)]
+
+
+def expected_steps(hosts):
+    return [[[src, dst, count] for (src, dst), count in step]
+            for step in host_steps(recursive_doubling_steps(len(hosts)), hosts)]
+
+
+def sorted_steps(steps):
+    return [sorted(map(list, step)) for step in steps]
+
+
+# ---------------------------------------------------------------------------------------------
+# build and install
+def test_build_exports(built):
+    for name in ("libsdnmpi.a", "libsdnmpi.so", "libsdnmpi-preload.so", "sdnmpi.pc"):
+        assert (built / name).is_file(), name
+    dyn = subprocess.run(["nm", "-D", "--defined-only", str(built / "libsdnmpi.so")], capture_output=True,
+                         text=True, check=True).stdout
+    exported = {line.split()[-1] for line in dyn.splitlines() if " T " in line}
+    assert {"SDN_MPI_Init", "SDN_MPI_Finalize", "SDN_MPI_Allreduce"} <= exported
+    assert not any(s.startswith("MPI_") for s in exported), "libsdnmpi.so must not wrap MPI_*"
+    assert not any(s.startswith("sdnmpi_") and s != "sdnmpi_test_last_path" for s in exported)
+    dyn = subprocess.run(["nm", "-D", "--defined-only", str(PRELOAD)], capture_output=True, text=True,
+                         check=True).stdout
+    exported = {line.split()[-1] for line in dyn.splitlines() if " T " in line}
+    assert {"MPI_Init", "MPI_Init_thread", "MPI_Allreduce", "MPI_Finalize"} <= exported
+    # The library calls only PMPI_*: MPI_* would recurse through the preload wrappers.
+    for obj in sorted((built / "build").glob("*.o")):
+        if obj.name == "preload.o":
+            continue
+        undefined = subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True, check=True).stdout
+        assert not re.search(r"\bMPI_[A-Z]", undefined), "%s calls MPI_* instead of PMPI_*" % obj.name
+
+
+APP = r"""
+#include <stdio.h>
+#include <sdnmpi.h>
+int main(int argc, char **argv) {
+    int rank, size, v, r = 0;
+    MPI_Init(&argc, &argv);
+    if (SDN_MPI_Init() != MPI_SUCCESS) return 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank); MPI_Comm_size(MPI_COMM_WORLD, &size);
+    v = rank + 1;
+    if (SDN_MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS) return 1;
+    if (rank == 0) printf("sum=%d\n", r);
+    SDN_MPI_Finalize();
+    MPI_Finalize();
+    return r == size * (size + 1) / 2 ? 0 : 1;
+}
+"""
+
+
+def test_install_and_pkg_config(built, tmp_path):
+    prefix = tmp_path / "prefix"
+    subprocess.run(["make", "-C", str(built), "install", "PREFIX=%s" % prefix], check=True, capture_output=True)
+    for rel in ("include/sdnmpi.h", "lib/libsdnmpi.a", "lib/libsdnmpi.so", "lib/libsdnmpi-preload.so",
+                "lib/pkgconfig/sdnmpi.pc"):
+        assert (prefix / rel).is_file(), rel
+    pc = (prefix / "lib/pkgconfig/sdnmpi.pc").read_text()
+    assert "prefix=%s\n" % prefix in pc
+    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib/pkgconfig"))
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "sdnmpi"], env=env, capture_output=True,
+                           text=True, check=True).stdout.split()
+    assert "-I%s/include" % prefix in flags and "-L%s/lib" % prefix in flags
+    assert "-lsdnmpi" in flags and "-lmsgpackc" in flags
+    (tmp_path / "app.c").write_text(APP)
+    subprocess.run("mpicc -o %s/app %s/app.c $(pkg-config --cflags --libs sdnmpi)" % (tmp_path, tmp_path),
+                   shell=True, env=env, check=True, capture_output=True)
+    res, _ = mpirun(2, [tmp_path / "app"], extra=("-x", "LD_LIBRARY_PATH=%s" % (prefix / "lib")))
+    assert res.returncode == 0, res.stderr
+    assert "sum=3" in res.stdout
+
+    # DESTDIR stages the same tree; the .pc file names the final prefix.
+    stage = tmp_path / "stage"
+    subprocess.run(["make", "-C", str(built), "install", "PREFIX=/opt/sdnmpi", "DESTDIR=%s" % stage],
+                   check=True, capture_output=True)
+    pc = (stage / "opt/sdnmpi/lib/pkgconfig/sdnmpi.pc").read_text()
+    assert "prefix=/opt/sdnmpi\n" in pc and "Libs: -L${libdir} -lsdnmpi -lmsgpackc" in pc
+    assert (stage / "opt/sdnmpi/include/sdnmpi.h").is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# the pure parts against the Python reference
+def tool(*args, stdin=None):
+    res = subprocess.run([str(TOOL), *map(str, args)], input=stdin, capture_output=True, check=True)
+    return res.stdout
+
+
+@pytest.mark.parametrize("p", list(range(1, 34)) + [48, 64, 100])
+def test_schedule_matches_python(built, p):
+    import random
+    rnd = random.Random(p)
+    for nhosts in sorted({1, 2, max(1, p // 3), p}):
+        hosts = ["10.%d.0.%d" % (rnd.randrange(2), rnd.randrange(nhosts) + 1) for _ in range(p)]
+        got = json.loads(tool("schedule", *hosts))
+        assert got == expected_steps(hosts), (p, hosts)
+
+
+def frame_body(frame):
+    (length,) = struct.unpack("!I", frame[:4])
+    assert length == len(frame) - 4 and 0 < length <= 1 << 20
+    return frame[4:]
+
+
+def test_rpc_requests_pass_the_controller_schema(built):
+    req = rpc_schema.decode_request(frame_body(tool("encode", "hello", 1)))
+    assert (req.id, req.op) == (1, "hello")
+    hosts = ["10.0.0.%d" % i for i in range(1, 9)]
+    req = rpc_schema.decode_request(frame_body(tool("encode", "register", 2, *hosts)))
+    assert req.op == "register" and req.args["hosts"] == hosts
+    raw = msgpack.unpackb(frame_body(tool("encode", "register", 2, *hosts)), raw=False)
+    assert raw == {"v": 1, "id": 2, "op": "register", "hosts": hosts}
+    ranks = ["10.0.0.%d" % (r % 3 + 1) for r in range(7)]
+    body = frame_body(tool("encode", "plan", 3, 42, 5, "-", *ranks))
+    raw = msgpack.unpackb(body, raw=False)
+    assert raw["job"] == 42 and raw["comm"] == 5 and "planner" not in raw
+    assert raw["steps"] == expected_steps(ranks)
+    req = rpc_schema.decode_request(body)
+    assert req.args["planner"] == "balanced"
+    assert sorted_steps(raw["steps"]) == [[list(pair) + [c] for pair, c in step] for step in req.args["steps"]]
+    raw = msgpack.unpackb(frame_body(tool("encode", "plan", 4, 42, 0, "dmodk", *ranks)), raw=False)
+    assert raw["planner"] == "dmodk"
+    raw = msgpack.unpackb(frame_body(tool("encode", "release", 5, 42)), raw=False)
+    assert raw == {"v": 1, "id": 5, "op": "release", "job": 42}
+
+
+def test_rpc_oversized_request_is_refused(built):
+    # 65536 ranks on distinct hosts: more pairs than one request may carry.
+    res = subprocess.run([str(TOOL), "encode", "register", "1"] + ["10.%d.%d.1" % (i // 256, i % 256) for i in range(70000)],
+                         capture_output=True)
+    assert res.returncode != 0
+    res = subprocess.run([str(TOOL), "schedule"] + ["10.%d.%d.1" % (i // 256, i % 256) for i in range(40000)],
+                         capture_output=True, check=True)
+    assert json.loads(res.stdout) == {"error": -2}
+
+
+def decode(reply):
+    return json.loads(tool("decode", stdin=msgpack.packb(reply, use_bin_type=True)))
+
+
+def test_rpc_reply_decoding(built):
+    ok = decode({"v": 1, "id": 3, "status": "ok", "error": "", "timings": {"total_s": 0.5, "plan_s": 0.25,
+                                                                           "install_s": 1}, "flows": 12,
+                 "max_load": [1, 2, 3], "lower_bound": [1, 1, 1]})
+    assert ok["valid"] and ok["id"] == 3 and ok["ok"] == 1 and ok["flows"] == 12 and ok["max_load"] == [1, 2, 3]
+    assert (ok["total_s"], ok["plan_s"], ok["install_s"]) == (0.5, 0.25, 1.0)
+    reg = decode({"v": 1, "id": 1, "status": "ok", "error": "", "timings": {"total_s": 0.0}, "job": 9})
+    assert reg["job"] == 9
+    err = decode({"v": 1, "id": -1, "status": "error", "error": "malformed msgpack", "timings": {"total_s": 0.0}})
+    assert err["valid"] and err["ok"] == 0 and err["id"] == -1 and err["error"] == "malformed msgpack"
+    # A reply the real controller builds decodes too.
+    real = rpc_schema.encode_reply(4, timings={"total_s": 0.1}, server="sdnmpi 0.1.0")
+    assert json.loads(tool("decode", stdin=frame_body(real)))["server"] == "sdnmpi 0.1.0"
+    for bad in ({"v": 2, "id": 1, "status": "ok"}, {"id": 1, "status": "ok"}, {"v": 1, "status": "ok"},
+                {"v": 1, "id": 1, "status": "maybe"}, {"v": 1, "id": 1, "status": "ok", "job": "x"}, [1, 2]):
+        assert decode(bad) == {"valid": False}, bad
+    assert json.loads(tool("decode", stdin=b"\xc1garbage")) == {"valid": False}
+    assert json.loads(tool("decode", stdin=msgpack.packb({"v": 1, "id": 1, "status": "ok"}) + b"\x00")) == {"valid": False}
+
+
+def test_controller_address_parsing(built):
+    assert tool("hostport", "10.0.0.1:6700").decode().split() == ["10.0.0.1", "6700"]
+    assert tool("hostport", "ctl.example:1").decode().split() == ["ctl.example", "1"]
+    assert tool("hostport", "[fd00::1]:6700").decode().split() == ["fd00::1", "6700"]
+    for bad in ("10.0.0.1", "10.0.0.1:", ":6700", "10.0.0.1:70000", "10.0.0.1:x", "[::1]6700"):
+        assert tool("hostport", bad).decode().strip() == "invalid", bad
+
+
+# ---------------------------------------------------------------------------------------------
+# without a controller: everything falls back and equals PMPI_Allreduce exactly
+@pytest.mark.parametrize("np", [1, 2, 5])
+def test_no_controller_falls_back(built, np):
+    out = run_check(np, "pmpi", quick=True)
+    assert out["rd"] == out["rab"] == 0
+
+
+def test_closed_port_falls_back(built):
+    out = run_check(3, "pmpi", {"SDN_MPI_CONTROLLER": "127.0.0.1:%d" % closed_port(), "SDN_MPI_VERBOSE": "1"},
+                    quick=True)
+    assert re.search(r"sdnmpi\[0\]: init: cannot connect to 127\.0\.0\.1:\d+: Connection refused", out["stderr"])
+    assert "sdnmpi[2]: init: cannot reach the controller, falling back" in out["stderr"]
+
+
+def test_unroutable_controller_times_out(built):
+    # TEST-NET-2 is never routed: the connect either fails at once or times out.
+    out = run_check(2, "pmpi", {"SDN_MPI_CONTROLLER": "198.51.100.1:6700", "SDN_MPI_TIMEOUT_MS": "700"},
+                    quick=True)
+    assert out["seconds"] < 60
+
+
+def test_disabled_never_connects(built, stub_factory):
+    stub = stub_factory()
+    run_check(3, "pmpi", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_DISABLE": "1"}, quick=True)
+    assert stub.conns == []
+
+
+# ---------------------------------------------------------------------------------------------
+# with a controller
+HOSTS_PER_P = {1: 1, 2: 2, 3: 3, 4: 2, 5: 3, 6: 4, 7: 3, 8: 8, 9: 4}
+
+
+def comm_members(np):
+    """The communicators allreduce_check plans, in order: world, even half, odd half, dup."""
+    return {"world": list(range(np)), "even": list(range(0, np, 2)), "odd": list(range(1, np, 2)),
+            "dup": list(range(np))}
+
+
+def check_stub_records(stub, np, nhosts):
+    """register carried every rank's address; one plan per communicator that spans hosts, from
+    its leader, with the Python schedule; one connection per leader; release at the end."""
+    assert stub.errors == []
+    hosts = fake_hosts(np, nhosts)
+    registers = stub.requests("register")
+    assert len(registers) == 1 and registers[0][0] == 0
+    assert registers[0][1]["hosts"] == hosts
+    conn0 = stub.conns[0]["requests"]
+    assert [r["op"] for r in conn0[:2]] == ["hello", "register"] and conn0[-1]["op"] == "release"
+    assert conn0[-1]["job"] == 7
+    members = comm_members(np)
+    needed = {name: expected_steps([hosts[r] for r in ranks]) for name, ranks in members.items()
+              if ranks and any(step for step in expected_steps([hosts[r] for r in ranks]))}
+    leaders = {0} | ({1} if "odd" in needed else set())
+    assert len(stub.conns) == len(leaders), [c["requests"] for c in stub.conns]
+    plans = stub.requests("plan_allreduce")
+    assert len(plans) == len(needed), plans  # cached: no second request for any communicator
+    by_conn0 = [r for i, r in plans if i == 0]
+    want0 = [needed[name] for name in ("world", "even", "dup") if name in needed]
+    assert [sorted_steps(r["steps"]) for r in by_conn0] == [sorted_steps(s) for s in want0]
+    if "world" in needed:
+        assert by_conn0[0]["comm"] == 0
+    if "odd" in needed:
+        odd = [r for i, r in plans if i == 1]
+        assert len(odd) == 1 and sorted_steps(odd[0]["steps"]) == sorted_steps(needed["odd"])
+        assert [r["op"] for r in stub.conns[1]["requests"]] == ["hello", "plan_allreduce"]
+    ids = [r["comm"] for _, r in plans]
+    assert len(set(ids)) == len(ids), ids
+    assert all(r["job"] == 7 for _, r in plans)
+    for conn in stub.conns:
+        assert conn["closed"]
+
+
+@pytest.mark.parametrize("np", range(1, 10))
+def test_with_controller_full_matrix(built, stub_factory, np):
+    stub = stub_factory()
+    nhosts = HOSTS_PER_P[np]
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts)}
+    out = run_check(np, "sdn", env, calls_per_comm=3)
+    assert out["rd"] > 0 and out["empty"] > 0
+    if np > 1:
+        assert out["rab"] > 0
+    time.sleep(0.2)  # the stub notices the closed connections
+    check_stub_records(stub, np, nhosts)
+
+
+@pytest.mark.parametrize("np", [3, 5, 8])
+def test_rabenseifner_for_small_vectors(built, stub_factory, np):
+    stub = stub_factory()
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_RABENSEIFNER_MIN": "16"}
+    out = run_check(np, "sdn", env, quick=True, seed=77)
+    assert out["rab"] > out["rd"] > 0
+
+
+def test_size_window(built, stub_factory):
+    stub = stub_factory()
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "100",
+           "SDN_MPI_MAX_BYTES": "20000"}
+    out = run_check(4, "sdn", env, quick=True)
+    assert out["pmpi"] > 0 and out["rd"] > 0 and out["rab"] == 0
+
+
+def test_single_host_needs_no_request(built, stub_factory):
+    stub = stub_factory()
+    out = run_check(4, "sdn", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FABRIC_IP": "10.9.9.9"}, quick=True)
+    assert out["rd"] > 0
+    assert stub.requests("register")[0][1]["hosts"] == ["10.9.9.9"] * 4
+    assert stub.requests("plan_allreduce") == []
+    assert len(stub.conns) == 1
+
+
+def test_fabric_address_selection(built, stub_factory):
+    stub = stub_factory()
+    run_check(2, "any", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FABRIC_SUBNET": "127.0.0.0/8"}, quick=True)
+    assert stub.requests("register")[0][1]["hosts"] == ["127.0.0.1"] * 2
+    stub = stub_factory()
+    before = non_loopback_addresses()
+    run_check(2, "any", {"SDN_MPI_CONTROLLER": stub.address}, quick=True)
+    others = before | non_loopback_addresses()
+    hosts = stub.requests("register")[0][1]["hosts"]
+    # The controller is reached over loopback, so any other interface's address wins.
+    assert hosts[0] == hosts[1] and (hosts[0] in others if others else hosts[0] == "127.0.0.1")
+
+
+def non_loopback_addresses():
+    """IPv4 addresses of this machine's interfaces other than lo (empty if `ip` is missing)."""
+    if not shutil.which("ip"):
+        return set()
+    out = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout
+    return {line.split()[3].split("/")[0] for line in out.splitlines() if line.split()[1] != "lo"}
+
+
+def test_verbose_log(built, stub_factory):
+    stub = stub_factory()
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "2", "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_RABENSEIFNER_MIN": "1024"}
+    out = run_check(2, "sdn", env, quick=True)
+    lines = [line for line in out["stderr"].splitlines() if line.startswith("sdnmpi[")]
+    assert lines and all(re.match(r"sdnmpi\[\d+\]: \S", line) for line in lines)
+    text = "\n".join(lines)
+    assert re.search(r"sdnmpi\[0\]: init: job 7 registered with 2 hosts at 127\.0\.0\.1:\d+ \(sdnmpi-stub 0\)", text)
+    assert "sdnmpi[1]: init: job 7, SDN path on" in text
+    assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=2 hosts=2 steps=1 pairs=2: ok flows=2 max_load=\[1\] "
+                     r"in \d+\.\d+s \(controller total 1\.000s plan 0\.250s install 0\.500s\)", text)
+    assert re.search(r"sdnmpi\[1\]: allreduce comm=0 count=\d+ bytes=\d+: Rabenseifner", text)
+    assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=7 bytes=\d+: recursive doubling", text)
+    assert "sdnmpi[0]: allreduce count=301: PMPI_Allreduce (user-defined op)" in text
+    assert "sdnmpi[1]: allreduce count=3: PMPI_Allreduce (intercommunicator)" in text
+    assert "sdnmpi[0]: finalize: job 7 released" in text
+    assert re.search(r"sdnmpi\[0\]: fabric address 10\.255\.0\.1 \(SDN_MPI_FAKE_HOSTS=2", text)
+
+
+# ---------------------------------------------------------------------------------------------
+# a controller that fails
+def test_controller_closes_after_register(built, stub_factory):
+    stub = stub_factory("close_after_register")
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1"}
+    out = run_check(4, "any", env, quick=True)
+    # World rank 0's connection is gone: its communicators fall back, the odd half (led by world
+    # rank 1 over its own connection) still gets routes.
+    assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=4 hosts=4 steps=2 pairs=8: failed after \S+ "
+                     r"\((send failed|no reply): [^)]*\), falling back", out["stderr"])
+    assert out["pmpi"] > 0  # rank 0's counts: all its communicators fell back
+    # the odd half's id: 1 + leader's world rank + world size * communicators it led before
+    assert re.search(r"sdnmpi\[1\]: plan comm=2 ranks=2 hosts=2 steps=1 pairs=2: ok", out["stderr"])
+    assert re.search(r"sdnmpi\[3\]: allreduce comm=2 count=\d+ bytes=\d+: Rabenseifner", out["stderr"])
+    assert len(stub.requests("plan_allreduce")) == 1  # only the odd half's
+    assert stub.requests("release") == []
+
+
+def test_controller_never_answers_plan(built, stub_factory):
+    stub = stub_factory("silent_plan")
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_TIMEOUT_MS": "1000",
+           "SDN_MPI_VERBOSE": "1"}
+    out = run_check(4, "pmpi", env, quick=True, calls_per_comm=2)
+    assert "no reply: Connection timed out" in out["stderr"]
+    # One timeout for world rank 0 (its connection is then dead: no further attempt), one for
+    # world rank 1's odd half.
+    assert len(stub.requests("plan_allreduce")) == 2
+    assert "an earlier failure closed the connection" in out["stderr"]
+    assert out["seconds"] < 60
+
+
+def test_controller_refuses_plans(built, stub_factory):
+    stub = stub_factory("error_plan")
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1"}
+    out = run_check(4, "pmpi", env, quick=True)
+    assert "controller error: host 10.255.0.9 is not in the topology" in out["stderr"]
+    # An error reply leaves the connection usable: every communicator asked once.
+    assert len(stub.requests("plan_allreduce")) == 4
+    assert len(stub.requests("release")) == 1
+
+
+def test_controller_never_answers_hello(built, stub_factory):
+    stub = stub_factory("silent_hello")
+    out = run_check(3, "pmpi", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_TIMEOUT_MS": "500"}, quick=True)
+    assert [r["op"] for _, r in stub.requests()] == ["hello"]
+    assert out["seconds"] < 60
+
+
+def test_controller_refuses_register(built, stub_factory):
+    stub = stub_factory("refuse_register")
+    run_check(3, "pmpi", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "3"}, quick=True)
+    assert [r["op"] for _, r in stub.requests()] == ["hello", "register"]
+
+
+# ---------------------------------------------------------------------------------------------
+# transparent mode
+@pytest.mark.parametrize("init", ["init", "thread"])
+def test_preload_unmodified_binary(built, stub_factory, init):
+    np = 4
+    plain, _ = mpirun(np, [PLAIN, init])
+    assert plain.returncode == 0, plain.stderr
+    stub = stub_factory()
+    env = {"LD_PRELOAD": str(PRELOAD), "SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4",
+           "SDN_MPI_VERBOSE": "1"}
+    pre, _ = mpirun(np, [PLAIN, init], env)
+    assert pre.returncode == 0, pre.stderr
+    assert sorted(pre.stdout.splitlines()) == sorted(plain.stdout.splitlines())
+    assert len(plain.stdout.splitlines()) == 8
+    assert "sdnmpi[" not in plain.stderr
+    assert "Rabenseifner" in pre.stderr and "recursive doubling" in pre.stderr
+    time.sleep(0.2)
+    assert stub.errors == []
+    assert stub.requests("register")[0][1]["hosts"] == fake_hosts(np, 4)
+    plans = stub.requests("plan_allreduce")
+    # world, and the two halves (both span two hosts); the second round hits the caches.
+    assert sorted(r["comm"] == 0 for _, r in plans) == [False, False, True]
+    assert len(stub.requests("release")) == 1
