@@ -14,6 +14,7 @@ from sdnmpi.mininet_topos import controller_proc, net as fabric_net
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLDPD = os.path.join(ROOT, "lldpd", "sdnmpi-lldpd")
+LIBSDNMPI = os.path.join(ROOT, "libsdnmpi")
 
 
 def free_port():
@@ -26,7 +27,8 @@ def free_port():
 def _environment():
     if os.geteuid() != 0:
         pytest.fail("the integration tests need root (Mininet, Open vSwitch)")
-    subprocess.run(["make", "-C", os.path.join(ROOT, "lldpd")], check=True, capture_output=True)
+    for folder in ("lldpd", "libsdnmpi"):
+        subprocess.run(["make", "-C", os.path.join(ROOT, folder)], check=True, capture_output=True)
     fabric_net.ensure_ovs()
 
 
@@ -34,9 +36,11 @@ def _environment():
 def running_fabric(topo, routing="dmodk", tmp_path=None, lldpd=True, extra_args=()):
     """Controller + fabric + lldpd on every host, with the whole topology discovered."""
     log_path = os.path.join(str(tmp_path), "ryu.log") if tmp_path else None
-    extra_args = ("--sdnmpi-rpc-host", "127.0.0.1", "--sdnmpi-rpc-port", str(free_port())) + tuple(extra_args)
+    rpc_port = free_port()
+    extra_args = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(rpc_port)) + tuple(extra_args)
     ctl = controller_proc.start_controller(free_port(), free_port(), routing=routing,
                                            extra_args=extra_args, log_path=log_path)
+    ctl.rpc_port = rpc_port  # reachable from the hosts over the management network
     fab = None
     try:
         ctl.wait_rest_ready(timeout=30)
