@@ -2,15 +2,18 @@
 
 Each test_fabric_*.py module runs one fabric with one routing policy; pytest tears a module's fabric
 down before the next module starts, so two fabrics never coexist."""
+import contextlib
 import re
 import time
 
 import pytest
 
 from sdnmpi.controller import constants as C
+from sdnmpi.mininet_topos import controller_proc
 from sdnmpi.mininet_topos.fattree import LeafSpineTopo
 
 import ofdump
+from conftest import running_fabric
 
 
 SPINES, LEAVES, HPL = 2, 4, 2
@@ -59,6 +62,18 @@ def wait_for_routes(fab, hosts, timeout=30):
     """Until every switch of ``fab`` holds a default route for each of ``hosts`` host IPs."""
     wait_for(lambda: all(len(ofdump.routes(sw.name, C.PRIORITY_ROUTE)) == hosts for sw in fab.net.switches),
              timeout, "routes to all %d hosts on every switch" % hosts)
+
+
+@contextlib.contextmanager
+def leaf_spine_fabric(routing, tmp_path, lldpd=True):
+    """The 2-tier fabric with controller and (by default) lldpd, once every switch link and host
+    is discovered and every switch routes every host. Without lldpd, hosts are not waited for."""
+    with running_fabric(make_topo(), routing, tmp_path, lldpd=lldpd) as (ctl, fab):
+        controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES,
+                                          hosts=N if lldpd else 0, timeout=90)
+        if lldpd:
+            wait_for_routes(fab, N)
+        yield ctl, fab
 
 
 def iperf(fab, client, server, seconds=3, streams=1):

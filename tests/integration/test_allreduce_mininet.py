@@ -10,11 +10,10 @@ import threading
 import pytest
 
 from sdnmpi.controller import constants as C
-from sdnmpi.mininet_topos import controller_proc
 
 import ofdump
-from conftest import LIBSDNMPI, running_fabric
-from fabric_helpers import LEAVES, N, SPINES, bridge, make_topo, spine_dpid, wait_for, wait_for_routes
+from conftest import LIBSDNMPI
+from fabric_helpers import N, SPINES, bridge, leaf_spine_fabric, spine_dpid, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BYTES = 1 << 20
@@ -34,9 +33,7 @@ def programs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fabric(tmp_path_factory):
-    with running_fabric(make_topo(), "dmodk", tmp_path_factory.mktemp("allreduce")) as (ctl, fab):
-        controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N, timeout=90)
-        wait_for_routes(fab, N)
+    with leaf_spine_fabric("dmodk", tmp_path_factory.mktemp("allreduce")) as (ctl, fab):
         yield ctl, fab
 
 

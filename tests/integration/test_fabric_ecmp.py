@@ -2,18 +2,14 @@
 import pytest
 
 from sdnmpi.controller import constants as C
-from sdnmpi.mininet_topos import controller_proc
 
 import ofdump
-from conftest import running_fabric
-from fabric_helpers import HPL, LEAVES, N, SPINES, bridge, iperf, ip, leaf_dpid, leaf_of, make_topo, wait_for_routes
+from fabric_helpers import HPL, LEAVES, N, SPINES, bridge, iperf, ip, leaf_dpid, leaf_of, leaf_spine_fabric
 
 
 @pytest.fixture(scope="module")
 def ecmp(tmp_path_factory):
-    with running_fabric(make_topo(), "ecmp", tmp_path_factory.mktemp("ecmp")) as (ctl, fab):
-        controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N, timeout=90)
-        wait_for_routes(fab, N)
+    with leaf_spine_fabric("ecmp", tmp_path_factory.mktemp("ecmp")) as (ctl, fab):
         yield ctl, fab
 
 

@@ -2,19 +2,15 @@
 import pytest
 
 from sdnmpi.controller import constants as C
-from sdnmpi.mininet_topos import controller_proc
 
 import ofdump
-from conftest import running_fabric
-from fabric_helpers import (HPL, LEAVES, N, SPINES, bridge, ip, leaf_dpid, leaf_of, make_topo, spine_dpid,
-                            wait_for)
+from fabric_helpers import HPL, LEAVES, N, bridge, ip, leaf_dpid, leaf_of, leaf_spine_fabric, spine_dpid, wait_for
 
 
 @pytest.fixture(scope="module")
 def single_no_lldp(tmp_path_factory):
     """Policy `single`, and hosts that send no LLDP: they are learned from ARP and IPv4."""
-    with running_fabric(make_topo(), "single", tmp_path_factory.mktemp("single"), lldpd=False) as (ctl, fab):
-        controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=0, timeout=90)
+    with leaf_spine_fabric("single", tmp_path_factory.mktemp("single"), lldpd=False) as (ctl, fab):
         yield ctl, fab
 
 
