@@ -1,4 +1,6 @@
 """2-tier fabric, policy single, hosts that send no LLDP (learned from ARP and IPv4)."""
+import os
+
 import pytest
 
 from sdnmpi.controller import constants as C
@@ -12,6 +14,28 @@ def single_no_lldp(tmp_path_factory):
     """Policy `single`, and hosts that send no LLDP: they are learned from ARP and IPv4."""
     with leaf_spine_fabric("single", tmp_path_factory.mktemp("single"), lldpd=False) as (ctl, fab):
         yield ctl, fab
+
+
+def test_a_standard_lldp_agent_is_discovered(single_no_lldp):
+    """Debian's lldpd (not ours) on h1: the controller learns h1's MAC, IP and attachment from it,
+    before h1 sends any traffic, and forgets it when the agent's TTL runs out."""
+    ctl, fab = single_no_lldp
+    h1 = fab.net.get("h1")
+    sock = "/tmp/sdnmpi-test-lldpd-%d.sock" % os.getpid()  # a short path lldpd's privsep can reach
+    agent = h1.popen(["lldpd", "-d", "-u", sock, "-I", h1.defaultIntf().name, "-m", h1.IP()])
+    try:
+        wait_for(lambda: h1.cmd("lldpcli -u %s resume && lldpcli -u %s configure lldp tx-interval 1 "
+                                "&& echo resumed" % (sock, sock)).strip().endswith("resumed"), 10, "lldpd to start")
+        entry = wait_for(lambda: next((h for h in ctl.rest("/sdnmpi/hosts") if h["mac"] == h1.MAC()), None), 15,
+                         "the controller to learn h1 from Debian's lldpd")
+        assert (entry["ip"], entry["source"]) == (h1.IP(), "lldp")
+        assert (entry["dpid"], entry["port"]) == (leaf_dpid(1), 1)
+    finally:
+        agent.terminate()
+        agent.wait(10)
+        if os.path.exists(sock):
+            os.unlink(sock)
+    wait_for(lambda: all(h["mac"] != h1.MAC() for h in ctl.rest("/sdnmpi/hosts")), 20, "h1 to be forgotten")
 
 
 def test_hosts_without_lldp_are_learned_from_arp(single_no_lldp):
