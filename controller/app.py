@@ -102,6 +102,7 @@ class SdnMpiApp(app_manager.RyuApp):
         if ev.state == MAIN_DISPATCHER:
             ports = {p.port_no: p.hw_addr for p in dp.ports.values() if _port_is_up(dp, p)}
             self._send(self.core.switch_enter(dp, ports))
+            self._send(self.rpc.switch_reset(dp.id))  # a reconnecting switch lost the jobs' flows
         elif dp.id is not None:
             self._send(self.core.switch_leave(dp))
 

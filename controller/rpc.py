@@ -213,6 +213,19 @@ class RpcService:
         for job in self.jobs.expired(self.clock()):
             self.release(job, "lease expired")
 
+    def switch_reset(self, dpid):
+        """Messages that restore every job's routes and trees on a switch that (re)connected with
+        empty tables."""
+        if dpid not in self.core.datapaths:
+            return []
+        only = {dpid: self.core.datapaths[dpid]}
+        msgs = []
+        for _job_id, job in sorted(self.jobs.jobs.items()):
+            msgs += jobroutes.sync_messages(only, job, {}, job.flows())
+            for _key, tree in sorted(job.trees.items()):
+                msgs += jobroutes.tree_messages(only, job, None, tree)
+        return msgs
+
     def stats_json(self):
         return {name: self.counters[name] for name in
                 ("requests", "errors", "jobs_registered", "allreduce_plans", "bcast_trees", "connections")}

@@ -1,4 +1,5 @@
-"""2-tier fabric, policy single, hosts that send no LLDP (learned from ARP and IPv4)."""
+"""2-tier fabric, policy single, hosts that send no LLDP (learned from ARP and IPv4) and one that
+runs Debian's standard lldpd instead of ours."""
 import os
 
 import pytest

@@ -367,3 +367,18 @@ def test_bcast_tree_moves_off_a_failed_spine_link(service):
     service.replan()
     assert bcast_walk(service, service.switches, IPS[0], r["group"]) == {ip: 1 for ip in IPS[1:]}
     assert service.jobs_json()[0]["trees"][0]["top"] != r["top"]
+
+
+def test_a_reconnecting_switch_gets_every_jobs_routes_and_trees_back(service):
+    job = register(service)
+    reply(service, request("plan_allreduce", job=job, comm=0, steps=steps_for(IPS)))
+    tree = reply(service, request("plan_bcast", job=job, comm=0, root=IPS[0], members=IPS))
+    cookie = C.COOKIE_JOB | job
+    before = service.switches.job_flows(cookie)
+    leaf = 0x201
+    assert any(d == leaf for d, _s, _t in before)
+    service.switches.tables[leaf], service.switches.groups[leaf] = {}, {}   # the switch came back empty
+    service.switches.confirm(service.switch_reset(leaf))
+    assert service.switches.job_flows(cookie) == before
+    assert bcast_walk(service, service.switches, IPS[0], tree["group"]) == {ip: 1 for ip in IPS[1:]}
+    assert service.switch_reset(0xDEAD) == []
