@@ -1,5 +1,6 @@
 """2-tier fabric, policy dmodk, hosts running lldpd: discovery, pingall without storms, TCP,
 D-mod-K paths in the flow tables, link failure."""
+import subprocess
 import time
 
 import pytest
@@ -8,7 +9,7 @@ from sdnmpi.controller import constants as C
 
 import ofdump
 from fabric_helpers import (HPL, LEAVES, N, SPINES, bridge, iperf, ip, leaf_dpid, leaf_of, leaf_spine_fabric,
-                            spine_dpid, wait_for)
+                            spine_dpid, wait_for, wait_for_routes)
 
 
 @pytest.fixture(scope="module")
@@ -88,4 +89,26 @@ def test_link_down_reroutes_and_pingall_still_loses_nothing(dmodk):
     wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == SPINES * LEAVES, 15, "link to come back")
     wait_for(lambda: "output:%d" % (HPL + 1) in ofdump.routes(leaf, C.PRIORITY_ROUTE).values(), 10,
              "routes back on the uplink")
+    assert fab.net.pingAll(timeout=2) == 0
+
+
+def test_switch_down_and_up_updates_topology_and_routes(dmodk):
+    ctl, fab = dmodk
+    spine = bridge(fab, spine_dpid(1))
+    target = subprocess.run(["ovs-vsctl", "get-controller", spine], check=True, capture_output=True,
+                            text=True).stdout.split()
+    subprocess.run(["ovs-vsctl", "del-controller", spine], check=True)  # the controller loses the switch
+    try:
+        wait_for(lambda: len(ctl.rest("/sdnmpi/switches")) == SPINES + LEAVES - 1
+                 and len(ctl.rest("/sdnmpi/links")) == (SPINES - 1) * LEAVES, 15, "the spine to leave")
+        for leaf in range(1, LEAVES + 1):
+            wait_for(lambda: "output:%d" % (HPL + 1) not in ofdump.routes(bridge(fab, leaf_dpid(leaf)),
+                                                                            C.PRIORITY_ROUTE).values(),
+                     10, "routes off the lost spine")
+        assert fab.net.pingAll(timeout=2) == 0
+    finally:
+        subprocess.run(["ovs-vsctl", "set-controller", spine, *target], check=True)
+    wait_for(lambda: len(ctl.rest("/sdnmpi/switches")) == SPINES + LEAVES
+             and len(ctl.rest("/sdnmpi/links")) == SPINES * LEAVES, 20, "the spine to come back")
+    wait_for_routes(fab, N)
     assert fab.net.pingAll(timeout=2) == 0
