@@ -3,11 +3,13 @@
  *
  * Before the first allreduce on a communicator, the library asks the sdnmpi controller to install
  * balanced routes for the host pairs of the allreduce's communication schedule (docs/rpc.md); the
- * data then moves over those routes. Whenever the controller cannot help (not configured,
- * unreachable, slow, an error, a dead connection) the library falls back to the MPI library's own
- * MPI_Allreduce, and the job carries on.
+ * data then moves over those routes. Before the first large bcast from a root, it asks for a
+ * multicast tree from the root's host to every member host. Whenever the controller cannot help
+ * (not configured, unreachable, slow, an error, a dead connection) the library falls back to the
+ * MPI library's own MPI_Allreduce / MPI_Bcast, and the job carries on.
  *
- * Usage:  MPI_Init(...); SDN_MPI_Init(); ... SDN_MPI_Allreduce(...) ...; SDN_MPI_Finalize();
+ * Usage:  MPI_Init(...); SDN_MPI_Init(); ... SDN_MPI_Allreduce(...), SDN_MPI_Bcast(...) ...;
+ *         SDN_MPI_Finalize();
  *         MPI_Finalize();
  * Or, for an unmodified program, LD_PRELOAD libsdnmpi-preload.so (see libsdnmpi/README.md).
  *
@@ -52,6 +54,17 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void);
  */
 SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+/*
+ * Exactly MPI_Bcast. Large contiguous messages on an intracommunicator go over a multicast tree
+ * the controller installs for the (communicator, root): the root sends each UDP datagram once,
+ * paced, and the switches copy it where the tree branches; receivers report what they miss, the
+ * root sends it again, and after SDN_MPI_BCAST_ROUNDS rounds PMPI_Bcast finishes the rest. Small
+ * messages, non-contiguous datatypes, no controller and any failure use PMPI_Bcast (also before
+ * SDN_MPI_Init and after SDN_MPI_Finalize). Every rank ends with the root's bytes, bit for bit.
+ */
+SDNMPI_EXPORT int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                                MPI_Comm comm);
 
 #ifdef __cplusplus
 }

@@ -128,6 +128,18 @@ int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int
     return exchange(c, cfg, &buf, id, reply, why, whylen);
 }
 
+int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+                           int64_t comm_id, uint32_t root, const uint32_t *members,
+                           size_t nmembers, struct sdnmpi_rpc_reply *reply, char *why,
+                           size_t whylen)
+{
+    struct sdnmpi_rpc_buf buf = {0};
+    int64_t id = c->next_id++;
+    if (sdnmpi_rpc_encode_plan_bcast(&buf, id, job, comm_id, root, members, nmembers))
+        return encode_failed(&buf, why, whylen);
+    return exchange(c, cfg, &buf, id, reply, why, whylen);
+}
+
 int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
                         char *why, size_t whylen)
 {

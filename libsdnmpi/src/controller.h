@@ -1,6 +1,6 @@
 /*
  * controller.h -- one process's connection to the sdnmpi controller: connect (with the
- * SDN_MPI_TIMEOUT_MS deadline), hello, register, plan_allreduce, release. Any transport failure,
+ * SDN_MPI_TIMEOUT_MS deadline), hello, register, plan_allreduce, plan_bcast, release. Any transport failure,
  * timeout or protocol error closes the connection for good (`dead`): a late reply would otherwise
  * desynchronise the stream, and a dead controller should not cost one timeout per communicator.
  */
@@ -40,6 +40,10 @@ int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
 int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
                      int64_t comm_id, const struct sdnmpi_host_steps *steps,
                      struct sdnmpi_rpc_reply *reply, char *why, size_t whylen);
+int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+                           int64_t comm_id, uint32_t root, const uint32_t *members,
+                           size_t nmembers, struct sdnmpi_rpc_reply *reply, char *why,
+                           size_t whylen);
 int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
                         char *why, size_t whylen);
 

@@ -185,4 +185,14 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     }
     parse_subnet(cfg);
     cfg->fake_hosts = (int)parse_long("SDN_MPI_FAKE_HOSTS", 0, 0, SDNMPI_FAKE_HOSTS_MAX);
+
+    cfg->bcast_min_bytes = parse_bytes("SDN_MPI_BCAST_MIN_BYTES", SDNMPI_BCAST_DEFAULT_MIN_BYTES, 1);
+    cfg->bcast_rate_mbps = (int)parse_long("SDN_MPI_BCAST_RATE_MBPS", SDNMPI_BCAST_DEFAULT_RATE_MBPS,
+                                           1, SDNMPI_BCAST_MAX_RATE_MBPS);
+    cfg->bcast_rounds = (int)parse_long("SDN_MPI_BCAST_ROUNDS", SDNMPI_BCAST_DEFAULT_ROUNDS, 1,
+                                        SDNMPI_BCAST_MAX_ROUNDS);
+    cfg->bcast_idle_ms = (int)parse_long("SDN_MPI_BCAST_IDLE_MS", SDNMPI_BCAST_DEFAULT_IDLE_MS, 1,
+                                         SDNMPI_BCAST_MAX_IDLE_MS);
+    cfg->bcast_datagram = (int)parse_long("SDN_MPI_BCAST_DATAGRAM", SDNMPI_BCAST_DEFAULT_DATAGRAM,
+                                          SDNMPI_BCAST_MIN_DATAGRAM, SDNMPI_BCAST_MAX_DATAGRAM);
 }

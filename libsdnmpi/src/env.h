@@ -26,7 +26,24 @@ struct sdnmpi_config {
     int has_subnet;                   /* SDN_MPI_FABRIC_SUBNET=a.b.c.d/len */
     uint32_t subnet, subnet_mask;     /*   host byte order */
     int fake_hosts;                   /* SDN_MPI_FAKE_HOSTS=N (test only), 0 = off */
+    /* SDN_MPI_Bcast (bcast*.c) */
+    uint64_t bcast_min_bytes;         /* SDN_MPI_BCAST_MIN_BYTES: smaller messages use PMPI */
+    int bcast_rate_mbps;              /* SDN_MPI_BCAST_RATE_MBPS: the root's sending rate */
+    int bcast_rounds;                 /* SDN_MPI_BCAST_ROUNDS: multicast rounds before PMPI */
+    int bcast_idle_ms;                /* SDN_MPI_BCAST_IDLE_MS: receivers' wait after a round */
+    int bcast_datagram;               /* SDN_MPI_BCAST_DATAGRAM: UDP payload bytes (header incl.) */
 };
+
+#define SDNMPI_BCAST_DEFAULT_MIN_BYTES 65536
+#define SDNMPI_BCAST_DEFAULT_RATE_MBPS 18
+#define SDNMPI_BCAST_MAX_RATE_MBPS 1000000
+#define SDNMPI_BCAST_DEFAULT_ROUNDS 5
+#define SDNMPI_BCAST_MAX_ROUNDS 100
+#define SDNMPI_BCAST_DEFAULT_IDLE_MS 200
+#define SDNMPI_BCAST_MAX_IDLE_MS 600000
+#define SDNMPI_BCAST_DEFAULT_DATAGRAM 1472 /* Ethernet MTU 1500 - IPv4 20 - UDP 8 */
+#define SDNMPI_BCAST_MIN_DATAGRAM 64
+#define SDNMPI_BCAST_MAX_DATAGRAM 65507
 
 /* Reads the environment into *cfg (defaults for unset or invalid knobs; invalid ones are
  * reported with sdnmpi_warn). */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "addr.h"
+#include "bcast_plan.h"
 #include "controller.h"
 #include "log.h"
 #include "plan.h"
@@ -15,6 +16,7 @@
 struct sdnmpi_state sdnmpi_g = {
     .world_rank = -1,
     .keyval = MPI_KEYVAL_INVALID,
+    .bcast_keyval = MPI_KEYVAL_INVALID,
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .conn = {.fd = -1, .next_id = 1},
 };
@@ -28,6 +30,8 @@ struct agreement {
     int64_t reason; /* index into reasons[] when !ok */
     uint64_t min_bytes, max_bytes, rab_min;
     char planner[SDNMPI_PLANNER_MAX];
+    uint64_t bcast_min_bytes;
+    int64_t bcast_rate_mbps, bcast_rounds, bcast_idle_ms, bcast_datagram;
 };
 
 static const char *const reasons[] = {
@@ -95,6 +99,11 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.max_bytes = s->cfg.max_bytes;
         a.rab_min = s->cfg.rab_min;
         memcpy(a.planner, s->cfg.planner, sizeof a.planner);
+        a.bcast_min_bytes = s->cfg.bcast_min_bytes;
+        a.bcast_rate_mbps = s->cfg.bcast_rate_mbps;
+        a.bcast_rounds = s->cfg.bcast_rounds;
+        a.bcast_idle_ms = s->cfg.bcast_idle_ms;
+        a.bcast_datagram = s->cfg.bcast_datagram;
         a.reason = s->cfg.disable ? R_DISABLED : !s->cfg.has_controller ? R_NO_CONTROLLER : R_ON;
         if (a.reason == R_ON && (hosts = malloc((size_t)size * sizeof *hosts)) == NULL)
             a.reason = R_NOMEM;
@@ -114,7 +123,8 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     }
     if ((rc = PMPI_Bcast(&a, (int)sizeof a, MPI_BYTE, 0, MPI_COMM_WORLD)) != MPI_SUCCESS)
         goto out;
-    if ((rc = sdnmpi_plan_keyval_create()) != MPI_SUCCESS)
+    if ((rc = sdnmpi_plan_keyval_create()) != MPI_SUCCESS
+        || (rc = sdnmpi_bcast_keyval_create()) != MPI_SUCCESS)
         goto out;
 
     s->sdn_ok = (int)a.ok;
@@ -126,6 +136,11 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.rab_min = a.rab_min;
     memcpy(s->cfg.planner, a.planner, sizeof a.planner);
     s->cfg.planner[sizeof s->cfg.planner - 1] = '\0';
+    s->cfg.bcast_min_bytes = a.bcast_min_bytes;
+    s->cfg.bcast_rate_mbps = (int)a.bcast_rate_mbps;
+    s->cfg.bcast_rounds = (int)a.bcast_rounds;
+    s->cfg.bcast_idle_ms = (int)a.bcast_idle_ms;
+    s->cfg.bcast_datagram = (int)a.bcast_datagram;
     s->initialized = 1;
     if (rank != 0) {
         if (s->sdn_ok)
@@ -147,6 +162,9 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
         return MPI_ERR_OTHER;
     s->finalized = 1;
     int rc = sdnmpi_plan_keyval_free();
+    int rc2 = sdnmpi_bcast_keyval_free();
+    if (rc == MPI_SUCCESS)
+        rc = rc2;
     /* Every rank is done with its plans and its data before the routes go away. */
     int brc = PMPI_Barrier(MPI_COMM_WORLD);
     if (pthread_mutex_lock(&s->lock) == 0) {

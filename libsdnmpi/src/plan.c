@@ -88,6 +88,12 @@ static void format_loads(const struct sdnmpi_rpc_reply *r, char *out, size_t len
         snprintf(out + used, len - used, ",...");
 }
 
+int64_t sdnmpi_plan_next_comm_id_locked(int is_world)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    return is_world ? 0 : 1 + s->world_rank + (int64_t)s->world_size * s->comms_led++;
+}
+
 /* Rank 0 of the communicator: the request. Returns 1 if the SDN algorithms may run. */
 static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *comm_id)
 {
@@ -122,7 +128,7 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
         sdnmpi_warn("plan: cannot lock the library state, falling back");
         return 0;
     }
-    *comm_id = is_world ? 0 : 1 + s->world_rank + (int64_t)s->world_size * s->comms_led++;
+    *comm_id = sdnmpi_plan_next_comm_id_locked(is_world);
     int crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
     if (crc == SDNMPI_CTRL_OK)
         crc = sdnmpi_conn_plan(&s->conn, &s->cfg, s->job_id, *comm_id, &hs, &reply, why, sizeof why);

@@ -25,6 +25,11 @@ struct sdnmpi_plan {
 int sdnmpi_plan_keyval_create(void);
 int sdnmpi_plan_keyval_free(void);
 
+/* A new communicator id for requests led by this process (unique within the job, docs/rpc.md):
+ * 0 for MPI_COMM_WORLD, else 1 + this process's world rank + world size x (communicators it led
+ * before). Allreduce plans and Bcast trees share the counter. Call with sdnmpi_g.lock held. */
+int64_t sdnmpi_plan_next_comm_id_locked(int is_world);
+
 /* The plan of `comm`, made now if it has none (collective over comm). MPI error code. */
 int sdnmpi_plan_get(MPI_Comm comm, const struct sdnmpi_plan **plan);
 

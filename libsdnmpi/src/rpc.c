@@ -144,6 +144,22 @@ int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id, int
     return finish(buf);
 }
 
+int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job, int64_t comm,
+                                 uint32_t root, const uint32_t *members, size_t nmembers)
+{
+    msgpack_packer pk;
+    if (nmembers < 1 || nmembers > SDNMPI_RPC_MAX_HOSTS)
+        return -1;
+    if (begin(buf, &pk, 7, id, "plan_bcast") || pack_cstr(&pk, "job") || msgpack_pack_int64(&pk, job)
+        || pack_cstr(&pk, "comm") || msgpack_pack_int64(&pk, comm) || pack_cstr(&pk, "root")
+        || pack_ip(&pk, root) || pack_cstr(&pk, "members") || msgpack_pack_array(&pk, nmembers))
+        return -1;
+    for (size_t i = 0; i < nmembers; i++)
+        if (pack_ip(&pk, members[i]))
+            return -1;
+    return finish(buf);
+}
+
 int sdnmpi_rpc_encode_release(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job)
 {
     msgpack_packer pk;
@@ -260,6 +276,24 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
             for (uint32_t j = 0; j < v->via.array.size && j < SDNMPI_RPC_MAX_LOADS; j++)
                 if (get_int(&v->via.array.ptr[j], &out->max_load[j]))
                     return -1;
+        } else if (key_is(k, "group")) {
+            if (v->type != MSGPACK_OBJECT_STR)
+                return -1;
+            copy_str(v, out->group, sizeof out->group);
+        } else if (key_is(k, "port")) {
+            if (get_int(v, &out->port))
+                return -1;
+        } else if (key_is(k, "switches")) {
+            if (get_int(v, &out->switches))
+                return -1;
+        } else if (key_is(k, "top")) {
+            if (v->type != MSGPACK_OBJECT_STR)
+                return -1;
+            copy_str(v, out->top, sizeof out->top);
+        } else if (key_is(k, "cached")) {
+            if (v->type != MSGPACK_OBJECT_BOOLEAN)
+                return -1;
+            out->cached = v->via.boolean ? 1 : 0;
         }
         /* other keys (lower_bound, future additions) are not needed here */
     }
@@ -270,6 +304,8 @@ int sdnmpi_rpc_decode_reply(const char *body, size_t len, struct sdnmpi_rpc_repl
 {
     memset(out, 0, sizeof *out);
     out->flows = -1;
+    out->port = -1;
+    out->switches = -1;
     out->total_s = out->plan_s = out->install_s = -1.0;
     msgpack_unpacked u;
     msgpack_unpacked_init(&u);

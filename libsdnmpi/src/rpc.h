@@ -1,7 +1,7 @@
 /*
  * rpc.h -- the C side of docs/rpc.md (sdnmpi RPC version 1), and the only place that knows it:
  * 4-byte big-endian length + one msgpack map per message, requests hello / register /
- * plan_allreduce / release, and their replies.
+ * plan_allreduce / plan_bcast / release, and their replies.
  */
 #ifndef SDNMPI_RPC_H
 #define SDNMPI_RPC_H
@@ -36,6 +36,11 @@ struct sdnmpi_rpc_reply {
     size_t n_max_load;                       /* plan_allreduce: entries of max_load ... */
     int64_t max_load[SDNMPI_RPC_MAX_LOADS];  /* ... the first SDNMPI_RPC_MAX_LOADS of them */
     double total_s, plan_s, install_s;       /* timings; -1 if absent */
+    char group[16];                          /* plan_bcast: the multicast address ("" if absent) */
+    int64_t port;                            /* plan_bcast: the UDP port; -1 if absent */
+    int64_t switches;                        /* plan_bcast: switches on the tree; -1 if absent */
+    char top[24];                            /* plan_bcast: dpid of the top switch ("" if none) */
+    int cached;                              /* plan_allreduce/plan_bcast: answered from the cache */
 };
 
 /* Encoders: 0 on success, -1 on allocation failure or oversized body (buf->overflow).
@@ -46,6 +51,10 @@ int sdnmpi_rpc_encode_register(struct sdnmpi_rpc_buf *buf, int64_t id, const uin
 int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job,
                                      int64_t comm, const char *planner,
                                      const struct sdnmpi_host_steps *steps);
+/* plan_bcast: members are the host IPs of the communicator's ranks (duplicates allowed), root
+ * the root rank's; all network byte order. */
+int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job, int64_t comm,
+                                 uint32_t root, const uint32_t *members, size_t nmembers);
 int sdnmpi_rpc_encode_release(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job);
 void sdnmpi_rpc_buf_free(struct sdnmpi_rpc_buf *buf);
 

@@ -6,4 +6,10 @@
  * (fallback), 2 recursive doubling, 3 Rabenseifner, 4 nothing (count 0). */
 int sdnmpi_test_last_path(void);
 
+/* What the last SDN_MPI_Bcast of this process did: returns 0 no call yet, 1 PMPI_Bcast
+ * (fallback), 2 multicast only, 3 multicast finished with PMPI_Bcast; *rounds multicast rounds,
+ * *resent datagrams multicast again, *finished datagrams finished with PMPI_Bcast (any may be
+ * NULL). Not exported from the shared libraries: link libsdnmpi.a. */
+int sdnmpi_test_last_bcast(int *rounds, long long *resent, long long *finished);
+
 #endif

@@ -2,11 +2,12 @@
  * state.h -- the library's one piece of global mutable state.
  *
  * `sdnmpi_g` holds everything that outlives a call: whether SDN_MPI_Init ran and what all ranks
- * agreed on there, this process's fabric address, the attribute keyval of the per-communicator
- * plan cache, and this process's controller connection. It is written by SDN_MPI_Init and
- * SDN_MPI_Finalize; after Init the only fields that change are `conn`, `comms_led` (both under
- * `lock`, when this process leads a communicator's plan request) and `last_path` (a test hook).
- * Per-communicator state lives in MPI attributes (plan.c), not here.
+ * agreed on there, this process's fabric address, the attribute keyvals of the per-communicator
+ * caches (Allreduce plans, Bcast trees), and this process's controller connection. It is written
+ * by SDN_MPI_Init and SDN_MPI_Finalize; after Init the only fields that change are `conn`,
+ * `comms_led` (both under `lock`, when this process leads a communicator's plan request) and
+ * `last_path`, `last_bcast` (test hooks). Per-communicator state lives in MPI attributes (plan.c,
+ * bcast_plan.c), not here.
  */
 #ifndef SDNMPI_STATE_H
 #define SDNMPI_STATE_H
@@ -27,6 +28,21 @@ enum sdnmpi_path {
     SDNMPI_PATH_EMPTY = 4,    /* count 0: nothing to do */
 };
 
+/* What the last SDN_MPI_Bcast of this process did (sdnmpi_testing.h). */
+enum sdnmpi_bcast_path {
+    SDNMPI_BCAST_NONE = 0,       /* no call yet */
+    SDNMPI_BCAST_PMPI = 1,       /* fell back to PMPI_Bcast */
+    SDNMPI_BCAST_MCAST = 2,      /* every byte arrived by multicast (first pass and repairs) */
+    SDNMPI_BCAST_MCAST_PMPI = 3, /* multicast, the rest finished with PMPI_Bcast */
+};
+
+struct sdnmpi_bcast_stats {
+    int path;                    /* enum sdnmpi_bcast_path */
+    int rounds;                  /* multicast rounds (1 = the first pass only) */
+    int64_t resent;              /* datagrams multicast again in repair rounds */
+    int64_t finished;            /* datagrams finished with PMPI_Bcast (the whole message: all) */
+};
+
 struct sdnmpi_state {
     int initialized;          /* SDN_MPI_Init ran (successfully or falling back) */
     int finalized;            /* SDN_MPI_Finalize ran */
@@ -38,11 +54,13 @@ struct sdnmpi_state {
     int64_t job_id;           /* agreed at Init: the controller's job id (> 0 when sdn_ok) */
     uint32_t fabric_ip;       /* this rank's fabric IPv4 address, network byte order */
     int keyval;               /* communicator attribute of the plan cache, or MPI_KEYVAL_INVALID */
+    int bcast_keyval;         /* communicator attribute of the Bcast trees, or MPI_KEYVAL_INVALID */
     pthread_mutex_t lock;     /* guards conn and comms_led */
     struct sdnmpi_conn conn;  /* this process's controller connection (world rank 0: the one
                                  that registered the job) */
     int64_t comms_led;        /* sub-communicator plans this process has led (for comm ids) */
     int last_path;            /* enum sdnmpi_path of the last SDN_MPI_Allreduce (test hook) */
+    struct sdnmpi_bcast_stats last_bcast; /* the last SDN_MPI_Bcast (test hook) */
 };
 
 extern struct sdnmpi_state sdnmpi_g;

@@ -7,3 +7,16 @@ SDNMPI_EXPORT int sdnmpi_test_last_path(void)
 {
     return sdnmpi_g.last_path;
 }
+
+/* Hidden (not SDNMPI_EXPORT): the shared libraries export only the API and the hook above. */
+int sdnmpi_test_last_bcast(int *rounds, long long *resent, long long *finished)
+{
+    const struct sdnmpi_bcast_stats *st = &sdnmpi_g.last_bcast;
+    if (rounds != NULL)
+        *rounds = st->rounds;
+    if (resent != NULL)
+        *resent = st->resent;
+    if (finished != NULL)
+        *finished = st->finished;
+    return st->path;
+}

@@ -7,7 +7,10 @@
  *   unit_tool encode hello ID                  one request frame on stdout
  *   unit_tool encode register ID IP...
  *   unit_tool encode plan ID JOB COMM PLANNER|- IP...   (steps of the ranks on IP...)
+ *   unit_tool encode plan_bcast ID JOB COMM ROOT_IP IP...   (members IP...)
  *   unit_tool encode release ID JOB
+ *   unit_tool wire TAG EPOCH ROUND KIND INDEX   a Bcast datagram header, hex on stdout
+ *   unit_tool unwire HEX                       the header fields, or "invalid"
  *   unit_tool decode                           a reply body on stdin -> JSON of what was parsed
  *   unit_tool hostport TEXT                    "host port" or "invalid"
  */
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bcast_wire.h"
 #include "env.h"
 #include "rpc.h"
 #include "schedule.h"
@@ -100,6 +104,14 @@ static int cmd_encode(int argc, char **argv)
                                                   strcmp(argv[4], "-") ? argv[4] : NULL, &hs);
             sdnmpi_host_steps_free(&hs);
         }
+    } else if (argc >= 5 && !strcmp(argv[0], "plan_bcast")) {
+        int n = argc - 5;
+        uint32_t *ips = malloc((size_t)(n > 0 ? n : 1) * sizeof *ips);
+        uint32_t root;
+        if (ips != NULL && !parse_ips(1, argv + 4, &root) && !parse_ips(n, argv + 5, ips))
+            rc = sdnmpi_rpc_encode_plan_bcast(&buf, atoll(argv[1]), atoll(argv[2]), atoll(argv[3]),
+                                              root, ips, (size_t)n);
+        free(ips);
     } else if (argc >= 3 && !strcmp(argv[0], "release")) {
         rc = sdnmpi_rpc_encode_release(&buf, atoll(argv[1]), atoll(argv[2]));
     } else {
@@ -150,8 +162,50 @@ static int cmd_decode(void)
            (long long)rep.flows, rep.n_max_load);
     for (size_t i = 0; i < rep.n_max_load && i < SDNMPI_RPC_MAX_LOADS; i++)
         printf("%s%lld", i ? ", " : "", (long long)rep.max_load[i]);
-    printf("], \"total_s\": %.6f, \"plan_s\": %.6f, \"install_s\": %.6f}\n", rep.total_s, rep.plan_s,
+    printf("], \"total_s\": %.6f, \"plan_s\": %.6f, \"install_s\": %.6f", rep.total_s, rep.plan_s,
            rep.install_s);
+    printf(", \"group\": ");
+    json_str(rep.group);
+    printf(", \"port\": %lld, \"switches\": %lld, \"top\": ", (long long)rep.port,
+           (long long)rep.switches);
+    json_str(rep.top);
+    printf(", \"cached\": %d}\n", rep.cached);
+    return 0;
+}
+
+static int cmd_wire(char **argv)
+{
+    struct sdnmpi_wire_hdr h = {.tag = (uint32_t)strtoul(argv[0], NULL, 0),
+                                .epoch = (uint32_t)strtoul(argv[1], NULL, 0),
+                                .round = (uint16_t)strtoul(argv[2], NULL, 0),
+                                .kind = (uint16_t)strtoul(argv[3], NULL, 0),
+                                .index = (uint32_t)strtoul(argv[4], NULL, 0)};
+    unsigned char out[SDNMPI_WIRE_HEADER];
+    sdnmpi_wire_encode(&h, out);
+    for (size_t i = 0; i < sizeof out; i++)
+        printf("%02x", out[i]);
+    printf("\n");
+    return 0;
+}
+
+static int cmd_unwire(const char *hex)
+{
+    unsigned char buf[64];
+    size_t n = 0;
+    while (hex[0] && hex[1] && n < sizeof buf) {
+        unsigned v;
+        if (sscanf(hex, "%2x", &v) != 1)
+            break;
+        buf[n++] = (unsigned char)v;
+        hex += 2;
+    }
+    struct sdnmpi_wire_hdr h;
+    if (sdnmpi_wire_decode(buf, n, &h)) {
+        printf("invalid\n");
+        return 0;
+    }
+    printf("%u %u %u %u %u\n", (unsigned)h.tag, (unsigned)h.epoch, (unsigned)h.round,
+           (unsigned)h.kind, (unsigned)h.index);
     return 0;
 }
 
@@ -163,6 +217,10 @@ int main(int argc, char **argv)
         return cmd_encode(argc - 2, argv + 2);
     if (argc == 2 && !strcmp(argv[1], "decode"))
         return cmd_decode();
+    if (argc == 7 && !strcmp(argv[1], "wire"))
+        return cmd_wire(argv + 2);
+    if (argc == 3 && !strcmp(argv[1], "unwire"))
+        return cmd_unwire(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "hostport")) {
         char host[SDNMPI_HOST_MAX], port[SDNMPI_PORT_MAX];
         if (sdnmpi_env_split_hostport(argv[2], host, sizeof host, port, sizeof port))

@@ -1,0 +1,68 @@
+/*
+ * bcast_mcast.h -- SDN_MPI_Bcast's protocol on a planned multicast tree (bcast_plan.h).
+ *
+ * The message (contiguous bytes) is cut into datagrams of SDN_MPI_BCAST_DATAGRAM bytes: a 20-byte
+ * header (magic, tree tag, epoch = the tree's call counter, round, kind, datagram index) and up to
+ * SDN_MPI_BCAST_DATAGRAM - 20 payload bytes. Then, in rounds:
+ *
+ *  1. The root multicasts the datagrams (round 0: all of them; later rounds: those some rank
+ *     still misses), paced at the tree's rate counting Ethernet/IP/UDP headers, then three
+ *     end-of-round markers; then it posts a PMPI_Ibcast saying that it is done (and whether its
+ *     sends worked). The rate starts at SDN_MPI_BCAST_RATE_MBPS; when the receiver that lost
+ *     most lost 5 % or more of what it needed in a round, the root lowers it (x 3/4; 10 % or
+ *     more: halves it; never below 1/16 of the knob), and every call whose first round lost
+ *     at most 1 % anywhere raises it by a quarter again, up to the knob. Random loss spread
+ *     over the receivers (the union is large, each receiver's share small) does not slow it.
+ *  2. Every other rank posts that PMPI_Ibcast first and reads datagrams into the buffer until it
+ *     has them all, or it sees the round's end marker, or the Ibcast has completed and no
+ *     datagram came for SDN_MPI_BCAST_IDLE_MS. While the root is still sending, a receiver waits
+ *     as long as PMPI_Bcast would; after that, at most the idle time: it never hangs.
+ *  3. All ranks PMPI_Allreduce (MPI_BOR) a bitmap of the datagrams they miss plus a flag word
+ *     (a socket failed somewhere) and a loss word (bit k set: a receiver lost k % of the
+ *     datagrams it needed in this round), so they all know the union and decide alike: nothing missing
+ *     ends the call; otherwise another round, unless this was round SDN_MPI_BCAST_ROUNDS or the
+ *     flag is set: then the missing datagrams are finished with PMPI_Bcast on the private
+ *     communicator (one per run of missing datagrams, or the whole message if there are more than
+ *     64 runs). Either way every rank ends with the root's bytes. A receiver that needed
+ *     datagrams but heard nothing of the round (no data, no end marker) sets a second flag:
+ *     the rest then goes to PMPI_Bcast at once. After two calls in a row whose first round
+ *     reached some rank not at all, the tree is planned again (the controller drops trees
+ *     after a topology change), twice at most; then it is given up and every later call for
+ *     that root falls back. The flags are agreed, so all ranks do this together.
+ */
+#ifndef SDNMPI_BCAST_MCAST_H
+#define SDNMPI_BCAST_MCAST_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bcast_plan.h"
+#include "state.h"
+
+/* The buffers of one call; allocate on every rank before agreeing to use the tree. */
+struct sdnmpi_bcast_call {
+    unsigned char *data; /* the user's buffer (contiguous) */
+    uint64_t bytes;
+    uint32_t payload;    /* payload bytes per datagram */
+    uint32_t n;          /* datagrams */
+    size_t words;        /* 64-bit words of a datagram bitmap */
+    uint64_t *have;      /* receivers: datagrams received */
+    uint32_t missing;    /* receivers: datagrams not yet received */
+    uint64_t *need;      /* words + 2: the agreed bitmap of missing datagrams, the flags, the
+                            loss word (bit k: some receiver lost k % of what it needed) */
+    unsigned char *dgram;/* receivers: one datagram */
+    size_t dgram_cap;
+};
+
+/* 0, or -1: out of memory or a message too large for the protocol (`why` says which). */
+int sdnmpi_bcast_call_init(struct sdnmpi_bcast_call *c, void *buffer, uint64_t bytes,
+                           int datagram, int is_root, const char **why);
+void sdnmpi_bcast_call_free(struct sdnmpi_bcast_call *c);
+
+/* Runs the protocol (collective over bc->priv). count/datatype are the user's (used for a
+ * whole-message PMPI_Bcast). Fills *st. MPI error code. */
+int sdnmpi_bcast_run(struct sdnmpi_bcast_comm *bc, int root, struct sdnmpi_bcast_call *c, int count,
+                     MPI_Datatype datatype, struct sdnmpi_bcast_stats *st);
+
+#endif

@@ -1,0 +1,313 @@
+/* bcast_plan.c -- per-communicator Bcast state and multicast trees, cached (bcast_plan.h). */
+#include "bcast_plan.h"
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller.h"
+#include "log.h"
+#include "mcast.h"
+#include "plan.h"
+#include "rpc.h"
+#include "sock.h"
+#include "state.h"
+
+/* Receive buffer of every receiving socket: room for a scheduling hiccup of the rank at the
+ * multicast rate (the kernel counts a datagram's full buffer, about twice its payload). */
+#define RCVBUF_BYTES (8 << 20)
+
+static void comm_free(struct sdnmpi_bcast_comm *bc)
+{
+    if (bc == NULL)
+        return;
+    if (bc->trees != NULL)
+        for (int r = 0; r < bc->size; r++)
+            sdnmpi_mcast_close(&bc->trees[r].fd);
+    if (bc->priv != MPI_COMM_NULL) {
+        /* During MPI_Finalize's own teardown of leaked communicators MPI is past freeing
+         * anything; it reclaims the duplicate itself. */
+        int finalized = 1;
+        if (PMPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
+            (void)PMPI_Comm_free(&bc->priv); /* nothing to do about a failure here */
+    }
+    free(bc->ips);
+    free(bc->trees);
+    free(bc);
+}
+
+static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm, (void)keyval, (void)extra;
+    comm_free(attr);
+    return MPI_SUCCESS;
+}
+
+int sdnmpi_bcast_keyval_create(void)
+{
+    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &sdnmpi_g.bcast_keyval,
+                                   NULL);
+}
+
+static int drop_attr(MPI_Comm comm)
+{
+    void *val = NULL;
+    int flag = 0;
+    int rc = PMPI_Comm_get_attr(comm, sdnmpi_g.bcast_keyval, &val, &flag);
+    if (rc == MPI_SUCCESS && flag)
+        rc = PMPI_Comm_delete_attr(comm, sdnmpi_g.bcast_keyval);
+    return rc;
+}
+
+int sdnmpi_bcast_keyval_free(void)
+{
+    if (sdnmpi_g.bcast_keyval == MPI_KEYVAL_INVALID)
+        return MPI_SUCCESS;
+    int rc = drop_attr(MPI_COMM_WORLD);
+    int rc2 = drop_attr(MPI_COMM_SELF);
+    int rc3 = PMPI_Comm_free_keyval(&sdnmpi_g.bcast_keyval);
+    sdnmpi_g.bcast_keyval = MPI_KEYVAL_INVALID;
+    return rc != MPI_SUCCESS ? rc : rc2 != MPI_SUCCESS ? rc2 : rc3;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Distinct addresses among ips[0..p); -1 if out of memory. */
+static int count_hosts(const uint32_t *ips, int p)
+{
+    uint32_t *copy = malloc((size_t)p * sizeof *copy);
+    if (copy == NULL)
+        return -1;
+    memcpy(copy, ips, (size_t)p * sizeof *copy);
+    qsort(copy, (size_t)p, sizeof *copy, cmp_u32);
+    int n = p > 0;
+    for (int i = 1; i < p; i++)
+        n += copy[i] != copy[i - 1];
+    free(copy);
+    return n;
+}
+
+/* Rank 0's communicator id, or -1 if the state lock is broken. */
+static int64_t leader_comm_id(int is_world)
+{
+    if (pthread_mutex_lock(&sdnmpi_g.lock) != 0)
+        return -1;
+    int64_t id = sdnmpi_plan_next_comm_id_locked(is_world);
+    (void)pthread_mutex_unlock(&sdnmpi_g.lock);
+    return id;
+}
+
+/* Makes and caches the Bcast state of comm (collective). *out NULL: some rank is out of memory. */
+static int comm_create(MPI_Comm comm, struct sdnmpi_bcast_comm **out)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    struct sdnmpi_bcast_comm *bc = NULL;
+    MPI_Comm priv = MPI_COMM_NULL;
+    int rank, p, rc;
+
+    *out = NULL;
+    if ((rc = PMPI_Comm_dup(comm, &priv)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Comm_rank(priv, &rank)) != MPI_SUCCESS
+        || (rc = PMPI_Comm_size(priv, &p)) != MPI_SUCCESS) {
+        (void)PMPI_Comm_free(&priv); /* already failing: report the first error */
+        return rc;
+    }
+    /* Allocate everything first, then agree, so that a failure anywhere is everyone's. */
+    bc = calloc(1, sizeof *bc);
+    if (bc != NULL) {
+        bc->priv = priv;
+        bc->rank = rank;
+        bc->size = p;
+        bc->comm_id = -1;
+        bc->ips = malloc((size_t)p * sizeof *bc->ips);
+        bc->trees = calloc((size_t)p, sizeof *bc->trees);
+        if (bc->trees != NULL)
+            for (int r = 0; r < p; r++)
+                bc->trees[r].fd = -1;
+    }
+    int local_ok = bc != NULL && bc->ips != NULL && bc->trees != NULL, all_ok = 0;
+    if ((rc = PMPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
+        goto fail;
+    if (!all_ok) {
+        if (rank == 0)
+            sdnmpi_log("bcast ranks=%d: out of memory on some rank, falling back for this call", p);
+        goto fail; /* rc is MPI_SUCCESS: no state, fall back */
+    }
+    if ((rc = PMPI_Allgather(&s->fabric_ip, 1, MPI_UINT32_T, bc->ips, 1, MPI_UINT32_T, priv))
+        != MPI_SUCCESS)
+        goto fail;
+    if (rank == 0)
+        bc->comm_id = leader_comm_id(comm == MPI_COMM_WORLD);
+    if ((rc = PMPI_Bcast(&bc->comm_id, 1, MPI_INT64_T, 0, priv)) != MPI_SUCCESS)
+        goto fail;
+    /* count_hosts can run out of memory on one rank only: agree. */
+    bc->hosts = count_hosts(bc->ips, p);
+    int hosts_ok = bc->hosts > 0, all_hosts_ok = 0;
+    if ((rc = PMPI_Allreduce(&hosts_ok, &all_hosts_ok, 1, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
+        goto fail;
+    if (!all_hosts_ok) {
+        if (rank == 0)
+            sdnmpi_log("bcast ranks=%d: out of memory on some rank, falling back for this call", p);
+        goto fail;
+    }
+    if ((rc = PMPI_Comm_set_attr(comm, s->bcast_keyval, bc)) != MPI_SUCCESS)
+        goto fail;
+    *out = bc; /* owned by the attribute from here on */
+    return MPI_SUCCESS;
+
+fail:
+    if (bc != NULL)
+        comm_free(bc); /* frees priv too */
+    else
+        (void)PMPI_Comm_free(&priv); /* already failing or falling back */
+    return rc;
+}
+
+static uint32_t fnv1a(uint32_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        h ^= (uint32_t)(v & 0xff);
+        h *= 16777619u;
+        v >>= 8;
+    }
+    return h;
+}
+
+static const char *ip_text(uint32_t ip, char *buf)
+{
+    struct in_addr in = {.s_addr = ip};
+    return inet_ntop(AF_INET, &in, buf, INET_ADDRSTRLEN) ? buf : "?";
+}
+
+/* Rank 0: plan_bcast. outcome = {1, group, port} if the controller installed a tree. */
+static void leader_request(const struct sdnmpi_bcast_comm *bc, int root, int64_t outcome[3])
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    char why[256] = "", rootip[INET_ADDRSTRLEN];
+    struct sdnmpi_rpc_reply reply;
+    ip_text(bc->ips[root], rootip);
+    if (bc->comm_id < 0) {
+        sdnmpi_warn("bcast plan root=%d: cannot lock the library state, falling back", root);
+        return;
+    }
+    int64_t t0 = sdnmpi_now_ms();
+    if (pthread_mutex_lock(&s->lock) != 0) {
+        sdnmpi_warn("bcast plan root=%d: cannot lock the library state, falling back", root);
+        return;
+    }
+    int crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
+    if (crc == SDNMPI_CTRL_OK)
+        crc = sdnmpi_conn_plan_bcast(&s->conn, &s->cfg, s->job_id, bc->comm_id, bc->ips[root],
+                                     bc->ips, (size_t)bc->size, &reply, why, sizeof why);
+    (void)pthread_mutex_unlock(&s->lock);
+    double rtt = (double)(sdnmpi_now_ms() - t0) / 1000.0;
+    struct in_addr group = {.s_addr = 0};
+    if (crc == SDNMPI_CTRL_OK
+        && (inet_pton(AF_INET, reply.group, &group) != 1 || !sdnmpi_mcast_is_group(group.s_addr)
+            || reply.port < 1 || reply.port > 65535)) {
+        snprintf(why, sizeof why, "reply without a valid group (\"%s\") and port (%" PRId64 ")",
+                 reply.group, reply.port);
+        crc = SDNMPI_CTRL_REFUSED;
+    }
+    if (crc != SDNMPI_CTRL_OK) {
+        sdnmpi_log("bcast plan comm=%" PRId64 " root=%d (%s) ranks=%d hosts=%d: failed after "
+                   "%.3fs (%s), falling back",
+                   bc->comm_id, root, rootip, bc->size, bc->hosts, rtt, why);
+        return;
+    }
+    outcome[0] = 1;
+    outcome[1] = (int64_t)group.s_addr;
+    outcome[2] = reply.port;
+    sdnmpi_log("bcast plan comm=%" PRId64 " root=%d (%s) ranks=%d hosts=%d: ok group=%s:%" PRId64
+               " switches=%" PRId64 " top=%s%s in %.3fs (controller total %.3fs plan %.3fs "
+               "install %.3fs)",
+               bc->comm_id, root, rootip, bc->size, bc->hosts, reply.group, reply.port,
+               reply.switches, reply.top[0] ? reply.top : "-", reply.cached ? " cached" : "", rtt,
+               reply.total_s, reply.plan_s, reply.install_s);
+}
+
+/* The address of the interface the sockets use: the fabric address; loopback in the test-only
+ * SDN_MPI_FAKE_HOSTS mode, where the fabric addresses are made up and every rank is local. */
+static uint32_t iface_ip(void)
+{
+    return sdnmpi_g.cfg.fake_hosts > 0 ? htonl(INADDR_LOOPBACK) : sdnmpi_g.fabric_ip;
+}
+
+/* Plans the tree of `root` (collective over bc->priv). */
+static int tree_plan(struct sdnmpi_bcast_comm *bc, int root)
+{
+    struct sdnmpi_bcast_tree *t = &bc->trees[root];
+    int rc;
+    t->state = SDNMPI_TREE_FAILED;
+    t->tag = fnv1a(fnv1a(fnv1a(2166136261u, (uint64_t)sdnmpi_g.job_id), (uint64_t)bc->comm_id),
+                   (uint64_t)root);
+    if (bc->hosts == 1) {
+        /* Identical on every rank (the addresses were gathered to all). */
+        if (bc->rank == 0)
+            sdnmpi_log("bcast plan comm=%" PRId64 " root=%d ranks=%d: all ranks on one host, "
+                       "PMPI_Bcast (shared memory) is faster",
+                       bc->comm_id, root, bc->size);
+        return MPI_SUCCESS;
+    }
+    int64_t outcome[3] = {0, 0, 0}; /* ok, group, port */
+    if (bc->rank == 0)
+        leader_request(bc, root, outcome);
+    if ((rc = PMPI_Bcast(outcome, 3, MPI_INT64_T, 0, bc->priv)) != MPI_SUCCESS)
+        return rc;
+    if (!outcome[0])
+        return MPI_SUCCESS;
+    t->group = (uint32_t)outcome[1];
+    t->port = (uint16_t)outcome[2];
+    char why[192] = "";
+    if (bc->rank == root)
+        t->fd = sdnmpi_mcast_sender(t->group, t->port, iface_ip(), why, sizeof why);
+    else
+        t->fd = sdnmpi_mcast_receiver(t->group, t->port, iface_ip(), RCVBUF_BYTES, why, sizeof why);
+    int local_ok = t->fd >= 0, all_ok = 0;
+    if (!local_ok)
+        sdnmpi_log("bcast comm=%" PRId64 " root=%d: cannot open the %s socket (%s)", bc->comm_id,
+                   root, bc->rank == root ? "sending" : "receiving", why);
+    if ((rc = PMPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, bc->priv)) != MPI_SUCCESS) {
+        sdnmpi_mcast_close(&t->fd);
+        return rc;
+    }
+    if (!all_ok) {
+        sdnmpi_mcast_close(&t->fd);
+        if (bc->rank == 0)
+            sdnmpi_log("bcast comm=%" PRId64 " root=%d: some rank could not open its socket, "
+                       "falling back for this root",
+                       bc->comm_id, root);
+        return MPI_SUCCESS;
+    }
+    t->rate_mbps = sdnmpi_g.cfg.bcast_rate_mbps;
+    t->blackouts = 0;
+    t->state = SDNMPI_TREE_OK;
+    return MPI_SUCCESS;
+}
+
+int sdnmpi_bcast_tree_get(MPI_Comm comm, int root, struct sdnmpi_bcast_comm **out)
+{
+    void *val = NULL;
+    int flag = 0;
+    int rc = PMPI_Comm_get_attr(comm, sdnmpi_g.bcast_keyval, &val, &flag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct sdnmpi_bcast_comm *bc = val;
+    *out = NULL;
+    if (!flag) {
+        if ((rc = comm_create(comm, &bc)) != MPI_SUCCESS || bc == NULL)
+            return rc;
+    }
+    if (bc->trees[root].state == SDNMPI_TREE_UNPLANNED && (rc = tree_plan(bc, root)) != MPI_SUCCESS)
+        return rc;
+    *out = bc;
+    return MPI_SUCCESS;
+}
