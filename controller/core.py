@@ -102,8 +102,9 @@ class Core:
             if host is not None and (host.dpid, host.port) == (dp.id, in_port):
                 self.routes_dirty |= self.topology.remove_host(frame.mac, "LLDP agent shut down")
             return []
+        # A busy controller may handle frames late: hold hosts for at least host_hold seconds.
         self.routes_dirty |= self.topology.learn_host(frame.mac, frame.ip, dp.id, in_port, SOURCE_LLDP, now,
-                                                      name=frame.name, ttl=frame.ttl)
+                                                      name=frame.name, ttl=max(frame.ttl, self.settings.host_hold))
         return []
 
     def _arp_in(self, dp, in_port, pkt, now):

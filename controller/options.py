@@ -17,8 +17,12 @@ OPTS = [
                     "(OpenFlow SELECT groups over equal-cost uplinks) or single (one path)"),
     cfg.FloatOpt("sdnmpi-lldp-interval", default=1.0, min=0.1,
                  help="seconds between the controller's LLDP probes on every switch port"),
-    cfg.FloatOpt("sdnmpi-link-timeout", default=3.5, min=0.3,
-                 help="a switch link not confirmed by LLDP for this many seconds is removed"),
+    cfg.FloatOpt("sdnmpi-link-timeout", default=10.0, min=0.3,
+                 help="a switch link not confirmed by LLDP for this many seconds is removed (a port "
+                      "going down removes its links at once)"),
+    cfg.FloatOpt("sdnmpi-host-hold", default=30.0, min=0.0,
+                 help="an LLDP-learned host is kept at least this many seconds after its last frame, "
+                      "even if its TTL is shorter (a TTL-0 frame, its port going down or a move act at once)"),
     cfg.FloatOpt("sdnmpi-stats-interval", default=2.0, min=0.2,
                  help="seconds between port-statistics polls (REST counters and throughput)"),
     cfg.FloatOpt("sdnmpi-route-delay", default=0.2, min=0.0,
@@ -38,7 +42,8 @@ OPTS = [
 class Settings:
     default_routing: str = "dmodk"
     lldp_interval: float = 1.0
-    link_timeout: float = 3.5
+    link_timeout: float = 10.0
+    host_hold: float = 30.0
     stats_interval: float = 2.0
     route_delay: float = 0.2
     probe_mac: str = "02:5d:4d:50:49:01"

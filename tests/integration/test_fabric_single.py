@@ -19,7 +19,7 @@ def single_no_lldp(tmp_path_factory):
 
 def test_a_standard_lldp_agent_is_discovered(single_no_lldp):
     """Debian's lldpd (not ours) on h1: the controller learns h1's MAC, IP and attachment from it,
-    before h1 sends any traffic, and forgets it when the agent's TTL runs out."""
+    before h1 sends any traffic, and forgets it when the agent shuts down (its TTL-0 frame)."""
     ctl, fab = single_no_lldp
     h1 = fab.net.get("h1")
     sock = "/tmp/sdnmpi-test-lldpd-%d.sock" % os.getpid()  # a short path lldpd's privsep can reach

@@ -2,6 +2,7 @@
 routes for every policy, failures, IPv4 learning, robustness against garbage, and the Ryu app's
 error wrapper."""
 import logging
+import math
 import random
 import struct
 import types
@@ -118,8 +119,9 @@ def test_switch_enter_base_flows_and_probes():
     for p in probes:
         port = out_ports(p)[0]
         assert lldp.parse(p.data) == lldp.SwitchProbe(0x201, port)
-        # TTL: the link timeout rounded up (3.5 s -> 4); 0 would mean "forget me" to any LLDP agent
-        assert RyuPacket(bytes(p.data)).get_protocol(ryu_lldp.lldp).tlvs[2].ttl == 4
+        # TTL: the link timeout rounded up; 0 would mean "forget me" to any LLDP agent
+        assert RyuPacket(bytes(p.data)).get_protocol(ryu_lldp.lldp).tlvs[2].ttl == math.ceil(
+            options.Settings().link_timeout)
         assert p.data[6:12] == mac_bytes(port_hw_addr(0x201, port))
         assert p.in_port == OFP.OFPP_CONTROLLER and p.buffer_id == OFP.OFP_NO_BUFFER
 
