@@ -17,6 +17,7 @@ from conftest import running_fabric
 
 
 SPINES, LEAVES, HPL = 2, 4, 2
+PING_TIMEOUT = 5  # seconds per ping: generous, since CI shares 2 cores with userspace OVS
 N = LEAVES * HPL
 
 

@@ -8,8 +8,8 @@ import pytest
 from sdnmpi.controller import constants as C
 
 import ofdump
-from fabric_helpers import (HPL, LEAVES, N, SPINES, bridge, iperf, ip, leaf_dpid, leaf_of, leaf_spine_fabric,
-                            spine_dpid, wait_for, wait_for_routes)
+from fabric_helpers import (HPL, LEAVES, N, PING_TIMEOUT, SPINES, bridge, iperf, ip, leaf_dpid, leaf_of,
+                            leaf_spine_fabric, spine_dpid, wait_for, wait_for_routes)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_pingall_loses_nothing_and_never_storms(dmodk):
     ctl, fab = dmodk
     before = ctl.rest("/sdnmpi/stats")["packet_in"]
     t0 = time.monotonic()
-    assert fab.net.pingAll(timeout=2) == 0
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
     elapsed = time.monotonic() - t0
     after = ctl.rest("/sdnmpi/stats")["packet_in"]
     non_lldp = sum(after[k] - before[k] for k in ("arp", "ipv4", "other"))
@@ -83,13 +83,13 @@ def test_link_down_reroutes_and_pingall_still_loses_nothing(dmodk):
         wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == SPINES * LEAVES - 1, 15, "link removal")
         wait_for(lambda: "output:%d" % (HPL + 1) not in ofdump.routes(leaf, C.PRIORITY_ROUTE).values(), 10,
                  "routes off the failed uplink")
-        assert fab.net.pingAll(timeout=2) == 0
+        assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
     finally:
         fab.net.configLinkStatus(leaf, spine, "up")
     wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == SPINES * LEAVES, 15, "link to come back")
     wait_for(lambda: "output:%d" % (HPL + 1) in ofdump.routes(leaf, C.PRIORITY_ROUTE).values(), 10,
              "routes back on the uplink")
-    assert fab.net.pingAll(timeout=2) == 0
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
 
 
 def test_switch_down_and_up_updates_topology_and_routes(dmodk):
@@ -105,10 +105,10 @@ def test_switch_down_and_up_updates_topology_and_routes(dmodk):
             wait_for(lambda: "output:%d" % (HPL + 1) not in ofdump.routes(bridge(fab, leaf_dpid(leaf)),
                                                                             C.PRIORITY_ROUTE).values(),
                      10, "routes off the lost spine")
-        assert fab.net.pingAll(timeout=2) == 0
+        assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
     finally:
         subprocess.run(["ovs-vsctl", "set-controller", spine, *target], check=True)
     wait_for(lambda: len(ctl.rest("/sdnmpi/switches")) == SPINES + LEAVES
              and len(ctl.rest("/sdnmpi/links")) == SPINES * LEAVES, 20, "the spine to come back")
     wait_for_routes(fab, N)
-    assert fab.net.pingAll(timeout=2) == 0
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0

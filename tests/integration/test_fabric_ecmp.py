@@ -4,7 +4,8 @@ import pytest
 from sdnmpi.controller import constants as C
 
 import ofdump
-from fabric_helpers import HPL, LEAVES, N, SPINES, bridge, iperf, ip, leaf_dpid, leaf_of, leaf_spine_fabric
+from fabric_helpers import (HPL, LEAVES, N, PING_TIMEOUT, SPINES, bridge, iperf, ip, leaf_dpid, leaf_of,
+                            leaf_spine_fabric)
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def test_ecmp_select_groups_spread_flows_over_both_spines(ecmp):
                 gid = int(routes[ip(n)].split(":")[1])
                 assert routes[ip(n)].startswith("group:")
                 assert groups[gid] == ("select", uplinks)
-    assert fab.net.pingAll(timeout=2) == 0
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
     br = bridge(fab, leaf_dpid(1))
     before = ofdump.port_tx_bytes(br)
     got = iperf(fab, fab.net.get("h1"), fab.net.get("h%d" % N), seconds=4, streams=16)

@@ -7,7 +7,8 @@ import pytest
 from sdnmpi.controller import constants as C
 
 import ofdump
-from fabric_helpers import HPL, LEAVES, N, bridge, ip, leaf_dpid, leaf_of, leaf_spine_fabric, spine_dpid, wait_for
+from fabric_helpers import (HPL, LEAVES, N, PING_TIMEOUT, bridge, ip, leaf_dpid, leaf_of, leaf_spine_fabric,
+                            spine_dpid, wait_for)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def test_a_standard_lldp_agent_is_discovered(single_no_lldp):
 
 def test_hosts_without_lldp_are_learned_from_arp(single_no_lldp):
     ctl, fab = single_no_lldp
-    assert fab.net.pingAll(timeout=2) == 0
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
     hosts = ctl.rest("/sdnmpi/topology")["hosts"]
     assert sorted(h["ip"] for h in hosts) == sorted(ip(n) for n in range(1, N + 1))
     assert {h["source"] for h in hosts} <= {"arp", "ipv4"}
@@ -49,14 +50,14 @@ def test_hosts_without_lldp_are_learned_from_arp(single_no_lldp):
 
 def test_single_path_uses_one_spine(single_no_lldp):
     ctl, fab = single_no_lldp
-    fab.net.pingAll(timeout=2)  # hosts that send no LLDP become known once they talk
+    fab.net.pingAll(timeout=PING_TIMEOUT)  # hosts that send no LLDP become known once they talk
     wait_for(lambda: len(ctl.rest("/sdnmpi/hosts")) == N, 30, "every host to be learned")
     for leaf in range(1, LEAVES + 1):
         routes = ofdump.routes(bridge(fab, leaf_dpid(leaf)), C.PRIORITY_ROUTE)
         assert {routes[ip(n)] for n in range(1, N + 1) if leaf_of(n) != leaf} == {"output:%d" % (HPL + 1)}
     spine2 = bridge(fab, spine_dpid(2))
     before = sum(f["packets"] for f in ofdump.flows(spine2) if f["priority"] == C.PRIORITY_ROUTE)
-    assert fab.net.pingAll(timeout=2) == 0
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
     after = sum(f["packets"] for f in ofdump.flows(spine2) if f["priority"] == C.PRIORITY_ROUTE)
     assert after == before  # nothing crossed the second spine
     spine1 = bridge(fab, spine_dpid(1))

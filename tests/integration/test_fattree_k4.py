@@ -7,7 +7,7 @@ from sdnmpi.mininet_topos.fattree import FatTreeTopo
 
 import ofdump
 from conftest import running_fabric
-from fabric_helpers import wait_for, wait_for_routes
+from fabric_helpers import PING_TIMEOUT, wait_for, wait_for_routes
 
 K = 4
 SWITCHES, LINKS, HOSTS = 5 * K * K // 4, K ** 3 // 2, K ** 3 // 4
@@ -36,7 +36,7 @@ def test_k4_everything_discovered(fattree):
 
 def test_k4_pingall_and_every_switch_routes_every_host(fattree):
     _ctl, fab, _topo = fattree
-    assert fab.net.pingAll(timeout=2) == 0
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
     for sw in fab.net.switches:
         assert len(ofdump.routes(sw.name, C.PRIORITY_ROUTE)) == HOSTS
 
@@ -50,7 +50,7 @@ def test_k4_link_failure_keeps_every_pair_connected(fattree):
     fab.net.configLinkStatus(edge.name, agg.name, "down")
     try:
         wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == LINKS - 1, 15, "link removal")
-        assert fab.net.pingAll(timeout=2) == 0
+        assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
     finally:
         fab.net.configLinkStatus(edge.name, agg.name, "up")
     wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == LINKS, 15, "link to come back")
