@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 PREFIX  ?= /usr/local
 PYTEST_ARGS ?=
 
-.PHONY: all setup build demo test unit-test integration-test install clean
+.PHONY: all setup build demo test unit-test integration-test bench install clean
 
 all: build
 
@@ -21,6 +21,12 @@ demo: setup
 
 test: setup
 	$(PYTHON) -m pytest -ra tests $(PYTEST_ARGS)
+
+# `make bench` (about an hour) or `make bench QUICK=1` (about 5 minutes); ARGS="..." passes options
+# to bench/run.py (fabric size, bandwidths, routings, ...; see bench/README.md).
+bench: setup
+	$(VENV)/bin/pip install -q -r requirements-bench.txt
+	$(PYTHON) bench/run.py $(if $(QUICK),--quick) $(ARGS)
 
 unit-test: setup
 	$(PYTHON) -m pytest -ra tests/unit $(PYTEST_ARGS)

@@ -1,0 +1,534 @@
+/*
+ * coll_bench.c -- the benchmark program of `make bench` (bench/run.py starts it under mpirun).
+ *
+ * One run measures one fabric configuration (routing x placement x p). Inside it the two
+ * implementations alternate call by call, so that both see the same fabric at (nearly) the same
+ * time: Open MPI's own collective (MPI_Allreduce / MPI_Bcast) and sdnmpi's (SDN_MPI_Allreduce /
+ * SDN_MPI_Bcast). Each measurement is
+ *
+ *     [switch the fabric's routes to this implementation's, see --toggle]
+ *     MPI_Barrier; t0 = MPI_Wtime(); <one collective call>; t = MPI_Wtime() - t0;
+ *     MPI_Reduce(t, MAX) to rank 0
+ *
+ * i.e. the time of the slowest rank. Repetitions are the outer loop and sizes (and roots) the inner
+ * one; at each point both implementations run once, and which one goes first alternates from one
+ * point to the next (O S | S O | O S ...), and for the same point from one repetition to the next.
+ * So slow drifts of the machine spread over every size and both implementations alike, each goes
+ * first equally often, and the fabric's routes change only once per point (see --toggle).
+ *
+ * Rank 0 prints one JSON object per line on stdout, each starting with {"bench": ...}; run.py
+ * collects them. Results are checked (outside the timed region): sdnmpi's allreduce result must be
+ * bit-identical to Open MPI's (the values are small integers as doubles, so every summation order is
+ * exact), and every rank must hold the root's bytes after a bcast.
+ *
+ * --toggle DIR: before an implementation's calls, rank 0 writes "SEQ WHAT" to DIR/req and waits for
+ * DIR/ack to hold SEQ; then all ranks pass a barrier. run.py answers it: for "openmpi" it removes the
+ * job's sdnmpi flows from the switches (so Open MPI runs on the controller's default routing, as it
+ * would without sdnmpi), for "sdnmpi" it puts them back, and each time it waits until Open vSwitch
+ * has revalidated its cached datapath flows. Before SDN_MPI_Finalize the program sends "end": the
+ * flows are back and run.py reads the job's plans and trees from the controller, before the
+ * release removes them. All of this happens outside the timed region.
+ *
+ * Modes (--collective):
+ *   allreduce  SDN_MPI_Init time, the first SDN_MPI_Allreduce (plan + install), tiny-message
+ *              calls (the per-call overhead once the plan is cached), then every size.
+ *   bcast      SDN_MPI_Init time, then for every root: the first call of each implementation, then
+ *              every size. Without SDN_MPI_Bcast in libsdnmpi (HAVE_SDN_BCAST 0) only Open MPI.
+ *   init       SDN_MPI_Init, the first SDN_MPI_Allreduce and a few cached ones (for the overhead
+ *              rows; run with --lib-verbose to get the library's timing line from rank 0).
+ *
+ * Build: see bench/Makefile (defines HAVE_SDN_BCAST from `nm libsdnmpi.a`).
+ */
+#include <errno.h>
+#include <mpi.h>
+#include <sdnmpi.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef HAVE_SDN_BCAST
+#define HAVE_SDN_BCAST 0
+#endif
+
+#if HAVE_SDN_BCAST
+/* Declared here too in case the header of the library being built does not declare it yet; the
+ * signature is MPI_Bcast's. */
+int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+#endif
+
+enum impl { OPENMPI = 0, SDNMPI = 1 };
+static const char *const impl_name[] = {"openmpi", "sdnmpi"};
+
+#define MAX_LIST 64
+
+struct options {
+    const char *collective;
+    long sizes[MAX_LIST];
+    int nsizes;
+    int roots[MAX_LIST];
+    int nroots;
+    int reps;
+    int tiny_reps;
+    int tiny_block;
+    long tiny_bytes;
+    long warmup_max;
+    const char *toggle;
+    int lib_verbose;
+    double toggle_timeout_s;
+};
+
+static int rank, nprocs;
+static struct options opt = {
+    .collective = "allreduce",
+    .reps = 3,
+    .tiny_reps = 20,
+    .tiny_block = 10,
+    .tiny_bytes = 8,
+    .warmup_max = 262144,
+    .toggle_timeout_s = 120.0,
+};
+
+/* --- output ------------------------------------------------------------------------------- */
+
+/* One JSON line on stdout (rank 0 only), flushed at once so run.py can show progress. */
+static void emit(const char *fmt, ...)
+{
+    if (rank != 0)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    printf("{\"bench\": %s}\n", line);
+    fflush(stdout);
+}
+
+static void die(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "coll_bench[%d]: %s\n", rank, msg);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2);
+}
+
+static void check_mpi(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS)
+        die("%s failed (error %d)", what, rc);
+}
+
+/* --- options ------------------------------------------------------------------------------ */
+
+static long parse_bytes(const char *s)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || v < 0)
+        die("bad byte count '%s'", s);
+    if (*end == 'k' || *end == 'K')
+        v <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        v <<= 20, end++;
+    if (*end)
+        die("bad byte count '%s'", s);
+    return v;
+}
+
+static int parse_list(const char *s, long *out, int max)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", s);
+    int n = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == max)
+            die("too many list entries in '%s'", s);
+        out[n++] = parse_bytes(tok);
+    }
+    return n;
+}
+
+static void usage(void)
+{
+    if (rank == 0)
+        fprintf(stderr,
+                "usage: coll_bench --collective allreduce|bcast|init --sizes N,N,... [--reps R]\n"
+                "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
+                "       [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n");
+    MPI_Finalize();
+    exit(2);
+}
+
+static void parse_options(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED() do { if (!v) usage(); i++; } while (0)
+        if (!strcmp(a, "--collective")) { NEED(); opt.collective = v; }
+        else if (!strcmp(a, "--sizes")) { NEED(); opt.nsizes = parse_list(v, opt.sizes, MAX_LIST); }
+        else if (!strcmp(a, "--roots")) {
+            NEED();
+            long tmp[MAX_LIST];
+            opt.nroots = parse_list(v, tmp, MAX_LIST);
+            for (int k = 0; k < opt.nroots; k++)
+                opt.roots[k] = (int)tmp[k];
+        }
+        else if (!strcmp(a, "--reps")) { NEED(); opt.reps = atoi(v); }
+        else if (!strcmp(a, "--tiny-reps")) { NEED(); opt.tiny_reps = atoi(v); }
+        else if (!strcmp(a, "--tiny-block")) { NEED(); opt.tiny_block = atoi(v); }
+        else if (!strcmp(a, "--tiny-bytes")) { NEED(); opt.tiny_bytes = parse_bytes(v); }
+        else if (!strcmp(a, "--warmup-max")) { NEED(); opt.warmup_max = parse_bytes(v); }
+        else if (!strcmp(a, "--toggle")) { NEED(); opt.toggle = v; }
+        else if (!strcmp(a, "--toggle-timeout")) { NEED(); opt.toggle_timeout_s = atof(v); }
+        else if (!strcmp(a, "--lib-verbose")) opt.lib_verbose = 1;
+        else usage();
+#undef NEED
+    }
+    if (opt.reps < 1 || opt.tiny_block < 1 || opt.tiny_reps < 0)
+        usage();
+    for (int k = 0; k < opt.nsizes; k++)
+        if (opt.sizes[k] % 8)
+            die("sizes must be multiples of 8 bytes (doubles), got %ld", opt.sizes[k]);
+    for (int k = 0; k < opt.nroots; k++)
+        if (opt.roots[k] < 0 || opt.roots[k] >= nprocs)
+            die("root %d out of range", opt.roots[k]);
+    if (opt.nroots == 0)
+        opt.roots[opt.nroots++] = 0;
+}
+
+/* --- route switching (see --toggle) --------------------------------------------------------- */
+
+static int current_routes = -1;
+static long toggle_seq = 0;
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int read_ack(const char *path, long *seq)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int ok = fscanf(f, "%ld", seq) == 1;
+    fclose(f);
+    return ok;
+}
+
+/* Collective. Sends WHAT to the harness (rank 0) and waits for its answer; no-op without --toggle. */
+static void harness_request(const char *what)
+{
+    if (!opt.toggle)
+        return;
+    if (rank == 0) {
+        char req[4096], tmp[4096], ack[4096];
+        toggle_seq++;
+        snprintf(req, sizeof req, "%s/req", opt.toggle);
+        snprintf(tmp, sizeof tmp, "%s/req.tmp", opt.toggle);
+        snprintf(ack, sizeof ack, "%s/ack", opt.toggle);
+        FILE *f = fopen(tmp, "w");
+        if (!f || fprintf(f, "%ld %s\n", toggle_seq, what) < 0 || fclose(f) != 0)
+            die("cannot write %s", tmp);
+        if (rename(tmp, req) != 0)
+            die("cannot rename %s", tmp);
+        double t0 = MPI_Wtime();
+        long seq = -1;
+        while (!(read_ack(ack, &seq) && seq == toggle_seq)) {
+            if (MPI_Wtime() - t0 > opt.toggle_timeout_s)
+                die("no answer from the harness in %s after %.0f s", opt.toggle,
+                    opt.toggle_timeout_s);
+            sleep_ms(2);
+        }
+    }
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+/* Collective. Makes the fabric route this implementation's traffic as it would in its own job. */
+static void use_routes(enum impl which)
+{
+    if (!opt.toggle || current_routes == (int)which)
+        return;
+    harness_request(impl_name[which]);
+    current_routes = (int)which;
+}
+
+/* --- timing --------------------------------------------------------------------------------- */
+
+static double max_over_ranks(double t)
+{
+    double m = 0.0;
+    check_mpi(MPI_Reduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD), "MPI_Reduce");
+    return m;
+}
+
+static double *abuf_send, *abuf_recv, *abuf_ref;
+static unsigned char *bbuf;
+static long max_bytes;
+
+static void alloc_buffers(void)
+{
+    max_bytes = opt.tiny_bytes > 8 ? opt.tiny_bytes : 8;
+    for (int k = 0; k < opt.nsizes; k++)
+        if (opt.sizes[k] > max_bytes)
+            max_bytes = opt.sizes[k];
+    size_t n = (size_t)max_bytes / sizeof(double) + 1;
+    abuf_send = malloc(n * sizeof(double));
+    abuf_recv = malloc(n * sizeof(double));
+    abuf_ref = malloc(n * sizeof(double));
+    bbuf = malloc((size_t)max_bytes + 1);
+    if (!abuf_send || !abuf_recv || !abuf_ref || !bbuf)
+        die("out of memory for %ld-byte buffers", max_bytes);
+    for (size_t i = 0; i < n; i++)
+        abuf_send[i] = (double)(rank * 1000 + (long)(i % 1000));
+}
+
+/* One timed allreduce of `bytes` bytes (doubles, SUM); returns the slowest rank's time. */
+static double timed_allreduce(enum impl which, long bytes)
+{
+    int count = (int)(bytes / (long)sizeof(double));
+    use_routes(which);
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    double t0 = MPI_Wtime();
+    int rc = which == SDNMPI
+                 ? SDN_MPI_Allreduce(abuf_send, abuf_recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+                 : MPI_Allreduce(abuf_send, abuf_recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double t = MPI_Wtime() - t0;
+    check_mpi(rc, which == SDNMPI ? "SDN_MPI_Allreduce" : "MPI_Allreduce");
+    return max_over_ranks(t);
+}
+
+static unsigned char pattern(long i, int root, int rep)
+{
+    return (unsigned char)((i * 31 + root * 7 + rep * 13) & 0xff);
+}
+
+static int bcast_bad; /* ranks x calls whose buffer was wrong */
+
+/* One timed bcast of `bytes` bytes from `root`; returns the slowest rank's time. */
+static double timed_bcast(enum impl which, long bytes, int root, int tag)
+{
+    int count = (int)bytes;
+    if (rank == root)
+        for (long i = 0; i < bytes; i++)
+            bbuf[i] = pattern(i, root, tag);
+    else
+        memset(bbuf, 0, (size_t)bytes);
+    use_routes(which);
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    double t0 = MPI_Wtime();
+    int rc;
+#if HAVE_SDN_BCAST
+    rc = which == SDNMPI ? SDN_MPI_Bcast(bbuf, count, MPI_BYTE, root, MPI_COMM_WORLD)
+                         : MPI_Bcast(bbuf, count, MPI_BYTE, root, MPI_COMM_WORLD);
+#else
+    if (which == SDNMPI)
+        die("SDN_MPI_Bcast is not in this libsdnmpi build");
+    rc = MPI_Bcast(bbuf, count, MPI_BYTE, root, MPI_COMM_WORLD);
+#endif
+    double t = MPI_Wtime() - t0;
+    check_mpi(rc, which == SDNMPI ? "SDN_MPI_Bcast" : "MPI_Bcast");
+    for (long i = 0; i < bytes; i++)
+        if (bbuf[i] != pattern(i, root, tag)) {
+            bcast_bad++;
+            break;
+        }
+    return max_over_ranks(t);
+}
+
+static void emit_sample(const char *coll, enum impl which, long bytes, int root, int rep, double t)
+{
+    emit("\"sample\", \"collective\": \"%s\", \"impl\": \"%s\", \"bytes\": %ld, \"root\": %d, "
+         "\"rep\": %d, \"t_s\": %.9f", coll, impl_name[which], bytes, root, rep, t);
+}
+
+/* --- phases --------------------------------------------------------------------------------- */
+
+/* SDN_MPI_Init, timed (slowest rank). */
+static void sdn_init(void)
+{
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    double t0 = MPI_Wtime();
+    int rc = SDN_MPI_Init();
+    double t = MPI_Wtime() - t0;
+    check_mpi(rc, "SDN_MPI_Init");
+    double m = max_over_ranks(t);
+    emit("\"init\", \"metric\": \"sdn_init\", \"t_s\": %.9f", m);
+}
+
+/* The first SDN_MPI_Allreduce on MPI_COMM_WORLD: the plan request and the route install. */
+static void first_allreduce(void)
+{
+    use_routes(SDNMPI);
+    double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
+    emit("\"init\", \"metric\": \"first_allreduce\", \"bytes\": %ld, \"t_s\": %.9f", opt.tiny_bytes,
+         t);
+}
+
+/* Tiny messages, alternating blocks of calls (O..O S..S S..S O..O ...). */
+static void tiny_allreduce(void)
+{
+    int blocks = (opt.tiny_reps + opt.tiny_block - 1) / opt.tiny_block;
+    for (int b = 0; b < 2 * blocks; b++) {
+        enum impl which = ((b + 1) / 2) % 2 == 0 ? OPENMPI : SDNMPI;
+        int first_rep = (b / 2) * opt.tiny_block;
+        for (int k = 0; k < opt.tiny_block && first_rep + k < opt.tiny_reps; k++) {
+            double t = timed_allreduce(which, opt.tiny_bytes);
+            emit_sample("allreduce", which, opt.tiny_bytes, -1, first_rep + k, t);
+        }
+    }
+}
+
+static int check_allreduce(long bytes, int sdn_first)
+{
+    /* Both results are exact (integers in doubles): they must be bit-identical. The order of the
+     * two calls does not matter; alternating it saves route switches. */
+    int count = (int)(bytes / (long)sizeof(double));
+    for (int j = 0; j < 2; j++) {
+        if ((j == 0) == (sdn_first != 0)) {
+            use_routes(SDNMPI);
+            check_mpi(SDN_MPI_Allreduce(abuf_send, abuf_recv, count, MPI_DOUBLE, MPI_SUM,
+                                        MPI_COMM_WORLD),
+                      "SDN_MPI_Allreduce");
+        } else {
+            use_routes(OPENMPI);
+            check_mpi(MPI_Allreduce(abuf_send, abuf_ref, count, MPI_DOUBLE, MPI_SUM,
+                                    MPI_COMM_WORLD),
+                      "MPI_Allreduce");
+        }
+    }
+    int ok = memcmp(abuf_ref, abuf_recv, (size_t)count * sizeof(double)) == 0, all = 0;
+    for (int i = 0; ok && i < count; i++)
+        ok = abuf_ref[i] == (double)nprocs * (i % 1000) + 1000.0 * nprocs * (nprocs - 1) / 2;
+    check_mpi(MPI_Reduce(&ok, &all, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD), "MPI_Reduce");
+    return all;
+}
+
+static void run_allreduce(void)
+{
+    sdn_init();
+    first_allreduce();
+    tiny_allreduce();
+    /* Warm-up (untimed): each implementation once per size up to --warmup-max, which opens the
+     * TCP connections of every algorithm both use; then the results are compared once per size. */
+    for (int w = 0; w < 2; w++)
+        for (int k = 0; k < opt.nsizes; k++)
+            if (opt.sizes[k] <= opt.warmup_max)
+                (void)timed_allreduce(w == 0 ? OPENMPI : SDNMPI, opt.sizes[k]);
+    for (int k = 0; k < opt.nsizes; k++) {
+        int ok = check_allreduce(opt.sizes[k], k % 2);
+        emit("\"check\", \"collective\": \"allreduce\", \"bytes\": %ld, \"ok\": %s", opt.sizes[k],
+             ok ? "true" : "false");
+        if (!ok && rank == 0)
+            fprintf(stderr, "coll_bench: SDN_MPI_Allreduce result differs at %ld bytes\n",
+                    opt.sizes[k]);
+    }
+    for (int rep = 0; rep < opt.reps; rep++) {
+        for (int k = 0; k < opt.nsizes; k++) {
+            for (int j = 0; j < 2; j++) {
+                enum impl which = (enum impl)((j + rep + k) % 2);
+                double t = timed_allreduce(which, opt.sizes[k]);
+                emit_sample("allreduce", which, opt.sizes[k], -1, rep, t);
+            }
+        }
+        emit("\"rep_done\", \"collective\": \"allreduce\", \"rep\": %d", rep);
+    }
+}
+
+static void run_bcast(void)
+{
+    sdn_init();
+    int have = HAVE_SDN_BCAST;
+    int nimpl = have ? 2 : 1;
+    long first = opt.nsizes ? opt.sizes[0] : 65536;
+    int tag = 1000;
+    /* First call of each implementation per root (untimed as a sample; the SDN one plans the
+     * tree and is reported as an init metric). */
+    for (int r = 0; r < opt.nroots; r++)
+        for (int w = 0; w < nimpl; w++) {
+            double t = timed_bcast((enum impl)w, first, opt.roots[r], tag++);
+            if (w == SDNMPI)
+                emit("\"init\", \"metric\": \"first_bcast\", \"root\": %d, \"bytes\": %ld, "
+                     "\"t_s\": %.9f", opt.roots[r], first, t);
+        }
+    for (int w = 0; w < nimpl; w++)
+        for (int r = 0; r < opt.nroots; r++)
+            for (int k = 0; k < opt.nsizes; k++)
+                if (opt.sizes[k] <= opt.warmup_max)
+                    (void)timed_bcast((enum impl)w, opt.sizes[k], opt.roots[r], tag++);
+    for (int rep = 0; rep < opt.reps; rep++) {
+        for (int r = 0; r < opt.nroots; r++)
+            for (int k = 0; k < opt.nsizes; k++) {
+                int point = r * opt.nsizes + k;
+                for (int j = 0; j < nimpl; j++) {
+                    enum impl which = have ? (enum impl)((j + point + rep) % 2) : OPENMPI;
+                    double t = timed_bcast(which, opt.sizes[k], opt.roots[r], rep);
+                    emit_sample("bcast", which, opt.sizes[k], opt.roots[r], rep, t);
+                }
+            }
+        emit("\"rep_done\", \"collective\": \"bcast\", \"rep\": %d", rep);
+    }
+    int bad = 0;
+    check_mpi(MPI_Reduce(&bcast_bad, &bad, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), "MPI_Reduce");
+    emit("\"check\", \"collective\": \"bcast\", \"ok\": %s, \"bad\": %d", bad ? "false" : "true",
+         bad);
+}
+
+static void run_init(void)
+{
+    sdn_init();
+    first_allreduce();
+    for (int k = 0; k < opt.tiny_reps; k++) {
+        double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
+        emit("\"init\", \"metric\": \"cached_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",
+             opt.tiny_bytes, t);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
+        return 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    parse_options(argc, argv);
+    if (opt.lib_verbose && rank == 0)
+        setenv("SDN_MPI_VERBOSE", "1", 1); /* read by SDN_MPI_Init on this rank only */
+    alloc_buffers();
+    emit("\"meta\", \"collective\": \"%s\", \"nprocs\": %d, \"have_sdn_bcast\": %s, "
+         "\"toggle\": %s, \"reps\": %d", opt.collective, nprocs, HAVE_SDN_BCAST ? "true" : "false",
+         opt.toggle ? "true" : "false", opt.reps);
+    if (!strcmp(opt.collective, "allreduce"))
+        run_allreduce();
+    else if (!strcmp(opt.collective, "bcast"))
+        run_bcast();
+    else if (!strcmp(opt.collective, "init"))
+        run_init();
+    else
+        usage();
+    /* Leave the routes as the job made them, so SDN_MPI_Finalize releases a consistent state, and
+     * let the harness read the job's plans and trees before the release removes them. */
+    use_routes(SDNMPI);
+    harness_request("end");
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    SDN_MPI_Finalize();
+    emit("\"done\"");
+    free(abuf_send);
+    free(abuf_recv);
+    free(abuf_ref);
+    free(bbuf);
+    MPI_Finalize();
+    return 0;
+}

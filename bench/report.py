@@ -1,0 +1,542 @@
+"""results.md (tables) and PNG plots from a bench results.json.
+
+    .venv/bin/python bench/report.py [bench/results/latest]
+
+run.py calls ``write_report`` at the end of a run; running this script again regenerates the
+report from the JSON (e.g. after changing the report code). Nothing is edited or filtered: every
+record of results.json appears in a table, and a row where sdnmpi is slower shows a speedup < 1.
+"""
+import json
+import math
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import benchcore  # noqa: E402
+from benchcore import fmt_bytes, fmt_seconds  # noqa: E402
+
+ROUTING_ORDER = {"single": 0, "dmodk": 1, "ecmp": 2}
+
+
+# --- tables ---------------------------------------------------------------------------------
+
+def _range(rec):
+    if not rec or rec.get("median_s") is None:
+        return "-"
+    return "%s (%s-%s)" % (fmt_seconds(rec["median_s"]), fmt_seconds(rec["min_s"]), fmt_seconds(rec["max_s"]))
+
+
+def _ratio(value, digits=2):
+    return "-" if value is None else ("%.*f" % (digits, value))
+
+
+def _pct(value):
+    return "-" if value is None else "%.0f%%" % (100 * value)
+
+
+SCHEDULE_NAMES = {"rd": "rec. doubling", "rabenseifner_dh": "Rabenseifner, dist. halving",
+                  "rabenseifner_dd": "Rabenseifner, dist. doubling", "ring": "ring",
+                  "any": "any algorithm", "tree": "one tree"}
+
+
+def _limit_cell(rec):
+    """The limit and the schedule that gives it."""
+    limits = {k: v for k, v in (rec.get("limits_s") or {}).items() if v is not None}
+    if rec.get("limit_s") is None:
+        return "-"
+    best = [k for k, v in limits.items() if v == rec["limit_s"]]
+    return fmt_seconds(rec["limit_s"]) + (" (%s)" % SCHEDULE_NAMES.get(best[0], best[0]) if best else "")
+
+
+def _sort_key(pair):
+    rec = pair[0] or pair[1]
+    return (ROUTING_ORDER.get(rec["routing"], 9), rec["placement"], rec["nprocs"],
+            -1 if rec.get("root") is None else rec["root"], rec["bytes"])
+
+
+def collective_table(records, collective, flagged=()):
+    """Markdown rows for one collective: both implementations side by side. Rows measured in a
+    job of ``flagged`` (job names: the fabric's topology changed during the job) get a '!' mark."""
+    pairs = sorted(benchcore.pair_records(records, collective), key=_sort_key)
+    if not pairs:
+        return None
+    head = ["routing", "placement", "p"] + (["root"] if collective == "bcast" else []) + [
+        "size", "Open MPI median (min-max)", "sdnmpi median (min-max)", "speedup", "limit",
+        "Open MPI / limit", "sdnmpi / limit", "n"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for ompi, sdn in pairs:
+        rec = ompi or sdn
+        s = benchcore.speedup(ompi, sdn)
+        mark = " (slower)" if s is not None and s < 1 else ""
+        cells = [rec["routing"], rec["placement"], str(rec["nprocs"])]
+        if collective == "bcast":
+            cells.append(str(rec.get("root")))
+        cells += [fmt_bytes(rec["bytes"]), _range(ompi), _range(sdn), _ratio(s) + mark,
+                  _limit_cell(rec), _pct(benchcore.fraction_of_limit(ompi)),
+                  _pct(benchcore.fraction_of_limit(sdn)),
+                  "/".join(str(len(r["samples_s"])) for r in (ompi, sdn) if r)
+                  + (" !" if any(r and r.get("job") in flagged for r in (ompi, sdn)) else "")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def speedup_summary(records, collective, min_bytes=0):
+    """Per (routing, placement[, p]): geometric mean speedup over sizes >= min_bytes, and losses."""
+    groups = {}
+    for ompi, sdn in benchcore.pair_records(records, collective):
+        s = benchcore.speedup(ompi, sdn)
+        if s is None or ompi["bytes"] < min_bytes:
+            continue
+        key = (ompi["routing"], ompi["placement"], ompi["nprocs"])
+        groups.setdefault(key, []).append((s, ompi["bytes"]))
+    if not groups:
+        return None
+    lines = ["| routing | placement | p | sizes | geometric mean speedup | min | max | rows where sdnmpi is slower |",
+             "|---|---|---|---:|---:|---:|---:|---|"]
+    for key in sorted(groups, key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2])):
+        vals = groups[key]
+        gm = math.exp(sum(math.log(v) for v, _ in vals) / len(vals))
+        slower = [fmt_bytes(b) for v, b in vals if v < 1]
+        lines.append("| %s | %s | %d | %d | %.2f | %.2f | %.2f | %s |" % (
+            key[0], key[1], key[2], len(vals), gm, min(v for v, _ in vals), max(v for v, _ in vals),
+            ", ".join(slower) if slower else "none"))
+    return "\n".join(lines)
+
+
+INIT_METRICS = [
+    ("sdn_init", "SDN_MPI_Init (register the job), slowest rank"),
+    ("first_allreduce", "first SDN_MPI_Allreduce (8 B): plan request + route install + the call"),
+    ("plan_rtt", "plan request round trip seen by rank 0 (library log)"),
+    ("controller_total", "controller: whole plan_allreduce request"),
+    ("controller_plan", "controller: planning"),
+    ("controller_install", "controller: installing flows until the barrier replies"),
+    ("first_bcast", "first SDN_MPI_Bcast per root (tree request + install + the call)"),
+]
+
+
+def overhead_table(records):
+    init = [r for r in records if r.get("collective") == "init"]
+    tiny = {}
+    for r in records:
+        if r.get("collective") == "allreduce" and r.get("bytes", 0) <= 64:
+            tiny.setdefault((r["routing"], r["placement"], r["nprocs"], r["bytes"]), {})[r["impl"]] = r
+    if not init and not tiny:
+        return None
+    lines = ["| what | routing | samples | median | min | max |", "|---|---|---:|---:|---:|---:|"]
+    for metric, text in INIT_METRICS:
+        by_routing = {}
+        for r in init:
+            if r.get("metric") == metric:
+                by_routing.setdefault(r["routing"], []).extend(r["samples_s"])
+        for routing in sorted(by_routing, key=lambda x: ROUTING_ORDER.get(x, 9)):
+            s = by_routing[routing]
+            lines.append("| %s | %s | %d | %s | %s | %s |" % (text, routing, len(s), fmt_seconds(statistics.median(s)),
+                                                             fmt_seconds(min(s)), fmt_seconds(max(s))))
+    out = "\n".join(lines)
+    if tiny:
+        t = ["", "Per-call cost once the plan is cached (tiny allreduce, blocks of calls alternating):", "",
+             "| routing | placement | p | size | Open MPI median | sdnmpi median | sdnmpi - Open MPI |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+        for key in sorted(tiny, key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2], k[3])):
+            pair = tiny[key]
+            o, s = pair.get("openmpi"), pair.get("sdnmpi")
+            diff = (s["median_s"] - o["median_s"]) if o and s else None
+            t.append("| %s | %s | %d | %s | %s | %s | %s |" % (
+                key[0], key[1], key[2], fmt_bytes(key[3]), fmt_seconds(o and o["median_s"]),
+                fmt_seconds(s and s["median_s"]),
+                "-" if diff is None else ("%s%s" % ("-" if diff < 0 else "+", fmt_seconds(abs(diff))))))
+        out += "\n" + "\n".join(t)
+    return out
+
+
+def spine_table(jobs):
+    lines = ["| job | implementation | bytes sent down by each spine | share per spine |", "|---|---|---|---|"]
+    rows = 0
+    for job in jobs:
+        spread = (job.get("routes") or {}).get("spine_tx_bytes") or {}
+        for impl in ("openmpi", "sdnmpi"):
+            if impl not in spread:
+                continue
+            per = spread[impl]
+            if not sum(per["bytes"].values()):
+                continue
+            spines = sorted(per["bytes"])
+            lines.append("| %s | %s | %s | %s |" % (
+                job["name"], impl, ", ".join("%s %.1f MB" % (s, per["bytes"][s] / 1e6) for s in spines),
+                ", ".join("%s %s" % (s, _pct(per["share"][s])) for s in spines)))
+            rows += 1
+    return "\n".join(lines) if rows else None
+
+
+def _plan_cell(job):
+    """The job's allreduce plan (busiest link per step vs the bound) and bcast trees' top switches."""
+    plan = job.get("plan") or {}
+    parts = []
+    for key in sorted(k for k in plan if k.startswith("comm ")):
+        p = plan[key] or {}
+        parts.append("%s: max load %s, bound %s, %s flows" % (
+            key, p.get("max_load"), p.get("lower_bound"), p.get("flows")))
+    trees = plan.get("trees")
+    if isinstance(trees, list) and trees:
+        parts.append("trees: " + ", ".join("root %s via %s" % (t.get("root"), t.get("top")) for t in trees))
+    elif isinstance(trees, int) and trees:
+        parts.append("%d trees" % trees)
+    return "; ".join(parts) or "-"
+
+
+def _disrupted(job):
+    return bool(job.get("disrupted") or job.get("fabric_disrupted"))
+
+
+def _reasons(job):
+    return job.get("disrupted") or (["topology changed"] if job.get("fabric_disrupted") else [])
+
+
+def _stat(job, field, key="median"):
+    return ((job.get("cpu") or {}).get(field) or {}).get(key)
+
+
+def _pct_or_dash(value):
+    return "-" if value is None else "%.0f%%" % value
+
+
+def jobs_table(jobs):
+    lines = ["| job | ranks on hosts | wall | exit | busiest link while data moved (% of its rate) | ovs-vswitchd forwarding thread while data moved: ran / waited for a CPU | ovs-vswitchd all threads (% of a core) | other processes (% of a CPU) | machine CPU busy | route switches (s) | job flows overridden | controller: jobs/plans/trees/errors | route recomputes (! = disrupted) | plan |",
+             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+    for j in jobs:
+        rpc = j.get("controller_rpc", {})
+        routes = j.get("routes", {})
+        exit_text = "ok" if j.get("rc") == 0 else ("timeout" if j.get("timed_out") else "rc=%s" % j.get("rc"))
+        cpu = j.get("cpu") or {}
+        run_, wait = cpu.get("ovs_main_run_weighted_pct"), cpu.get("ovs_main_wait_weighted_pct")
+        if run_ is None:
+            run_, wait = _stat(j, "ovs_main_run_pct"), _stat(j, "ovs_main_wait_pct")
+        if run_ is None and _stat(j, "ovs_vswitchd_cpu_wait_pct") is not None:   # results of older runs
+            ovs_main = "- / %s (all threads)" % _pct_or_dash(_stat(j, "ovs_vswitchd_cpu_wait_pct"))
+        else:
+            ovs_main = "%s / %s" % (_pct_or_dash(run_), _pct_or_dash(wait))
+        switches = routes.get("toggles", "-")
+        if routes.get("toggle_s_total") is not None:
+            switches = "%s (%.1f)" % (switches, routes["toggle_s_total"])
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s/%s/%s/%s | %s | %s |" % (
+            j["name"] + ("" if j.get("attempt", 1) == 1 else " (attempt %d)" % j["attempt"])
+            + (" (superseded)" if j.get("superseded") else ""),
+            ",".join(str(h) for h in j.get("hosts", [])), fmt_seconds(j.get("wall_s")), exit_text,
+            _pct_or_dash((j.get("cpu") or {}).get("busiest_link_weighted_pct")), ovs_main,
+            _pct_or_dash(_stat(j, "ovs_vswitchd_pct_of_one_core")), _pct_or_dash(_stat(j, "foreign_cpu_pct_of_one_cpu")),
+            _pct_or_dash(_stat(j, "machine_busy_pct")), switches,
+            routes.get("job_flows_hidden", "-"), rpc.get("jobs_registered", "-"), rpc.get("allreduce_plans", "-"),
+            rpc.get("bcast_trees", "-"), rpc.get("errors", "-"),
+            ("%s !" % j.get("route_recomputes", "?")) if _disrupted(j) else j.get("route_recomputes", "-"),
+            _plan_cell(j)))
+    return "\n".join(lines)
+
+
+def render_markdown(results):
+    fab = results.get("fabric", {})
+    sw = results.get("software", {})
+    method = results.get("method", {})
+    records = results.get("records", [])
+    out = ["# sdnmpi benchmark%s" % (" (QUICK subset)" if results.get("quick") else ""), ""]
+    out.append("Run %s to %s (%s wall). One fabric, one run: Open MPI and sdnmpi alternate call by call "
+               "inside each mpirun; time = slowest rank; median (min-max) over the repetitions. "
+               "Speedup = Open MPI median / sdnmpi median (> 1: sdnmpi faster). "
+               "Limit = physical lower bound of the row (bench/README.md); \"/ limit\" = limit / median "
+               "(100%% = at the limit)." % (results.get("started", "?"), results.get("finished", "?"),
+                                           fmt_seconds(results.get("wall_s"))))
+    out.append("")
+    out.append("Fabric: %s spines, %s leaves, %s hosts/leaf (%s hosts); host links %s Mbit/s, fabric links %s Mbit/s%s." % (
+        fab.get("spines"), fab.get("leaves"), fab.get("hosts_per_leaf"), fab.get("hosts"),
+        fab.get("host_bw_mbit") or "unlimited", fab.get("fabric_bw_mbit") or "unlimited",
+        (" (%.0f:1 at the leaves)" % fab["oversubscription"]) if fab.get("oversubscription") else ""))
+    out.append("")
+    out.append("Software: %s; %s; Ryu %s; Mininet %s; kernel %s; Python %s; sdnmpi %s." % (
+        sw.get("openmpi"), sw.get("openvswitch"), sw.get("ryu"), sw.get("mininet"), sw.get("kernel"),
+        sw.get("python"), sw.get("sdnmpi_git")))
+    tuned = results.get("coll_tuned", {})
+    if tuned:
+        vals = tuned.get("values", {})
+        out.append("")
+        out.append("Open MPI coll/tuned: %s (coll_tuned_priority=%s, allreduce_algorithm=%s, bcast_algorithm=%s; "
+                   "all lines in results.json)." % (tuned.get("note", ""), vals.get("coll_tuned_priority"),
+                                                   vals.get("coll_tuned_allreduce_algorithm"),
+                                                   vals.get("coll_tuned_bcast_algorithm")))
+    mpirun = results.get("mpirun") or {}
+    if mpirun:
+        extra = mpirun.get("extra_mca") or {}
+        out.append("")
+        out.append("mpirun: one rank per host, MCA %s%s. sdnmpi settings: %s." % (
+            ", ".join("%s=%s" % kv for kv in sorted((mpirun.get("mca") or {}).items())),
+            (" (extra, from --ompi-mca: %s)" % ", ".join("%s=%s" % kv for kv in sorted(extra.items()))) if extra else "",
+            ", ".join("%s=%s" % kv for kv in sorted((mpirun.get("sdn_env") or {}).items())) or "library defaults"))
+    out.append("")
+    out.append("Routes during Open MPI's calls: %s." % (
+        "the controller's default routing only (for Open MPI's calls the harness overrides the job's sdnmpi "
+        "host-pair routes with flows that forward as the default routes do, and removes them for sdnmpi's "
+        "calls, outside the timed region; bench/README.md)" if method.get("hide_job_flows", True)
+        else "the job's sdnmpi flows stay installed (--no-hide-job-flows): Open MPI's traffic between the "
+             "planned host pairs also uses them"))
+    check = results.get("cpu_check", {})
+    if check.get("verdict"):
+        out += ["", "**Bottleneck check.** " + check["verdict"]]
+    for note in results.get("notes", []):
+        out += ["", "**Note.** " + note]
+
+    jobs = results.get("jobs", [])
+    superseded = [j for j in jobs if j.get("superseded")]
+    disrupted = sorted(j["name"] for j in jobs if _disrupted(j) and not j.get("superseded"))
+    if superseded:
+        out += ["", "**Re-run jobs.** %d job attempt(s) were disrupted and run again (the rule ignores the times: "
+                "the machine stalled, or the controller lost and found links, switches or hosts): %s. Their "
+                "records are listed under \"Disrupted attempts\" below, not in the tables." % (
+                    len(superseded), "; ".join("%s attempt %s: %s" % (j["name"], j.get("attempt", 1),
+                                                                     ", ".join(_reasons(j))) for j in superseded))]
+    if disrupted:
+        out += ["", "**Disrupted.** During %d job(s) whose rows are in the tables (%s) the machine stalled or the "
+                "controller lost and found links, switches or hosts (this VM's CPUs at times stop for seconds to "
+                "minutes; then LLDP probes and OpenFlow echo replies come too late). Their rows are marked \"!\" "
+                "in the n column: do not trust them." % (len(disrupted), "; ".join(
+                    "%s: %s" % (j["name"], ", ".join(_reasons(j))) for j in jobs
+                    if j["name"] in disrupted and not j.get("superseded")))]
+    all_records = records
+    records = [r for r in all_records if not r.get("superseded")]
+
+    out += ["", "## Allreduce", ""]
+    table = collective_table(records, "allreduce", disrupted)
+    out.append(table or "(no allreduce results)")
+    summary = speedup_summary(records, "allreduce", min_bytes=4096)
+    if summary:
+        out += ["", "Summary over the sizes >= 4 KiB:", "", summary]
+
+    out += ["", "## Bcast", ""]
+    if not method.get("have_sdn_bcast", True):
+        out.append("libsdnmpi provides no SDN_MPI_Bcast in this build (nm libsdnmpi.a): Open MPI only, no speedups.")
+        out.append("")
+    table = collective_table(records, "bcast", disrupted)
+    out.append(table or "(no bcast results)")
+    summary = speedup_summary(records, "bcast")
+    if summary:
+        out += ["", summary]
+
+    out += ["", "## Overheads", ""]
+    out.append(overhead_table(records) or "(none measured)")
+
+    old = [r for r in all_records if r.get("superseded")]
+    if old:
+        out += ["", "## Disrupted attempts (re-run; not in the tables above)", ""]
+        for collective in ("allreduce", "bcast"):
+            table = collective_table(old, collective)
+            if table:
+                out += [table, ""]
+
+    spines = spine_table(results.get("jobs", []))
+    if spines:
+        out += ["", "## Where the traffic went", "",
+                "Bytes the spines sent towards the leaves while each implementation was running "
+                "(switch interface counters, including warm-up and check calls).", "", spines]
+
+    if results.get("planner_scale"):
+        import planner_scale
+        out += ["", "## Planner scale (no Mininet)", "",
+                "Allreduce planner time and quality for the recursive-doubling schedule of p = all hosts. "
+                "Ratio = busiest link's flows / lower bound per step (worst step; sum over steps). On 3-tier "
+                "fat-trees the bound only counts edge uplinks, so a ratio > 1 there is not proof of a worse plan.",
+                "", planner_scale.format_table(results["planner_scale"])]
+
+    if results.get("jobs"):
+        out += ["", "## Jobs", "", jobs_table(results["jobs"])]
+    plots = results.get("plots") or []
+    if plots:
+        out += ["", "## Plots", ""] + ["![%s](%s)" % (p, p) for p in plots]
+    out.append("")
+    return "\n".join(out)
+
+
+# --- plots ----------------------------------------------------------------------------------
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _legend(ax, size):
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=size)
+
+
+def _errorbar(ax, recs, label, **kw):
+    recs = sorted(recs, key=lambda r: r["bytes"])
+    x = [r["bytes"] for r in recs]
+    y = [r["median_s"] for r in recs]
+    lo = [r["median_s"] - r["min_s"] for r in recs]
+    hi = [r["max_s"] - r["median_s"] for r in recs]
+    ax.errorbar(x, y, yerr=[lo, hi], label=label, marker="o", capsize=3, **kw)
+
+
+def plot_all(results, out_dir):
+    """Writes the PNGs; returns their file names."""
+    plt = _plt()
+    records = [r for r in results.get("records", []) if r.get("median_s") and not r.get("superseded")]
+    files = []
+    styles = {"openmpi": "-", "sdnmpi": "--"}
+    colors = {"block": "tab:blue", "random": "tab:orange"}
+
+    # allreduce: time vs size per routing
+    ar = [r for r in records if r["collective"] == "allreduce" and r["bytes"] >= 1024]
+    for routing in sorted({r["routing"] for r in ar}, key=lambda x: ROUTING_ORDER.get(x, 9)):
+        fig, ax = plt.subplots(figsize=(7, 5))
+        sub = [r for r in ar if r["routing"] == routing]
+        for placement in sorted({r["placement"] for r in sub}):
+            for p in sorted({r["nprocs"] for r in sub if r["placement"] == placement}):
+                for impl in benchcore.IMPLS:
+                    recs = [r for r in sub if r["placement"] == placement and r["nprocs"] == p and r["impl"] == impl]
+                    if recs:
+                        _errorbar(ax, recs, "%s %s p=%d" % (impl, placement, p), linestyle=styles[impl],
+                                  color=colors.get(placement))
+                lim = sorted({(r["bytes"], r["limit_s"]) for r in sub if r["placement"] == placement
+                              and r["nprocs"] == p and r.get("limit_s")})
+                if lim:
+                    ax.plot([b for b, _ in lim], [l for _, l in lim], ":", color=colors.get(placement),
+                            label="limit %s p=%d" % (placement, p))
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("time (s), median with min-max")
+        ax.set_title("Allreduce, default routing %s" % routing)
+        ax.grid(True, which="both", alpha=0.3)
+        _legend(ax, 7)
+        name = "allreduce_time_%s.png" % routing
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, name), dpi=110)
+        plt.close(fig)
+        files.append(name)
+
+    # speedup vs size (allreduce and, if present, bcast)
+    for collective in ("allreduce", "bcast"):
+        pairs = [(o, s) for o, s in benchcore.pair_records(records, collective) if o and s]
+        if not pairs:
+            continue
+        fig, ax = plt.subplots(figsize=(7, 5))
+        groups = {}
+        for o, s in pairs:
+            if collective == "allreduce" and o["bytes"] < 1024:
+                continue
+            key = (o["routing"], o["placement"], o["nprocs"], o.get("root"))
+            groups.setdefault(key, []).append((o["bytes"], benchcore.speedup(o, s)))
+        for key in sorted(groups, key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2], k[3] or 0)):
+            pts = sorted(groups[key])
+            label = "%s %s p=%d" % key[:3] + ("" if key[3] is None else " root %d" % key[3])
+            ax.plot([b for b, _ in pts], [v for _, v in pts], marker="o", label=label)
+        ax.axhline(1.0, color="black", linewidth=1)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("speedup (Open MPI median / sdnmpi median)")
+        ax.set_title("%s speedup of sdnmpi" % collective.capitalize())
+        ax.grid(True, which="both", alpha=0.3)
+        _legend(ax, 7)
+        name = "%s_speedup.png" % collective
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, name), dpi=110)
+        plt.close(fig)
+        files.append(name)
+
+    # bcast: time vs size per routing, and time vs p
+    bc = [r for r in records if r["collective"] == "bcast"]
+    for routing in sorted({r["routing"] for r in bc}, key=lambda x: ROUTING_ORDER.get(x, 9)):
+        fig, ax = plt.subplots(figsize=(7, 5))
+        sub = [r for r in bc if r["routing"] == routing]
+        for key in sorted({(r["placement"], r["nprocs"], r["root"], r["impl"]) for r in sub}):
+            recs = [r for r in sub if (r["placement"], r["nprocs"], r["root"], r["impl"]) == key]
+            _errorbar(ax, recs, "%s %s p=%d root %s" % (key[3], key[0], key[1], key[2]), linestyle=styles[key[3]])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("time (s), median with min-max")
+        ax.set_title("Bcast, default routing %s" % routing)
+        ax.grid(True, which="both", alpha=0.3)
+        _legend(ax, 6)
+        name = "bcast_time_%s.png" % routing
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, name), dpi=110)
+        plt.close(fig)
+        files.append(name)
+    if bc:
+        sizes = sorted({r["bytes"] for r in bc})
+        size = 1 << 20 if (1 << 20) in sizes else sizes[-1]
+        fig, ax = plt.subplots(figsize=(7, 5))
+        sub = [r for r in bc if r["bytes"] == size and r["root"] == 0]
+        for key in sorted({(r["routing"], r["placement"], r["impl"]) for r in sub},
+                          key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2])):
+            recs = sorted([r for r in sub if (r["routing"], r["placement"], r["impl"]) == key], key=lambda r: r["nprocs"])
+            ax.errorbar([r["nprocs"] for r in recs], [r["median_s"] for r in recs],
+                        yerr=[[r["median_s"] - r["min_s"] for r in recs], [r["max_s"] - r["median_s"] for r in recs]],
+                        marker="o", capsize=3, linestyle=styles[key[2]], label="%s %s %s" % (key[2], key[0], key[1]))
+        lim = sorted({(r["nprocs"], r["limit_s"]) for r in sub if r.get("limit_s") is not None})
+        if lim:
+            ax.plot([p for p, _ in lim], [l for _, l in lim], ":", color="black", label="limit")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("processes p")
+        ax.set_ylabel("time (s), median with min-max")
+        ax.set_title("Bcast of %s from rank 0 vs p" % fmt_bytes(size))
+        ax.grid(True, which="both", alpha=0.3)
+        _legend(ax, 7)
+        name = "bcast_time_vs_p.png"
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, name), dpi=110)
+        plt.close(fig)
+        files.append(name)
+
+    ps = results.get("planner_scale") or []
+    if ps:
+        fig, ax = plt.subplots(figsize=(7, 5))
+        for key in sorted({(r["kind"], r["planner"], r["placement"]) for r in ps}):
+            rows = sorted([r for r in ps if (r["kind"], r["planner"], r["placement"]) == key], key=lambda r: r["hosts"])
+            ax.plot([r["hosts"] for r in rows], [r["plan_s"] for r in rows], marker="o",
+                    linestyle="-" if key[1] == "balanced" else "--", label="%s %s %s" % key)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("hosts (p = all hosts)")
+        ax.set_ylabel("planner time (s)")
+        ax.set_title("Allreduce planner time")
+        ax.grid(True, which="both", alpha=0.3)
+        _legend(ax, 7)
+        name = "planner_scale.png"
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, name), dpi=110)
+        plt.close(fig)
+        files.append(name)
+    return files
+
+
+def write_report(results, out_dir):
+    """results.md and the plots into ``out_dir``; returns the markdown."""
+    try:
+        results["plots"] = plot_all(results, out_dir)
+    except ImportError as exc:
+        results["plots"] = []
+        results.setdefault("notes", []).append("no plots: %s (pip install matplotlib)" % exc)
+    text = render_markdown(results)
+    with open(os.path.join(out_dir, "results.md"), "w") as out:
+        out.write(text)
+    return text
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    target = argv[0] if argv else os.path.join(HERE, "results", "latest")
+    path = target if target.endswith(".json") else os.path.join(target, "results.json")
+    with open(path) as f:
+        results = json.load(f)
+    write_report(results, os.path.dirname(os.path.abspath(path)))
+    print(os.path.join(os.path.dirname(os.path.abspath(path)), "results.md"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
