@@ -166,7 +166,8 @@ def spine_table(jobs):
                 continue
             spines = sorted(per["bytes"])
             lines.append("| %s | %s | %s | %s |" % (
-                job["name"], impl, ", ".join("%s %.1f MB" % (s, per["bytes"][s] / 1e6) for s in spines),
+                job["name"] + ("" if job.get("attempt", 1) == 1 else " (attempt %d)" % job["attempt"])
+                + (" (superseded)" if job.get("superseded") else ""), impl, ", ".join("%s %.1f MB" % (s, per["bytes"][s] / 1e6) for s in spines),
                 ", ".join("%s %s" % (s, _pct(per["share"][s])) for s in spines)))
             rows += 1
     return "\n".join(lines) if rows else None

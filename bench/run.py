@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -69,7 +70,7 @@ QUICK = {
     "reps": 2,
     "tiny_reps": 10,
     "init_reps": 1,
-    "iperf_seconds": 3,
+    "iperf_seconds": 5,
     "planner_max_hosts": planner_scale.QUICK_MAX_HOSTS,
 }
 FULL = {
@@ -83,7 +84,7 @@ FULL = {
     "reps": 5,
     "tiny_reps": 30,
     "init_reps": 2,
-    "iperf_seconds": 5,
+    "iperf_seconds": 8,
     "planner_max_hosts": 4096,
 }
 
@@ -1351,8 +1352,9 @@ def main(argv=None):
         _run_all(bench, jobs, progress, results, results_path)
     except KeyboardInterrupt:
         interrupted = True
-        notes.append("interrupted: the results are partial")
-        print("interrupted, cleaning up", flush=True)
+        notes.append("interrupted (%s): the results are partial" % (_SIGNALS[-1] if _SIGNALS else "SIGINT"))
+        print("interrupted by %s, cleaning up" % (_SIGNALS[-1] if _SIGNALS else "SIGINT"), flush=True)
+        traceback.print_exc(limit=4)
     except Exception as exc:  # pylint: disable=broad-except
         LOG.exception("bench failed")
         notes.append("failed: %s" % exc)
@@ -1395,7 +1397,11 @@ def _pct_text(value):
     return "-" if value is None else "%.0f%%" % value
 
 
-def _raise_interrupt(_signum, _frame):
+_SIGNALS = []
+
+
+def _raise_interrupt(signum, _frame):
+    _SIGNALS.append(signal.Signals(signum).name)
     raise KeyboardInterrupt()
 
 
