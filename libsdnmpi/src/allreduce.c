@@ -100,7 +100,7 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
         sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": Rabenseifner",
                    plan->comm_id, count, bytes);
         return sdnmpi_allreduce_rabenseifner(sendbuf, recvbuf, count, datatype, extent, op,
-                                             plan->priv);
+                                             plan->priv, plan->rab_dist, plan->rab_ndims);
     }
     s->last_path = SDNMPI_PATH_RD;
     sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": recursive doubling",

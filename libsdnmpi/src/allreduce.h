@@ -13,10 +13,11 @@ int sdnmpi_allreduce_rd(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         MPI_Aint extent, MPI_Op op, MPI_Comm comm);
 
 /* Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling, over the
- * same pairs; needs count >= the participants (the largest power of two <= p). */
+ * same pairs, the halving at the distances dist[0..ndims) in that order (a permutation of 1, 2,
+ * ..., pof2/2, pof2 the largest power of two <= p: sdnmpi_rab_order). Needs count >= pof2. */
 int sdnmpi_allreduce_rabenseifner(const void *sendbuf, void *recvbuf, int count,
                                   MPI_Datatype datatype, MPI_Aint extent, MPI_Op op,
-                                  MPI_Comm comm);
+                                  MPI_Comm comm, const int *dist, int ndims);
 
 /* A scratch buffer of `bytes` (> 0). Aborts the job if memory is exhausted: one rank cannot
  * leave a collective its partners are already in, so there is no clean way back. */

@@ -2,13 +2,14 @@
  *
  * Same folding as recursive doubling (schedule.h). The pof2 participants split the vector into
  * pof2 blocks (sizes differ by at most one element). Reduce-scatter by recursive halving: at
- * distance d = pof2/2, ..., 2, 1 each participant keeps the half of its current block range on
- * its side of bit d of its participant index, sends the other half to its partner v ^ d and
- * reduces the partner's copy of the kept half into its own; participant v ends up owning the fully
- * reduced block v. Allgather by recursive doubling: at distance d = 1, 2, ..., pof2/2 partners swap
- * their aligned ranges of d blocks. Each block is reduced on exactly one rank and then copied, so
- * every rank's result is bit-identical. The pairs are those of the schedule; only the order of
- * the distances differs between the two phases.
+ * each distance d of the plan's order (dist[0] first; sdnmpi_rab_order) each participant keeps
+ * the half of its current block range on its side of bit d of its participant index, sends the
+ * other half to its partner v ^ d and reduces the partner's copy of the kept half into its own;
+ * after the last distance it owns one fully reduced block. The first distance moves half of the
+ * vector, the next a quarter, and so on, so the order puts the cheapest step first. Allgather:
+ * the same distances in reverse, each time partners swap their halves of the range they split
+ * at that distance. Each block is reduced on exactly one rank and then copied, so every rank's
+ * result is bit-identical. The pairs are those of the schedule, whatever the order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ static int block_start(int count, int nblocks, int b)
 
 int sdnmpi_allreduce_rabenseifner(const void *sendbuf, void *recvbuf, int count,
                                   MPI_Datatype datatype, MPI_Aint extent, MPI_Op op,
-                                  MPI_Comm comm)
+                                  MPI_Comm comm, const int *dist, int ndims)
 {
     int rank, p, rc, pof2, rem;
     size_t bytes = (size_t)count * (size_t)extent;
@@ -38,7 +39,10 @@ int sdnmpi_allreduce_rabenseifner(const void *sendbuf, void *recvbuf, int count,
     if (p == 1)
         return MPI_SUCCESS;
     sdnmpi_rd_geometry(p, &pof2, &rem);
-    if (count < pof2) /* the dispatcher never asks for this; stay correct anyway */
+    int dims = 0;
+    for (int d = 1; d < pof2; d <<= 1)
+        dims++;
+    if (count < pof2 || ndims != dims) /* the dispatcher never asks for this; stay correct */
         return sdnmpi_allreduce_rd(MPI_IN_PLACE, recvbuf, count, datatype, extent, op, comm);
 
     char *scratch = sdnmpi_scratch(bytes, comm);
@@ -58,7 +62,9 @@ int sdnmpi_allreduce_rabenseifner(const void *sendbuf, void *recvbuf, int count,
     }
     if (v >= 0) {
         int lo = 0, hi = pof2; /* my block range */
-        for (int d = pof2 / 2; d >= 1; d >>= 1) {
+        int parent_lo[SDNMPI_RD_MAX_DIMS], parent_hi[SDNMPI_RD_MAX_DIMS];
+        for (int i = 0; i < ndims; i++) {
+            int d = dist[i];
             int peer = sdnmpi_rd_rank(v ^ d, rem);
             int mid = lo + (hi - lo) / 2;
             int keep_lo = (v & d) ? mid : lo, keep_hi = (v & d) ? hi : mid;
@@ -75,21 +81,27 @@ int sdnmpi_allreduce_rabenseifner(const void *sendbuf, void *recvbuf, int count,
                                        datatype, op);
             if (rc != MPI_SUCCESS)
                 goto done;
+            parent_lo[i] = lo;
+            parent_hi[i] = hi;
             lo = keep_lo;
             hi = keep_hi;
         }
-        for (int d = 1; d < pof2; d <<= 1) {
-            int pv = v ^ d;
-            int peer = sdnmpi_rd_rank(pv, rem);
-            int mine0 = block_start(count, pof2, v & ~(d - 1));
-            int minen = block_start(count, pof2, (v & ~(d - 1)) + d) - mine0;
-            int theirs0 = block_start(count, pof2, pv & ~(d - 1));
-            int theirsn = block_start(count, pof2, (pv & ~(d - 1)) + d) - theirs0;
+        for (int i = ndims - 1; i >= 0; i--) {
+            int peer = sdnmpi_rd_rank(v ^ dist[i], rem);
+            /* The partner holds the other half of the range both split at halving step i. */
+            int their_lo = lo == parent_lo[i] ? hi : parent_lo[i];
+            int their_hi = lo == parent_lo[i] ? parent_hi[i] : lo;
+            int mine0 = block_start(count, pof2, lo);
+            int minen = block_start(count, pof2, hi) - mine0;
+            int theirs0 = block_start(count, pof2, their_lo);
+            int theirsn = block_start(count, pof2, their_hi) - theirs0;
             rc = PMPI_Sendrecv(buf + (size_t)mine0 * (size_t)extent, minen, datatype, peer,
                                SDNMPI_TAG, buf + (size_t)theirs0 * (size_t)extent, theirsn,
                                datatype, peer, SDNMPI_TAG, comm, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS)
                 goto done;
+            lo = parent_lo[i];
+            hi = parent_hi[i];
         }
     }
     if (rank < 2 * rem) {

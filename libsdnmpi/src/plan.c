@@ -88,14 +88,28 @@ static void format_loads(const struct sdnmpi_rpc_reply *r, char *out, size_t len
         snprintf(out + used, len - used, ",...");
 }
 
+static void format_order(const int *dist, int n, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && used + 16 < len; i++) {
+        int k = snprintf(out + used, len - used, "%s%d", i ? "," : "", dist[i]);
+        if (k < 0)
+            return;
+        used += (size_t)k;
+    }
+}
+
 int64_t sdnmpi_plan_next_comm_id_locked(int is_world)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     return is_world ? 0 : 1 + s->world_rank + (int64_t)s->world_size * s->comms_led++;
 }
 
-/* Rank 0 of the communicator: the request. Returns 1 if the SDN algorithms may run. */
-static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *comm_id)
+/* Rank 0 of the communicator: the request. Returns 1 if the SDN algorithms may run; then
+ * dist[0..*ndims) is Rabenseifner's halving order. */
+static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *comm_id, int *dist,
+                          int *ndims)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     struct sdnmpi_host_steps hs;
@@ -108,6 +122,7 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
                                                : "out of memory");
         return 0;
     }
+    *ndims = sdnmpi_rab_order(p, ips, NULL, 0, dist);
     if (hs.npairs == 0) {
         sdnmpi_log("plan ranks=%d hosts=%d: all ranks on one host, no request needed", p, hosts);
         sdnmpi_host_steps_free(&hs);
@@ -135,11 +150,16 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
     (void)pthread_mutex_unlock(&s->lock);
     double rtt = (double)(sdnmpi_now_ms() - t0) / 1000.0;
     if (crc == SDNMPI_CTRL_OK) {
-        char loads[160];
+        char loads[160], order[160];
+        size_t nloads = reply.n_max_load < SDNMPI_RPC_MAX_LOADS ? reply.n_max_load
+                                                                : SDNMPI_RPC_MAX_LOADS;
+        *ndims = sdnmpi_rab_order(p, ips, reply.max_load, nloads, dist);
         format_loads(&reply, loads, sizeof loads);
+        format_order(dist, *ndims, order, sizeof order);
         sdnmpi_log("plan comm=%" PRId64 " ranks=%d hosts=%d steps=%d pairs=%zu: ok flows=%" PRId64
-                   " max_load=[%s] in %.3fs (controller total %.3fs plan %.3fs install %.3fs)",
-                   *comm_id, p, hosts, hs.nsteps, hs.npairs, reply.flows, loads, rtt,
+                   " max_load=[%s] halving=[%s] in %.3fs (controller total %.3fs plan %.3fs "
+                   "install %.3fs)",
+                   *comm_id, p, hosts, hs.nsteps, hs.npairs, reply.flows, loads, order, rtt,
                    reply.total_s, reply.plan_s, reply.install_s);
         ok = 1;
     } else {
@@ -153,7 +173,7 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
 
 /* Returned, uncached, when some rank could not allocate: every rank then falls back for this
  * call and tries again on the next one. */
-static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1};
+static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}};
 
 /* Makes and caches the plan of comm (collective). */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
@@ -163,7 +183,8 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     struct sdnmpi_plan *plan = NULL;
     uint32_t *ips = NULL;
     int rank, p, rc;
-    int64_t outcome[2] = {0, -1}; /* ok, comm id */
+    /* ok, comm id, number of distances, the distances */
+    int64_t outcome[3 + SDNMPI_RD_MAX_DIMS] = {0, -1, 0};
 
     if ((rc = PMPI_Comm_dup(comm, &priv)) != MPI_SUCCESS)
         return rc;
@@ -190,15 +211,23 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     if ((rc = PMPI_Gather(&s->fabric_ip, 1, MPI_UINT32_T, ips, 1, MPI_UINT32_T, 0, priv))
         != MPI_SUCCESS)
         goto fail;
-    if (rank == 0)
-        outcome[0] = leader_request(ips, p, comm == MPI_COMM_WORLD, &outcome[1]);
-    if ((rc = PMPI_Bcast(outcome, 2, MPI_INT64_T, 0, priv)) != MPI_SUCCESS)
+    if (rank == 0) {
+        int dist[SDNMPI_RD_MAX_DIMS], ndims = 0;
+        outcome[0] = leader_request(ips, p, comm == MPI_COMM_WORLD, &outcome[1], dist, &ndims);
+        outcome[2] = ndims;
+        for (int i = 0; i < ndims; i++)
+            outcome[3 + i] = dist[i];
+    }
+    if ((rc = PMPI_Bcast(outcome, 3 + SDNMPI_RD_MAX_DIMS, MPI_INT64_T, 0, priv)) != MPI_SUCCESS)
         goto fail;
     free(ips);
     ips = NULL;
 
     plan->ok = (int)outcome[0];
     plan->comm_id = outcome[1];
+    plan->rab_ndims = (int)outcome[2];
+    for (int i = 0; i < plan->rab_ndims && i < SDNMPI_RD_MAX_DIMS; i++)
+        plan->rab_dist[i] = (int)outcome[3 + i];
     plan->priv = MPI_COMM_NULL;
     if (!plan->ok && (rc = PMPI_Comm_free(&priv)) != MPI_SUCCESS)
         goto fail;

@@ -4,8 +4,8 @@
  * The first SDN_MPI_Allreduce on a communicator that the SDN algorithms can handle makes the plan:
  * the communicator is duplicated (the algorithms' messages travel on the duplicate, never mixing
  * with the application's), rank 0 gathers every rank's fabric address, computes the schedule's
- * host pairs and, unless they are all on one host, sends plan_allreduce to the controller; the
- * outcome is broadcast so that every rank decides alike, and cached on the communicator. Later
+ * host pairs and, unless they are all on one host, sends plan_allreduce to the controller, and
+ * orders Rabenseifner's distances by the step loads of the reply; the outcome is broadcast so that every rank decides alike, and cached on the communicator. Later
  * calls only read the attribute.
  */
 #ifndef SDNMPI_PLAN_H
@@ -14,10 +14,14 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "schedule.h"
+
 struct sdnmpi_plan {
     int ok;          /* routes are installed (or none are needed): use the SDN algorithms */
     MPI_Comm priv;   /* duplicate of the communicator for the algorithms; MPI_COMM_NULL if !ok */
     int64_t comm_id; /* the id sent to the controller; -1 if no request was made */
+    int rab_ndims;   /* Rabenseifner's halving order (sdnmpi_rab_order), the same on every rank */
+    int rab_dist[SDNMPI_RD_MAX_DIMS];
 };
 
 /* Creates the attribute keyval (SDN_MPI_Init) / frees it and the plans of MPI_COMM_WORLD and

@@ -61,6 +61,44 @@ int sdnmpi_rd_step_pairs(int p, int s, int *src, int *dst)
     return pof2;
 }
 
+struct dist_key {
+    int64_t load;
+    int cross;
+    int dist;
+};
+
+static int cmp_dist_key(const void *a, const void *b)
+{
+    const struct dist_key *x = a, *y = b;
+    if (x->load != y->load)
+        return x->load < y->load ? -1 : 1;
+    if (x->cross != y->cross)
+        return x->cross < y->cross ? -1 : 1;
+    return (x->dist > y->dist) - (x->dist < y->dist);
+}
+
+int sdnmpi_rab_order(int p, const uint32_t *rank_ip, const int64_t *step_load, size_t nloads,
+                     int *dist)
+{
+    int pof2, rem, n = 0;
+    if (p < 2)
+        return 0;
+    sdnmpi_rd_geometry(p, &pof2, &rem);
+    int use_loads = step_load != NULL && nloads >= (size_t)sdnmpi_rd_nsteps(p);
+    struct dist_key keys[SDNMPI_RD_MAX_DIMS];
+    for (int d = 1; d < pof2 && n < SDNMPI_RD_MAX_DIMS; d <<= 1, n++) {
+        keys[n].dist = d;
+        keys[n].load = use_loads ? step_load[n + (rem ? 1 : 0)] : 0;
+        keys[n].cross = 0;
+        for (int v = 0; rank_ip != NULL && v < pof2; v++)
+            keys[n].cross += rank_ip[sdnmpi_rd_rank(v, rem)] != rank_ip[sdnmpi_rd_rank(v ^ d, rem)];
+    }
+    qsort(keys, (size_t)n, sizeof *keys, cmp_dist_key);
+    for (int i = 0; i < n; i++)
+        dist[i] = keys[i].dist;
+    return n;
+}
+
 /* Sorting one step's pairs like Python sorts tuples of dotted-quad strings. */
 struct keyed_pair {
     const char *src_s, *dst_s;

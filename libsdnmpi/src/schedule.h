@@ -25,6 +25,21 @@ int sdnmpi_rd_nsteps(int p);
  * Returns the number of pairs. */
 int sdnmpi_rd_step_pairs(int p, int s, int *src, int *dst);
 
+/* Most distances a schedule can have (pof2 <= 2^30 for an int p). */
+#define SDNMPI_RD_MAX_DIMS 31
+
+/* The order in which Rabenseifner's reduce-scatter halves the vector: dist[0] gets half of it,
+ * dist[1] a quarter, ... (its allgather runs the reverse order). Every distance 1, 2, ...,
+ * pof2/2 appears once. The cheapest step should move the most bytes, so distances are sorted by
+ * (1) step_load[step of the distance], the flows on the step's busiest switch link as the
+ * controller reported them (max_load, docs/rpc.md), when it reported every step (nloads >=
+ * sdnmpi_rd_nsteps(p); step_load may be NULL); (2) how many of the distance's participant pairs
+ * live on different hosts (rank_ip; may be NULL); (3) the distance itself, smallest first, as
+ * Open MPI and MPICH do (neighbouring ranks tend to be close). Deterministic, so every rank
+ * computes the same order. Returns the number of distances written to dist (0 if p < 2). */
+int sdnmpi_rab_order(int p, const uint32_t *rank_ip, const int64_t *step_load, size_t nloads,
+                     int *dist);
+
 struct sdnmpi_host_pair {
     uint32_t src, dst; /* IPv4, network byte order; src != dst */
     uint32_t count;    /* how many rank pairs of the step go from src to dst */

@@ -4,6 +4,8 @@
  * (primitives/schedule.py, controller/rpc_schema.py). No MPI_Init.
  *
  *   unit_tool schedule IP...                   host steps of the ranks living on IP... (JSON)
+ *   unit_tool order LOADS|- IP...              Rabenseifner's halving order (JSON list) for the
+ *                                              ranks on IP..., LOADS = step loads "0,1,1"
  *   unit_tool encode hello ID                  one request frame on stdout
  *   unit_tool encode register ID IP...
  *   unit_tool encode plan ID JOB COMM PLANNER|- IP...   (steps of the ranks on IP...)
@@ -209,8 +211,38 @@ static int cmd_unwire(const char *hex)
     return 0;
 }
 
+static int cmd_order(const char *loads_text, int p, char **text)
+{
+    int64_t loads[64];
+    size_t nloads = 0;
+    if (strcmp(loads_text, "-")) {
+        char *copy = strdup(loads_text), *save = NULL;
+        if (copy == NULL)
+            return 1;
+        for (char *t = strtok_r(copy, ",", &save); t != NULL && nloads < 64;
+             t = strtok_r(NULL, ",", &save))
+            loads[nloads++] = atoll(t);
+        free(copy);
+    }
+    uint32_t *ips = malloc((size_t)(p > 0 ? p : 1) * sizeof *ips);
+    if (ips == NULL || parse_ips(p, text, ips)) {
+        free(ips);
+        return 1;
+    }
+    int dist[SDNMPI_RD_MAX_DIMS];
+    int n = sdnmpi_rab_order(p, ips, strcmp(loads_text, "-") ? loads : NULL, nloads, dist);
+    printf("[");
+    for (int i = 0; i < n; i++)
+        printf("%s%d", i ? ", " : "", dist[i]);
+    printf("]\n");
+    free(ips);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "order"))
+        return cmd_order(argv[2], argc - 3, argv + 3);
     if (argc >= 2 && !strcmp(argv[1], "schedule"))
         return cmd_schedule(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "encode"))

@@ -62,8 +62,9 @@ class StubController:
     refuse_register       answers register with status "error"
     """
 
-    def __init__(self, mode="ok"):
+    def __init__(self, mode="ok", loads="flat"):
         self.mode = mode
+        self.loads = loads       # plan replies' max_load: "flat" (all 1) or "descending"
         self.lock = threading.Lock()
         self.conns = []          # one dict per connection: {"requests": [...], "closed": bool}
         self.errors = []         # requests the schema refused, protocol violations
@@ -156,8 +157,9 @@ class StubController:
                         self._reply(client, req.id, error="host 10.255.0.9 is not in the topology")
                         continue
                     steps = req.args["steps"]
+                    loads = [1] * len(steps) if self.loads == "flat" else list(range(len(steps), 0, -1))
                     self._reply(client, req.id, flows=sum(len(s) for s in steps),
-                                max_load=[1] * len(steps), lower_bound=[1] * len(steps),
+                                max_load=loads, lower_bound=[1] * len(steps),
                                 timings={"total_s": 1.0, "plan_s": 0.25, "install_s": 0.5})
                 elif req.op == "release":
                     self._reply(client, req.id)
@@ -194,8 +196,8 @@ class StubController:
 def stub_factory():
     stubs = []
 
-    def make(mode="ok"):
-        stub = StubController(mode)
+    def make(mode="ok", **kwargs):
+        stub = StubController(mode, **kwargs)
         stubs.append(stub)
         return stub
 
@@ -351,6 +353,58 @@ def test_schedule_matches_python(built, p):
         hosts = ["10.%d.0.%d" % (rnd.randrange(2), rnd.randrange(nhosts) + 1) for _ in range(p)]
         got = json.loads(tool("schedule", *hosts))
         assert got == expected_steps(hosts), (p, hosts)
+
+
+def expected_order(hosts, loads):
+    """Rabenseifner's halving order (schedule.h: sdnmpi_rab_order), written out independently."""
+    p = len(hosts)
+    if p < 2:
+        return []
+    pof2 = 1 << (p.bit_length() - 1)
+    rem = p - pof2
+    nsteps = pof2.bit_length() - 1 + (2 if rem else 0)
+    rank = lambda v: 2 * v + 1 if v < rem else v + rem  # noqa: E731
+    keys = []
+    for k in range(pof2.bit_length() - 1):
+        d = 1 << k
+        load = loads[k + (1 if rem else 0)] if loads is not None and len(loads) >= nsteps else 0
+        cross = sum(hosts[rank(v)] != hosts[rank(v ^ d)] for v in range(pof2))
+        keys.append((load, cross, d))
+    return [d for _load, _cross, d in sorted(keys)]
+
+
+def test_rabenseifner_order_examples(built):
+    one_per_host = ["10.0.0.%d" % i for i in range(1, 9)]
+    # no loads: one rank per host ties everywhere, so the distances go smallest first
+    assert json.loads(tool("order", "-", *one_per_host)) == [1, 2, 4]
+    # block placement as the controller reports it: distance 1 stays in the leaf (load 0)
+    assert json.loads(tool("order", "0,1,1", *one_per_host)) == [1, 2, 4]
+    # a placement whose distance-4 step stays within leaves gets half the vector there
+    assert json.loads(tool("order", "2,1,0", *one_per_host)) == [4, 2, 1]
+    # two ranks per host, consecutive: distance 1 never leaves the host
+    two_per_host = ["10.0.0.%d" % (i // 2 + 1) for i in range(8)]
+    assert json.loads(tool("order", "-", *two_per_host)) == [1, 2, 4]
+    # two ranks per host, strided: distance 4 is the local one
+    strided = ["10.0.0.%d" % (i % 4 + 1) for i in range(8)]
+    assert json.loads(tool("order", "-", *strided)) == [4, 1, 2]
+    # p = 6: the fold steps come first and last in the loads; a missing load means "unknown"
+    six = ["10.0.0.%d" % i for i in range(1, 7)]
+    assert json.loads(tool("order", "9,3,1,9", *six)) == [2, 1]
+    assert json.loads(tool("order", "9,3,1", *six)) == [1, 2]
+    assert json.loads(tool("order", "-", "10.0.0.1")) == []
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 8, 12, 16, 33])
+def test_rabenseifner_order_matches_rule(built, p):
+    import random
+    rnd = random.Random(p)
+    for trial in range(20):
+        hosts = ["10.0.0.%d" % (rnd.randrange(max(1, p // 2)) + 1) for _ in range(p)]
+        nsteps = len(expected_steps(hosts))
+        loads = None if trial % 3 == 0 else [rnd.randrange(3) for _ in range(nsteps)]
+        got = json.loads(tool("order", ",".join(map(str, loads)) if loads else "-", *hosts))
+        assert got == expected_order(hosts, loads), (hosts, loads)
+        assert sorted(got) == [1 << k for k in range(len(got))]
 
 
 def frame_body(frame):
@@ -517,6 +571,20 @@ def test_rabenseifner_for_small_vectors(built, stub_factory, np):
     assert out["rab"] > out["rd"] > 0
 
 
+@pytest.mark.parametrize("np", [4, 6, 8, 9])
+def test_rabenseifner_in_the_controllers_order(built, stub_factory, np):
+    """Loads falling step by step: the halving starts at the largest distance, and the results
+    still equal PMPI's (allreduce_check compares every case)."""
+    stub = stub_factory(loads="descending")
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_RABENSEIFNER_MIN": "16",
+           "SDN_MPI_VERBOSE": "1"}
+    out = run_check(np, "sdn", env, quick=True, seed=91)
+    assert out["rab"] > out["rd"] > 0
+    dims = (1 << (np.bit_length() - 1)).bit_length() - 1
+    want = ",".join(str(1 << k) for k in reversed(range(dims)))
+    assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=%d .* halving=\[%s\] in" % (np, want), out["stderr"])
+
+
 def test_size_window(built, stub_factory):
     stub = stub_factory()
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "100",
@@ -566,7 +634,7 @@ def test_verbose_log(built, stub_factory):
     assert re.search(r"sdnmpi\[0\]: init: job 7 registered with 2 hosts at 127\.0\.0\.1:\d+ \(sdnmpi-stub 0\)", text)
     assert "sdnmpi[1]: init: job 7, SDN path on" in text
     assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=2 hosts=2 steps=1 pairs=2: ok flows=2 max_load=\[1\] "
-                     r"in \d+\.\d+s \(controller total 1\.000s plan 0\.250s install 0\.500s\)", text)
+                     r"halving=\[1\] in \d+\.\d+s \(controller total 1\.000s plan 0\.250s install 0\.500s\)", text)
     assert re.search(r"sdnmpi\[1\]: allreduce comm=0 count=\d+ bytes=\d+: Rabenseifner", text)
     assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=7 bytes=\d+: recursive doubling", text)
     assert "sdnmpi[0]: allreduce count=301: PMPI_Allreduce (user-defined op)" in text
