@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "allreduce.h"
 #include "dtype.h"
@@ -27,6 +28,18 @@ void *sdnmpi_scratch(size_t bytes, MPI_Comm comm)
     return p;
 }
 
+int sdnmpi_allreduce_begin(const void *sendbuf, void *recvbuf, size_t bytes, MPI_Comm comm,
+                           int *rank, int *p)
+{
+    int rc;
+    if ((rc = PMPI_Comm_rank(comm, rank)) != MPI_SUCCESS
+        || (rc = PMPI_Comm_size(comm, p)) != MPI_SUCCESS)
+        return rc;
+    if (sendbuf != MPI_IN_PLACE)
+        memcpy(recvbuf, sendbuf, bytes);
+    return MPI_SUCCESS;
+}
+
 static int fallback(const char *why, int count, const void *sendbuf, void *recvbuf,
                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
@@ -40,17 +53,11 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    const char *why = NULL;
+    const char *why = sdnmpi_state_unavailable();
     int rc = MPI_SUCCESS;
 
-    if (!s->initialized)
-        why = "SDN_MPI_Init was not called";
-    else if (s->finalized)
-        why = "after SDN_MPI_Finalize";
-    else if (!s->sdn_ok)
-        why = s->off_reason;
-    else if (comm == MPI_COMM_NULL || datatype == MPI_DATATYPE_NULL || op == MPI_OP_NULL
-             || count < 0)
+    if (why == NULL && (comm == MPI_COMM_NULL || datatype == MPI_DATATYPE_NULL
+                        || op == MPI_OP_NULL || count < 0))
         why = "invalid argument"; /* PMPI_Allreduce reports it */
     if (why != NULL)
         return fallback(why, count, sendbuf, recvbuf, datatype, op, comm);

@@ -19,6 +19,11 @@ int sdnmpi_allreduce_rabenseifner(const void *sendbuf, void *recvbuf, int count,
                                   MPI_Datatype datatype, MPI_Aint extent, MPI_Op op,
                                   MPI_Comm comm, const int *dist, int ndims);
 
+/* Both algorithms' start: *rank and *p of comm, and the input (bytes of it) copied to recvbuf
+ * unless sendbuf is MPI_IN_PLACE. MPI error code. */
+int sdnmpi_allreduce_begin(const void *sendbuf, void *recvbuf, size_t bytes, MPI_Comm comm,
+                           int *rank, int *p);
+
 /* A scratch buffer of `bytes` (> 0). Aborts the job if memory is exhausted: one rank cannot
  * leave a collective its partners are already in, so there is no clean way back. */
 void *sdnmpi_scratch(size_t bytes, MPI_Comm comm);

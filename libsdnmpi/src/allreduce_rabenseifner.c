@@ -31,13 +31,9 @@ int sdnmpi_allreduce_rabenseifner(const void *sendbuf, void *recvbuf, int count,
     int rank, p, rc, pof2, rem;
     size_t bytes = (size_t)count * (size_t)extent;
     char *buf = recvbuf;
-    if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS
-        || (rc = PMPI_Comm_size(comm, &p)) != MPI_SUCCESS)
+    if ((rc = sdnmpi_allreduce_begin(sendbuf, recvbuf, bytes, comm, &rank, &p)) != MPI_SUCCESS
+        || p == 1)
         return rc;
-    if (sendbuf != MPI_IN_PLACE)
-        memcpy(recvbuf, sendbuf, bytes);
-    if (p == 1)
-        return MPI_SUCCESS;
     sdnmpi_rd_geometry(p, &pof2, &rem);
     int dims = 0;
     for (int d = 1; d < pof2; d <<= 1)

@@ -17,13 +17,9 @@ int sdnmpi_allreduce_rd(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 {
     int rank, p, rc, pof2, rem;
     size_t bytes = (size_t)count * (size_t)extent;
-    if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS
-        || (rc = PMPI_Comm_size(comm, &p)) != MPI_SUCCESS)
+    if ((rc = sdnmpi_allreduce_begin(sendbuf, recvbuf, bytes, comm, &rank, &p)) != MPI_SUCCESS
+        || p == 1)
         return rc;
-    if (sendbuf != MPI_IN_PLACE)
-        memcpy(recvbuf, sendbuf, bytes);
-    if (p == 1)
-        return MPI_SUCCESS;
     sdnmpi_rd_geometry(p, &pof2, &rem);
 
     char *scratch = sdnmpi_scratch(bytes, comm);

@@ -40,16 +40,10 @@ SDNMPI_EXPORT int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, 
                                 MPI_Comm comm)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    const char *why = NULL;
+    const char *why = sdnmpi_state_unavailable();
     int rc = MPI_SUCCESS;
 
-    if (!s->initialized)
-        why = "SDN_MPI_Init was not called";
-    else if (s->finalized)
-        why = "after SDN_MPI_Finalize";
-    else if (!s->sdn_ok)
-        why = s->off_reason;
-    else if (comm == MPI_COMM_NULL || datatype == MPI_DATATYPE_NULL || count < 0)
+    if (why == NULL && (comm == MPI_COMM_NULL || datatype == MPI_DATATYPE_NULL || count < 0))
         why = "invalid argument"; /* PMPI_Bcast reports it */
     if (why != NULL)
         return fallback(why, buffer, count, datatype, root, comm);

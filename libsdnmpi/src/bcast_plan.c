@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commattr.h"
 #include "controller.h"
 #include "log.h"
 #include "mcast.h"
@@ -52,46 +53,9 @@ int sdnmpi_bcast_keyval_create(void)
                                    NULL);
 }
 
-static int drop_attr(MPI_Comm comm)
-{
-    void *val = NULL;
-    int flag = 0;
-    int rc = PMPI_Comm_get_attr(comm, sdnmpi_g.bcast_keyval, &val, &flag);
-    if (rc == MPI_SUCCESS && flag)
-        rc = PMPI_Comm_delete_attr(comm, sdnmpi_g.bcast_keyval);
-    return rc;
-}
-
 int sdnmpi_bcast_keyval_free(void)
 {
-    if (sdnmpi_g.bcast_keyval == MPI_KEYVAL_INVALID)
-        return MPI_SUCCESS;
-    int rc = drop_attr(MPI_COMM_WORLD);
-    int rc2 = drop_attr(MPI_COMM_SELF);
-    int rc3 = PMPI_Comm_free_keyval(&sdnmpi_g.bcast_keyval);
-    sdnmpi_g.bcast_keyval = MPI_KEYVAL_INVALID;
-    return rc != MPI_SUCCESS ? rc : rc2 != MPI_SUCCESS ? rc2 : rc3;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Distinct addresses among ips[0..p); -1 if out of memory. */
-static int count_hosts(const uint32_t *ips, int p)
-{
-    uint32_t *copy = malloc((size_t)p * sizeof *copy);
-    if (copy == NULL)
-        return -1;
-    memcpy(copy, ips, (size_t)p * sizeof *copy);
-    qsort(copy, (size_t)p, sizeof *copy, cmp_u32);
-    int n = p > 0;
-    for (int i = 1; i < p; i++)
-        n += copy[i] != copy[i - 1];
-    free(copy);
-    return n;
+    return sdnmpi_commattr_keyval_free(&sdnmpi_g.bcast_keyval);
 }
 
 /* Rank 0's communicator id, or -1 if the state lock is broken. */
@@ -148,8 +112,8 @@ static int comm_create(MPI_Comm comm, struct sdnmpi_bcast_comm **out)
         bc->comm_id = leader_comm_id(comm == MPI_COMM_WORLD);
     if ((rc = PMPI_Bcast(&bc->comm_id, 1, MPI_INT64_T, 0, priv)) != MPI_SUCCESS)
         goto fail;
-    /* count_hosts can run out of memory on one rank only: agree. */
-    bc->hosts = count_hosts(bc->ips, p);
+    /* sdnmpi_count_hosts can run out of memory on one rank only: agree. */
+    bc->hosts = sdnmpi_count_hosts(bc->ips, p);
     int hosts_ok = bc->hosts > 0, all_hosts_ok = 0;
     if ((rc = PMPI_Allreduce(&hosts_ok, &all_hosts_ok, 1, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
         goto fail;

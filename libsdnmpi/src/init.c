@@ -21,6 +21,16 @@ struct sdnmpi_state sdnmpi_g = {
     .conn = {.fd = -1, .next_id = 1},
 };
 
+const char *sdnmpi_state_unavailable(void)
+{
+    const struct sdnmpi_state *s = &sdnmpi_g;
+    if (!s->initialized)
+        return "SDN_MPI_Init was not called";
+    if (s->finalized)
+        return "after SDN_MPI_Finalize";
+    return s->sdn_ok ? NULL : s->off_reason;
+}
+
 /* What world rank 0 decides for everyone at SDN_MPI_Init (broadcast as bytes: all ranks run the
  * same binary). */
 struct agreement {

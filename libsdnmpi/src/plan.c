@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commattr.h"
 #include "controller.h"
 #include "log.h"
 #include "rpc.h"
@@ -33,45 +34,9 @@ int sdnmpi_plan_keyval_create(void)
     return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, plan_delete, &sdnmpi_g.keyval, NULL);
 }
 
-static int drop_attr(MPI_Comm comm)
-{
-    void *val = NULL;
-    int flag = 0;
-    int rc = PMPI_Comm_get_attr(comm, sdnmpi_g.keyval, &val, &flag);
-    if (rc == MPI_SUCCESS && flag)
-        rc = PMPI_Comm_delete_attr(comm, sdnmpi_g.keyval);
-    return rc;
-}
-
 int sdnmpi_plan_keyval_free(void)
 {
-    if (sdnmpi_g.keyval == MPI_KEYVAL_INVALID)
-        return MPI_SUCCESS;
-    int rc = drop_attr(MPI_COMM_WORLD);
-    int rc2 = drop_attr(MPI_COMM_SELF);
-    int rc3 = PMPI_Comm_free_keyval(&sdnmpi_g.keyval);
-    sdnmpi_g.keyval = MPI_KEYVAL_INVALID;
-    return rc != MPI_SUCCESS ? rc : rc2 != MPI_SUCCESS ? rc2 : rc3;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int count_hosts(const uint32_t *ips, int p)
-{
-    uint32_t *copy = malloc((size_t)p * sizeof *copy);
-    if (copy == NULL)
-        return -1;
-    memcpy(copy, ips, (size_t)p * sizeof *copy);
-    qsort(copy, (size_t)p, sizeof *copy, cmp_u32);
-    int n = p > 0;
-    for (int i = 1; i < p; i++)
-        n += copy[i] != copy[i - 1];
-    free(copy);
-    return n;
+    return sdnmpi_commattr_keyval_free(&sdnmpi_g.keyval);
 }
 
 static void format_loads(const struct sdnmpi_rpc_reply *r, char *out, size_t len)
@@ -113,7 +78,7 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     struct sdnmpi_host_steps hs;
-    int hosts = count_hosts(ips, p);
+    int hosts = sdnmpi_count_hosts(ips, p);
     *comm_id = -1;
     int rc = sdnmpi_host_steps_build(p, ips, SDNMPI_RPC_MAX_PAIRS, &hs);
     if (rc != SDNMPI_STEPS_OK) {

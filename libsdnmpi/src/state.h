@@ -65,4 +65,8 @@ struct sdnmpi_state {
 
 extern struct sdnmpi_state sdnmpi_g;
 
+/* Why the collectives cannot take an SDN path in this process right now (no SDN_MPI_Init, after
+ * SDN_MPI_Finalize, or the reason agreed at Init), or NULL if they may. The same on every rank. */
+const char *sdnmpi_state_unavailable(void);
+
 #endif

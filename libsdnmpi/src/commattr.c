@@ -1,0 +1,47 @@
+/* commattr.c -- shared parts of the per-communicator caches (commattr.h). */
+#include "commattr.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int drop_attr(MPI_Comm comm, int keyval)
+{
+    void *val = NULL;
+    int flag = 0;
+    int rc = PMPI_Comm_get_attr(comm, keyval, &val, &flag);
+    if (rc == MPI_SUCCESS && flag)
+        rc = PMPI_Comm_delete_attr(comm, keyval);
+    return rc;
+}
+
+int sdnmpi_commattr_keyval_free(int *keyval)
+{
+    if (*keyval == MPI_KEYVAL_INVALID)
+        return MPI_SUCCESS;
+    int rc = drop_attr(MPI_COMM_WORLD, *keyval);
+    int rc2 = drop_attr(MPI_COMM_SELF, *keyval);
+    int rc3 = PMPI_Comm_free_keyval(keyval);
+    *keyval = MPI_KEYVAL_INVALID;
+    return rc != MPI_SUCCESS ? rc : rc2 != MPI_SUCCESS ? rc2 : rc3;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int sdnmpi_count_hosts(const uint32_t *ips, int p)
+{
+    uint32_t *copy = malloc((size_t)(p > 0 ? p : 1) * sizeof *copy);
+    if (copy == NULL)
+        return -1;
+    if (p > 0)
+        memcpy(copy, ips, (size_t)p * sizeof *copy);
+    qsort(copy, (size_t)(p > 0 ? p : 0), sizeof *copy, cmp_u32);
+    int n = p > 0;
+    for (int i = 1; i < p; i++)
+        n += copy[i] != copy[i - 1];
+    free(copy);
+    return n;
+}

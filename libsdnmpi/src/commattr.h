@@ -1,0 +1,17 @@
+/* commattr.h -- what the per-communicator caches (plan.c's allreduce plans, bcast_plan.c's Bcast
+ * trees) share: dropping a cache's keyval at SDN_MPI_Finalize, and counting distinct hosts. */
+#ifndef SDNMPI_COMMATTR_H
+#define SDNMPI_COMMATTR_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+/* Deletes the attribute `*keyval` from MPI_COMM_WORLD and MPI_COMM_SELF (the communicators MPI
+ * never frees before MPI_Finalize, so their caches must go now) and frees the keyval, leaving
+ * MPI_KEYVAL_INVALID. Nothing to do if it is already invalid. The first MPI error code. */
+int sdnmpi_commattr_keyval_free(int *keyval);
+
+/* Distinct addresses among ips[0..p); -1 if out of memory. */
+int sdnmpi_count_hosts(const uint32_t *ips, int p);
+
+#endif
