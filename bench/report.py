@@ -84,6 +84,36 @@ def collective_table(records, collective, flagged=()):
     return "\n".join(lines)
 
 
+TEXT_HEAD = ("collective", "size", "p", "routing/placement", "Open MPI", "sdnmpi", "speedup", "limit",
+             "Open MPI/limit", "sdnmpi/limit")
+
+
+def text_table(records, collectives=("allreduce", "bcast")):
+    """A short plain-text table (a list of lines, columns aligned) for a terminal, e.g. the end of
+    ``make demo``: per row the collective (and the bcast root), size, p, routing/placement, both
+    medians, the speedup (Open MPI / sdnmpi; "(slower)" below 1), the limit and each
+    implementation's limit / median. Superseded attempts are left out; rows from a disrupted job
+    are marked "!". None if there is no row."""
+    current = [r for r in records if not r.get("superseded")]
+    rows = []
+    for collective in collectives:
+        for ompi, sdn in sorted(benchcore.pair_records(current, collective), key=_sort_key):
+            rec = ompi or sdn
+            s = benchcore.speedup(ompi, sdn)
+            name = collective if rec.get("root") is None else "%s root %d" % (collective, rec["root"])
+            mark = " !" if any(r and r.get("disrupted") for r in (ompi, sdn)) else ""
+            rows.append((name + mark, fmt_bytes(rec["bytes"]), str(rec["nprocs"]),
+                         "%s/%s" % (rec["routing"], rec["placement"]),
+                         fmt_seconds((ompi or {}).get("median_s")), fmt_seconds((sdn or {}).get("median_s")),
+                         _ratio(s) + (" (slower)" if s is not None and s < 1 else ""),
+                         fmt_seconds(rec.get("limit_s")), _pct(benchcore.fraction_of_limit(ompi)),
+                         _pct(benchcore.fraction_of_limit(sdn))))
+    if not rows:
+        return None
+    widths = [max(len(row[i]) for row in rows + [TEXT_HEAD]) for i in range(len(TEXT_HEAD))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [TEXT_HEAD] + rows]
+
+
 def speedup_summary(records, collective, min_bytes=0):
     """Per (routing, placement[, p]): geometric mean speedup over sizes >= min_bytes, and losses."""
     groups = {}

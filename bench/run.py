@@ -794,6 +794,12 @@ class Bench:
         self.have_sdn_bcast = None
         self.coll_bench = None
 
+    def attach(self, ctl, fabric, out_dir):
+        """Run jobs on a controller and a started fabric that their owner (``make demo``) started
+        and stops, instead of start_controller/start_fabric; job logs go to ``out_dir``."""
+        self.ctl, self.fabric, self.topo = ctl, fabric, fabric.topo
+        self.out_dir = self.log_dir = out_dir
+
     # controller
     def start_controller(self, routing):
         from sdnmpi.mininet_topos import controller_proc
@@ -1140,7 +1146,7 @@ def plan_jobs(args, fab, have_sdn_bcast):
             for placement in bcast_placements:
                 for p in bc_nprocs:
                     hosts = benchcore.placement_hosts(placement, n, p, args.seed)
-                    roots = benchcore.bcast_roots(fab, hosts)
+                    roots = bcast_roots(args.bcast_roots, fab, hosts)
                     impls = benchcore.IMPLS[:nimpl]
                     # timed, the warm-up up to 256 KiB, and the first call per root (first size)
                     work = sum(estimate_call_s(fab, hosts, "bcast", s, r, impl)
@@ -1159,6 +1165,18 @@ def plan_jobs(args, fab, have_sdn_bcast):
             total_bytes = sum(job.get("sizes", [])) * job["reps"] * job["nimpl"] * max(1, len(job.get("roots", [0])))
             job["work_per_byte"] = (0.8 * job["work"] / total_bytes) if total_bytes else 0.0
     return jobs
+
+
+def bcast_roots(text, fab, hosts):
+    """--bcast-roots: 'auto' (rank 0 and the first rank on another leaf, benchcore.bcast_roots) or
+    a list of ranks, each below the job's process count."""
+    if text.strip() == "auto":
+        return benchcore.bcast_roots(fab, hosts)
+    roots = [int(r) for r in csv_list(text)]
+    bad = [r for r in roots if not 0 <= r < len(hosts)]
+    if bad or not roots:
+        raise ValueError("bcast roots %s do not fit %d processes" % (bad or text, len(hosts)))
+    return roots
 
 
 # --- the run --------------------------------------------------------------------------------
@@ -1186,6 +1204,8 @@ def parse_args(argv):
     g.add_argument("--bcast-nprocs", help="(%s: 2, 4, 8, ... up to the hosts)" % FULL["bcast_nprocs"])
     g.add_argument("--bcast-routings", help="(%s)" % FULL["bcast_routings"])
     g.add_argument("--bcast-placements", help="(%s)" % FULL["bcast_placements"])
+    g.add_argument("--bcast-roots", default="auto",
+                   help="bcast roots: 'auto' (rank 0 and the first rank on another leaf) or ranks, e.g. 0")
     g.add_argument("--reps", type=int, help="timed calls per implementation and point (%d)" % FULL["reps"])
     g.add_argument("--tiny-reps", type=int, help="8-byte allreduce calls per implementation (%d)" % FULL["tiny_reps"])
     g.add_argument("--tiny-block", type=int, default=10, help="8-byte calls per block between switches")
