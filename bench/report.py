@@ -58,6 +58,17 @@ def _sort_key(pair):
             -1 if rec.get("root") is None else rec["root"], rec["bytes"])
 
 
+def _tree_cells(rec, sdn):
+    """A bcast row's single-tree limit (one pass through the slowest link of one tree: what an
+    algorithm that, like sdnmpi's, sends everything through one spine can reach) and sdnmpi's
+    fraction of it."""
+    tree = (rec.get("limits_s") or {}).get("tree")
+    if tree is None:
+        return ["-", "-"]
+    frac = tree / sdn["median_s"] if sdn and sdn.get("median_s") else None
+    return [fmt_seconds(tree), _pct(frac)]
+
+
 def collective_table(records, collective, flagged=()):
     """Markdown rows for one collective: both implementations side by side. Rows measured in a
     job of ``flagged`` (job names: the fabric's topology changed during the job) get a '!' mark."""
@@ -66,7 +77,8 @@ def collective_table(records, collective, flagged=()):
         return None
     head = ["routing", "placement", "p"] + (["root"] if collective == "bcast" else []) + [
         "size", "Open MPI median (min-max)", "sdnmpi median (min-max)", "speedup", "limit",
-        "Open MPI / limit", "sdnmpi / limit", "n"]
+        "Open MPI / limit", "sdnmpi / limit"] + (
+        ["one-tree limit", "sdnmpi / one-tree limit"] if collective == "bcast" else []) + ["n"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for ompi, sdn in pairs:
         rec = ompi or sdn
@@ -77,8 +89,10 @@ def collective_table(records, collective, flagged=()):
             cells.append(str(rec.get("root")))
         cells += [fmt_bytes(rec["bytes"]), _range(ompi), _range(sdn), _ratio(s) + mark,
                   _limit_cell(rec), _pct(benchcore.fraction_of_limit(ompi)),
-                  _pct(benchcore.fraction_of_limit(sdn)),
-                  "/".join(str(len(r["samples_s"])) for r in (ompi, sdn) if r)
+                  _pct(benchcore.fraction_of_limit(sdn))]
+        if collective == "bcast":
+            cells += _tree_cells(rec, sdn)
+        cells += ["/".join(str(len(r["samples_s"])) for r in (ompi, sdn) if r)
                   + (" !" if any(r and r.get("job") in flagged for r in (ompi, sdn)) else "")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -193,6 +193,19 @@ def test_report_tables_show_every_row_and_losses(fab):
     assert "s1 100%" in text and "Planner scale" in text
 
 
+def test_bcast_table_shows_the_one_tree_limit_and_sdnmpis_fraction_of_it(fab):
+    hosts = list(range(1, 9))
+    limits = benchcore.bcast_limits(fab, hosts, 0, MIB)
+    recs = [benchcore.make_record("bcast", impl, "dmodk", "block", 8, MIB, 0, times, limits["any"], limits_s=limits)
+            for impl, times in (("openmpi", [1.6]), ("sdnmpi", [0.5]))]
+    table = report.collective_table(recs, "bcast")
+    head, _rule, row = table.splitlines()
+    assert head.split(" | ")[-3:] == ["one-tree limit", "sdnmpi / one-tree limit", "n |"]
+    # 40/20 fabric: one pass over a 20 Mbit/s tree link; 1 MiB / 2.5 MB/s = 419.4 ms, 84 % of 0.5 s
+    assert limits["tree"] > limits["any"]
+    assert row.split(" | ")[-3:] == ["419.4 ms", "84%", "1/1 |"]
+
+
 def test_report_marks_disrupted_rows_and_lists_re_run_attempts_apart(fab):
     results = fake_results(fab)
     old = [dict(r, superseded=True, attempt=1, job="allreduce-dmodk-random-p8", median_s=r["median_s"] * 10)
