@@ -221,6 +221,14 @@ static int tree_plan(struct sdnmpi_bcast_comm *bc, int root)
                        bc->comm_id, root, bc->size);
         return MPI_SUCCESS;
     }
+    if (bc->hosts < sdnmpi_g.cfg.bcast_min_hosts) {
+        if (bc->rank == 0)
+            sdnmpi_log("bcast plan comm=%" PRId64 " root=%d ranks=%d hosts=%d: fewer than "
+                       "SDN_MPI_BCAST_MIN_HOSTS=%d hosts, PMPI_Bcast (nothing for the switches "
+                       "to copy)",
+                       bc->comm_id, root, bc->size, bc->hosts, sdnmpi_g.cfg.bcast_min_hosts);
+        return MPI_SUCCESS;
+    }
     int64_t outcome[3] = {0, 0, 0}; /* ok, group, port */
     if (bc->rank == 0)
         leader_request(bc, root, outcome);

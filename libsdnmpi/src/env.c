@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -12,7 +13,6 @@
 
 #define DEFAULT_TIMEOUT_MS 5000
 #define MAX_TIMEOUT_MS 3600000
-#define DEFAULT_RAB_MIN 65536
 
 static const char *env(const char *name)
 {
@@ -163,7 +163,7 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->timeout_ms = (int)parse_long("SDN_MPI_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     cfg->min_bytes = parse_bytes("SDN_MPI_MIN_BYTES", 0, 0);
     cfg->max_bytes = parse_bytes("SDN_MPI_MAX_BYTES", UINT64_MAX, 1);
-    cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", DEFAULT_RAB_MIN, 1);
+    cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN, 1);
 
     const char *planner = env("SDN_MPI_PLANNER");
     if (planner != NULL) {
@@ -187,6 +187,8 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->fake_hosts = (int)parse_long("SDN_MPI_FAKE_HOSTS", 0, 0, SDNMPI_FAKE_HOSTS_MAX);
 
     cfg->bcast_min_bytes = parse_bytes("SDN_MPI_BCAST_MIN_BYTES", SDNMPI_BCAST_DEFAULT_MIN_BYTES, 1);
+    cfg->bcast_min_hosts = (int)parse_long("SDN_MPI_BCAST_MIN_HOSTS", SDNMPI_BCAST_DEFAULT_MIN_HOSTS,
+                                           2, INT_MAX);
     cfg->bcast_rate_mbps = (int)parse_long("SDN_MPI_BCAST_RATE_MBPS", SDNMPI_BCAST_DEFAULT_RATE_MBPS,
                                            1, SDNMPI_BCAST_MAX_RATE_MBPS);
     cfg->bcast_rounds = (int)parse_long("SDN_MPI_BCAST_ROUNDS", SDNMPI_BCAST_DEFAULT_ROUNDS, 1,

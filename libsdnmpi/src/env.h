@@ -28,13 +28,19 @@ struct sdnmpi_config {
     int fake_hosts;                   /* SDN_MPI_FAKE_HOSTS=N (test only), 0 = off */
     /* SDN_MPI_Bcast (bcast*.c) */
     uint64_t bcast_min_bytes;         /* SDN_MPI_BCAST_MIN_BYTES: smaller messages use PMPI */
+    int bcast_min_hosts;              /* SDN_MPI_BCAST_MIN_HOSTS: communicators on fewer use PMPI */
     int bcast_rate_mbps;              /* SDN_MPI_BCAST_RATE_MBPS: the root's sending rate */
     int bcast_rounds;                 /* SDN_MPI_BCAST_ROUNDS: multicast rounds before PMPI */
     int bcast_idle_ms;                /* SDN_MPI_BCAST_IDLE_MS: receivers' wait after a round */
     int bcast_datagram;               /* SDN_MPI_BCAST_DATAGRAM: UDP payload bytes (header incl.) */
 };
 
+/* SDN_MPI_RABENSEIFNER_MIN's default: 8-32 KiB allreduces by recursive doubling were 0.5-0.9x
+ * Open MPI's on the benchmark fabric (README's Benchmarks). */
+#define SDNMPI_DEFAULT_RAB_MIN 8192
 #define SDNMPI_BCAST_DEFAULT_MIN_BYTES 65536
+/* With two hosts there is one receiving host: nothing for the switches to copy. */
+#define SDNMPI_BCAST_DEFAULT_MIN_HOSTS 3
 #define SDNMPI_BCAST_DEFAULT_RATE_MBPS 18
 #define SDNMPI_BCAST_MAX_RATE_MBPS 1000000
 #define SDNMPI_BCAST_DEFAULT_ROUNDS 5

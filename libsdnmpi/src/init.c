@@ -41,7 +41,7 @@ struct agreement {
     uint64_t min_bytes, max_bytes, rab_min;
     char planner[SDNMPI_PLANNER_MAX];
     uint64_t bcast_min_bytes;
-    int64_t bcast_rate_mbps, bcast_rounds, bcast_idle_ms, bcast_datagram;
+    int64_t bcast_min_hosts, bcast_rate_mbps, bcast_rounds, bcast_idle_ms, bcast_datagram;
 };
 
 static const char *const reasons[] = {
@@ -110,6 +110,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.rab_min = s->cfg.rab_min;
         memcpy(a.planner, s->cfg.planner, sizeof a.planner);
         a.bcast_min_bytes = s->cfg.bcast_min_bytes;
+        a.bcast_min_hosts = s->cfg.bcast_min_hosts;
         a.bcast_rate_mbps = s->cfg.bcast_rate_mbps;
         a.bcast_rounds = s->cfg.bcast_rounds;
         a.bcast_idle_ms = s->cfg.bcast_idle_ms;
@@ -147,6 +148,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     memcpy(s->cfg.planner, a.planner, sizeof a.planner);
     s->cfg.planner[sizeof s->cfg.planner - 1] = '\0';
     s->cfg.bcast_min_bytes = a.bcast_min_bytes;
+    s->cfg.bcast_min_hosts = (int)a.bcast_min_hosts;
     s->cfg.bcast_rate_mbps = (int)a.bcast_rate_mbps;
     s->cfg.bcast_rounds = (int)a.bcast_rounds;
     s->cfg.bcast_idle_ms = (int)a.bcast_idle_ms;

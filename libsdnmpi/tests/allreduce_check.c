@@ -32,6 +32,7 @@
 
 #include "sdnmpi.h"
 #include "sdnmpi_testing.h"
+#include "env.h" /* the knobs' defaults */
 
 enum kind {
     K_SINT, K_UINT, K_FLOAT, K_DOUBLE, K_LDOUBLE, K_CFLOAT, K_CDOUBLE, K_CLDOUBLE, K_BOOL, K_BYTE,
@@ -290,7 +291,7 @@ static enum expect expect_mode = EXPECT_ANY;
 static int world_rank, world_size;
 static long long failures, cases;
 static long long path_count[5];
-static uint64_t rab_min = 65536, min_bytes = 0, max_bytes = UINT64_MAX;
+static uint64_t rab_min = SDNMPI_DEFAULT_RAB_MIN, min_bytes = 0, max_bytes = UINT64_MAX;
 static int quick;
 static uint64_t seed = 1;
 static int calls_per_comm;
@@ -571,7 +572,7 @@ int main(int argc, char **argv)
     check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
     check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "rank");
     check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &world_size), "size");
-    rab_min = env_u64("SDN_MPI_RABENSEIFNER_MIN", 65536);
+    rab_min = env_u64("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN);
     min_bytes = env_u64("SDN_MPI_MIN_BYTES", 0);
     max_bytes = env_u64("SDN_MPI_MAX_BYTES", UINT64_MAX);
 

@@ -10,10 +10,14 @@ prerequisites). `FabricSim` wires `SwitchSim`s and hosts together like a synthet
 primitives/fattree.py, hands packet-outs to the peer switch or host, runs packets through the tables
 and gives the controller its packet-ins -- exactly what a real fabric does with the controller's
 LLDP probes. Time is a plain number (`FabricSim.now`); there is no sleeping anywhere.
+
+For the libsdnmpi tests (test_libsdnmpi*.py): `built` (make -C libsdnmpi all check, once) and
+`stub_factory` (stub controllers from libsdnmpi_harness.py, closed after the test).
 """
 import collections
 import ipaddress
 import struct
+import subprocess
 import zlib
 
 import pytest
@@ -22,6 +26,7 @@ from ryu.lib.packet import ethernet, ipv4, packet, udp
 from ryu.ofproto import ofproto_v1_3 as OFP
 from ryu.ofproto import ofproto_v1_3_parser as PARSER
 
+from libsdnmpi_harness import LIB, StubController
 from sdnmpi.controller import constants as C
 from sdnmpi.controller import options
 from sdnmpi.controller.core import Core
@@ -578,3 +583,30 @@ class FabricSim:
 def make_fabric():
     """make_fabric(graph, routing="dmodk", **settings) -> FabricSim."""
     return FabricSim
+
+
+# ---------------------------------------------------------------------------------------------
+# libsdnmpi
+@pytest.fixture(scope="session")
+def built():
+    """Builds the libraries and the test programs; a build error fails the tests."""
+    res = subprocess.run(["make", "-C", str(LIB), "all", "check"], capture_output=True, text=True)
+    if res.returncode != 0:
+        pytest.fail("make -C libsdnmpi all check failed:\n%s\n%s" % (res.stdout[-4000:], res.stderr[-4000:]))
+    return LIB
+
+
+@pytest.fixture
+def stub_factory():
+    """stub_factory(mode="ok", **options) -> a StubController (see libsdnmpi_harness.py), closed
+    after the test."""
+    stubs = []
+
+    def make(mode="ok", **options):
+        stub = StubController(mode, **options)
+        stubs.append(stub)
+        return stub
+
+    yield make
+    for stub in stubs:
+        stub.close()

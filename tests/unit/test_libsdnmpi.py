@@ -2,208 +2,36 @@
 SDN_MPI_Allreduce against PMPI_Allreduce under mpirun on localhost -- without a controller, with a
 stub controller speaking docs/rpc.md, and with stubs that die or never answer.
 
-The stub controller is a small threaded TCP server in this file. It validates every request with
-the controller's own schema (controller/rpc_schema.py), records it per connection, and answers
-like the real controller would (or not, depending on its mode). `SDN_MPI_FAKE_HOSTS=N` (a test-only
-knob of the library) makes rank r report fabric address 10.255.0.(r % N + 1), so that plans on one
-machine contain real host pairs.
+The stub controller (libsdnmpi_harness.StubController, made by conftest's `stub_factory`) validates
+every request with the controller's own schema, records it per connection, and answers like the
+real controller would (or not, depending on its mode). `SDN_MPI_FAKE_HOSTS=N` (a test-only knob of
+the library) makes rank r report fabric address 10.255.0.(r % N + 1), so that plans on one machine
+contain real host pairs.
 """
+import functools
 import json
 import os
 import re
 import shutil
 import socket
-import struct
 import subprocess
-import threading
 import time
-from pathlib import Path
 
 import msgpack
 import pytest
 
+import libsdnmpi_harness as harness
+from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, TOOL, decode, fake_hosts, frame_body, tool
 from sdnmpi.controller import rpc_schema
 from sdnmpi.primitives.schedule import host_steps, recursive_doubling_steps
 
-ROOT = Path(__file__).resolve().parents[2]
-LIB = ROOT / "libsdnmpi"
 CHECK = LIB / "tests" / "allreduce_check"
 PLAIN = LIB / "tests" / "plain_allreduce"
-TOOL = LIB / "tests" / "unit_tool"
-PRELOAD = LIB / "libsdnmpi-preload.so"
-MPIRUN = shutil.which("mpirun")
 MPI_TIMEOUT = 150
 SUMMARY = re.compile(r"allreduce_check: p=(\d+) cases=(\d+) failures=(\d+) paths pmpi=(\d+) rd=(\d+) "
                      r"rabenseifner=(\d+) empty=(\d+)")
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
-
-
-# ---------------------------------------------------------------------------------------------
-# build
-@pytest.fixture(scope="session")
-def built():
-    """Builds the libraries and the test programs; a build error fails the tests."""
-    res = subprocess.run(["make", "-C", str(LIB), "all", "check"], capture_output=True, text=True)
-    if res.returncode != 0:
-        pytest.fail("make -C libsdnmpi all check failed:\n%s\n%s" % (res.stdout[-4000:], res.stderr[-4000:]))
-    return LIB
-
-
-# ---------------------------------------------------------------------------------------------
-# stub controller
-class StubController:
-    """docs/rpc.md on 127.0.0.1:<port>. Modes:
-    ok                    answers everything
-    close_after_register  closes a connection right after answering its register
-    silent_plan           never answers plan_allreduce
-    error_plan            answers plan_allreduce with status "error"
-    silent_hello          never answers anything
-    refuse_register       answers register with status "error"
-    """
-
-    def __init__(self, mode="ok", loads="flat"):
-        self.mode = mode
-        self.loads = loads       # plan replies' max_load: "flat" (all 1) or "descending"
-        self.lock = threading.Lock()
-        self.conns = []          # one dict per connection: {"requests": [...], "closed": bool}
-        self.errors = []         # requests the schema refused, protocol violations
-        self.next_job = 7
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-        self.address = "127.0.0.1:%d" % self.port
-        self._stop = False
-        self._clients = []
-        self._threads = []
-        self._acceptor = threading.Thread(target=self._accept, daemon=True)
-        self._acceptor.start()
-
-    def _accept(self):
-        while not self._stop:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:
-                return
-            record = {"requests": [], "closed": False}
-            with self.lock:
-                self.conns.append(record)
-                self._clients.append(client)
-            thread = threading.Thread(target=self._serve, args=(client, record), daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    @staticmethod
-    def _recv_exact(client, n):
-        data = b""
-        while len(data) < n:
-            chunk = client.recv(n - len(data))
-            if not chunk:
-                return None
-            data += chunk
-        return data
-
-    def _reply(self, client, req_id, error=None, **fields):
-        reply = {"v": 1, "id": req_id, "status": "error" if error else "ok", "error": error or "",
-                 "timings": {"total_s": 0.001}}
-        reply.update(fields)
-        body = msgpack.packb(reply, use_bin_type=True)
-        client.sendall(struct.pack("!I", len(body)) + body)
-
-    def _serve(self, client, record):
-        try:
-            while True:
-                header = self._recv_exact(client, 4)
-                if header is None:
-                    break
-                (length,) = struct.unpack("!I", header)
-                if not 0 < length <= 1 << 20:
-                    with self.lock:
-                        self.errors.append("bad frame length %d" % length)
-                    break
-                body = self._recv_exact(client, length)
-                if body is None:
-                    break
-                raw = msgpack.unpackb(body, raw=False)
-                try:
-                    req = rpc_schema.decode_request(body)
-                except rpc_schema.RpcError as err:
-                    with self.lock:
-                        self.errors.append("schema refused %r: %s" % (raw, err))
-                    self._reply(client, raw.get("id", -1) if isinstance(raw, dict) else -1, error=str(err))
-                    continue
-                with self.lock:
-                    record["requests"].append(raw)
-                if self.mode == "silent_hello":
-                    continue
-                if req.op == "hello":
-                    self._reply(client, req.id, server="sdnmpi-stub 0")
-                elif req.op == "register":
-                    if self.mode == "refuse_register":
-                        self._reply(client, req.id, error="no such hosts")
-                        continue
-                    with self.lock:
-                        job = self.next_job
-                        self.next_job += 1
-                    self._reply(client, req.id, job=job)
-                    if self.mode == "close_after_register":
-                        break
-                elif req.op == "plan_allreduce":
-                    if self.mode == "silent_plan":
-                        continue
-                    if self.mode == "error_plan":
-                        self._reply(client, req.id, error="host 10.255.0.9 is not in the topology")
-                        continue
-                    steps = req.args["steps"]
-                    loads = [1] * len(steps) if self.loads == "flat" else list(range(len(steps), 0, -1))
-                    self._reply(client, req.id, flows=sum(len(s) for s in steps),
-                                max_load=loads, lower_bound=[1] * len(steps),
-                                timings={"total_s": 1.0, "plan_s": 0.25, "install_s": 0.5})
-                elif req.op == "release":
-                    self._reply(client, req.id)
-        except OSError:
-            pass
-        finally:
-            record["closed"] = True
-            try:
-                client.close()
-            except OSError:
-                pass
-
-    def requests(self, op=None):
-        with self.lock:
-            return [(i, r) for i, c in enumerate(self.conns) for r in c["requests"] if op is None or r["op"] == op]
-
-    def close(self):
-        self._stop = True
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-        with self.lock:
-            for client in self._clients:
-                try:
-                    client.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-        for thread in self._threads:
-            thread.join(timeout=5)
-
-
-@pytest.fixture
-def stub_factory():
-    stubs = []
-
-    def make(mode="ok", **kwargs):
-        stub = StubController(mode, **kwargs)
-        stubs.append(stub)
-        return stub
-
-    yield make
-    for stub in stubs:
-        stub.close()
 
 
 def closed_port():
@@ -216,25 +44,7 @@ def closed_port():
 
 # ---------------------------------------------------------------------------------------------
 # running MPI programs
-def mpirun(np, argv, env=None, timeout=MPI_TIMEOUT, extra=()):
-    """Runs argv under mpirun on localhost; env holds the SDN_MPI_* knobs (and LD_PRELOAD),
-    exported to the ranks with -x. Returns (CompletedProcess, seconds)."""
-    env = dict(env or {})
-    if "SDN_MPI_CONTROLLER" in env:
-        env.setdefault("SDN_MPI_TIMEOUT_MS", "30000")  # a busy 2-core machine must not cause fallbacks
-    full = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_") and k != "LD_PRELOAD"}
-    full.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
-    cmd = ["timeout", "-k", "10", str(timeout), MPIRUN, "--oversubscribe", "-np", str(np),
-           "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1", *extra]
-    for key, value in env.items():
-        if key == "LD_PRELOAD":
-            cmd += ["-x", "LD_PRELOAD=%s" % value]   # only the ranks, not mpirun itself
-        else:
-            full[key] = value
-            cmd += ["-x", key]
-    start = time.monotonic()
-    res = subprocess.run(cmd + [str(a) for a in argv], env=full, capture_output=True, text=True)
-    return res, time.monotonic() - start
+mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 
 def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, timeout=MPI_TIMEOUT):
@@ -253,10 +63,6 @@ def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, ti
     assert p == np and failures == 0 and cases > 0
     return {"pmpi": pmpi, "rd": rd, "rab": rab, "empty": empty, "cases": cases,
             "stderr": res.stderr, "seconds": seconds}
-
-
-def fake_hosts(np, n):
-    return ["10.255.0.%d" % (r % n + 1) for r in range(np)]
 
 
 def expected_steps(hosts):
@@ -340,11 +146,6 @@ def test_install_and_pkg_config(built, tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # the pure parts against the Python reference
-def tool(*args, stdin=None):
-    res = subprocess.run([str(TOOL), *map(str, args)], input=stdin, capture_output=True, check=True)
-    return res.stdout
-
-
 @pytest.mark.parametrize("p", list(range(1, 34)) + [48, 64, 100])
 def test_schedule_matches_python(built, p):
     import random
@@ -407,12 +208,6 @@ def test_rabenseifner_order_matches_rule(built, p):
         assert sorted(got) == [1 << k for k in range(len(got))]
 
 
-def frame_body(frame):
-    (length,) = struct.unpack("!I", frame[:4])
-    assert length == len(frame) - 4 and 0 < length <= 1 << 20
-    return frame[4:]
-
-
 def test_rpc_requests_pass_the_controller_schema(built):
     req = rpc_schema.decode_request(frame_body(tool("encode", "hello", 1)))
     assert (req.id, req.op) == (1, "hello")
@@ -443,10 +238,6 @@ def test_rpc_oversized_request_is_refused(built):
     res = subprocess.run([str(TOOL), "schedule"] + ["10.%d.%d.1" % (i // 256, i % 256) for i in range(40000)],
                          capture_output=True, check=True)
     assert json.loads(res.stdout) == {"error": -2}
-
-
-def decode(reply):
-    return json.loads(tool("decode", stdin=msgpack.packb(reply, use_bin_type=True)))
 
 
 def test_rpc_reply_decoding(built):
@@ -588,7 +379,7 @@ def test_rabenseifner_in_the_controllers_order(built, stub_factory, np):
 def test_size_window(built, stub_factory):
     stub = stub_factory()
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "100",
-           "SDN_MPI_MAX_BYTES": "20000"}
+           "SDN_MPI_MAX_BYTES": "20000", "SDN_MPI_RABENSEIFNER_MIN": "1048576"}
     out = run_check(4, "sdn", env, quick=True)
     assert out["pmpi"] > 0 and out["rd"] > 0 and out["rab"] == 0
 

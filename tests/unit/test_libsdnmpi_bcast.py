@@ -3,80 +3,44 @@ the multicast protocol over loopback (SDN_MPI_FAKE_HOSTS makes the ranks look li
 their sockets then use 127.0.0.1), repairs when datagrams are lost, the PMPI_Bcast finish when
 none arrive at all, and every fallback.
 
-The stub controller here answers plan_bcast with a multicast group and port of its choosing (or
-fails in one of several ways). Lossy and black-hole runs happen in a private network namespace
-(`ip netns`), where an nftables rule drops the group's datagrams at the receivers; the stub's
-listening socket is created inside that namespace so that the ranks can reach it.
+The stub controller (libsdnmpi_harness.StubController) answers plan_bcast with a multicast group
+and port of its choosing (or fails in one of several ways). Lossy and black-hole runs happen in a
+private network namespace (`ip netns`), where an nftables rule drops the group's datagrams at the
+receivers; the stub's listening socket is created inside that namespace so that the ranks can
+reach it.
 """
-import contextlib
-import ctypes
+import functools
 import json
-import os
-import random
 import re
-import shutil
 import socket
 import struct
 import subprocess
-import threading
 import time
 import uuid
-from pathlib import Path
 
 import msgpack
 import pytest
 
+import libsdnmpi_harness as harness
+from libsdnmpi_harness import LIB, PRELOAD, decode, fake_hosts, frame_body, in_netns, tool
 from sdnmpi.controller import rpc_schema
 
-ROOT = Path(__file__).resolve().parents[2]
-LIB = ROOT / "libsdnmpi"
 CHECK = LIB / "tests" / "bcast_check"
 PLAIN = LIB / "tests" / "plain_bcast"
-TOOL = LIB / "tests" / "unit_tool"
-PRELOAD = LIB / "libsdnmpi-preload.so"
-MPIRUN = shutil.which("mpirun")
 MPI_TIMEOUT = 240
 SUMMARY = re.compile(r"bcast_check: p=(\d+) cases=(\d+) failures=(\d+) paths pmpi=(\d+) mcast=(\d+) "
                      r"mcast_pmpi=(\d+) rounds=(\d+) resent=(\d+) finished=(\d+)")
+# This file's stubs: job 11, and one fixed plan_allreduce reply (only the preload test's
+# MPI_Allreduce calls ask for plans).
+BCAST_STUB = {"job": 11, "server": "sdnmpi-bcast-stub 0",
+              "plan_reply": {"flows": 1, "max_load": [1], "lower_bound": [1], "cached": False}}
 # Loopback is fast; oversubscribed ranks on 2 cores are not: this rate loses some datagrams now
 # and then, which exercises the repair rounds too.
 LOCAL_RATE = "400"
 
 
 # ---------------------------------------------------------------------------------------------
-# build
-@pytest.fixture(scope="session")
-def built():
-    res = subprocess.run(["make", "-C", str(LIB), "all", "check"], capture_output=True, text=True)
-    if res.returncode != 0:
-        pytest.fail("make -C libsdnmpi all check failed:\n%s\n%s" % (res.stdout[-4000:], res.stderr[-4000:]))
-    return LIB
-
-
-# ---------------------------------------------------------------------------------------------
 # network namespaces
-_libc = ctypes.CDLL(None, use_errno=True)
-CLONE_NEWNET = 0x40000000
-
-
-@contextlib.contextmanager
-def in_netns(name):
-    """This thread inside network namespace `name` (sockets made here stay in it)."""
-    orig = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    target = os.open("/run/netns/%s" % name, os.O_RDONLY)
-    try:
-        if _libc.setns(target, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "setns into %s" % name)
-        try:
-            yield
-        finally:
-            if _libc.setns(orig, CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "setns back")
-    finally:
-        os.close(orig)
-        os.close(target)
-
-
 @pytest.fixture
 def netns():
     """A private network namespace with only lo (up); deleted afterwards with all its rules."""
@@ -108,181 +72,15 @@ def nft_dropped(ns):
 
 # ---------------------------------------------------------------------------------------------
 # stub controller
-class BcastStub:
-    """docs/rpc.md on 127.0.0.1 (optionally inside a network namespace). plan_bcast modes:
-    ok         a group 239.77.X.Y and a port of its own (one per (comm, root)), like the controller
-    error      status "error"
-    silent     never answers plan_bcast
-    not_group  answers with a unicast address as the group
-    Everything else is answered like the real controller would."""
-
-    def __init__(self, mode="ok", netns=None):
-        self.mode = mode
-        self.lock = threading.Lock()
-        self.conns = []
-        self.errors = []
-        self.trees = {}
-        rnd = random.Random()
-        self.base = rnd.randrange(1, 200)
-        self.port_base = rnd.randrange(47000, 47900)
-        ctx = in_netns(netns) if netns else contextlib.nullcontext()
-        with ctx:
-            self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-        self.address = "127.0.0.1:%d" % self.port
-        self._stop = False
-        self._clients = []
-        self._threads = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while not self._stop:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:
-                return
-            record = {"requests": [], "closed": False}
-            with self.lock:
-                self.conns.append(record)
-                self._clients.append(client)
-            thread = threading.Thread(target=self._serve, args=(client, record), daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    @staticmethod
-    def _recv_exact(client, n):
-        data = b""
-        while len(data) < n:
-            chunk = client.recv(n - len(data))
-            if not chunk:
-                return None
-            data += chunk
-        return data
-
-    @staticmethod
-    def _reply(client, req_id, error=None, **fields):
-        reply = {"v": 1, "id": req_id, "status": "error" if error else "ok", "error": error or "",
-                 "timings": {"total_s": 0.001}}
-        reply.update(fields)
-        body = msgpack.packb(reply, use_bin_type=True)
-        client.sendall(struct.pack("!I", len(body)) + body)
-
-    def tree_for(self, comm, root):
-        """(group, port) of (comm, root): a new pair per new tree, the same one when repeated."""
-        with self.lock:
-            key = (comm, root)
-            if key not in self.trees:
-                n = len(self.trees)
-                self.trees[key] = ("239.77.%d.%d" % (self.base, n + 1), self.port_base + n)
-            return self.trees[key]
-
-    def _serve(self, client, record):
-        try:
-            while True:
-                header = self._recv_exact(client, 4)
-                if header is None:
-                    break
-                (length,) = struct.unpack("!I", header)
-                body = self._recv_exact(client, length) if 0 < length <= 1 << 20 else None
-                if body is None:
-                    break
-                raw = msgpack.unpackb(body, raw=False)
-                try:
-                    req = rpc_schema.decode_request(body)
-                except rpc_schema.RpcError as err:
-                    with self.lock:
-                        self.errors.append("schema refused %r: %s" % (raw, err))
-                    self._reply(client, raw.get("id", -1) if isinstance(raw, dict) else -1, error=str(err))
-                    continue
-                with self.lock:
-                    record["requests"].append(raw)
-                if req.op == "hello":
-                    self._reply(client, req.id, server="sdnmpi-bcast-stub 0")
-                elif req.op == "register":
-                    self._reply(client, req.id, job=11)
-                elif req.op == "plan_allreduce":
-                    self._reply(client, req.id, flows=1, max_load=[1], lower_bound=[1], cached=False)
-                elif req.op == "plan_bcast":
-                    if self.mode == "silent":
-                        continue
-                    if self.mode == "error":
-                        self._reply(client, req.id, error="host %s is not in the topology" % req.args["root"])
-                        continue
-                    group, port = self.tree_for(req.args["comm"], req.args["root"])
-                    if self.mode == "not_group":
-                        group = "10.1.2.3"
-                    self._reply(client, req.id, group=group, port=port, switches=3, top="0000000000000101",
-                                cached=False, timings={"total_s": 0.5, "plan_s": 0.125, "install_s": 0.25})
-                elif req.op == "release":
-                    self._reply(client, req.id)
-        except OSError:
-            pass
-        finally:
-            record["closed"] = True
-            try:
-                client.close()
-            except OSError:
-                pass
-
-    def requests(self, op=None):
-        with self.lock:
-            return [(i, r) for i, c in enumerate(self.conns) for r in c["requests"] if op is None or r["op"] == op]
-
-    def close(self):
-        self._stop = True
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-        with self.lock:
-            for client in self._clients:
-                try:
-                    client.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-        for thread in self._threads:
-            thread.join(timeout=5)
-
-
 @pytest.fixture
-def stub_factory():
-    stubs = []
-
-    def make(mode="ok", netns=None):
-        stub = BcastStub(mode, netns)
-        stubs.append(stub)
-        return stub
-
-    yield make
-    for stub in stubs:
-        stub.close()
+def stub_factory(stub_factory):
+    """conftest's stub_factory, with this file's job id, server name and plan_allreduce reply."""
+    return functools.partial(stub_factory, **BCAST_STUB)
 
 
 # ---------------------------------------------------------------------------------------------
 # running MPI programs
-def mpirun(np, argv, env=None, timeout=MPI_TIMEOUT, netns=None):
-    """argv under mpirun on localhost (inside `netns` if given); env: SDN_MPI_* knobs and
-    LD_PRELOAD, exported to the ranks. Returns (CompletedProcess, seconds)."""
-    env = dict(env or {})
-    if "SDN_MPI_CONTROLLER" in env:
-        env.setdefault("SDN_MPI_TIMEOUT_MS", "30000")  # a busy 2-core machine must not cause fallbacks
-    full = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_") and k != "LD_PRELOAD"}
-    full.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
-    cmd = ["ip", "netns", "exec", netns] if netns else []
-    cmd += ["timeout", "-k", "10", str(timeout), MPIRUN, "--oversubscribe", "-np", str(np),
-            "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1"]
-    for key, value in env.items():
-        if key == "LD_PRELOAD":
-            cmd += ["-x", "LD_PRELOAD=%s" % value]
-        else:
-            full[key] = value
-            cmd += ["-x", key]
-    start = time.monotonic()
-    res = subprocess.run(cmd + [str(a) for a in argv], env=full, capture_output=True, text=True)
-    return res, time.monotonic() - start
+mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 
 def run_check(np, expect, env=None, quick=False, big=False, repeat=0, seed=None, netns=None, timeout=MPI_TIMEOUT):
@@ -305,18 +103,12 @@ def run_check(np, expect, env=None, quick=False, big=False, repeat=0, seed=None,
 
 
 def sdn_env(stub, nhosts, **extra):
+    """Multicast for every communicator spanning hosts: SDN_MPI_BCAST_MIN_HOSTS=2, so that two-host
+    communicators exercise the protocol too (test_two_hosts_use_pmpi_by_default: the default)."""
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts),
-           "SDN_MPI_BCAST_RATE_MBPS": LOCAL_RATE}
+           "SDN_MPI_BCAST_RATE_MBPS": LOCAL_RATE, "SDN_MPI_BCAST_MIN_HOSTS": "2"}
     env.update({k: str(v) for k, v in extra.items()})
     return env
-
-
-def fake_hosts(np, n):
-    return ["10.255.0.%d" % (r % n + 1) for r in range(np)]
-
-
-def tool(*args, stdin=None):
-    return subprocess.run([str(TOOL), *map(str, args)], input=stdin, capture_output=True, check=True).stdout
 
 
 def comms(np):
@@ -359,12 +151,6 @@ def test_build_exports(built):
     assert "SDN_MPI_Bcast" in (built / "include" / "sdnmpi.h").read_text()
 
 
-def frame_body(frame):
-    (length,) = struct.unpack("!I", frame[:4])
-    assert length == len(frame) - 4 and 0 < length <= 1 << 20
-    return frame[4:]
-
-
 def test_plan_bcast_request_passes_the_controller_schema(built):
     members = ["10.0.0.%d" % (r % 3 + 1) for r in range(7)]
     body = frame_body(tool("encode", "plan_bcast", 9, 42, 5, "10.0.0.2", *members))
@@ -374,10 +160,6 @@ def test_plan_bcast_request_passes_the_controller_schema(built):
     req = rpc_schema.decode_request(body)
     assert req.op == "plan_bcast" and req.args == {"job": 42, "comm": 5, "root": "10.0.0.2",
                                                    "members": ["10.0.0.1", "10.0.0.2", "10.0.0.3"]}
-
-
-def decode(reply):
-    return json.loads(tool("decode", stdin=msgpack.packb(reply, use_bin_type=True)))
 
 
 def test_plan_bcast_reply_decoding(built):
@@ -425,22 +207,35 @@ def test_single_host_needs_no_tree(built, stub_factory):
     assert "all ranks on one host, PMPI_Bcast (shared memory) is faster" in out["stderr"]
 
 
+@pytest.mark.parametrize("np", [2, 4])
+def test_two_hosts_use_pmpi_by_default(built, stub_factory, np):
+    """With one receiving host the switches have nothing to copy: PMPI_Bcast, and no tree."""
+    stub = stub_factory()
+    env = sdn_env(stub, 2, SDN_MPI_VERBOSE=1)
+    del env["SDN_MPI_BCAST_MIN_HOSTS"]
+    out = run_check(np, "pmpi", env, quick=True)
+    assert out["mcast"] == out["mcast_pmpi"] == 0 and out["pmpi"] == out["cases"]
+    assert stub.requests("plan_bcast") == [] and stub.errors == []
+    assert re.search(r"sdnmpi\[0\]: bcast plan comm=0 root=\d+ ranks=%d hosts=2: fewer than "
+                     r"SDN_MPI_BCAST_MIN_HOSTS=3 hosts, PMPI_Bcast" % np, out["stderr"])
+
+
 @pytest.mark.parametrize("mode,reason", [
-    ("error", r"controller error: host 10\.255\.0\.\d is not in the topology"),
+    ("error_bcast", r"controller error: host 10\.255\.0\.\d is not in the topology"),
     ("not_group", r"reply without a valid group \(\"10\.1\.2\.3\"\)"),
-    ("silent", r"no reply: Connection timed out"),
+    ("silent_bcast", r"no reply: Connection timed out"),
 ])
 def test_failed_plans_fall_back(built, stub_factory, mode, reason):
     stub = stub_factory(mode)
     env = sdn_env(stub, 4, SDN_MPI_VERBOSE=1)
-    if mode == "silent":
+    if mode == "silent_bcast":
         env["SDN_MPI_TIMEOUT_MS"] = "1000"
     out = run_check(4, "pmpi", env, quick=True)
     assert re.search(r"sdnmpi\[\d\]: bcast plan comm=\d+ root=\d+ \(10\.255\.0\.\d\) ranks=\d hosts=\d: failed "
                      r"after \S+ \(" + reason, out["stderr"]), out["stderr"][-3000:]
     assert "no multicast tree for this root" in out["stderr"]
     plans = stub.requests("plan_bcast")
-    if mode == "silent":
+    if mode == "silent_bcast":
         # A timeout kills the leader's connection: one attempt per leader (world rank 0 for world
         # and dup, 2 and 3 for the halves), never again.
         assert len(plans) == 3 and "an earlier failure closed the connection" in out["stderr"]

@@ -1,0 +1,329 @@
+"""What the libsdnmpi tests (test_libsdnmpi.py, test_libsdnmpi_bcast.py) share: the library's paths,
+unit_tool, mpirun on localhost, network namespaces, and a stub controller speaking docs/rpc.md.
+Their fixtures (`built`, `stub_factory`) live in conftest.py.
+
+The stub controller is a small threaded TCP server. It validates every request with the
+controller's own schema (controller/rpc_schema.py), records it per connection, and answers like
+the real controller would (or not, depending on its mode). `SDN_MPI_FAKE_HOSTS=N` (a test-only
+knob of the library) makes rank r report fabric address 10.255.0.(r % N + 1), so that plans on one
+machine contain real host pairs.
+"""
+import contextlib
+import ctypes
+import json
+import os
+import random
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import msgpack
+
+from sdnmpi.controller import rpc_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+LIB = ROOT / "libsdnmpi"
+TOOL = LIB / "tests" / "unit_tool"
+PRELOAD = LIB / "libsdnmpi-preload.so"
+MPIRUN = shutil.which("mpirun")
+
+# docs/rpc.md framing
+LENGTH = struct.Struct("!I")
+MAX_FRAME = 1 << 20
+
+# what the stub answers
+SERVER = "sdnmpi-stub 0"
+JOB = 7
+TIMINGS = {"total_s": 0.001}
+PLAN_TIMINGS = {"total_s": 1.0, "plan_s": 0.25, "install_s": 0.5}
+BCAST_TIMINGS = {"total_s": 0.5, "plan_s": 0.125, "install_s": 0.25}
+BCAST_SWITCHES = 3
+BCAST_TOP = "0000000000000101"
+GROUP = "239.77.%d.%d"             # a tree's group: 239.77.<stub's base>.<tree number>
+GROUP_BASES = (1, 200)             # random.randrange bounds of a stub's base
+PORT_BASES = (47000, 47900)        # random.randrange bounds of a stub's first tree port
+NOT_A_GROUP = "10.1.2.3"
+REFUSED_REGISTER = "no such hosts"
+REFUSED_PLAN = "host 10.255.0.9 is not in the topology"
+REFUSED_BCAST = "host %s is not in the topology"
+
+MODES = {
+    "ok": "answers everything",
+    "silent_hello": "never answers anything",
+    "refuse_register": 'answers register with status "error"',
+    "close_after_register": "closes a connection right after answering its register",
+    "silent_plan": "never answers plan_allreduce",
+    "error_plan": 'answers plan_allreduce with status "error"',
+    "silent_bcast": "never answers plan_bcast",
+    "error_bcast": 'answers plan_bcast with status "error"',
+    "not_group": "answers plan_bcast with a unicast address as the group",
+}
+LOADS = ("flat", "descending")
+
+
+# ---------------------------------------------------------------------------------------------
+# framing and replies
+def frame(message):
+    """One message on the wire: its length, then its msgpack body."""
+    body = msgpack.packb(message, use_bin_type=True)
+    return LENGTH.pack(len(body)) + body
+
+
+def frame_body(data):
+    """The body of one frame (asserting a well-formed length)."""
+    (length,) = LENGTH.unpack(data[:LENGTH.size])
+    assert length == len(data) - LENGTH.size and 0 < length <= MAX_FRAME
+    return data[LENGTH.size:]
+
+
+def reply(req_id, error=None, **fields):
+    """A reply map; `fields` add the op's keys (and may replace the timings)."""
+    message = {"v": 1, "id": req_id, "status": "error" if error else "ok", "error": error or "",
+               "timings": dict(TIMINGS)}
+    message.update(fields)
+    return message
+
+
+def recv_exact(sock, n):
+    """n bytes from sock, or None when the peer closed first."""
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+# ---------------------------------------------------------------------------------------------
+# network namespaces
+_libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNET = 0x40000000
+
+
+@contextlib.contextmanager
+def in_netns(name):
+    """This thread inside network namespace `name` (sockets made here stay in it)."""
+    orig = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    target = os.open("/run/netns/%s" % name, os.O_RDONLY)
+    try:
+        if _libc.setns(target, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "setns into %s" % name)
+        try:
+            yield
+        finally:
+            if _libc.setns(orig, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns back")
+    finally:
+        os.close(orig)
+        os.close(target)
+
+
+# ---------------------------------------------------------------------------------------------
+# stub controller
+class StubController:
+    """docs/rpc.md on 127.0.0.1:<port>, optionally inside network namespace `netns`.
+
+    mode        one of MODES: which requests it answers, and how
+    loads       plan_allreduce replies' max_load: "flat" (all 1) or "descending"
+    job         the job id every register gets
+    server      the hello reply's server name
+    plan_reply  if given, the fields of every plan_allreduce reply (instead of ones computed from
+                the steps)
+
+    plan_bcast gets a group 239.77.X.Y and a port of the stub's own per (comm, root), like the
+    controller; the same pair when repeated.
+    """
+
+    def __init__(self, mode="ok", loads="flat", netns=None, job=JOB, server=SERVER, plan_reply=None):
+        if mode not in MODES or loads not in LOADS:
+            raise ValueError("unknown mode %r or loads %r" % (mode, loads))
+        self.mode = mode
+        self.loads = loads
+        self.job = job
+        self.server = server
+        self.plan_reply = plan_reply
+        self.lock = threading.Lock()
+        self.conns = []          # one dict per connection: {"requests": [...], "closed": bool}
+        self.errors = []         # requests the schema refused, protocol violations
+        self.trees = {}          # (comm, root) -> (group, port)
+        rnd = random.Random()
+        self.base = rnd.randrange(*GROUP_BASES)
+        self.port_base = rnd.randrange(*PORT_BASES)
+        with in_netns(netns) if netns else contextlib.nullcontext():
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.address = "127.0.0.1:%d" % self.port
+        self._stop = False
+        self._clients = []
+        self._threads = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self._stop:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            record = {"requests": [], "closed": False}
+            with self.lock:
+                self.conns.append(record)
+                self._clients.append(client)
+            thread = threading.Thread(target=self._serve, args=(client, record), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _error(self, text):
+        with self.lock:
+            self.errors.append(text)
+
+    def _serve(self, client, record):
+        try:
+            while True:
+                header = recv_exact(client, LENGTH.size)
+                if header is None:
+                    break
+                (length,) = LENGTH.unpack(header)
+                if not 0 < length <= MAX_FRAME:
+                    self._error("bad frame length %d" % length)
+                    break
+                body = recv_exact(client, length)
+                if body is None:
+                    break
+                raw = msgpack.unpackb(body, raw=False)
+                try:
+                    req = rpc_schema.decode_request(body)
+                except rpc_schema.RpcError as err:
+                    self._error("schema refused %r: %s" % (raw, err))
+                    client.sendall(frame(reply(raw.get("id", -1) if isinstance(raw, dict) else -1, error=str(err))))
+                    continue
+                with self.lock:
+                    record["requests"].append(raw)
+                answer = None if self.mode == "silent_hello" else self._answer(req)
+                if answer is not None:
+                    client.sendall(frame(answer))
+                if req.op == "register" and self.mode == "close_after_register":
+                    break
+        except OSError:
+            pass
+        finally:
+            record["closed"] = True
+            try:
+                client.close()
+            except OSError:
+                pass
+
+    def _answer(self, req):
+        """The reply to a valid request, or None to stay silent."""
+        if req.op == "hello":
+            return reply(req.id, server=self.server)
+        if req.op == "register":
+            if self.mode == "refuse_register":
+                return reply(req.id, error=REFUSED_REGISTER)
+            return reply(req.id, job=self.job)
+        if req.op == "plan_allreduce":
+            return self._answer_plan(req)
+        if req.op == "plan_bcast":
+            return self._answer_bcast(req)
+        if req.op == "release":
+            return reply(req.id)
+        return None
+
+    def _answer_plan(self, req):
+        if self.mode == "silent_plan":
+            return None
+        if self.mode == "error_plan":
+            return reply(req.id, error=REFUSED_PLAN)
+        if self.plan_reply is not None:
+            return reply(req.id, **self.plan_reply)
+        steps = req.args["steps"]
+        loads = [1] * len(steps) if self.loads == "flat" else list(range(len(steps), 0, -1))
+        return reply(req.id, flows=sum(len(s) for s in steps), max_load=loads, lower_bound=[1] * len(steps),
+                     timings=dict(PLAN_TIMINGS))
+
+    def _answer_bcast(self, req):
+        if self.mode == "silent_bcast":
+            return None
+        if self.mode == "error_bcast":
+            return reply(req.id, error=REFUSED_BCAST % req.args["root"])
+        group, port = self.tree_for(req.args["comm"], req.args["root"])
+        if self.mode == "not_group":
+            group = NOT_A_GROUP
+        return reply(req.id, group=group, port=port, switches=BCAST_SWITCHES, top=BCAST_TOP, cached=False,
+                     timings=dict(BCAST_TIMINGS))
+
+    def tree_for(self, comm, root):
+        """(group, port) of (comm, root): a new pair per new tree, the same one when repeated."""
+        with self.lock:
+            key = (comm, root)
+            if key not in self.trees:
+                n = len(self.trees)
+                self.trees[key] = (GROUP % (self.base, n + 1), self.port_base + n)
+            return self.trees[key]
+
+    def requests(self, op=None):
+        """[(connection index, request)] in order, of one op or all."""
+        with self.lock:
+            return [(i, r) for i, c in enumerate(self.conns) for r in c["requests"] if op is None or r["op"] == op]
+
+    def close(self):
+        self._stop = True
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        with self.lock:
+            for client in self._clients:
+                try:
+                    client.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+
+# ---------------------------------------------------------------------------------------------
+# running programs
+def mpirun(np, argv, env=None, *, timeout, extra=(), netns=None):
+    """Runs argv under mpirun on localhost (inside network namespace `netns` if given); env holds
+    the SDN_MPI_* knobs (and LD_PRELOAD), exported to the ranks with -x; `extra`: more mpirun
+    options. Returns (CompletedProcess, seconds)."""
+    env = dict(env or {})
+    if "SDN_MPI_CONTROLLER" in env:
+        env.setdefault("SDN_MPI_TIMEOUT_MS", "30000")  # a busy 2-core machine must not cause fallbacks
+    full = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_") and k != "LD_PRELOAD"}
+    full.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    cmd = ["ip", "netns", "exec", netns] if netns else []
+    cmd += ["timeout", "-k", "10", str(timeout), MPIRUN, "--oversubscribe", "-np", str(np),
+            "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1", *extra]
+    for key, value in env.items():
+        if key == "LD_PRELOAD":
+            cmd += ["-x", "LD_PRELOAD=%s" % value]   # only the ranks, not mpirun itself
+        else:
+            full[key] = value
+            cmd += ["-x", key]
+    start = time.monotonic()
+    res = subprocess.run(cmd + [str(a) for a in argv], env=full, capture_output=True, text=True)
+    return res, time.monotonic() - start
+
+
+def tool(*args, stdin=None):
+    """unit_tool's output (bytes); a non-zero exit raises."""
+    return subprocess.run([str(TOOL), *map(str, args)], input=stdin, capture_output=True, check=True).stdout
+
+
+def decode(message):
+    """unit_tool's reading of a reply map."""
+    return json.loads(tool("decode", stdin=msgpack.packb(message, use_bin_type=True)))
+
+
+def fake_hosts(np, n):
+    """The fabric addresses SDN_MPI_FAKE_HOSTS=n gives ranks 0..np-1."""
+    return ["10.255.0.%d" % (r % n + 1) for r in range(np)]
