@@ -151,9 +151,11 @@ def allreduce_limits(fab, hosts, nbytes):
 
     - ``rd``, recursive doubling (both): every step moves the whole vector (nbytes) between
       partners, at distances 1, 2, 4, ...
-    - ``rabenseifner_dh`` (sdnmpi's order): reduce-scatter by recursive halving with distance
+    - ``rabenseifner_dh``: reduce-scatter by recursive halving with distance
       halving (distance pof2/2 first, sending nbytes/2, ... distance 1 last, sending nbytes/pof2),
-      then the allgather in reverse: 2 nbytes d/pof2 at distance d.
+      then the allgather in reverse: 2 nbytes d/pof2 at distance d. sdnmpi orders the distances
+      by the step loads the controller reports (libsdnmpi/README.md), which gives one of the two
+      orders or a mix; the row's limit is the best schedule either way.
     - ``rabenseifner_dd`` (Open MPI 4.1's redscat_allgather order): recursive halving with distance
       *doubling* (distance 1 first, sending nbytes/2): 2 nbytes/(2d) = nbytes/d at distance d.
       Both send 2 nbytes (pof2-1)/pof2 per rank; they differ in which distance carries the big
