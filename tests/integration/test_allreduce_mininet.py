@@ -3,6 +3,7 @@ step-balanced plan, the switches hold exactly the planned flows, the traffic cro
 an unmodified binary under LD_PRELOAD behaves the same, and releasing the job removes its flows."""
 import os
 import random
+import re
 import subprocess
 import tempfile
 import threading
@@ -84,6 +85,11 @@ def test_allreduce_job_gets_balanced_routes_that_carry_its_traffic_and_vanish_on
         open(os.path.join(hold, "go"), "w").close()
         thread.join(300)
     assert result["rc"] == 0 and "allreduce_job OK" in result["out"], result["out"][-3000:]
+    # Rabenseifner halves in the order of the controller's step loads (one rank per host, so
+    # every pair crosses hosts): the least loaded step first, ties smallest distance first.
+    order = sorted((1 << k for k in range(len(plan["max_load"]))), key=lambda d: (plan["max_load"][d.bit_length() - 1], d))
+    assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=%d .*max_load=\[%s\] halving=\[%s\]" % (
+        N, ",".join(map(str, plan["max_load"])), ",".join(map(str, order))), result["out"]), result["out"][-3000:]
     wait_for(lambda: ctl.rest("/sdnmpi/jobs") == [], 10, "the job's release")
     for sw in fab.net.switches:
         assert not [f for f in ofdump.flows(sw.name) if f["cookie"] & C.COOKIE_KIND_MASK == C.COOKIE_JOB]
