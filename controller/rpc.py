@@ -51,6 +51,8 @@ class RpcService:
         if req.op == "release":
             self.release(job, "released by client")
             return {}, {}
+        if req.op == "locate":
+            return {"locality": self.locality(req.args["hosts"])}, {}
         if req.op == "plan_bcast":
             return self._plan_bcast(job, req.args)
         return self._plan_allreduce(job, req.args)
@@ -83,6 +85,12 @@ class RpcService:
         LOG.info("job %d comm %d: %s plan, %d flows, max load per step %s (lower bound %s)", job.id,
                  args["comm"], plan.planner, len(plan.flows), list(plan.max_load), list(plan.lower_bound))
         return _plan_fields(plan, cached=False), timings
+
+    def locality(self, ips):
+        """Per IP: the dpid of the switch its host is attached to (its leaf, or edge switch), or
+        -1 if the host is not in the topology. Ranks with equal values share a leaf."""
+        hosts = [self.core.topology.host_by_ip(ip) for ip in ips]
+        return [-1 if host is None else host.dpid for host in hosts]
 
     def _compute(self, steps, planner):
         """A CommPlan for ``steps`` (of IP pairs) on the current topology; raises schema.RpcError."""

@@ -110,6 +110,13 @@ def _register(msg):
     return {"hosts": [_ipv4(h, "host") for h in hosts], "lease_s": float(lease)}
 
 
+def _locate(msg):
+    hosts = msg.get("hosts")
+    if not isinstance(hosts, list) or not 1 <= len(hosts) <= MAX_HOSTS:
+        raise RpcError("hosts must be a list of 1..%d IPv4 addresses" % MAX_HOSTS)
+    return {"job": _job(msg), "hosts": [_ipv4(h, "host") for h in hosts]}
+
+
 def _plan_allreduce(msg):
     comm = msg.get("comm")
     if not _is_int(comm) or comm < 0:
@@ -163,6 +170,7 @@ def _release(msg):
 _VALIDATORS = {
     "hello": _hello,
     "register": _register,
+    "locate": _locate,
     "plan_allreduce": _plan_allreduce,
     "plan_bcast": _plan_bcast,
     "release": _release,

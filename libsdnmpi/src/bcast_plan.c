@@ -156,7 +156,7 @@ static void leader_request(const struct sdnmpi_bcast_comm *bc, int root, int64_t
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     char why[256] = "", rootip[INET_ADDRSTRLEN];
-    struct sdnmpi_rpc_reply reply;
+    struct sdnmpi_rpc_reply reply = {0};
     ip_text(bc->ips[root], rootip);
     if (bc->comm_id < 0) {
         sdnmpi_warn("bcast plan root=%d: cannot lock the library state, falling back", root);

@@ -80,7 +80,7 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
         return SDNMPI_CTRL_FAILED;
     }
     struct sdnmpi_rpc_buf buf = {0};
-    struct sdnmpi_rpc_reply reply;
+    struct sdnmpi_rpc_reply reply = {0};
     int64_t id = c->next_id++;
     if (sdnmpi_rpc_encode_hello(&buf, id)) {
         encode_failed(&buf, why, whylen);
@@ -101,7 +101,7 @@ int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                          size_t whylen)
 {
     struct sdnmpi_rpc_buf buf = {0};
-    struct sdnmpi_rpc_reply reply;
+    struct sdnmpi_rpc_reply reply = {0};
     int64_t id = c->next_id++;
     if (sdnmpi_rpc_encode_register(&buf, id, hosts, nhosts))
         return encode_failed(&buf, why, whylen);
@@ -115,6 +115,24 @@ int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     }
     *job = reply.job;
     return SDNMPI_CTRL_OK;
+}
+
+int sdnmpi_conn_locate(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+                       const uint32_t *hosts, size_t nhosts, int64_t *locality, char *why,
+                       size_t whylen)
+{
+    struct sdnmpi_rpc_buf buf = {0};
+    struct sdnmpi_rpc_reply reply = {.locality = locality, .locality_cap = nhosts};
+    int64_t id = c->next_id++;
+    if (sdnmpi_rpc_encode_locate(&buf, id, job, hosts, nhosts))
+        return encode_failed(&buf, why, whylen);
+    int rc = exchange(c, cfg, &buf, id, &reply, why, whylen);
+    if (rc == SDNMPI_CTRL_OK && reply.n_locality != nhosts) {
+        snprintf(why, whylen, "locate reply with %zu entries for %zu hosts", reply.n_locality,
+                 nhosts);
+        return SDNMPI_CTRL_REFUSED;
+    }
+    return rc;
 }
 
 int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
@@ -144,7 +162,7 @@ int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, 
                         char *why, size_t whylen)
 {
     struct sdnmpi_rpc_buf buf = {0};
-    struct sdnmpi_rpc_reply reply;
+    struct sdnmpi_rpc_reply reply = {0};
     int64_t id = c->next_id++;
     if (sdnmpi_rpc_encode_release(&buf, id, job))
         return encode_failed(&buf, why, whylen);

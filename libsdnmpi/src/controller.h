@@ -37,6 +37,10 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
 int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                          const uint32_t *hosts, size_t nhosts, int64_t *job, char *why,
                          size_t whylen);
+/* locate: locality[i] = the leaf of hosts[i] as the controller knows it (-1: unknown). */
+int sdnmpi_conn_locate(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+                       const uint32_t *hosts, size_t nhosts, int64_t *locality, char *why,
+                       size_t whylen);
 int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
                      int64_t comm_id, const struct sdnmpi_host_steps *steps,
                      struct sdnmpi_rpc_reply *reply, char *why, size_t whylen);

@@ -163,6 +163,7 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->timeout_ms = (int)parse_long("SDN_MPI_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     cfg->min_bytes = parse_bytes("SDN_MPI_MIN_BYTES", 0, 0);
     cfg->max_bytes = parse_bytes("SDN_MPI_MAX_BYTES", UINT64_MAX, 1);
+    cfg->reorder = parse_bool("SDN_MPI_REORDER", 1);
     cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN, 1);
 
     const char *planner = env("SDN_MPI_PLANNER");

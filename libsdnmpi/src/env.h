@@ -20,6 +20,7 @@ struct sdnmpi_config {
     uint64_t min_bytes;               /* SDN_MPI_MIN_BYTES: smaller messages use PMPI */
     uint64_t max_bytes;               /* SDN_MPI_MAX_BYTES: larger messages use PMPI */
     uint64_t rab_min;                 /* SDN_MPI_RABENSEIFNER_MIN: Rabenseifner from here on */
+    int reorder;                      /* SDN_MPI_REORDER: order the algorithms' ranks by leaf */
     char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
     int has_fabric_ip;                /* SDN_MPI_FABRIC_IP */
     uint32_t fabric_ip;               /*   network byte order */

@@ -39,6 +39,7 @@ struct agreement {
     int64_t disable;
     int64_t reason; /* index into reasons[] when !ok */
     uint64_t min_bytes, max_bytes, rab_min;
+    int64_t reorder;
     char planner[SDNMPI_PLANNER_MAX];
     uint64_t bcast_min_bytes;
     int64_t bcast_min_hosts, bcast_rate_mbps, bcast_rounds, bcast_idle_ms, bcast_datagram;
@@ -108,6 +109,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.min_bytes = s->cfg.min_bytes;
         a.max_bytes = s->cfg.max_bytes;
         a.rab_min = s->cfg.rab_min;
+        a.reorder = s->cfg.reorder;
         memcpy(a.planner, s->cfg.planner, sizeof a.planner);
         a.bcast_min_bytes = s->cfg.bcast_min_bytes;
         a.bcast_min_hosts = s->cfg.bcast_min_hosts;
@@ -145,6 +147,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.min_bytes = a.min_bytes;
     s->cfg.max_bytes = a.max_bytes;
     s->cfg.rab_min = a.rab_min;
+    s->cfg.reorder = (int)a.reorder;
     memcpy(s->cfg.planner, a.planner, sizeof a.planner);
     s->cfg.planner[sizeof s->cfg.planner - 1] = '\0';
     s->cfg.bcast_min_bytes = a.bcast_min_bytes;

@@ -1,6 +1,7 @@
 /* plan.c -- asks the controller for a communicator's routes once, caches the answer (plan.h). */
 #include "plan.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +101,7 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
         return 0;
     }
     char why[256] = "";
-    struct sdnmpi_rpc_reply reply;
+    struct sdnmpi_rpc_reply reply = {0};
     int ok = 0;
     int64_t t0 = sdnmpi_now_ms();
     if (pthread_mutex_lock(&s->lock) != 0) {
@@ -136,6 +137,72 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
     return ok;
 }
 
+struct placed_rank {
+    int64_t leaf;
+    uint32_t host; /* host byte order */
+    int rank;
+};
+
+static int cmp_placed(const void *a, const void *b)
+{
+    const struct placed_rank *x = a, *y = b;
+    if (x->leaf != y->leaf)
+        return x->leaf < y->leaf ? -1 : 1;
+    if (x->host != y->host)
+        return x->host < y->host ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Rank 0 of the communicator: pos[r] = the position of rank r in the algorithms' private
+ * communicator. The controller says which leaf each rank's host is on (locate); the ranks are
+ * ordered leaf by leaf, then host by host, so that the schedule's nearest partners share a host
+ * or a leaf whatever the application's placement. The identity if SDN_MPI_REORDER=0, if the
+ * request fails or if a host is unknown to the controller. */
+static void leader_order(const uint32_t *ips, int p, int *pos)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    for (int r = 0; r < p; r++)
+        pos[r] = r;
+    if (!s->cfg.reorder || p < 3)
+        return;
+    int64_t *leaf = malloc((size_t)p * sizeof *leaf);
+    struct placed_rank *placed = malloc((size_t)p * sizeof *placed);
+    char why[256] = "";
+    int crc = SDNMPI_CTRL_FAILED;
+    if (leaf == NULL || placed == NULL) {
+        snprintf(why, sizeof why, "out of memory");
+    } else if (pthread_mutex_lock(&s->lock) == 0) {
+        crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
+        if (crc == SDNMPI_CTRL_OK)
+            crc = sdnmpi_conn_locate(&s->conn, &s->cfg, s->job_id, ips, (size_t)p, leaf, why,
+                                     sizeof why);
+        (void)pthread_mutex_unlock(&s->lock);
+    } else {
+        snprintf(why, sizeof why, "cannot lock the library state");
+    }
+    for (int r = 0; crc == SDNMPI_CTRL_OK && r < p; r++) {
+        if (leaf[r] < 0) {
+            snprintf(why, sizeof why, "rank %d's host is not in the controller's topology", r);
+            crc = SDNMPI_CTRL_REFUSED;
+        }
+    }
+    if (crc == SDNMPI_CTRL_OK) {
+        for (int r = 0; r < p; r++)
+            placed[r] = (struct placed_rank){leaf[r], ntohl(ips[r]), r};
+        qsort(placed, (size_t)p, sizeof *placed, cmp_placed);
+        int moved = 0;
+        for (int i = 0; i < p; i++) {
+            pos[placed[i].rank] = i;
+            moved += placed[i].rank != i;
+        }
+        sdnmpi_log("plan ranks=%d: ranks ordered by leaf and host (%d moved)", p, moved);
+    } else {
+        sdnmpi_log("plan ranks=%d: ranks keep their order (locate: %s)", p, why);
+    }
+    free(leaf);
+    free(placed);
+}
+
 /* Returned, uncached, when some rank could not allocate: every rank then falls back for this
  * call and tries again on the next one. */
 static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}};
@@ -144,49 +211,68 @@ static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}};
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    MPI_Comm priv = MPI_COMM_NULL;
+    MPI_Comm dup = MPI_COMM_NULL, priv = MPI_COMM_NULL;
     struct sdnmpi_plan *plan = NULL;
-    uint32_t *ips = NULL;
+    uint32_t *ips = NULL, *ordered = NULL;
+    int *pos = NULL;
     int rank, p, rc;
     /* ok, comm id, number of distances, the distances */
     int64_t outcome[3 + SDNMPI_RD_MAX_DIMS] = {0, -1, 0};
 
-    if ((rc = PMPI_Comm_dup(comm, &priv)) != MPI_SUCCESS)
+    /* The plan is made on a duplicate; the algorithms run on `priv`, the duplicate with the
+     * ranks in the leader's order (leader_order). */
+    if ((rc = PMPI_Comm_dup(comm, &dup)) != MPI_SUCCESS)
         return rc;
-    if ((rc = PMPI_Comm_rank(priv, &rank)) != MPI_SUCCESS
-        || (rc = PMPI_Comm_size(priv, &p)) != MPI_SUCCESS)
+    if ((rc = PMPI_Comm_rank(dup, &rank)) != MPI_SUCCESS
+        || (rc = PMPI_Comm_size(dup, &p)) != MPI_SUCCESS)
         goto fail;
 
     /* Allocate everything first, then agree, so that a failure anywhere is everyone's. */
     plan = calloc(1, sizeof *plan);
-    if (rank == 0)
+    pos = malloc((size_t)p * sizeof *pos);
+    if (rank == 0) {
         ips = malloc((size_t)p * sizeof *ips);
-    int local_ok = plan != NULL && (rank != 0 || ips != NULL);
+        ordered = malloc((size_t)p * sizeof *ordered);
+    }
+    int local_ok = plan != NULL && pos != NULL && (rank != 0 || (ips != NULL && ordered != NULL));
     int all_ok = 0;
-    if ((rc = PMPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
+    if ((rc = PMPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, dup)) != MPI_SUCCESS)
         goto fail;
     if (!all_ok) {
         if (rank == 0)
             sdnmpi_log("plan ranks=%d: out of memory on some rank, falling back for this call", p);
         free(plan);
+        free(pos);
         free(ips);
+        free(ordered);
         *out = &no_plan;
-        return PMPI_Comm_free(&priv);
+        return PMPI_Comm_free(&dup);
     }
-    if ((rc = PMPI_Gather(&s->fabric_ip, 1, MPI_UINT32_T, ips, 1, MPI_UINT32_T, 0, priv))
+    if ((rc = PMPI_Gather(&s->fabric_ip, 1, MPI_UINT32_T, ips, 1, MPI_UINT32_T, 0, dup))
         != MPI_SUCCESS)
         goto fail;
     if (rank == 0) {
         int dist[SDNMPI_RD_MAX_DIMS], ndims = 0;
-        outcome[0] = leader_request(ips, p, comm == MPI_COMM_WORLD, &outcome[1], dist, &ndims);
+        leader_order(ips, p, pos);
+        for (int r = 0; r < p; r++)
+            ordered[pos[r]] = ips[r];
+        outcome[0] = leader_request(ordered, p, comm == MPI_COMM_WORLD, &outcome[1], dist, &ndims);
         outcome[2] = ndims;
         for (int i = 0; i < ndims; i++)
             outcome[3 + i] = dist[i];
     }
-    if ((rc = PMPI_Bcast(outcome, 3 + SDNMPI_RD_MAX_DIMS, MPI_INT64_T, 0, priv)) != MPI_SUCCESS)
+    if ((rc = PMPI_Bcast(outcome, 3 + SDNMPI_RD_MAX_DIMS, MPI_INT64_T, 0, dup)) != MPI_SUCCESS
+        || (rc = PMPI_Bcast(pos, p, MPI_INT, 0, dup)) != MPI_SUCCESS)
+        goto fail;
+    if (outcome[0] && (rc = PMPI_Comm_split(dup, 0, pos[rank], &priv)) != MPI_SUCCESS)
+        goto fail;
+    if ((rc = PMPI_Comm_free(&dup)) != MPI_SUCCESS)
         goto fail;
     free(ips);
-    ips = NULL;
+    free(ordered);
+    free(pos);
+    ips = ordered = NULL;
+    pos = NULL;
 
     plan->ok = (int)outcome[0];
     plan->comm_id = outcome[1];
@@ -194,19 +280,21 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     for (int i = 0; i < plan->rab_ndims && i < SDNMPI_RD_MAX_DIMS; i++)
         plan->rab_dist[i] = (int)outcome[3 + i];
     plan->priv = MPI_COMM_NULL;
-    if (!plan->ok && (rc = PMPI_Comm_free(&priv)) != MPI_SUCCESS)
-        goto fail;
     if ((rc = PMPI_Comm_set_attr(comm, s->keyval, plan)) != MPI_SUCCESS)
         goto fail;
-    plan->priv = priv; /* owned by the attribute from here on */
+    plan->priv = priv; /* owned by the attribute from here on (MPI_COMM_NULL if !ok) */
     *out = plan;
     return MPI_SUCCESS;
 
 fail:
     free(plan);
+    free(pos);
     free(ips);
+    free(ordered);
+    if (dup != MPI_COMM_NULL)
+        (void)PMPI_Comm_free(&dup); /* already failing: report the first error */
     if (priv != MPI_COMM_NULL)
-        (void)PMPI_Comm_free(&priv); /* already failing: report the first error */
+        (void)PMPI_Comm_free(&priv);
     return rc;
 }
 

@@ -100,18 +100,34 @@ int sdnmpi_rpc_encode_hello(struct sdnmpi_rpc_buf *buf, int64_t id)
     return finish(buf);
 }
 
+/* "hosts": [ip, ...] */
+static int pack_hosts(msgpack_packer *pk, const uint32_t *hosts, size_t nhosts)
+{
+    if (nhosts < 1 || nhosts > SDNMPI_RPC_MAX_HOSTS || pack_cstr(pk, "hosts")
+        || msgpack_pack_array(pk, nhosts))
+        return -1;
+    for (size_t i = 0; i < nhosts; i++)
+        if (pack_ip(pk, hosts[i]))
+            return -1;
+    return 0;
+}
+
 int sdnmpi_rpc_encode_register(struct sdnmpi_rpc_buf *buf, int64_t id, const uint32_t *hosts,
                                size_t nhosts)
 {
     msgpack_packer pk;
-    if (nhosts < 1 || nhosts > SDNMPI_RPC_MAX_HOSTS)
+    if (begin(buf, &pk, 4, id, "register") || pack_hosts(&pk, hosts, nhosts))
         return -1;
-    if (begin(buf, &pk, 4, id, "register") || pack_cstr(&pk, "hosts")
-        || msgpack_pack_array(&pk, nhosts))
+    return finish(buf);
+}
+
+int sdnmpi_rpc_encode_locate(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job,
+                             const uint32_t *hosts, size_t nhosts)
+{
+    msgpack_packer pk;
+    if (begin(buf, &pk, 5, id, "locate") || pack_cstr(&pk, "job") || msgpack_pack_int64(&pk, job)
+        || pack_hosts(&pk, hosts, nhosts))
         return -1;
-    for (size_t i = 0; i < nhosts; i++)
-        if (pack_ip(&pk, hosts[i]))
-            return -1;
     return finish(buf);
 }
 
@@ -276,6 +292,13 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
             for (uint32_t j = 0; j < v->via.array.size && j < SDNMPI_RPC_MAX_LOADS; j++)
                 if (get_int(&v->via.array.ptr[j], &out->max_load[j]))
                     return -1;
+        } else if (key_is(k, "locality")) {
+            if (v->type != MSGPACK_OBJECT_ARRAY)
+                return -1;
+            out->n_locality = v->via.array.size;
+            for (uint32_t j = 0; j < v->via.array.size && j < out->locality_cap; j++)
+                if (get_int(&v->via.array.ptr[j], &out->locality[j]))
+                    return -1;
         } else if (key_is(k, "group")) {
             if (v->type != MSGPACK_OBJECT_STR)
                 return -1;
@@ -302,7 +325,11 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
 
 int sdnmpi_rpc_decode_reply(const char *body, size_t len, struct sdnmpi_rpc_reply *out)
 {
+    int64_t *locality = out->locality;
+    size_t locality_cap = locality != NULL ? out->locality_cap : 0;
     memset(out, 0, sizeof *out);
+    out->locality = locality;
+    out->locality_cap = locality_cap;
     out->flows = -1;
     out->port = -1;
     out->switches = -1;

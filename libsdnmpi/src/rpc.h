@@ -41,6 +41,11 @@ struct sdnmpi_rpc_reply {
     int64_t switches;                        /* plan_bcast: switches on the tree; -1 if absent */
     char top[24];                            /* plan_bcast: dpid of the top switch ("" if none) */
     int cached;                              /* plan_allreduce/plan_bcast: answered from the cache */
+    /* locate: the caller points `locality` at locality_cap entries before the call (decoding
+     * keeps both, so zero-initialise every reply struct); n_locality = the reply's entries, of
+     * which the first locality_cap are stored */
+    int64_t *locality;
+    size_t locality_cap, n_locality;
 };
 
 /* Encoders: 0 on success, -1 on allocation failure or oversized body (buf->overflow).
@@ -48,6 +53,8 @@ struct sdnmpi_rpc_reply {
 int sdnmpi_rpc_encode_hello(struct sdnmpi_rpc_buf *buf, int64_t id);
 int sdnmpi_rpc_encode_register(struct sdnmpi_rpc_buf *buf, int64_t id, const uint32_t *hosts,
                                size_t nhosts);
+int sdnmpi_rpc_encode_locate(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job,
+                             const uint32_t *hosts, size_t nhosts);
 int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job,
                                      int64_t comm, const char *planner,
                                      const struct sdnmpi_host_steps *steps);

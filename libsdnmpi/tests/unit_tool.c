@@ -10,6 +10,7 @@
  *   unit_tool encode register ID IP...
  *   unit_tool encode plan ID JOB COMM PLANNER|- IP...   (steps of the ranks on IP...)
  *   unit_tool encode plan_bcast ID JOB COMM ROOT_IP IP...   (members IP...)
+ *   unit_tool encode locate ID IP...           (job 42)
  *   unit_tool encode release ID JOB
  *   unit_tool wire TAG EPOCH ROUND KIND INDEX   a Bcast datagram header, hex on stdout
  *   unit_tool unwire HEX                       the header fields, or "invalid"
@@ -92,11 +93,13 @@ static int cmd_encode(int argc, char **argv)
     int rc = -1;
     if (argc >= 2 && !strcmp(argv[0], "hello")) {
         rc = sdnmpi_rpc_encode_hello(&buf, atoll(argv[1]));
-    } else if (argc >= 2 && !strcmp(argv[0], "register")) {
+    } else if (argc >= 2 && (!strcmp(argv[0], "register") || !strcmp(argv[0], "locate"))) {
         int n = argc - 2;
         uint32_t *ips = malloc((size_t)(n > 0 ? n : 1) * sizeof *ips);
         if (ips != NULL && !parse_ips(n, argv + 2, ips))
-            rc = sdnmpi_rpc_encode_register(&buf, atoll(argv[1]), ips, (size_t)n);
+            rc = !strcmp(argv[0], "register")
+                     ? sdnmpi_rpc_encode_register(&buf, atoll(argv[1]), ips, (size_t)n)
+                     : sdnmpi_rpc_encode_locate(&buf, atoll(argv[1]), 42, ips, (size_t)n);
         free(ips);
     } else if (argc >= 5 && !strcmp(argv[0], "plan")) {
         struct sdnmpi_host_steps hs;
@@ -151,7 +154,7 @@ static int cmd_decode(void)
     ssize_t r;
     while (n < sizeof body && (r = read(STDIN_FILENO, body + n, sizeof body - n)) > 0)
         n += (size_t)r;
-    struct sdnmpi_rpc_reply rep;
+    struct sdnmpi_rpc_reply rep = {0};
     if (sdnmpi_rpc_decode_reply(body, n, &rep)) {
         printf("{\"valid\": false}\n");
         return 0;

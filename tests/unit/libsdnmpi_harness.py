@@ -125,6 +125,11 @@ def in_netns(name):
 
 # ---------------------------------------------------------------------------------------------
 # stub controller
+def leaf_of(ip, leaves):
+    """The stub's locate answer for ``ip``: leaf (last octet % leaves), or -1 if leaves is None."""
+    return -1 if leaves is None else int(ip.rsplit(".", 1)[1]) % leaves
+
+
 class StubController:
     """docs/rpc.md on 127.0.0.1:<port>, optionally inside network namespace `netns`.
 
@@ -134,12 +139,15 @@ class StubController:
     server      the hello reply's server name
     plan_reply  if given, the fields of every plan_allreduce reply (instead of ones computed from
                 the steps)
+    leaves      locate replies: None, every host unknown (-1: the library keeps the ranks' order);
+                K, host a.b.c.d on leaf d % K
 
     plan_bcast gets a group 239.77.X.Y and a port of the stub's own per (comm, root), like the
     controller; the same pair when repeated.
     """
 
-    def __init__(self, mode="ok", loads="flat", netns=None, job=JOB, server=SERVER, plan_reply=None):
+    def __init__(self, mode="ok", loads="flat", netns=None, job=JOB, server=SERVER, plan_reply=None,
+                 leaves=None):
         if mode not in MODES or loads not in LOADS:
             raise ValueError("unknown mode %r or loads %r" % (mode, loads))
         self.mode = mode
@@ -147,6 +155,7 @@ class StubController:
         self.job = job
         self.server = server
         self.plan_reply = plan_reply
+        self.leaves = leaves
         self.lock = threading.Lock()
         self.conns = []          # one dict per connection: {"requests": [...], "closed": bool}
         self.errors = []         # requests the schema refused, protocol violations
@@ -228,6 +237,8 @@ class StubController:
             if self.mode == "refuse_register":
                 return reply(req.id, error=REFUSED_REGISTER)
             return reply(req.id, job=self.job)
+        if req.op == "locate":
+            return reply(req.id, locality=[leaf_of(ip, self.leaves) for ip in req.args["hosts"]])
         if req.op == "plan_allreduce":
             return self._answer_plan(req)
         if req.op == "plan_bcast":

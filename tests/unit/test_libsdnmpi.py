@@ -226,6 +226,8 @@ def test_rpc_requests_pass_the_controller_schema(built):
     assert sorted_steps(raw["steps"]) == [[list(pair) + [c] for pair, c in step] for step in req.args["steps"]]
     raw = msgpack.unpackb(frame_body(tool("encode", "plan", 4, 42, 0, "dmodk", *ranks)), raw=False)
     assert raw["planner"] == "dmodk"
+    req = rpc_schema.decode_request(frame_body(tool("encode", "locate", 6, *hosts)))
+    assert req.op == "locate" and req.args == {"job": 42, "hosts": hosts}
     raw = msgpack.unpackb(frame_body(tool("encode", "release", 5, 42)), raw=False)
     assert raw == {"v": 1, "id": 5, "op": "release", "job": 42}
 
@@ -333,7 +335,8 @@ def check_stub_records(stub, np, nhosts):
     if "odd" in needed:
         odd = [r for i, r in plans if i == 1]
         assert len(odd) == 1 and sorted_steps(odd[0]["steps"]) == sorted_steps(needed["odd"])
-        assert [r["op"] for r in stub.conns[1]["requests"]] == ["hello", "plan_allreduce"]
+        locate = ["locate"] if len(members["odd"]) >= 3 else []   # (the stub knows no leaves: no reordering)
+        assert [r["op"] for r in stub.conns[1]["requests"]] == ["hello"] + locate + ["plan_allreduce"]
     ids = [r["comm"] for _, r in plans]
     assert len(set(ids)) == len(ids), ids
     assert all(r["job"] == 7 for _, r in plans)
@@ -374,6 +377,32 @@ def test_rabenseifner_in_the_controllers_order(built, stub_factory, np):
     dims = (1 << (np.bit_length() - 1)).bit_length() - 1
     want = ",".join(str(1 << k) for k in reversed(range(dims)))
     assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=%d .* halving=\[%s\] in" % (np, want), out["stderr"])
+
+
+@pytest.mark.parametrize("np,nhosts,leaves", [(8, 8, 2), (6, 3, 2), (9, 9, 3)])
+def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves):
+    """The leader asks where the hosts are (locate) and orders the ranks leaf by leaf, then host
+    by host: the plan's pairs are those of the reordered ranks, and the results still equal
+    PMPI's."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_RABENSEIFNER_MIN": "16"}
+    out = run_check(np, "sdn", env, quick=True, seed=93)
+    assert out["rab"] > 0 and out["rd"] > 0
+    hosts = fake_hosts(np, nhosts)
+    locates = [r for i, r in stub.requests("locate") if i == 0]
+    assert locates and locates[0]["hosts"] == hosts
+    order = sorted(range(np), key=lambda r: (int(hosts[r].rsplit(".", 1)[1]) % leaves, hosts[r], r))
+    world = [r for i, r in stub.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
+    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(expected_steps([hosts[r] for r in order]))]
+    moved = sum(r != i for i, r in enumerate(order))
+    assert "sdnmpi[0]: plan ranks=%d: ranks ordered by leaf and host (%d moved)" % (np, moved) in out["stderr"]
+    # SDN_MPI_REORDER=0: no locate, the ranks keep their order
+    stub2 = stub_factory(leaves=leaves)
+    run_check(np, "sdn", dict(env, SDN_MPI_CONTROLLER=stub2.address, SDN_MPI_REORDER="0"), quick=True, seed=93)
+    assert stub2.requests("locate") == []
+    world = [r for i, r in stub2.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
+    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(expected_steps(hosts))]
 
 
 def test_size_window(built, stub_factory):
@@ -442,8 +471,11 @@ def test_controller_closes_after_register(built, stub_factory):
     out = run_check(4, "any", env, quick=True)
     # World rank 0's connection is gone: its communicators fall back, the odd half (led by world
     # rank 1 over its own connection) still gets routes.
+    # (its first request, locate, finds the connection closed; the plan then does not try again)
+    assert re.search(r"sdnmpi\[0\]: plan ranks=4: ranks keep their order \(locate: (send failed|no reply): [^)]*\)",
+                     out["stderr"])
     assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=4 hosts=4 steps=2 pairs=8: failed after \S+ "
-                     r"\((send failed|no reply): [^)]*\), falling back", out["stderr"])
+                     r"\(an earlier failure closed the connection\), falling back", out["stderr"])
     assert out["pmpi"] > 0  # rank 0's counts: all its communicators fell back
     # the odd half's id: 1 + leader's world rank + world size * communicators it led before
     assert re.search(r"sdnmpi\[1\]: plan comm=2 ranks=2 hosts=2 steps=1 pairs=2: ok", out["stderr"])

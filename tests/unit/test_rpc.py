@@ -155,6 +155,18 @@ def test_register_plan_release(service):
     assert reply(service, request("release", job=job))["error"] == "unknown job %d" % job
 
 
+def test_locate_gives_each_hosts_leaf(service):
+    job = register(service)
+    hosts = IPS[:5] + ["10.99.0.1", IPS[0]]
+    r = reply(service, request("locate", req_id=3, job=job, hosts=hosts))
+    assert r["status"] == "ok" and r["id"] == 3
+    topo = service.core.topology
+    assert r["locality"] == [topo.host_by_ip(ip).dpid for ip in IPS[:5]] + [-1, topo.host_by_ip(IPS[0]).dpid]
+    assert len(set(r["locality"][:5])) > 1                   # the hosts sit on several leaves
+    assert reply(service, request("locate", job=job + 1, hosts=IPS))["error"] == "unknown job %d" % (job + 1)
+    assert "hosts must be a list" in reply(service, request("locate", job=job, hosts=[]))["error"]
+
+
 def test_jobs_never_touch_each_others_flows(service):
     a, b = register(service, "A"), register(service, "B")
     for job, owner in ((a, "A"), (b, "B")):
