@@ -34,7 +34,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
+from benchcore import fmt_seconds  # noqa: E402
 from sdnmpi.primitives import ALLREDUCE_PLANNERS, fabric, fattree, routing, schedule  # noqa: E402
 
 # (kind, parameters): hosts = leaves * hosts_per_leaf, or k^3/4 * (hosts_per_edge / (k/2)).
@@ -163,16 +166,6 @@ def _short(values, limit=8):
     values = list(values)
     text = ",".join(str(v) for v in values[:limit])
     return "[%s%s]" % (text, ",..." if len(values) > limit else "")
-
-
-def fmt_seconds(s):
-    if s is None:
-        return "-"
-    if s >= 1:
-        return "%.2f s" % s
-    if s >= 1e-3:
-        return "%.1f ms" % (s * 1e3)
-    return "%.0f us" % (s * 1e6)
 
 
 def main(argv=None):

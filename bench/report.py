@@ -415,9 +415,30 @@ def _legend(ax, size):
         ax.legend(fontsize=size)
 
 
-def _errorbar(ax, recs, label, **kw):
-    recs = sorted(recs, key=lambda r: r["bytes"])
-    x = [r["bytes"] for r in recs]
+TIME_LABEL = "time (s), median with min-max"
+
+
+def _save(plt, fig, ax, out_dir, name, xlabel, ylabel, title, legend_size=7, logy=True):
+    """Log-2 x axis (log y unless ``logy`` is false), labels, grid and legend; writes ``name``
+    into ``out_dir`` and closes the figure. Returns ``name``."""
+    ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    _legend(ax, legend_size)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, name), dpi=110)
+    plt.close(fig)
+    return name
+
+
+def _errorbar(ax, recs, label, x_key="bytes", **kw):
+    """Median with min-max bars of ``recs`` against their ``x_key``."""
+    recs = sorted(recs, key=lambda r: r[x_key])
+    x = [r[x_key] for r in recs]
     y = [r["median_s"] for r in recs]
     lo = [r["median_s"] - r["min_s"] for r in recs]
     hi = [r["max_s"] - r["median_s"] for r in recs]
@@ -449,18 +470,8 @@ def plot_all(results, out_dir):
                 if lim:
                     ax.plot([b for b, _ in lim], [l for _, l in lim], ":", color=colors.get(placement),
                             label="limit %s p=%d" % (placement, p))
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("message size (bytes)")
-        ax.set_ylabel("time (s), median with min-max")
-        ax.set_title("Allreduce, default routing %s" % routing)
-        ax.grid(True, which="both", alpha=0.3)
-        _legend(ax, 7)
-        name = "allreduce_time_%s.png" % routing
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, name), dpi=110)
-        plt.close(fig)
-        files.append(name)
+        files.append(_save(plt, fig, ax, out_dir, "allreduce_time_%s.png" % routing, "message size (bytes)",
+                           TIME_LABEL, "Allreduce, default routing %s" % routing))
 
     # speedup vs size (allreduce and, if present, bcast)
     for collective in ("allreduce", "bcast"):
@@ -479,17 +490,9 @@ def plot_all(results, out_dir):
             label = "%s %s p=%d" % key[:3] + ("" if key[3] is None else " root %d" % key[3])
             ax.plot([b for b, _ in pts], [v for _, v in pts], marker="o", label=label)
         ax.axhline(1.0, color="black", linewidth=1)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("message size (bytes)")
-        ax.set_ylabel("speedup (Open MPI median / sdnmpi median)")
-        ax.set_title("%s speedup of sdnmpi" % collective.capitalize())
-        ax.grid(True, which="both", alpha=0.3)
-        _legend(ax, 7)
-        name = "%s_speedup.png" % collective
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, name), dpi=110)
-        plt.close(fig)
-        files.append(name)
+        files.append(_save(plt, fig, ax, out_dir, "%s_speedup.png" % collective, "message size (bytes)",
+                           "speedup (Open MPI median / sdnmpi median)",
+                           "%s speedup of sdnmpi" % collective.capitalize(), logy=False))
 
     # bcast: time vs size per routing, and time vs p
     bc = [r for r in records if r["collective"] == "bcast"]
@@ -499,18 +502,8 @@ def plot_all(results, out_dir):
         for key in sorted({(r["placement"], r["nprocs"], r["root"], r["impl"]) for r in sub}):
             recs = [r for r in sub if (r["placement"], r["nprocs"], r["root"], r["impl"]) == key]
             _errorbar(ax, recs, "%s %s p=%d root %s" % (key[3], key[0], key[1], key[2]), linestyle=styles[key[3]])
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("message size (bytes)")
-        ax.set_ylabel("time (s), median with min-max")
-        ax.set_title("Bcast, default routing %s" % routing)
-        ax.grid(True, which="both", alpha=0.3)
-        _legend(ax, 6)
-        name = "bcast_time_%s.png" % routing
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, name), dpi=110)
-        plt.close(fig)
-        files.append(name)
+        files.append(_save(plt, fig, ax, out_dir, "bcast_time_%s.png" % routing, "message size (bytes)",
+                           TIME_LABEL, "Bcast, default routing %s" % routing, legend_size=6))
     if bc:
         sizes = sorted({r["bytes"] for r in bc})
         size = 1 << 20 if (1 << 20) in sizes else sizes[-1]
@@ -518,24 +511,13 @@ def plot_all(results, out_dir):
         sub = [r for r in bc if r["bytes"] == size and r["root"] == 0]
         for key in sorted({(r["routing"], r["placement"], r["impl"]) for r in sub},
                           key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2])):
-            recs = sorted([r for r in sub if (r["routing"], r["placement"], r["impl"]) == key], key=lambda r: r["nprocs"])
-            ax.errorbar([r["nprocs"] for r in recs], [r["median_s"] for r in recs],
-                        yerr=[[r["median_s"] - r["min_s"] for r in recs], [r["max_s"] - r["median_s"] for r in recs]],
-                        marker="o", capsize=3, linestyle=styles[key[2]], label="%s %s %s" % (key[2], key[0], key[1]))
+            recs = [r for r in sub if (r["routing"], r["placement"], r["impl"]) == key]
+            _errorbar(ax, recs, "%s %s %s" % (key[2], key[0], key[1]), x_key="nprocs", linestyle=styles[key[2]])
         lim = sorted({(r["nprocs"], r["limit_s"]) for r in sub if r.get("limit_s") is not None})
         if lim:
             ax.plot([p for p, _ in lim], [l for _, l in lim], ":", color="black", label="limit")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("processes p")
-        ax.set_ylabel("time (s), median with min-max")
-        ax.set_title("Bcast of %s from rank 0 vs p" % fmt_bytes(size))
-        ax.grid(True, which="both", alpha=0.3)
-        _legend(ax, 7)
-        name = "bcast_time_vs_p.png"
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, name), dpi=110)
-        plt.close(fig)
-        files.append(name)
+        files.append(_save(plt, fig, ax, out_dir, "bcast_time_vs_p.png", "processes p", TIME_LABEL,
+                           "Bcast of %s from rank 0 vs p" % fmt_bytes(size), logy=False))
 
     ps = results.get("planner_scale") or []
     if ps:
@@ -544,18 +526,8 @@ def plot_all(results, out_dir):
             rows = sorted([r for r in ps if (r["kind"], r["planner"], r["placement"]) == key], key=lambda r: r["hosts"])
             ax.plot([r["hosts"] for r in rows], [r["plan_s"] for r in rows], marker="o",
                     linestyle="-" if key[1] == "balanced" else "--", label="%s %s %s" % key)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("hosts (p = all hosts)")
-        ax.set_ylabel("planner time (s)")
-        ax.set_title("Allreduce planner time")
-        ax.grid(True, which="both", alpha=0.3)
-        _legend(ax, 7)
-        name = "planner_scale.png"
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, name), dpi=110)
-        plt.close(fig)
-        files.append(name)
+        files.append(_save(plt, fig, ax, out_dir, "planner_scale.png", "hosts (p = all hosts)", "planner time (s)",
+                           "Allreduce planner time"))
     return files
 
 
