@@ -35,9 +35,7 @@ int sdnmpi_allreduce_rabenseifner(const void *sendbuf, void *recvbuf, int count,
         || p == 1)
         return rc;
     sdnmpi_rd_geometry(p, &pof2, &rem);
-    int dims = 0;
-    for (int d = 1; d < pof2; d <<= 1)
-        dims++;
+    int dims = sdnmpi_rd_nsteps(p) - (rem ? 2 : 0); /* the exchange steps: log2 pof2 */
     if (count < pof2 || ndims != dims) /* the dispatcher never asks for this; stay correct */
         return sdnmpi_allreduce_rd(MPI_IN_PLACE, recvbuf, count, datatype, extent, op, comm);
 
