@@ -296,6 +296,27 @@ def speedup(ompi, sdn):
     return ompi["median_s"] / sdn["median_s"]
 
 
+INTERVAL_MIN_SAMPLES = 5
+
+
+def speedup_interval(ompi, sdn, level=0.95, draws=2000, seed=1):
+    """A bootstrap percentile interval (lo, hi) of the speedup: both sides' samples are resampled
+    with replacement, independently, ``draws`` times, and each draw's ratio of medians is taken.
+    Deterministic (seeded). None if either side has fewer than INTERVAL_MIN_SAMPLES samples.
+
+    It says how far the noise alone moves the speedup: a row whose whole interval lies below a
+    threshold is below it beyond the noise; one whose interval straddles it is not resolved."""
+    a = (ompi or {}).get("samples_s") or []
+    b = (sdn or {}).get("samples_s") or []
+    if len(a) < INTERVAL_MIN_SAMPLES or len(b) < INTERVAL_MIN_SAMPLES or min(b) <= 0:
+        return None
+    rng = random.Random(seed)
+    ratios = sorted(statistics.median(rng.choices(a, k=len(a))) / statistics.median(rng.choices(b, k=len(b)))
+                    for _ in range(draws))
+    tail = (1.0 - level) / 2.0
+    return ratios[int(tail * draws)], ratios[min(draws - 1, int((1.0 - tail) * draws))]
+
+
 def fraction_of_limit(rec):
     """limit / median (1.0 = at the physical limit), or None."""
     if not rec or not rec.get("limit_s") or not rec.get("median_s"):

@@ -15,6 +15,8 @@
  * point to the next (O S | S O | O S ...), and for the same point from one repetition to the next.
  * So slow drifts of the machine spread over every size and both implementations alike, each goes
  * first equally often, and the fabric's routes change only once per point (see --toggle).
+ * --calls C,C,... (one per size, allreduce): at that point each implementation makes C calls back to
+ * back instead of one, so short calls get many samples for the same number of route switches.
  *
  * Rank 0 prints one JSON object per line on stdout, each starting with {"bench": ...}; run.py
  * collects them. Results are checked (outside the timed region): sdnmpi's allreduce result must be
@@ -69,6 +71,8 @@ struct options {
     const char *collective;
     long sizes[MAX_LIST];
     int nsizes;
+    long calls[MAX_LIST];           /* back-to-back timed calls per implementation per point */
+    int ncalls;
     int roots[MAX_LIST];
     int nroots;
     int reps;
@@ -164,7 +168,7 @@ static void usage(void)
         fprintf(stderr,
                 "usage: coll_bench --collective allreduce|bcast|init --sizes N,N,... [--reps R]\n"
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
-                "       [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n");
+                "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -177,6 +181,7 @@ static void parse_options(int argc, char **argv)
 #define NEED() do { if (!v) usage(); i++; } while (0)
         if (!strcmp(a, "--collective")) { NEED(); opt.collective = v; }
         else if (!strcmp(a, "--sizes")) { NEED(); opt.nsizes = parse_list(v, opt.sizes, MAX_LIST); }
+        else if (!strcmp(a, "--calls")) { NEED(); opt.ncalls = parse_list(v, opt.calls, MAX_LIST); }
         else if (!strcmp(a, "--roots")) {
             NEED();
             long tmp[MAX_LIST];
@@ -197,6 +202,11 @@ static void parse_options(int argc, char **argv)
     }
     if (opt.reps < 1 || opt.tiny_block < 1 || opt.tiny_reps < 0)
         usage();
+    if (opt.ncalls && opt.ncalls != opt.nsizes)
+        die("--calls has %d entries for %d sizes", opt.ncalls, opt.nsizes);
+    for (int k = 0; k < opt.ncalls; k++)
+        if (opt.calls[k] < 1 || opt.calls[k] > 1000)
+            die("--calls entries must be 1..1000, got %ld", opt.calls[k]);
     for (int k = 0; k < opt.nsizes; k++)
         if (opt.sizes[k] % 8)
             die("sizes must be multiples of 8 bytes (doubles), got %ld", opt.sizes[k]);
@@ -435,12 +445,18 @@ static void run_allreduce(void)
             fprintf(stderr, "coll_bench: SDN_MPI_Allreduce result differs at %ld bytes\n",
                     opt.sizes[k]);
     }
+    /* Each repetition visits every size; per size, each implementation makes --calls calls back
+     * to back (one route switch per implementation, however many calls), first one, then the
+     * other, alternating which goes first. */
     for (int rep = 0; rep < opt.reps; rep++) {
         for (int k = 0; k < opt.nsizes; k++) {
+            int calls = opt.ncalls ? (int)opt.calls[k] : 1;
             for (int j = 0; j < 2; j++) {
                 enum impl which = (enum impl)((j + rep + k) % 2);
-                double t = timed_allreduce(which, opt.sizes[k]);
-                emit_sample("allreduce", which, opt.sizes[k], -1, rep, t);
+                for (int c = 0; c < calls; c++) {
+                    double t = timed_allreduce(which, opt.sizes[k]);
+                    emit_sample("allreduce", which, opt.sizes[k], -1, rep * calls + c, t);
+                }
             }
         }
         emit("\"rep_done\", \"collective\": \"allreduce\", \"rep\": %d", rep);

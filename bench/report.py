@@ -34,6 +34,10 @@ def _ratio(value, digits=2):
     return "-" if value is None else ("%.*f" % (digits, value))
 
 
+def _interval(iv):
+    return "-" if iv is None else "%.2f-%.2f" % iv
+
+
 def _pct(value):
     return "-" if value is None else "%.0f%%" % (100 * value)
 
@@ -76,7 +80,7 @@ def collective_table(records, collective, flagged=()):
     if not pairs:
         return None
     head = ["routing", "placement", "p"] + (["root"] if collective == "bcast" else []) + [
-        "size", "Open MPI median (min-max)", "sdnmpi median (min-max)", "speedup", "limit",
+        "size", "Open MPI median (min-max)", "sdnmpi median (min-max)", "speedup", "95% interval", "limit",
         "Open MPI / limit", "sdnmpi / limit"] + (
         ["one-tree limit", "sdnmpi / one-tree limit"] if collective == "bcast" else []) + ["n"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -88,7 +92,7 @@ def collective_table(records, collective, flagged=()):
         if collective == "bcast":
             cells.append(str(rec.get("root")))
         cells += [fmt_bytes(rec["bytes"]), _range(ompi), _range(sdn), _ratio(s) + mark,
-                  _limit_cell(rec), _pct(benchcore.fraction_of_limit(ompi)),
+                  _interval(benchcore.speedup_interval(ompi, sdn)), _limit_cell(rec), _pct(benchcore.fraction_of_limit(ompi)),
                   _pct(benchcore.fraction_of_limit(sdn))]
         if collective == "bcast":
             cells += _tree_cells(rec, sdn)
@@ -128,26 +132,47 @@ def text_table(records, collectives=("allreduce", "bcast")):
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [TEXT_HEAD] + rows]
 
 
-def speedup_summary(records, collective, min_bytes=0):
-    """Per (routing, placement[, p]): geometric mean speedup over sizes >= min_bytes, and losses."""
+FLOOR = 0.95   # issue 3: never below 0.95x of the baseline
+
+
+def floor_verdict(ompi, sdn, floor=FLOOR):
+    """Where a row stands against ``floor``: "below" (the whole 95 % interval of the speedup is
+    below it: slower beyond the noise), "unresolved" (the median speedup is below it but the
+    interval reaches it, or too few samples for an interval), or "met"; None without a speedup."""
+    s = benchcore.speedup(ompi, sdn)
+    if s is None:
+        return None
+    iv = benchcore.speedup_interval(ompi, sdn)
+    if iv is not None and iv[1] < floor:
+        return "below"
+    return "unresolved" if s < floor else "met"
+
+
+def speedup_summary(records, collective, min_bytes=0, floor=FLOOR):
+    """Per (routing, placement[, p]): geometric mean speedup over sizes >= min_bytes, the rows
+    where sdnmpi is slower, and the rows below ``floor`` beyond the noise or only within it."""
     groups = {}
     for ompi, sdn in benchcore.pair_records(records, collective):
         s = benchcore.speedup(ompi, sdn)
         if s is None or ompi["bytes"] < min_bytes:
             continue
         key = (ompi["routing"], ompi["placement"], ompi["nprocs"])
-        groups.setdefault(key, []).append((s, ompi["bytes"]))
+        groups.setdefault(key, []).append((s, ompi["bytes"], floor_verdict(ompi, sdn, floor)))
     if not groups:
         return None
-    lines = ["| routing | placement | p | sizes | geometric mean speedup | min | max | rows where sdnmpi is slower |",
-             "|---|---|---|---:|---:|---:|---:|---|"]
+    lines = ["| routing | placement | p | sizes | geometric mean speedup | min | max | rows where sdnmpi is slower "
+             "| below %.2fx beyond the noise | below %.2fx within the noise |" % (floor, floor),
+             "|---|---|---|---:|---:|---:|---:|---|---|---|"]
+
+    def sizes(vals, verdict=None):
+        picked = [fmt_bytes(b) for v, b, got in vals if (got == verdict if verdict else v < 1)]
+        return ", ".join(picked) if picked else "none"
     for key in sorted(groups, key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2])):
         vals = groups[key]
-        gm = math.exp(sum(math.log(v) for v, _ in vals) / len(vals))
-        slower = [fmt_bytes(b) for v, b in vals if v < 1]
-        lines.append("| %s | %s | %d | %d | %.2f | %.2f | %.2f | %s |" % (
-            key[0], key[1], key[2], len(vals), gm, min(v for v, _ in vals), max(v for v, _ in vals),
-            ", ".join(slower) if slower else "none"))
+        gm = math.exp(sum(math.log(v) for v, _, _ in vals) / len(vals))
+        lines.append("| %s | %s | %d | %d | %.2f | %.2f | %.2f | %s | %s | %s |" % (
+            key[0], key[1], key[2], len(vals), gm, min(v for v, _, _ in vals), max(v for v, _, _ in vals),
+            sizes(vals), sizes(vals, "below"), sizes(vals, "unresolved")))
     return "\n".join(lines)
 
 
@@ -353,9 +378,11 @@ def render_markdown(results):
     out += ["", "## Allreduce", ""]
     table = collective_table(records, "allreduce", disrupted)
     out.append(table or "(no allreduce results)")
-    summary = speedup_summary(records, "allreduce", min_bytes=4096)
+    summary = speedup_summary(records, "allreduce")
     if summary:
-        out += ["", "Summary over the sizes >= 4 KiB:", "", summary]
+        out += ["", "Summary over every size. The 95 %% interval of a row's speedup comes from its samples "
+                "(bootstrap, bench/README.md). A row is below %.2fx beyond the noise when its whole interval "
+                "is below %.2fx, and within the noise when only its median is." % (FLOOR, FLOOR), "", summary]
 
     out += ["", "## Bcast", ""]
     if not method.get("have_sdn_bcast", True):

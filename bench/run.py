@@ -23,6 +23,7 @@ import datetime
 import importlib.metadata
 import json
 import logging
+import math
 import os
 import platform
 import re
@@ -69,6 +70,8 @@ QUICK = {
     "bcast_placements": "block",
     "reps": 2,
     "tiny_reps": 10,
+    "tiny_block": 10,
+    "point_seconds": 0.3,
     "init_reps": 1,
     "iperf_seconds": 5,
     "planner_max_hosts": planner_scale.QUICK_MAX_HOSTS,
@@ -82,7 +85,9 @@ FULL = {
     "bcast_routings": "single,dmodk,ecmp",
     "bcast_placements": "block",
     "reps": 5,
-    "tiny_reps": 30,
+    "tiny_reps": 100,
+    "tiny_block": 20,
+    "point_seconds": 0.5,
     "init_reps": 2,
     "iperf_seconds": 8,
     "planner_max_hosts": 4096,
@@ -950,6 +955,8 @@ def run_mpi_job(bench, job, progress):
     prog = [bench.coll_bench, "--collective", job["collective"], "--reps", job["reps"]]
     if job.get("sizes"):
         prog += ["--sizes", ",".join(str(s) for s in job["sizes"])]
+    if job.get("calls"):
+        prog += ["--calls", ",".join(str(c) for c in job["calls"])]
     if job.get("roots"):
         prog += ["--roots", ",".join(str(r) for r in job["roots"])]
     prog += ["--tiny-reps", job.get("tiny_reps", 0), "--tiny-block", job.get("tiny_block", 10),
@@ -1104,6 +1111,16 @@ def estimate_call_s(fab, hosts, collective, nbytes, root=0, impl="openmpi"):
 TOGGLE_S = 0.7
 
 
+def calls_per_point(est_call_s, point_seconds, max_calls):
+    """Back-to-back calls per implementation at one allreduce point: enough for about
+    ``point_seconds`` of samples (each call estimated at ``est_call_s``), between 1 and
+    ``max_calls``. Short calls are noisy (a few ms of jitter in userspace OVS), so they get more
+    samples; long ones keep one call per route switch."""
+    if point_seconds <= 0 or est_call_s <= 0:
+        return 1
+    return max(1, min(max_calls, int(math.ceil(point_seconds / est_call_s))))
+
+
 def plan_jobs(args, fab, have_sdn_bcast):
     """The list of jobs (dicts) in run order, grouped by routing."""
     n = fab.hosts
@@ -1129,9 +1146,11 @@ def plan_jobs(args, fab, have_sdn_bcast):
             for placement in placements:
                 for p in ar_nprocs:
                     hosts = benchcore.placement_hosts(placement, n, p, args.seed)
+                    est = [estimate_call_s(fab, hosts, "allreduce", s) for s in ar_sizes]
+                    calls = [calls_per_point(e, args.point_seconds, args.max_calls) for e in est]
                     # timed, check, and the warm-up up to 256 KiB
-                    work = sum(estimate_call_s(fab, hosts, "allreduce", s) * (args.reps * 2 + 2 + (2 if s <= 262144 else 0))
-                               for s in ar_sizes)
+                    work = sum(e * (args.reps * 2 * c + 2 + (2 if s <= 262144 else 0))
+                               for s, e, c in zip(ar_sizes, est, calls))
                     work += args.tiny_reps * 2 * 0.02 + 4
                     blocks = -(-args.tiny_reps // max(1, args.tiny_block))
                     toggles = blocks + 3 + len(ar_sizes) * (args.reps + 1)
@@ -1139,7 +1158,7 @@ def plan_jobs(args, fab, have_sdn_bcast):
                     jobs.append({"name": "allreduce-%s-%s-p%d" % (routing, placement, p),
                                  "collective": "allreduce", "routing": routing, "placement": placement,
                                  "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": ar_sizes,
-                                 "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
+                                 "calls": calls, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
                                  "nimpl": 2, "work": work})
         if "bcast" in args.collectives and routing in bcast_routings:
             nimpl = 2 if have_sdn_bcast else 1
@@ -1162,7 +1181,8 @@ def plan_jobs(args, fab, have_sdn_bcast):
         job["label"] = "%s/%s p=%d" % (job["routing"], job["placement"], job["nprocs"])
         job["timeout_s"] = args.job_timeout or (5 * job["work"] + 300)
         if "work_per_byte" not in job:
-            total_bytes = sum(job.get("sizes", [])) * job["reps"] * job["nimpl"] * max(1, len(job.get("roots", [0])))
+            total_bytes = (sum(s * c for s, c in zip(job.get("sizes", []), job.get("calls") or [1] * 99))
+                           * job["reps"] * job["nimpl"] * max(1, len(job.get("roots", [0]))))
             job["work_per_byte"] = (0.8 * job["work"] / total_bytes) if total_bytes else 0.0
     return jobs
 
@@ -1208,7 +1228,11 @@ def parse_args(argv):
                    help="bcast roots: 'auto' (rank 0 and the first rank on another leaf) or ranks, e.g. 0")
     g.add_argument("--reps", type=int, help="timed calls per implementation and point (%d)" % FULL["reps"])
     g.add_argument("--tiny-reps", type=int, help="8-byte allreduce calls per implementation (%d)" % FULL["tiny_reps"])
-    g.add_argument("--tiny-block", type=int, default=10, help="8-byte calls per block between switches")
+    g.add_argument("--tiny-block", type=int, help="8-byte calls per block between switches (%d)" % FULL["tiny_block"])
+    g.add_argument("--point-seconds", type=float,
+                   help="allreduce: per repetition and point, each implementation makes back-to-back calls "
+                        "for about this long (estimated; 0: one call) (%g)" % FULL["point_seconds"])
+    g.add_argument("--max-calls", type=int, default=8, help="at most this many back-to-back calls (8)")
     g.add_argument("--init-reps", type=int, help="extra init-only jobs per routing (%d)" % FULL["init_reps"])
     g.add_argument("--seed", type=int, default=7, help="seed of the random placement")
     g.add_argument("--no-hide-job-flows", action="store_true",
@@ -1347,7 +1371,8 @@ def main(argv=None):
                            **dict(args.mca)},
                    "extra_mca": dict(args.mca),
                    "ranks_per_host": 1, "sdn_env": sdn_env(args)},
-        "method": {"reps": args.reps, "tiny_reps": args.tiny_reps, "seed": args.seed,
+        "method": {"reps": args.reps, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
+                   "point_seconds": args.point_seconds, "max_calls": args.max_calls, "seed": args.seed,
                    "hide_job_flows": not args.no_hide_job_flows, "have_sdn_bcast": have_sdn_bcast,
                    "route_switch": ("for Open MPI's calls, override flows (priority %d, cookie 0x%x) forward the job's "
                                     "host pairs as the default routes do; removed for sdnmpi's; after each change "

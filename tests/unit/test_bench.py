@@ -3,7 +3,9 @@ and a tiny planner-scale run. Pure and fast: no Mininet, no MPI, no root."""
 import json
 import math
 import os
+import random
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -145,6 +147,52 @@ def test_aggregate_samples_median_min_max_and_limits():
     assert len(pairs) == 1 and benchcore.speedup(*pairs[0]) == pytest.approx(1.6)
     assert benchcore.fraction_of_limit(o) == pytest.approx(21.0)
     assert benchcore.speedup(o, None) is None
+
+
+def test_speedup_interval_brackets_the_speedup_and_narrows_with_samples():
+    rng = random.Random(3)
+
+    def rec(impl, centre, n):
+        return {"impl": impl, "samples_s": [centre * rng.uniform(0.7, 1.3) for _ in range(n)]}
+    few = benchcore.speedup_interval(rec("openmpi", 2.0, 6), rec("sdnmpi", 1.0, 6))
+    many = benchcore.speedup_interval(rec("openmpi", 2.0, 200), rec("sdnmpi", 1.0, 200))
+    assert few[0] < few[1] and many[0] < 2.0 < many[1]
+    assert many[1] - many[0] < few[1] - few[0]           # more samples, a narrower interval
+    o, s = rec("openmpi", 2.0, 20), rec("sdnmpi", 1.0, 20)
+    assert benchcore.speedup_interval(o, s) == benchcore.speedup_interval(o, s)   # seeded
+    lo, hi = benchcore.speedup_interval(o, s)
+    assert lo <= benchcore.speedup(dict(o, median_s=statistics.median(o["samples_s"])),
+                                   dict(s, median_s=statistics.median(s["samples_s"]))) <= hi
+    assert benchcore.speedup_interval(rec("openmpi", 2.0, 4), s) is None        # too few samples
+    assert benchcore.speedup_interval(o, None) is None
+
+
+def test_floor_verdict_tells_a_loss_beyond_the_noise_from_one_within_it():
+    def pair(o_times, s_times):
+        return tuple(benchcore.make_record("allreduce", impl, "dmodk", "block", 8, 4096, None, t, None)
+                     for impl, t in (("openmpi", o_times), ("sdnmpi", s_times)))
+    steady = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98]
+    assert report.floor_verdict(*pair(steady, [2 * t for t in steady])) == "below"
+    assert report.floor_verdict(*pair(steady, [0.5 * t for t in steady])) == "met"
+    noisy_o, noisy_s = [1.0, 0.5, 1.5, 0.7, 1.3, 1.0], [1.1, 0.6, 1.6, 0.8, 1.4, 1.1]
+    assert report.floor_verdict(*pair(noisy_o, noisy_s)) == "unresolved"
+    assert report.floor_verdict(*pair([1.0], [1.2])) == "unresolved"     # no interval from 1 sample
+    assert report.floor_verdict(pair(steady, steady)[0], None) is None
+    text = report.speedup_summary(list(pair(steady, [2 * t for t in steady])), "allreduce")
+    assert "| dmodk | block | 8 | 1 | 0.50 | 0.50 | 0.50 | 4 KiB | 4 KiB | none |" in text
+
+
+def test_short_allreduce_points_get_back_to_back_calls():
+    assert run.calls_per_point(0.02, 0.5, 8) == 8
+    assert run.calls_per_point(0.2, 0.5, 8) == 3
+    assert run.calls_per_point(2.0, 0.5, 8) == 1
+    assert run.calls_per_point(0.02, 0, 8) == 1
+    full = run.plan_jobs(run.parse_args([]), benchcore.Fabric(), True)
+    for job in (j for j in full if j["collective"] == "allreduce"):
+        assert len(job["calls"]) == len(job["sizes"]) and job["calls"][0] == 8 and job["calls"][-1] == 1
+        assert job["calls"] == sorted(job["calls"], reverse=True)
+    one = run.plan_jobs(run.parse_args(["--point-seconds", "0"]), benchcore.Fabric(), True)
+    assert all(c == 1 for j in one if j["collective"] == "allreduce" for c in j["calls"])
 
 
 def test_parse_sizes_and_formatting():
@@ -555,6 +603,36 @@ def test_coll_bench_alternates_the_implementations_and_talks_to_the_harness(tmp_
         assert switch.summary()["toggles"] <= 2 * len(points) + 8
     recs = benchcore.aggregate_samples(samples, "dmodk", "block", 3, lambda *a: None)
     assert {r["impl"] for r in recs} == set(impls) and all(len(r["samples_s"]) == 2 for r in recs)
+
+
+@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
+                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+def test_coll_bench_makes_back_to_back_calls_per_point_with_one_route_switch(tmp_path):
+    prog = build_coll_bench(tmp_path, 0)
+    toggle = tmp_path / "toggle"
+    toggle.mkdir()
+    switch = run.RouteSwitch(str(toggle), bridges=[], spine_ports={}, hide=True,
+                             on_end=lambda: None, wait=lambda: (0.0, None))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", SDN_MPI_DISABLE="1")
+    base = [MPIRUN, "--oversubscribe", "-np", "2", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1",
+            "-x", "SDN_MPI_DISABLE", str(prog), "--collective", "allreduce", "--reps", "2",
+            "--sizes", "4096,65536", "--tiny-reps", "0"]
+    with switch:
+        proc = subprocess.run(base + ["--calls", "3,1", "--toggle", str(toggle)], env=env, capture_output=True,
+                              text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    events = [e for e in (benchcore.parse_line(l) for l in proc.stdout.splitlines()) if e]
+    samples = [(e["impl"], e["bytes"], e["rep"]) for e in events if e["bench"] == "sample"]
+    for impl in ("openmpi", "sdnmpi"):
+        assert sorted(r for i, b, r in samples if i == impl and b == 4096) == list(range(6))
+        assert sorted(r for i, b, r in samples if i == impl and b == 65536) == [0, 1]
+    # each implementation's calls at a point are consecutive: 2 reps x 2 sizes x 2 implementations = 8 runs
+    runs = [k for k, (a, b) in enumerate(zip(samples, samples[1:])) if a[:2] != b[:2]]
+    assert len(runs) + 1 == 8
+    assert switch.summary()["toggles"] <= 8 + 4
+    bad = subprocess.run(base + ["--calls", "3"], env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "--calls has 1 entries for 2 sizes" in bad.stderr
 
 
 # --- planner scale --------------------------------------------------------------------------
