@@ -207,19 +207,35 @@ def overhead_table(records):
                                                              fmt_seconds(min(s)), fmt_seconds(max(s))))
     out = "\n".join(lines)
     if tiny:
-        t = ["", "Per-call cost once the plan is cached (tiny allreduce, blocks of calls alternating):", "",
-             "| routing | placement | p | size | Open MPI median | sdnmpi median | sdnmpi - Open MPI |",
-             "|---|---|---:|---:|---:|---:|---:|"]
-        for key in sorted(tiny, key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2], k[3])):
-            pair = tiny[key]
-            o, s = pair.get("openmpi"), pair.get("sdnmpi")
+        t = ["", "Per-call cost once the plan is cached (tiny allreduce, blocks of calls alternating). The "
+             "library runs the same code for these calls whatever the routes, so the last row pools every "
+             "job's samples:", "",
+             "| routing | placement | p | size | Open MPI median | sdnmpi median | sdnmpi - Open MPI "
+             "| speedup (95% interval) |",
+             "|---|---|---:|---:|---:|---:|---:|---|"]
+        rows = [(key[0], key[1], str(key[2]), key[3], tiny[key].get("openmpi"), tiny[key].get("sdnmpi"))
+                for key in sorted(tiny, key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2], k[3]))]
+        for nbytes in sorted({r[3] for r in rows}):
+            same = [r for r in rows if r[3] == nbytes]
+            if len(same) > 1:
+                rows.append(("all jobs", "pooled", "-", nbytes) + tuple(
+                    _pooled([r[4 + i] for r in same]) for i in range(2)))
+        for routing, placement, p, nbytes, o, s in rows:
             diff = (s["median_s"] - o["median_s"]) if o and s else None
-            t.append("| %s | %s | %d | %s | %s | %s | %s |" % (
-                key[0], key[1], key[2], fmt_bytes(key[3]), fmt_seconds(o and o["median_s"]),
+            sp, iv = benchcore.speedup(o, s), benchcore.speedup_interval(o, s)
+            t.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                routing, placement, p, fmt_bytes(nbytes), fmt_seconds(o and o["median_s"]),
                 fmt_seconds(s and s["median_s"]),
-                "-" if diff is None else ("%s%s" % ("-" if diff < 0 else "+", fmt_seconds(abs(diff))))))
+                "-" if diff is None else ("%s%s" % ("-" if diff < 0 else "+", fmt_seconds(abs(diff)))),
+                _ratio(sp) + ("" if iv is None else " (%s)" % _interval(iv))))
         out += "\n" + "\n".join(t)
     return out
+
+
+def _pooled(recs):
+    """One record holding the samples of ``recs`` (None entries skipped), or None."""
+    samples = [x for r in recs if r for x in r["samples_s"]]
+    return {"samples_s": samples, "median_s": statistics.median(samples)} if samples else None
 
 
 def spine_table(jobs):

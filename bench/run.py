@@ -1081,9 +1081,12 @@ def _show(ev, job, pending, progress):
             progress.add(work)
             job["done_work"] = job.get("done_work", 0.0) + work
             root = "" if ev.get("root", -1) < 0 else " root %d" % ev["root"]
-            progress.say("  %s %s: %s%s rep %d/%d: %s" % (
+            calls = 1
+            if ev["collective"] == "allreduce" and job.get("calls") and ev["bytes"] in job.get("sizes", []):
+                calls = job["calls"][job["sizes"].index(ev["bytes"])]
+            progress.say("  %s %s: %s%s sample %d/%d: %s" % (
                 job["label"], ev["collective"], benchcore.fmt_bytes(ev["bytes"]), root, ev["rep"] + 1,
-                job["reps"], "  ".join("%s %s" % (i, benchcore.fmt_seconds(impls[i]))
+                job["reps"] * calls, "  ".join("%s %s" % (i, benchcore.fmt_seconds(impls[i]))
                                         for i in benchcore.IMPLS if i in impls)))
     elif kind == "init":
         progress.say("  %s %s: %s" % (job["label"], ev.get("metric"), benchcore.fmt_seconds(ev.get("t_s"))))

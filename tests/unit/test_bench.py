@@ -182,6 +182,19 @@ def test_floor_verdict_tells_a_loss_beyond_the_noise_from_one_within_it():
     assert "| dmodk | block | 8 | 1 | 0.50 | 0.50 | 0.50 | 4 KiB | 4 KiB | none |" in text
 
 
+def test_tiny_call_table_pools_every_jobs_samples():
+    recs = [benchcore.make_record("allreduce", impl, routing, "block", 8, 8, None, times, 0.0)
+            for routing, impl, times in (("single", "openmpi", [4.0, 5.0, 6.0, 7.0, 8.0]),
+                                         ("single", "sdnmpi", [1.0, 2.0, 3.0, 4.0, 5.0]),
+                                         ("dmodk", "openmpi", [9.0, 10.0, 11.0, 12.0, 13.0]),
+                                         ("dmodk", "sdnmpi", [6.0, 7.0, 8.0, 9.0, 10.0]))]
+    text = report.overhead_table(recs)
+    # pooled: Open MPI's median of 10 samples is 8.5 s, sdnmpi's 5.5 s
+    pooled = [l for l in text.splitlines() if l.startswith("| all jobs | pooled |")]
+    assert len(pooled) == 1 and "| 8.50 s | 5.50 s | -3.00 s | 1.55 (" in pooled[0]
+    assert "| single | block | 8 | 8 B | 6.00 s | 3.00 s | -3.00 s | 2.00 (" in text
+
+
 def test_short_allreduce_points_get_back_to_back_calls():
     assert run.calls_per_point(0.02, 0.5, 8) == 8
     assert run.calls_per_point(0.2, 0.5, 8) == 3
