@@ -92,8 +92,8 @@ def collective_table(records, collective, flagged=()):
         if collective == "bcast":
             cells.append(str(rec.get("root")))
         cells += [fmt_bytes(rec["bytes"]), _range(ompi), _range(sdn), _ratio(s) + mark,
-                  _interval(benchcore.speedup_interval(ompi, sdn)), _limit_cell(rec), _pct(benchcore.fraction_of_limit(ompi)),
-                  _pct(benchcore.fraction_of_limit(sdn))]
+                  _interval(benchcore.speedup_interval(ompi, sdn)), _limit_cell(rec),
+                  _pct(benchcore.fraction_of_limit(ompi)), _pct(benchcore.fraction_of_limit(sdn))]
         if collective == "bcast":
             cells += _tree_cells(rec, sdn)
         cells += ["/".join(str(len(r["samples_s"])) for r in (ompi, sdn) if r)

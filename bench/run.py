@@ -1184,7 +1184,8 @@ def plan_jobs(args, fab, have_sdn_bcast):
         job["label"] = "%s/%s p=%d" % (job["routing"], job["placement"], job["nprocs"])
         job["timeout_s"] = args.job_timeout or (5 * job["work"] + 300)
         if "work_per_byte" not in job:
-            total_bytes = (sum(s * c for s, c in zip(job.get("sizes", []), job.get("calls") or [1] * 99))
+            sizes = job.get("sizes", [])
+            total_bytes = (sum(s * c for s, c in zip(sizes, job.get("calls") or [1] * len(sizes)))
                            * job["reps"] * job["nimpl"] * max(1, len(job.get("roots", [0]))))
             job["work_per_byte"] = (0.8 * job["work"] / total_bytes) if total_bytes else 0.0
     return jobs
