@@ -1399,10 +1399,11 @@ def main(argv=None):
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         _run_all(bench, jobs, progress, results, results_path)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         interrupted = True
-        notes.append("interrupted (%s): the results are partial" % (_SIGNALS[-1] if _SIGNALS else "SIGINT"))
-        print("interrupted by %s, cleaning up" % (_SIGNALS[-1] if _SIGNALS else "SIGINT"), flush=True)
+        by = str(exc) or "SIGINT"   # _raise_interrupt names the signal; Ctrl-C raises it bare
+        notes.append("interrupted (%s): the results are partial" % by)
+        print("interrupted by %s, cleaning up" % by, flush=True)
         traceback.print_exc(limit=4)
     except Exception as exc:  # pylint: disable=broad-except
         LOG.exception("bench failed")
@@ -1446,12 +1447,8 @@ def _pct_text(value):
     return "-" if value is None else "%.0f%%" % value
 
 
-_SIGNALS = []
-
-
 def _raise_interrupt(signum, _frame):
-    _SIGNALS.append(signal.Signals(signum).name)
-    raise KeyboardInterrupt()
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _have_sdn_bcast_symbol():

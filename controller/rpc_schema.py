@@ -100,21 +100,25 @@ def _hello(_msg):
     return {}
 
 
+def _ipv4_list(msg, key, what):
+    """msg[key] as a list of 1..MAX_HOSTS IPv4 addresses (strs, in order)."""
+    values = msg.get(key)
+    if not isinstance(values, list) or not 1 <= len(values) <= MAX_HOSTS:
+        raise RpcError("%s must be a list of 1..%d IPv4 addresses" % (key, MAX_HOSTS))
+    return [_ipv4(v, what) for v in values]
+
+
 def _register(msg):
-    hosts = msg.get("hosts")
-    if not isinstance(hosts, list) or not 1 <= len(hosts) <= MAX_HOSTS:
-        raise RpcError("hosts must be a list of 1..%d IPv4 addresses" % MAX_HOSTS)
+    hosts = _ipv4_list(msg, "hosts", "host")
     lease = msg.get("lease_s", DEFAULT_LEASE_S)
     if isinstance(lease, bool) or not isinstance(lease, (int, float)) or not 1 <= lease <= MAX_LEASE_S:
         raise RpcError("lease_s must be a number of seconds in 1..%d" % MAX_LEASE_S)
-    return {"hosts": [_ipv4(h, "host") for h in hosts], "lease_s": float(lease)}
+    return {"hosts": hosts, "lease_s": float(lease)}
 
 
 def _locate(msg):
-    hosts = msg.get("hosts")
-    if not isinstance(hosts, list) or not 1 <= len(hosts) <= MAX_HOSTS:
-        raise RpcError("hosts must be a list of 1..%d IPv4 addresses" % MAX_HOSTS)
-    return {"job": _job(msg), "hosts": [_ipv4(h, "host") for h in hosts]}
+    hosts = _ipv4_list(msg, "hosts", "host")
+    return {"job": _job(msg), "hosts": hosts}
 
 
 def _plan_allreduce(msg):
@@ -153,10 +157,7 @@ def _plan_bcast(msg):
     comm = msg.get("comm")
     if not _is_int(comm) or comm < 0:
         raise RpcError("missing or invalid comm id")
-    members = msg.get("members")
-    if not isinstance(members, list) or not 1 <= len(members) <= MAX_HOSTS:
-        raise RpcError("members must be a list of 1..%d IPv4 addresses" % MAX_HOSTS)
-    members = sorted(set(_ipv4(m, "member") for m in members))
+    members = sorted(set(_ipv4_list(msg, "members", "member")))
     root = _ipv4(msg.get("root"), "root")
     if root not in members:
         raise RpcError("root %s is not among the members" % root)

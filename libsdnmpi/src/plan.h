@@ -5,9 +5,10 @@
  * the communicator is duplicated (the algorithms' messages travel on the duplicate, never mixing
  * with the application's), rank 0 gathers every rank's fabric address, asks the controller which
  * leaf each host is on (locate) and orders the ranks leaf by leaf (the duplicate is split with
- * that order, SDN_MPI_REORDER=0 keeps the application's), computes the schedule's host pairs and, unless they are all on one host, sends plan_allreduce to the controller, and
- * orders Rabenseifner's distances by the step loads of the reply; the outcome is broadcast so that every rank decides alike, and cached on the communicator. Later
- * calls only read the attribute.
+ * that order, SDN_MPI_REORDER=0 keeps the application's), computes the schedule's host pairs
+ * and, unless they are all on one host, sends plan_allreduce to the controller, and orders
+ * Rabenseifner's distances by the step loads of the reply; the outcome is broadcast so that every
+ * rank decides alike, and cached on the communicator. Later calls only read the attribute.
  */
 #ifndef SDNMPI_PLAN_H
 #define SDNMPI_PLAN_H
