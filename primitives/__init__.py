@@ -5,7 +5,7 @@ Planners are looked up by name in the read-only registries below, so new ones pl
 import logging
 from types import MappingProxyType
 
-from . import allreduce, routing
+from . import allreduce, pairs, routing
 
 LOG = logging.getLogger(__name__)
 
@@ -21,4 +21,9 @@ ALLREDUCE_PLANNERS = MappingProxyType({
     "balanced": allreduce.balanced,
     "dmodk": allreduce.dmodk,
     "single": allreduce.single,
+})
+
+#: Host-pair routers (primitives/pairs.py): name -> router(graph, demand, load=None, seed=None)
+#: -> {(src, dst): path}. The one registry the controller's job routing and the simulator share.
+PAIR_ROUTERS = MappingProxyType({
 })
