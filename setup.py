@@ -10,12 +10,14 @@ setup(
         "sdnmpi.controller",
         "sdnmpi.primitives",
         "sdnmpi.mininet_topos",
+        "sdnmpi.traces",
     ],
     package_dir={
         "sdnmpi": "sdnmpi",
         "sdnmpi.controller": "controller",
         "sdnmpi.primitives": "primitives",
         "sdnmpi.mininet_topos": "mininet_topos",
+        "sdnmpi.traces": "traces",
     },
     install_requires=["ryu==4.34", "eventlet==0.33.3", "dnspython>=2,<3", "networkx>=3,<4", "msgpack>=1,<2"],
 )
