@@ -11,6 +11,7 @@ setup(
         "sdnmpi.primitives",
         "sdnmpi.mininet_topos",
         "sdnmpi.traces",
+        "sdnmpi.simulator",
     ],
     package_dir={
         "sdnmpi": "sdnmpi",
@@ -18,6 +19,8 @@ setup(
         "sdnmpi.primitives": "primitives",
         "sdnmpi.mininet_topos": "mininet_topos",
         "sdnmpi.traces": "traces",
+        "sdnmpi.simulator": "simulator",
     },
     install_requires=["ryu==4.34", "eventlet==0.33.3", "dnspython>=2,<3", "networkx>=3,<4", "msgpack>=1,<2"],
+    entry_points={"console_scripts": ["sdnmpi-sim = sdnmpi.simulator.cli:main"]},
 )
