@@ -9,6 +9,7 @@ maximum over those links; ``max_link_flows`` the largest number of rank pairs on
 import logging
 import random
 
+import networkx as nx
 import numpy as np
 
 from ..primitives import PAIR_ROUTERS, pairs, paths
@@ -19,6 +20,11 @@ LOG = logging.getLogger(__name__)
 HOST_POLICIES = ("linear", "random")
 MAPPINGS = ("block", "cyclic", "random")
 DEFAULT_LINK_BW = 10e9 / 8  # bytes/s: 10 Gbit/s, when the topology has no bandwidth
+#: routers whose paths depend only on the graph, the demand and the load (not on ``seed``): a
+#: scenario may reuse their routes for the same placement on an empty fabric. Any other router
+#: (``random``, the job-routing planners) is run for every job, so that results do not depend on
+#: which scenarios share a process.
+SEEDLESS = frozenset({"dmodk", "single", "ecmp", "greedy", "greedy2"})
 
 
 class SimError(ValueError):
@@ -198,7 +204,11 @@ def route(graph, demand, flows, router="dmodk", seed=None, base=None):
         for i in np.nonzero(base)[0]:
             if idx.switch_link[i]:
                 load.bytes[idx.links[i]] = float(base[i])
-    return Routed(graph, demand, flows, fn(graph, demand, load=load, seed=seed))
+    try:
+        routes = fn(graph, demand, load=load, seed=seed)
+    except (ValueError, nx.NetworkXException) as exc:  # e.g. hosts without a path between them
+        raise SimError(f"router {router}: {' '.join(str(exc).split())}") from None
+    return Routed(graph, demand, flows, routes)
 
 
 def link_report(graph, link_bytes, link_flows):

@@ -6,7 +6,7 @@ import shutil
 import distributed
 import pytest
 
-from sdnmpi.simulator import cli, parallel, scenario, topology
+from sdnmpi.simulator import cli, job, parallel, scenario, topology
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "pfsim")
 MILK = os.path.join(DATA, "topologies", "milk.graphml")
@@ -99,12 +99,27 @@ def test_seed_repeats_and_changes_the_random_rows(tmp_path):
 def test_local_processes_and_dask_give_identical_results():
     _, specs = scenario.load(CG_YML, seed=5)
     specs = [s._replace(duration=200.0) for s in specs]
+    # seeded random routing too: its routes must not depend on which scenarios share a process
+    specs += [s._replace(id=len(specs) + i, router="random") for i, s in enumerate(specs[:4])]
     serial = parallel.run_all(specs, jobs=1)
     assert parallel.run_all(specs, jobs=2) == serial
     with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
             assert parallel.run_all(specs, jobs=1, scheduler=client) == serial
-    assert [r.summary["id"] for r in serial] == list(range(12))
+    assert [r.summary["id"] for r in serial] == list(range(16))
+
+
+def test_scenario_cli_on_a_dask_scheduler_address(tmp_path, capsys):
+    local = scenario_rows(tmp_path / "local", "--seed", "3")
+    with distributed.LocalCluster(n_workers=1, processes=False, protocol="tcp://",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        remote = scenario_rows(tmp_path / "dask", "--seed", "3", "--scheduler", cluster.scheduler_address)
+    assert read_summary(remote) == read_summary(local)
+    assert (remote / "7" / "max_congestion.csv").read_text() == (local / "7" / "max_congestion.csv").read_text()
+    capsys.readouterr()
+    assert "cannot reach the Dask scheduler bogus" in error_of(
+        capsys, "scenario", CG_YML, "--outdir", str(tmp_path), "--scheduler", "bogus")
 
 
 def test_plots(tmp_path, capsys):
@@ -151,6 +166,14 @@ def test_yaml_missing_a_key(tmp_path, capsys):
     assert "missing key 'output'" in error_of(capsys, "scenario", str(yml))
     yml.write_text(open(CG_YML).read().replace("        lambd: 0.2\n", ""))
     assert "lambd" in error_of(capsys, "scenario", str(yml))
+
+
+def test_a_failing_router_is_one_line(monkeypatch, capsys):
+    def broken(graph, demand, load=None, seed=None):
+        raise ValueError("host 00:00:00:00:00:99 is not in the topology")
+    monkeypatch.setattr(job, "PAIR_ROUTERS", {**job.PAIR_ROUTERS, "broken": broken})
+    err = error_of(capsys, "job", "--topology", MILK, "--trace", CG, "--router", "broken")
+    assert "router broken: host 00:00:00:00:00:99 is not in the topology" in err
 
 
 def test_bad_trace_and_topology_spec(tmp_path, capsys):
