@@ -143,7 +143,9 @@ class PathIndex:
 def index(graph):
     """The memoised `PathIndex` of ``graph``."""
     memo = graph.graph.get(_MEMO)
-    stamp = (graph.number_of_nodes(), graph.number_of_edges())
+    # node count and adjacency entries (2 x edges): the same test as number_of_edges() without
+    # networkx's per-node degree views, since routers look the index up on every call
+    stamp = (len(graph), sum(map(len, graph._adj.values())))  # noqa: SLF001 (plain dicts: fast)
     if memo is None or memo[0] != stamp:
         memo = (stamp, PathIndex(graph))
         graph.graph[_MEMO] = memo

@@ -47,3 +47,24 @@ def test_a_flow_on_no_link_is_instant_and_zero_bytes_take_no_time():
     ef, el = incidence([[0], []])
     assert timemodel.maxmin_rates(ef, el, 2, np.array([10.0]))[1] == np.inf
     assert timemodel.completion([0, 0], ef, el, np.array([10.0])) == pytest.approx([0.0, 0.0])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_instances_are_feasible_and_max_min_fair(seed):
+    # the defining property: no link is over-full, and every flow has a bottleneck link that is
+    # full and on which no other flow gets more than it does
+    rng = np.random.default_rng(seed)
+    n_links, n_flows = int(rng.integers(2, 12)), int(rng.integers(1, 25))
+    bw = rng.choice([10.0, 25.0, 40.0, 100.0], size=n_links)
+    flow_links = [sorted(rng.choice(n_links, size=int(rng.integers(1, min(4, n_links) + 1)),
+                                    replace=False).tolist()) for _ in range(n_flows)]
+    ef, el = incidence(flow_links)
+    rates = timemodel.maxmin_rates(ef, el, n_flows, bw)
+    load = np.bincount(el, weights=rates[ef], minlength=n_links)
+    assert (load <= bw * (1 + 1e-9)).all()
+    for f, links in enumerate(flow_links):
+        assert rates[f] > 0
+        assert any(load[l] >= bw[l] * (1 - 1e-9)
+                   and all(rates[g] <= rates[f] * (1 + 1e-9)
+                           for g, other in enumerate(flow_links) if l in other)
+                   for l in links), f"flow {f} has no bottleneck"
