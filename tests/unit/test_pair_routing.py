@@ -65,6 +65,14 @@ def test_every_router_gives_one_shortest_path_per_pair(router, name):
         assert all(g.has_edge(path[i], path[i + 1]) for i in range(len(path) - 1))
 
 
+@pytest.mark.parametrize("name", ["kary4", "leafspine", "milk", "pepsi"])
+def test_next_hops_are_fabrics(name):
+    g = graphs()[name]
+    idx = paths.index(g)
+    for leaf in fabric.leaves(g):
+        assert idx.next_hops(leaf) == fabric.next_hops_towards(g, leaf)
+
+
 def follow(g, table, src, dst):
     """The path a packet takes through a per-destination RouteTable."""
     leaf, _ = fabric.attachment(g, src)
