@@ -1,0 +1,88 @@
+/* prof_pingpong.c -- point-to-point latency and bandwidth between ranks 0 and 1, for the profiler's
+ * overhead benchmark (bench/prof_overhead.py). A plain MPI program.
+ * Usage: prof_pingpong MIN_BYTES MAX_BYTES SECONDS_PER_SIZE
+ * Rank 0 prints one line per size (doubling from MIN to MAX):
+ *   <bytes> <one-way latency us> <bandwidth MB/s>
+ * latency: half the mean round trip of a ping-pong; bandwidth: a window of 16 back-to-back
+ * nonblocking sends acknowledged by one zero-byte message. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW 16
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int r, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    if (argc != 4 || p < 2) {
+        if (r == 0)
+            fprintf(stderr, "usage: mpirun -np 2 prof_pingpong MIN_BYTES MAX_BYTES SECONDS_PER_SIZE\n");
+        MPI_Finalize();
+        return 2;
+    }
+    long lo = atol(argv[1]), hi = atol(argv[2]);
+    double secs = atof(argv[3]);
+    char *buf = malloc((size_t)hi * WINDOW + 1);
+    if (buf == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    memset(buf, 1, (size_t)hi * WINDOW + 1);
+    MPI_Request reqs[WINDOW];
+    for (long b = lo; b <= hi; b *= 2) {
+        int n = (int)b;
+        /* latency: ping-pong until `secs` have passed (rank 0 decides, tells rank 1 each round) */
+        long rounds = 0;
+        int go = 1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        while (go) {
+            if (r == 0) {
+                MPI_Send(buf, n, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+                MPI_Recv(buf, n, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                rounds++;
+                go = MPI_Wtime() - t0 < secs / 2;
+                MPI_Send(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
+            } else if (r == 1) {
+                MPI_Recv(buf, n, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, n, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+                MPI_Recv(&go, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                go = 0;
+            }
+        }
+        double lat = (MPI_Wtime() - t0) / (rounds > 0 ? rounds : 1) / 2;
+        /* bandwidth: windows of sends until `secs` have passed */
+        long windows = 0;
+        go = 1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        while (go) {
+            if (r == 0) {
+                for (int w = 0; w < WINDOW; w++)
+                    MPI_Isend(buf + (size_t)w * b, n, MPI_CHAR, 1, 3, MPI_COMM_WORLD, &reqs[w]);
+                MPI_Waitall(WINDOW, reqs, MPI_STATUSES_IGNORE);
+                MPI_Recv(&go, 0, MPI_INT, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                windows++;
+                go = MPI_Wtime() - t0 < secs / 2;
+                MPI_Send(&go, 1, MPI_INT, 1, 5, MPI_COMM_WORLD);
+            } else if (r == 1) {
+                for (int w = 0; w < WINDOW; w++)
+                    MPI_Irecv(buf + (size_t)w * b, n, MPI_CHAR, 0, 3, MPI_COMM_WORLD, &reqs[w]);
+                MPI_Waitall(WINDOW, reqs, MPI_STATUSES_IGNORE);
+                MPI_Send(&go, 0, MPI_INT, 0, 4, MPI_COMM_WORLD);
+                MPI_Recv(&go, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                go = 0;
+            }
+        }
+        double bw = (double)b * WINDOW * windows / (MPI_Wtime() - t0) / 1e6;
+        if (r == 0)
+            printf("%ld %.3f %.1f\n", b, lat * 1e6, bw);
+    }
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
