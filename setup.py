@@ -10,12 +10,15 @@ setup(
         "sdnmpi.controller",
         "sdnmpi.primitives",
         "sdnmpi.mininet_topos",
+        "sdnmpi.profiler",
     ],
     package_dir={
         "sdnmpi": "sdnmpi",
         "sdnmpi.controller": "controller",
         "sdnmpi.primitives": "primitives",
         "sdnmpi.mininet_topos": "mininet_topos",
+        "sdnmpi.profiler": "profiler",
     },
+    entry_points={"console_scripts": ["sdnmpi-prof=sdnmpi.profiler.cli:main"]},
     install_requires=["ryu==4.34", "eventlet==0.33.3", "dnspython>=2,<3", "networkx>=3,<4", "msgpack>=1,<2"],
 )
