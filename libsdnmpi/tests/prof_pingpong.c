@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         }
         double bw = (double)b * WINDOW * windows / (MPI_Wtime() - t0) / 1e6;
         if (r == 0)
-            printf("%ld %.3f %.1f\n", b, lat * 1e6, bw);
+            printf("%ld %.6g %.6g\n", b, lat * 1e6, bw);
     }
     free(buf);
     MPI_Finalize();
