@@ -10,6 +10,7 @@ setup(
         "sdnmpi.controller",
         "sdnmpi.primitives",
         "sdnmpi.mininet_topos",
+        "sdnmpi.traces",
         "sdnmpi.profiler",
     ],
     package_dir={
@@ -17,6 +18,7 @@ setup(
         "sdnmpi.controller": "controller",
         "sdnmpi.primitives": "primitives",
         "sdnmpi.mininet_topos": "mininet_topos",
+        "sdnmpi.traces": "traces",
         "sdnmpi.profiler": "profiler",
     },
     entry_points={"console_scripts": ["sdnmpi-prof=sdnmpi.profiler.cli:main"]},
