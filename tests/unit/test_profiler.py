@@ -154,3 +154,9 @@ def test_exports_and_install(built, tmp_path):
     preload = subprocess.run(["pkg-config", "--variable=preload", "sdnmpi-prof"], env=env, capture_output=True,
                              text=True, check=True).stdout.strip()
     assert preload == str(prefix / "lib/libsdnmpi_prof.so")
+
+
+def test_phase_module_contract(built):
+    """phase.h, the phase bookkeeping the profiler and the routing hints share (tests/phase_check.c)."""
+    res = subprocess.run([str(LIB / "tests" / "phase_check")], capture_output=True, text=True, timeout=30)
+    assert res.returncode == 0 and res.stdout == "phase_check: ok\n", res.stdout + res.stderr
