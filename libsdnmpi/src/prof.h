@@ -6,7 +6,9 @@
  *   prof_mpit.c      the "mpi_t" source: Open MPI's pml_monitoring performance variables
  *   prof_p2p.c       point-to-point wrappers
  *   prof_coll.c      collective wrappers (the "pmpi" source attributes them with prof_model_*)
- *   prof_model_*.c   one standard collective algorithm each: the pairs it sends to
+ *   prof_icoll.c     nonblocking collective wrappers (likewise)
+ *   prof_model.c     one standard collective algorithm per function: the pairs it sends to
+ *   prof_finish.c    the end: rx from the senders, the rank file, the archive
  *   prof_json.c      writing oxton-result<rank>.json
  *   prof_tar.c       writing <job>.tar.gz
  * See docs/profiler.md.

@@ -1,15 +1,14 @@
 /* prof_coll.c -- the collective wrappers. With the pmpi source they attribute each call to the
  * pairs of its standard algorithm (prof_model.c); with the mpi_t source the MPI library's own
  * point-to-point traffic is counted by pml_monitoring, and these only count the call. Collectives
- * on intercommunicators are not modelled. */
+ * on intercommunicators are not modelled. Nonblocking collectives: prof_icoll.c. */
 #include <stdlib.h>
 
 #include "prof.h"
 #include "prof_model.h"
 #include "sdnmpi.h"
 
-/* The communicator's picture for a model, or 0 when nothing is to be modelled. */
-static int modelled(MPI_Comm comm, struct prof_coll *c)
+int prof_coll_modelled(MPI_Comm comm, struct prof_coll *c)
 {
     if (!prof_g.active)
         return 0;
@@ -19,8 +18,7 @@ static int modelled(MPI_Comm comm, struct prof_coll *c)
     return prof_comm_ranks(comm, &c->world, &c->n, &c->me) == 0;
 }
 
-/* counts[i] elements of type, in bytes, in a scratch array (NULL if out of memory). */
-static const uint64_t *blocks_of(const int *counts, MPI_Datatype type, int n)
+const uint64_t *prof_coll_blocks(const int *counts, MPI_Datatype type, int n)
 {
     static uint64_t *scratch;
     static int cap;
@@ -40,7 +38,7 @@ static const uint64_t *blocks_of(const int *counts, MPI_Datatype type, int n)
 SDNMPI_EXPORT int MPI_Barrier(MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c))
+    if (prof_coll_modelled(comm, &c))
         prof_model_barrier_dissemination(&c);
     return PMPI_Barrier(comm);
 }
@@ -48,7 +46,7 @@ SDNMPI_EXPORT int MPI_Barrier(MPI_Comm comm)
 SDNMPI_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c))
+    if (prof_coll_modelled(comm, &c))
         prof_model_bcast_binomial(&c, root, prof_bytes(count, type));
     return PMPI_Bcast(buf, count, type, root, comm);
 }
@@ -57,7 +55,7 @@ SDNMPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_
                              int root, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c))
+    if (prof_coll_modelled(comm, &c))
         prof_model_reduce_binomial(&c, root, prof_bytes(count, type));
     return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
 }
@@ -66,7 +64,7 @@ SDNMPI_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, M
                                 MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c))
+    if (prof_coll_modelled(comm, &c))
         prof_model_allreduce_recursive_doubling(&c, prof_bytes(count, type));
     return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
 }
@@ -75,7 +73,7 @@ SDNMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype
                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c))
+    if (prof_coll_modelled(comm, &c))
         prof_model_allgather_ring(&c, NULL, prof_bytes(recvcount, recvtype));
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -84,8 +82,8 @@ SDNMPI_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
                                  const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c)) {
-        const uint64_t *blocks = blocks_of(recvcounts, recvtype, c.n);
+    if (prof_coll_modelled(comm, &c)) {
+        const uint64_t *blocks = prof_coll_blocks(recvcounts, recvtype, c.n);
         if (blocks != NULL)
             prof_model_allgather_ring(&c, blocks, 0);
     }
@@ -96,7 +94,7 @@ SDNMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype 
                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c)) {
+    if (prof_coll_modelled(comm, &c)) {
         uint64_t b = sendbuf == MPI_IN_PLACE ? prof_bytes(recvcount, recvtype) : prof_bytes(sendcount, sendtype);
         prof_model_alltoall_pairwise(&c, NULL, b);
     }
@@ -108,9 +106,9 @@ SDNMPI_EXPORT int MPI_Alltoallv(const void *sendbuf, const int *sendcounts, cons
                                 MPI_Datatype recvtype, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c)) {
-        const uint64_t *blocks = sendbuf == MPI_IN_PLACE ? blocks_of(recvcounts, recvtype, c.n)
-                                                         : blocks_of(sendcounts, sendtype, c.n);
+    if (prof_coll_modelled(comm, &c)) {
+        const uint64_t *blocks = sendbuf == MPI_IN_PLACE ? prof_coll_blocks(recvcounts, recvtype, c.n)
+                                                         : prof_coll_blocks(sendcounts, sendtype, c.n);
         if (blocks != NULL)
             prof_model_alltoall_pairwise(&c, blocks, 0);
     }
@@ -121,7 +119,7 @@ SDNMPI_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype se
                              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c))
+    if (prof_coll_modelled(comm, &c))
         prof_model_gather_linear(&c, root, prof_bytes(sendcount, sendtype));
     return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
@@ -131,7 +129,7 @@ SDNMPI_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                               MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c))
+    if (prof_coll_modelled(comm, &c))
         prof_model_gather_linear(&c, root, prof_bytes(sendcount, sendtype));
     return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 }
@@ -140,7 +138,7 @@ SDNMPI_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype s
                               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c) && c.me == root)
+    if (prof_coll_modelled(comm, &c) && c.me == root)
         prof_model_scatter_linear(&c, root, NULL, prof_bytes(sendcount, sendtype));
     return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
@@ -150,8 +148,8 @@ SDNMPI_EXPORT int MPI_Scatterv(const void *sendbuf, const int *sendcounts, const
                                int root, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c) && c.me == root) {
-        const uint64_t *blocks = blocks_of(sendcounts, sendtype, c.n);
+    if (prof_coll_modelled(comm, &c) && c.me == root) {
+        const uint64_t *blocks = prof_coll_blocks(sendcounts, sendtype, c.n);
         if (blocks != NULL)
             prof_model_scatter_linear(&c, root, blocks, 0);
     }
@@ -162,8 +160,8 @@ SDNMPI_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const i
                                      MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c)) {
-        const uint64_t *blocks = blocks_of(recvcounts, type, c.n);
+    if (prof_coll_modelled(comm, &c)) {
+        const uint64_t *blocks = prof_coll_blocks(recvcounts, type, c.n);
         if (blocks != NULL)
             prof_model_alltoall_pairwise(&c, blocks, 0);
     }
@@ -174,7 +172,7 @@ SDNMPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, i
                                            MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c))
+    if (prof_coll_modelled(comm, &c))
         prof_model_alltoall_pairwise(&c, NULL, prof_bytes(recvcount, type));
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
 }
@@ -183,7 +181,7 @@ SDNMPI_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Da
                            MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c))
+    if (prof_coll_modelled(comm, &c))
         prof_model_scan_recursive_doubling(&c, prof_bytes(count, type));
     return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
 }
@@ -192,7 +190,7 @@ SDNMPI_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_
                              MPI_Comm comm)
 {
     struct prof_coll c;
-    if (modelled(comm, &c))
+    if (prof_coll_modelled(comm, &c))
         prof_model_scan_recursive_doubling(&c, prof_bytes(count, type));
     return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
 }

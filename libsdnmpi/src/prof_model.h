@@ -4,6 +4,7 @@
 #ifndef SDNMPI_PROF_MODEL_H
 #define SDNMPI_PROF_MODEL_H
 
+#include <mpi.h>
 #include <stdint.h>
 
 /* An intracommunicator as the models see it: world[i] is its rank i's world rank; me is ours. */
@@ -33,5 +34,11 @@ void prof_model_gather_linear(const struct prof_coll *c, int root, uint64_t byte
 void prof_model_scatter_linear(const struct prof_coll *c, int root, const uint64_t *blocks, uint64_t bytes);
 /* Recursive doubling scan: in step k, the partial result to rank me XOR 2^k if it exists. */
 void prof_model_scan_recursive_doubling(const struct prof_coll *c, uint64_t bytes);
+
+/* prof_coll.c, for the wrappers of prof_coll.c and prof_icoll.c: counts the call and fills *c;
+ * 0 when nothing is to be modelled (not active, the mpi_t source, an intercommunicator). */
+int prof_coll_modelled(MPI_Comm comm, struct prof_coll *c);
+/* counts[i] elements of type, in bytes, in a scratch array (NULL if out of memory). */
+const uint64_t *prof_coll_blocks(const int *counts, MPI_Datatype type, int n);
 
 #endif

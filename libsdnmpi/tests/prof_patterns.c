@@ -7,6 +7,7 @@
  *                each half (sub-rank s sends to s+1), Pcontrol(0)
  *   allreduce B  one MPI_Allreduce of B/8 doubles on MPI_COMM_WORLD
  *   bcast B      one MPI_Bcast of B bytes from rank 0
+ *   iallreduce B one MPI_Iallreduce of B/8 doubles, then MPI_Wait
  *   phases B     Pcontrol(1), ring B; Pcontrol(2), alltoall; Pcontrol(1), ring B; Pcontrol(0)
  * Exits 1 if the data that arrived is wrong.
  */
@@ -100,13 +101,19 @@ int main(int argc, char **argv)
         ring(half, bytes + r);
         MPI_Pcontrol(0);
         MPI_Comm_free(&half);
-    } else if (strcmp(what, "allreduce") == 0) {
+    } else if (strcmp(what, "allreduce") == 0 || strcmp(what, "iallreduce") == 0) {
         int n = bytes / 8;
         double *in = malloc((size_t)n * sizeof *in), *out = malloc((size_t)n * sizeof *out);
         check(in != NULL && out != NULL, "out of memory");
         for (int i = 0; i < n; i++)
             in[i] = r + i;
-        MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (what[0] == 'i') {
+            MPI_Request req;
+            MPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        }
         check(n == 0 || out[0] == p * (p - 1) / 2.0, "allreduce: wrong sum");
         free(in);
         free(out);

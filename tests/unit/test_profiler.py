@@ -119,6 +119,12 @@ def test_allreduce_attributed_to_recursive_doubling(mpi, tmp_path, np, edges):
     ph.assert_matrices(files, {e: (size, 1) for e in edges})
 
 
+def test_nonblocking_allreduce_counted_like_the_blocking_one(mpi, tmp_path):
+    np, size = 6, 800
+    ph.run(mpi, np, ["iallreduce", size], tmp_path)
+    ph.assert_matrices(ph.read_ranks(tmp_path, np), {e: (size, 1) for e in ALLREDUCE_6})
+
+
 def test_bcast_attributed_to_binomial_tree(mpi, tmp_path):
     np, size = 5, 3000
     ph.run(mpi, np, ["bcast", size], tmp_path, extra=PIN if mpi == "openmpi" else ())
