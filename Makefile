@@ -6,6 +6,7 @@ PREFIX  ?= /usr/local
 PYTEST_ARGS ?=
 
 .PHONY: all setup build demo test unit-test integration-test bench install clean
+.PHONY: bench-prof
 
 all: build
 
@@ -27,6 +28,10 @@ test: setup
 bench: setup
 	$(VENV)/bin/pip install -q -r requirements-bench.txt
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick) $(ARGS)
+
+# The traffic profiler's overhead (docs/profiler.md): a markdown table, about 2 minutes.
+bench-prof: setup
+	$(PYTHON) bench/prof_overhead.py $(ARGS)
 
 unit-test: setup
 	$(PYTHON) -m pytest -ra tests/unit $(PYTEST_ARGS)
