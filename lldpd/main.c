@@ -81,9 +81,25 @@ static void format_ipv4(const struct iface *it, char *buf, size_t len)
         (void)snprintf(buf, len, "none");
 }
 
-/* Build and send one frame for it. Returns 0 or -1 with errno set. */
-static int send_frame(const struct ctx *c, const struct iface *it,
-                      const char *host, unsigned ttl)
+/* The IPv4 addresses of the other interfaces in all[0..n) (distinct from it's own), as extra
+ * management addresses of it's frame. */
+static void add_other_addresses(struct lldp_frame_info *info, const struct iface *it,
+                                const struct iface *all, size_t n)
+{
+    for (size_t i = 0; i < n && info->n_extra < LLDP_MAX_EXTRA_ADDRS; i++) {
+        if (&all[i] == it || !all[i].has_ipv4
+            || (it->has_ipv4 && memcmp(all[i].ipv4, it->ipv4, 4) == 0))
+            continue;
+        memcpy(info->extra_ipv4[info->n_extra], all[i].ipv4, 4);
+        info->extra_ifindex[info->n_extra] = all[i].ifindex;
+        info->n_extra++;
+    }
+}
+
+/* Build and send one frame for it (all[0..n): every interface of this round). Returns 0 or -1
+ * with errno set. */
+static int send_frame(const struct ctx *c, const struct iface *it, const struct iface *all,
+                      size_t n, const char *host, unsigned ttl)
 {
     uint8_t frame[LLDP_FRAME_MAX];
     struct lldp_frame_info info;
@@ -97,6 +113,7 @@ static int send_frame(const struct ctx *c, const struct iface *it,
     info.has_ipv4 = it->has_ipv4;
     memcpy(info.ipv4, it->ipv4, sizeof(info.ipv4));
     info.ifindex = it->ifindex;
+    add_other_addresses(&info, it, all, n);
 
     len = lldp_frame_build(frame, sizeof(frame), &info);
     if (len < 0) {
@@ -153,7 +170,7 @@ static void send_round(struct ctx *c)
         const struct iface *it = &list[i];
         int prev = previous_error(c, it->name);
 
-        if (send_frame(c, it, host, c->opts->ttl) != 0) {
+        if (send_frame(c, it, list, (size_t)n, host, c->opts->ttl) != 0) {
             int err = errno;
 
             if (is_transient(err) || err == prev)
@@ -187,7 +204,7 @@ static void send_shutdown(const struct ctx *c)
 
     get_hostname(c->lg, host, sizeof(host));
     for (i = 0; i < c->n_active; i++) {
-        if (send_frame(c, &c->active[i], host, 0) != 0)
+        if (send_frame(c, &c->active[i], NULL, 0, host, 0) != 0)
             log_msg(c->lg, LOG_DEBUG, "shutdown frame on %s: %s",
                     c->active[i].name, strerror(errno));
         else
