@@ -479,6 +479,9 @@ def test_interface_option_restricts(daemon, veths, capture, syntax):
     assert d.proc.poll() is None
     check_frame(caps[a.name].frames[-1][1], a, ttl=4)
     check_frame(caps[c.name].frames[-1][1], c, ttl=4)
+    # b sends nothing, but its address (e.g. the management network's) travels in a's and c's frames
+    assert other_addresses(caps[a.name].frames[-1][1]) == [addr(6), addr(7)]
+    assert sorted(other_addresses(caps[c.name].frames[-1][1])) == [addr(6), addr(7)]
 
 
 def test_interface_and_address_added_later(daemon, veths, capture):
