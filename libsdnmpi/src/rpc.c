@@ -177,7 +177,8 @@ int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id,
     if (nmembers < 1 || nmembers > SDNMPI_RPC_MAX_HOSTS)
         return -1;
     if (begin(buf, &pk, 8, id, "plan_bcast") || pack_job(&pk, job) || pack_cstr(&pk, "comm")
-        || msgpack_pack_int64(&pk, comm) || pack_cstr(&pk, "root") || pack_ip(&pk, root) || pack_cstr(&pk, "members") || msgpack_pack_array(&pk, nmembers))
+        || msgpack_pack_int64(&pk, comm) || pack_cstr(&pk, "root") || pack_ip(&pk, root)
+        || pack_cstr(&pk, "members") || msgpack_pack_array(&pk, nmembers))
         return -1;
     for (size_t i = 0; i < nmembers; i++)
         if (pack_ip(&pk, members[i]))
