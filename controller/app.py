@@ -16,6 +16,8 @@ from ryu.lib import hub
 from ryu.ofproto import ofproto_v1_3
 
 from . import options, rest, rpc
+from .access import RegisterAccess, parse_networks
+from .auth import OperatorAuth
 from .barriers import Confirmer
 from .core import Core
 
@@ -50,8 +52,12 @@ class SdnMpiApp(app_manager.RyuApp):
         self.settings = options.settings()
         self.core = Core(self.settings)
         self.confirmer = Confirmer(self.settings.barrier_timeout)
-        self.rpc = rpc.RpcService(self.core, self.confirmer.confirm)
-        rest.register(kwargs["wsgi"], self.core, self.rpc)
+        s = self.settings
+        self.rpc = rpc.RpcService(self.core, self.confirmer.confirm,
+                                  access=RegisterAccess(parse_networks(s.rpc_allow.split(","))))
+        self.rpc_limits = rpc.Limits(max_connections=s.rpc_max_connections, idle_timeout=s.rpc_idle_timeout,
+                                     frame_timeout=s.rpc_frame_timeout)
+        rest.register(kwargs["wsgi"], self.core, self.rpc, OperatorAuth.from_file(s.operator_token_file))
         LOG.info("sdnmpi controller: %s", self.settings)
 
     def start(self):
@@ -70,7 +76,7 @@ class SdnMpiApp(app_manager.RyuApp):
         return thread
 
     def _rpc_connection(self, sock, addr):
-        rpc.serve_connection(self.rpc, sock, "%s:%s" % addr[:2])
+        rpc.serve_connection(self.rpc, sock, addr, self.rpc_limits)
 
     def _every(self, interval, work):
         while self.is_active:

@@ -13,6 +13,7 @@ import ctypes
 import json
 import os
 import random
+import secrets
 import shutil
 import socket
 import struct
@@ -135,7 +136,8 @@ class StubController:
 
     mode        one of MODES: which requests it answers, and how
     loads       plan_allreduce replies' max_load: "flat" (all 1) or "descending"
-    job         the job id every register gets
+    job         the job id every register gets (with the stub's random token, which every later
+                request naming the job must carry, as with the controller)
     server      the hello reply's server name
     plan_reply  if given, the fields of every plan_allreduce reply (instead of ones computed from
                 the steps)
@@ -153,6 +155,7 @@ class StubController:
         self.mode = mode
         self.loads = loads
         self.job = job
+        self.token = secrets.token_hex(16)
         self.server = server
         self.plan_reply = plan_reply
         self.leaves = leaves
@@ -236,7 +239,10 @@ class StubController:
         if req.op == "register":
             if self.mode == "refuse_register":
                 return reply(req.id, error=REFUSED_REGISTER)
-            return reply(req.id, job=self.job)
+            return reply(req.id, job=self.job, token=self.token)
+        if req.args.get("token") != self.token:
+            self._error("%s with a bad token" % req.op)
+            return reply(req.id, error="bad token for job %d" % req.args["job"])
         if req.op == "locate":
             return reply(req.id, locality=[leaf_of(ip, self.leaves) for ip in req.args["hosts"]])
         if req.op == "plan_allreduce":

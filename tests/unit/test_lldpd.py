@@ -34,6 +34,7 @@ LLDP_DST = bytes.fromhex("0180c200000e")
 PACKET_OUTGOING = 4
 
 _counter = itertools.count(1)
+ADDRESSES = {}   # every IPv4 address a Veth got -> its ifindex (the daemon advertises the others)
 
 
 def sh(*cmd, check=True):
@@ -88,6 +89,7 @@ class Veth:
     def add_ipv4(self, addr):
         sh("ip", "-n", self.ns, "addr", "add", f"{addr}/24", "dev", self.name)
         self.ipv4 = addr
+        ADDRESSES[addr] = self.ifindex
 
     def delete(self):
         sh("ip", "link", "del", self.root, check=False)
@@ -240,17 +242,32 @@ def ttl_of(data):
     return [t for t in decode(data)[1] if t.tlv_type == lldp.LLDP_TLV_TTL][0].ttl
 
 
-def expected_len(veth, hostname=HOSTNAME):
+def expected_len(veth, hostname=HOSTNAME, extras=0):
     n = 14 + (2 + 7) + (2 + 1 + len(veth.name)) + (2 + 2) + (2 + len(hostname)) + 2
     if veth.ipv4:
         n += 2 + 12
-    return max(60, n)
+    return max(60, n + extras * (2 + 12))
+
+
+def other_addresses(data):
+    """The IPv4 addresses of a frame's management address TLVs after the interface's own."""
+    mgmt = [t for t in decode(data)[1] if t.tlv_type == lldp.LLDP_TLV_MANAGEMENT_ADDRESS]
+    return [socket.inet_ntoa(t.addr) for t in mgmt]
 
 
 def check_frame(data, veth, ttl, hostname=HOSTNAME):
-    """Assert every field of one frame."""
+    """Assert every field of one frame. Management addresses after the interface's own must be
+    other interfaces' (with their ifindex)."""
     assert len(data) >= 60
-    assert len(data) == expected_len(veth, hostname)
+    _eth, tlvs = decode(data)
+    mgmt = [t for t in tlvs if t.tlv_type == lldp.LLDP_TLV_MANAGEMENT_ADDRESS]
+    extras = mgmt[1:] if veth.ipv4 else mgmt
+    assert len(extras) <= 8
+    for extra in extras:
+        ip = socket.inet_ntoa(extra.addr)
+        assert ip != veth.ipv4 and ADDRESSES.get(ip) == extra.intf_num, ip
+        assert (extra.addr_len, extra.addr_subtype, extra.intf_subtype, extra.oid_len) == (5, 1, 2, 0)
+    assert len(data) == expected_len(veth, hostname, len(extras))
     assert data[0:6] == LLDP_DST
     assert data[6:12] == veth.mac
     assert data[12:14] == b"\x88\xcc"
@@ -262,8 +279,7 @@ def check_frame(data, veth, ttl, hostname=HOSTNAME):
     types = [t.tlv_type for t in tlvs]
     want = [lldp.LLDP_TLV_CHASSIS_ID, lldp.LLDP_TLV_PORT_ID, lldp.LLDP_TLV_TTL,
             lldp.LLDP_TLV_SYSTEM_NAME]
-    if veth.ipv4:
-        want.append(lldp.LLDP_TLV_MANAGEMENT_ADDRESS)
+    want += [lldp.LLDP_TLV_MANAGEMENT_ADDRESS] * len(mgmt)
     want.append(lldp.LLDP_TLV_END)
     assert types == want
 
@@ -376,6 +392,24 @@ def test_periodic_frames_with_all_tlvs(daemon, veths, capture):
     assert "sent on" not in d.stderr()
 
 
+def test_frames_advertise_the_other_interfaces_addresses(daemon, veths, capture):
+    """A host's management-network address travels in its fabric frames: the controller lets
+    the host register MPI jobs from there (docs/rpc.md)."""
+    fabric, mgmt, bare = veths(ipv4=addr(11)), veths(ipv4=addr(12)), veths()
+    caps = {v.name: capture(v) for v in (fabric, mgmt, bare)}
+    daemon("-i", "0.2")
+    for cap in caps.values():
+        assert cap.wait_for(3, 3) >= 3
+    for veth, want in ((fabric, [addr(11), addr(12)]), (mgmt, [addr(11), addr(12)]),
+                       (bare, [addr(11), addr(12)])):
+        data = caps[veth.name].frames[-1][1]
+        check_frame(data, veth, ttl=4)
+        got = other_addresses(data)
+        assert sorted(got) == sorted(want), (veth.name, got)
+        if veth.ipv4:
+            assert got[0] == veth.ipv4   # the interface's own address first: the controller's host IP
+
+
 def test_no_ipv4_no_management_address(daemon, veths, capture):
     v = veths()
     cap = capture(v)
@@ -445,6 +479,9 @@ def test_interface_option_restricts(daemon, veths, capture, syntax):
     assert d.proc.poll() is None
     check_frame(caps[a.name].frames[-1][1], a, ttl=4)
     check_frame(caps[c.name].frames[-1][1], c, ttl=4)
+    # b sends nothing, but its address (e.g. the management network's) travels in a's and c's frames
+    assert other_addresses(caps[a.name].frames[-1][1]) == [addr(6), addr(7)]
+    assert sorted(other_addresses(caps[c.name].frames[-1][1])) == [addr(6), addr(7)]
 
 
 def test_interface_and_address_added_later(daemon, veths, capture):
