@@ -17,6 +17,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -305,7 +306,11 @@ class StubController:
 def mpirun(np, argv, env=None, *, timeout, extra=(), netns=None):
     """Runs argv under mpirun on localhost (inside network namespace `netns` if given); env holds
     the SDN_MPI_* knobs (and LD_PRELOAD), exported to the ranks with -x; `extra`: more mpirun
-    options. Returns (CompletedProcess, seconds)."""
+    options. Returns (CompletedProcess, seconds).
+
+    The result's stdout and stderr are mpirun's own followed by each rank's, in rank order. Each
+    rank writes to its own files (--output-filename): mpirun's forwarding of the ranks' pipes
+    splits lines at its buffer boundaries, so merged streams can interleave ranks mid-line."""
     env = dict(env or {})
     if "SDN_MPI_CONTROLLER" in env:
         env.setdefault("SDN_MPI_TIMEOUT_MS", "30000")  # a busy 2-core machine must not cause fallbacks
@@ -320,9 +325,21 @@ def mpirun(np, argv, env=None, *, timeout, extra=(), netns=None):
         else:
             full[key] = value
             cmd += ["-x", key]
-    start = time.monotonic()
-    res = subprocess.run(cmd + [str(a) for a in argv], env=full, capture_output=True, text=True)
-    return res, time.monotonic() - start
+    with tempfile.TemporaryDirectory(prefix="sdnmpi-mpirun-") as out_dir:
+        cmd += ["--output-filename", out_dir + ":nocopy"]
+        start = time.monotonic()
+        res = subprocess.run(cmd + [str(a) for a in argv], env=full, capture_output=True, text=True)
+        seconds = time.monotonic() - start
+        res.stdout += rank_output(out_dir, "stdout")
+        res.stderr += rank_output(out_dir, "stderr")
+    return res, seconds
+
+
+def rank_output(out_dir, stream):
+    """Every rank's `stream` file under an --output-filename directory, concatenated in rank order."""
+    files = sorted(Path(out_dir).glob("*/rank.*/%s" % stream),
+                   key=lambda path: (int(path.parent.parent.name), int(path.parent.name.split(".")[1])))
+    return "".join(path.read_text(errors="replace") for path in files)
 
 
 def tool(*args, stdin=None):
