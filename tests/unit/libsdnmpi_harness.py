@@ -158,6 +158,8 @@ class StubController:
         self.plan_reply = plan_reply
         self.leaves = leaves
         self.lock = threading.Lock()
+        self.idle = threading.Condition(self.lock)   # notified when a connection closes
+        self.open_conns = 0
         self.conns = []          # one dict per connection: {"requests": [...], "closed": bool}
         self.errors = []         # requests the schema refused, protocol violations
         self.trees = {}          # (comm, root) -> (group, port)
@@ -186,6 +188,7 @@ class StubController:
             with self.lock:
                 self.conns.append(record)
                 self._clients.append(client)
+                self.open_conns += 1
             thread = threading.Thread(target=self._serve, args=(client, record), daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -224,11 +227,23 @@ class StubController:
         except OSError:
             pass
         finally:
-            record["closed"] = True
             try:
                 client.close()
             except OSError:
                 pass
+            with self.lock:
+                record["closed"] = True
+                self.open_conns -= 1
+                self.idle.notify_all()
+
+    def wait_idle(self, timeout=30.0):
+        """Waits until the stub has served every accepted connection to its end (after mpirun
+        returned, the ranks' sockets are closed, but the stub's threads may not have read the EOF
+        yet). Every client waits for a reply before it closes, so its connection has been accepted
+        by then."""
+        with self.lock:
+            if not self.idle.wait_for(lambda: self.open_conns == 0, timeout):
+                raise AssertionError("stub: %d connections still open after %.0f s" % (self.open_conns, timeout))
 
     def _answer(self, req):
         """The reply to a valid request, or None to stay silent."""
