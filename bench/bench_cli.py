@@ -100,13 +100,11 @@ def parse_args(argv):
     return args
 
 
-
 # Open MPI MCA parameters run.py sets itself (net.MpiJob): overriding them would take the traffic off
 # the emulated fabric, break the launch or let polling ranks starve Open vSwitch (and Open MPI
 # merges repeated --mca values of one name into a list, so they cannot simply be given twice).
 MCA_RESERVED = ("btl", "btl_tcp_if_include", "btl_tcp_if_exclude", "oob_tcp_if_include",
                 "oob_tcp_if_exclude", "plm_rsh_agent", "mpi_yield_when_idle")
-
 
 
 def parse_mca(items):
@@ -123,7 +121,6 @@ def parse_mca(items):
             raise ValueError("--ompi-mca %s: the harness sets this one itself" % name)
         out.append((name, value.strip()))
     return out
-
 
 
 def main(argv=None):
@@ -241,10 +238,8 @@ def main(argv=None):
     return 0 if ok else 1
 
 
-
 def _raise_interrupt(signum, _frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
-
 
 
 def _have_sdn_bcast_symbol():

@@ -25,35 +25,27 @@ import planner_scale  # noqa: E402
 LOG = logging.getLogger("bench")
 
 
-
 # controller/constants.py (not imported: that package pulls in Ryu). tests/unit/test_bench.py
 # checks these against it.
 COOKIE_JOB = (0x5D4D5049 << 32) | (3 << 24)
 
 
-
 COOKIE_KIND_MASK = 0xFFFFFFFF_FF000000
-
 
 
 PRIORITY_ROUTE = 1000
 
 
-
 PRIORITY_JOB_ROUTE = 2000
-
 
 
 PRIORITY_JOB_MULTICAST = 3000
 
 
-
 FABRIC_SUBNET = "10.0.0.0/8"
 
 
-
 ROUTINGS = ("single", "dmodk", "ecmp")
-
 
 
 QUICK = {
@@ -74,7 +66,6 @@ QUICK = {
 }
 
 
-
 FULL = {
     "routings": "single,dmodk,ecmp",
     "placements": "block,random",
@@ -93,10 +84,8 @@ FULL = {
 }
 
 
-
 def now_s():
     return time.monotonic()
-
 
 
 def fmt_duration(seconds):
@@ -106,7 +95,6 @@ def fmt_duration(seconds):
     if seconds >= 60:
         return "%dm%02ds" % (seconds // 60, seconds % 60)
     return "%ds" % seconds
-
 
 
 class Progress:
@@ -132,12 +120,10 @@ class Progress:
                              ", ETA %s" % fmt_duration(eta) if eta is not None else "", msg), flush=True)
 
 
-
 def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
 
 
 def run_text(argv, timeout=60):
@@ -147,7 +133,6 @@ def run_text(argv, timeout=60):
                               universal_newlines=True, timeout=timeout).stdout
     except (OSError, subprocess.TimeoutExpired):
         return ""
-
 
 
 def parse_nprocs(text, nhosts):
@@ -170,14 +155,12 @@ def parse_nprocs(text, nhosts):
     return sorted(out)
 
 
-
 def mbit(text):
     """A bandwidth option: an int when it is integral (so it prints as 20, not 20.0)."""
     value = float(text)
     if value < 0:
         raise ValueError("bandwidths cannot be negative")
     return int(value) if value.is_integer() else value
-
 
 
 def csv_list(text, allowed=None):
@@ -187,7 +170,6 @@ def csv_list(text, allowed=None):
         if bad:
             raise ValueError("unknown values %s (allowed: %s)" % (bad, ", ".join(allowed)))
     return items
-
 
 
 def software_versions():
@@ -218,9 +200,7 @@ def software_versions():
     }
 
 
-
 TUNED_RE = re.compile(r'parameter "(?P<name>[^"]+)" \(current value: "(?P<value>[^"]*)"')
-
 
 
 def coll_tuned_settings(mca=()):
@@ -246,7 +226,6 @@ def coll_tuned_settings(mca=()):
     return {"values": values, "lines": lines, "mca": dict(mca), "note": coll_tuned_note(values, mca)}
 
 
-
 def coll_tuned_note(values, mca=()):
     """One sentence: how Open MPI chooses its Allreduce and Bcast algorithms in these jobs."""
     extra = (" (with --ompi-mca %s)" % ", ".join("%s=%s" % kv for kv in mca)) if mca else ""
@@ -260,7 +239,6 @@ def coll_tuned_note(values, mca=()):
     rules = values.get("coll_tuned_dynamic_rules_filename")
     return ("coll_tuned_use_dynamic_rules=%s: algorithms forced: %s (\"ignore\" = fixed rules)%s%s"
             % (dynamic, ", ".join(forced), ("; rules file %s" % rules) if rules else "", extra))
-
 
 
 def build_programs(log):
@@ -285,10 +263,8 @@ def build_programs(log):
     return os.path.join(HERE, "build", "coll_bench"), have
 
 
-
 def pct_text(value):
     return "-" if value is None else "%.0f%%" % value
-
 
 
 def write_json(path, data):

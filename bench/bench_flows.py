@@ -18,7 +18,6 @@ def ofctl(*args, stdin=None):
                           check=False)
 
 
-
 def interface_tx_bytes(name):
     try:
         with open("/sys/class/net/%s/statistics/tx_bytes" % name) as counter:
@@ -27,20 +26,16 @@ def interface_tx_bytes(name):
         return 0
 
 
-
 # Override flows (RouteSwitch): a cookie the controller never uses, a priority above every job
 # host-pair route (PRIORITY_JOB_ROUTE + job id mod 1000 <= 2999). They match unicast host pairs
 # only, so they never overlap the bcast trees (multicast destinations, priority 3000).
 BENCH_COOKIE = 0x62656E6368000001     # "bench"
 
 
-
 PRIORITY_OVERRIDE = 3500
 
 
-
 FLOW_RE = re.compile(r"cookie=(?P<cookie>0x[0-9a-fA-F]+).*?priority=(?P<prio>\d+),?(?P<match>\S*)\s+actions=(?P<actions>\S+)")
-
 
 
 def parse_flow(line):
@@ -54,7 +49,6 @@ def parse_flow(line):
             key, _sep, value = part.partition("=")
             fields[key] = value
     return int(m.group("cookie"), 16), int(m.group("prio")), fields, m.group("match"), m.group("actions")
-
 
 
 def override_flows(lines):
@@ -83,7 +77,6 @@ def override_flows(lines):
     return out, missing
 
 
-
 def wait_datapath_revalidated():
     """Wait until ovs-vswitchd has revalidated its cached datapath flows after a flow-table change.
 
@@ -103,7 +96,6 @@ def wait_datapath_revalidated():
         time.sleep(0.5)
         return now_s() - t0, (proc.stdout.strip() or "rc %d" % proc.returncode)
     return now_s() - t0, None
-
 
 
 class RouteSwitch:

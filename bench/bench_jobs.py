@@ -21,7 +21,6 @@ PLAN_RE = re.compile(r"plan comm=\d+ ranks=(?P<ranks>\d+) hosts=\d+ steps=(?P<st
                      r"\(controller total (?P<total>[\d.]+)s plan (?P<plan>[\d.]+)s install (?P<install>[\d.]+)s\)")
 
 
-
 def run_mpi_job(bench, job, progress):
     """Runs one coll_bench job; returns (events, meta)."""
     from sdnmpi.mininet_topos import procs
@@ -113,7 +112,6 @@ def run_mpi_job(bench, job, progress):
     return events, meta
 
 
-
 def disruption_reasons(meta):
     """Why a job's times cannot be trusted: [] if nothing happened."""
     reasons = []
@@ -128,7 +126,6 @@ def disruption_reasons(meta):
     elif meta.get("fabric_disrupted"):
         reasons.append("the controller did not answer after the job")
     return reasons
-
 
 
 def summarize_jobs(jobs, topo=None):
@@ -147,7 +144,6 @@ def summarize_jobs(jobs, topo=None):
                                  "top": names.get(tree.get("top"), tree.get("top")),
                                  "switches": len(tree.get("switches") or {})})
     return out
-
 
 
 def _show(ev, job, pending, progress):
@@ -175,14 +171,12 @@ def _show(ev, job, pending, progress):
         progress.say("  %s CHECK FAILED: %s" % (job["label"], json.dumps(ev)))
 
 
-
 def sdn_env(args):
     """The SDN_MPI_* settings every job gets besides the controller address (recorded)."""
     env = {"SDN_MPI_TIMEOUT_MS": str(args.sdn_timeout_ms)}
     if args.bcast_rate_mbps is not None:
         env["SDN_MPI_BCAST_RATE_MBPS"] = str(args.bcast_rate_mbps)
     return env
-
 
 
 def run_all(bench, jobs, progress, results, results_path):
@@ -254,7 +248,6 @@ def run_all(bench, jobs, progress, results, results_path):
         bench.stop_controller()
 
 
-
 def run_job_with_retries(bench, job, progress, results, results_path):
     """Runs a job; re-runs it (up to --retry-disrupted times) if it was disrupted.
 
@@ -318,7 +311,6 @@ def run_job_with_retries(bench, job, progress, results, results_path):
                                                      ": running it again" if retry else ""))
         if not retry:
             return
-
 
 
 def job_records(bench, job, events, meta):

@@ -23,12 +23,10 @@ def estimate_call_s(fab, hosts, collective, nbytes, root=0, impl="openmpi"):
     return factor * limit + 0.01
 
 
-
 # Seconds one switch of the routes between the implementations takes in an allreduce job
 # (ovs-ofctl on every switch, then waiting for Open vSwitch's revalidation, about 0.45 s):
 # measured on this 2-core machine (17 switches took 10-12 s).
 TOGGLE_S = 0.7
-
 
 
 def calls_per_point(est_call_s, point_seconds, max_calls):
@@ -39,7 +37,6 @@ def calls_per_point(est_call_s, point_seconds, max_calls):
     if point_seconds <= 0 or est_call_s <= 0:
         return 1
     return max(1, min(max_calls, int(math.ceil(point_seconds / est_call_s))))
-
 
 
 def plan_jobs(args, fab, have_sdn_bcast):
@@ -109,7 +106,6 @@ def plan_jobs(args, fab, have_sdn_bcast):
     return jobs
 
 
-
 def bcast_roots(text, fab, hosts):
     """--bcast-roots: 'auto' (rank 0 and the first rank on another leaf, benchcore.bcast_roots) or
     a list of ranks, each below the job's process count."""
@@ -120,7 +116,6 @@ def bcast_roots(text, fab, hosts):
     if bad or not roots:
         raise ValueError("bcast roots %s do not fit %d processes" % (bad or text, len(hosts)))
     return roots
-
 
 
 def bcast_rate(text, host_bw, fabric_bw):
@@ -138,9 +133,7 @@ def bcast_rate(text, host_bw, fabric_bw):
     return value
 
 
-
 PARALLEL_LOAD = 0.9   # the parallel check offers this fraction of every flow's fair share
-
 
 
 def parallel_pairs(fab):
@@ -172,7 +165,6 @@ def parallel_pairs(fab):
     return [p for p in pairs if p[2] != inf]
 
 
-
 def udp_received_mbit(iperf_json):
     """Mbit/s the server received in an ``iperf3 -u -J`` client's output (sent x (1 - loss))."""
     end = json.loads(iperf_json)["end"]
@@ -180,7 +172,6 @@ def udp_received_mbit(iperf_json):
     if "lost_percent" in end["sum"] and "sum_received" not in end:
         return end["sum"]["bits_per_second"] * (1 - end["sum"]["lost_percent"] / 100.0) / 1e6
     return total["bits_per_second"] / 1e6
-
 
 
 def parallel_iperf(bench, seconds, port0=5301):
@@ -233,7 +224,6 @@ def parallel_iperf(bench, seconds, port0=5301):
             "offered_mbit_s": offered, "fraction_received": (total / offered) if total is not None and offered else None}
 
 
-
 # Thresholds of the bottleneck check (bench/README.md, "Bottleneck check"). TCP moves at most
 # ~95 % of a link's rate as payload (1448 of 1514 bytes per full frame); 85 % leaves room for
 # TCP's own dynamics, not for a CPU that cannot keep up. The parallel check offers UDP below
@@ -241,13 +231,10 @@ def parallel_iperf(bench, seconds, port0=5301):
 CHECK_IPERF_MIN = 0.85          # one TCP flow across the spines: >= 85 % of the fabric rate
 
 
-
 CHECK_PARALLEL_MIN = 0.95       # the parallel UDP check: >= 95 % of what was offered arrives
 
 
-
 CHECK_FOREIGN_MAX = 25.0        # other processes used < 25 % of one CPU: the machine was quiet
-
 
 
 def finish_cpu_check(results):

@@ -16,7 +16,6 @@ def _cpu_times():
     return sum(fields[:8]), idle, steal
 
 
-
 def _proc_ticks(pid):
     try:
         with open("/proc/%d/stat" % pid) as stat:
@@ -24,7 +23,6 @@ def _proc_ticks(pid):
         return int(fields[11]) + int(fields[12])
     except (OSError, ValueError, IndexError):
         return None
-
 
 
 def ovs_vswitchd_pid():
@@ -35,7 +33,6 @@ def ovs_vswitchd_pid():
         return None
 
 
-
 def _schedstat(pid, tid):
     """(ns on a CPU, ns waiting for a CPU) of one thread (/proc/PID/task/TID/schedstat), or None."""
     try:
@@ -44,7 +41,6 @@ def _schedstat(pid, tid):
         return int(fields[0]), int(fields[1])
     except (OSError, ValueError, IndexError):
         return None
-
 
 
 def process_table():
@@ -66,7 +62,6 @@ def process_table():
     return table
 
 
-
 def descendants(table, root):
     """``root`` and every process below it in ``table`` (pid -> (ppid, ...))."""
     children = {}
@@ -82,7 +77,6 @@ def descendants(table, root):
     return out
 
 
-
 def foreign_ticks(prev, cur, ours, excluded):
     """CPU ticks that processes outside the bench used between two process tables: processes in
     both tables count their growth, new ones all of their time. Processes that started and ended
@@ -96,7 +90,6 @@ def foreign_ticks(prev, cur, ours, excluded):
     return total
 
 
-
 def _read_counter(iface, direction):
     try:
         with open("/sys/class/net/%s/statistics/%s_bytes" % (iface, direction)) as counter:
@@ -105,14 +98,12 @@ def _read_counter(iface, direction):
         return None
 
 
-
 def _stats(values):
     if not values:
         return None
     ordered = sorted(values)
     return {"median": statistics.median(ordered), "p90": ordered[int(0.9 * (len(ordered) - 1))],
             "max": ordered[-1], "samples": len(ordered)}
-
 
 
 class CpuMonitor:
@@ -256,7 +247,6 @@ class CpuMonitor:
             out["link_bytes_total"] = sum(self.link_bytes)
             out["busiest_link_most_often"] = max(self.busiest, key=self.busiest.get) if self.busiest else None
         return out
-
 
 
 def weighted_mean(values, weights):

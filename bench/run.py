@@ -22,7 +22,18 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_cli import main  # noqa: E402  (the modules by concern: see bench/README.md)
+# The modules by concern: see bench/README.md. What follows main is the API that
+# mininet_topos/demo.py uses (it loads this file as a module: bench/ is not a package).
+import benchcore  # noqa: E402
+import report  # noqa: E402
+from bench_cli import main, parse_args  # noqa: E402
+from bench_common import Progress, build_programs, fmt_duration, free_port  # noqa: E402
+from bench_fabric import Bench  # noqa: E402
+from bench_jobs import run_job_with_retries, sdn_env  # noqa: E402
+from bench_limits import bcast_roots, plan_jobs  # noqa: E402
+
+__all__ = ["main", "benchcore", "report", "parse_args", "Progress", "build_programs", "fmt_duration",
+           "free_port", "Bench", "run_job_with_retries", "sdn_env", "bcast_roots", "plan_jobs"]
 
 if __name__ == "__main__":
     sys.exit(main())
