@@ -8,7 +8,6 @@ import logging
 import os
 import platform
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -121,9 +120,9 @@ class Progress:
 
 
 def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A port for one of the controller's servers (sdnmpi.mininet_topos.controller_proc.free_port)."""
+    from sdnmpi.mininet_topos import controller_proc
+    return controller_proc.free_port()
 
 
 def run_text(argv, timeout=60):

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from sdnmpi.mininet_topos import procs
+from sdnmpi.mininet_topos import controller_proc, procs
 from sdnmpi.mininet_topos.fattree import FatTreeTopo, LeafSpineTopo
 from sdnmpi.mininet_topos.mgmt import MgmtNetwork, link_names, overlapping_addresses
 from sdnmpi.mininet_topos.net import FabricNet, ensure_ovs, ovs_bridges
@@ -244,13 +244,6 @@ def test_lldpd_sigkill_fallback(fabric, tmp_path):
     assert not any(alive(p.pid) for p in started)
 
 
-def free_tcp_port():
-    """A TCP port nobody listens on right now (the secure fabric must not find a controller)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def ovs_interface_ofports():
     """OVS interface name -> OpenFlow port number."""
     out = subprocess.run(["ovs-vsctl", "--format=json", "--columns=name,ofport", "list",
@@ -263,7 +256,7 @@ def test_fattree_secure_mode_without_controller():
     """k=4 fat-tree in the product mode: secure, OpenFlow13, remote controller, no forwarding
     without it; OpenFlow port numbers follow the topology."""
     topo = FatTreeTopo(k=4, prefix=unique_prefix("tc"))
-    port = free_tcp_port()
+    port = controller_proc.free_port()   # nobody listens there: the fabric must find no controller
     net = FabricNet(topo, controller_port=port, mgmt=False)
     try:
         net.start()

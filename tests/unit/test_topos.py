@@ -4,6 +4,7 @@ in for ryu-manager). tests/integration/test_topos.py runs the fabric itself."""
 import http.server
 import json
 import signal
+import socket
 import subprocess
 import threading
 
@@ -147,3 +148,15 @@ def test_controller_process_rest_and_stop(tmp_path):
         server.server_close()
     assert popen.returncode == -signal.SIGTERM
     assert controller_proc.ryu_manager_path().endswith("/bin/ryu-manager")
+
+
+def test_free_port_is_below_the_ephemeral_range_bindable_and_never_repeated():
+    with open(controller_proc.EPHEMERAL_RANGE) as ports:
+        first_ephemeral = int(ports.read().split()[0])
+    got = [controller_proc.free_port() for _ in range(50)]
+    assert len(set(got)) == 50
+    assert all(controller_proc.SERVER_PORTS_FROM <= p < first_ephemeral for p in got)
+    for port in got[:5]:
+        with socket.socket() as sock:   # the server that asked for it can bind it
+            sock.bind(("0.0.0.0", port))
+            sock.listen(1)
