@@ -1,7 +1,8 @@
 """Tests of sdnmpi.mininet_topos on a running fabric: FabricNet, management network, mpirun,
-lldpd handling (the parts without Mininet are in tests/unit/test_topology_builders.py). Needs root and Open
-vSwitch (started if needed); does not need the sdnmpi controller or lldpd: the fabric runs in the
-test-only standalone mode and lldpd is replaced by a stub with the same command line.
+lldpd handling (the parts without Mininet are in tests/unit/test_topology_builders.py). Needs
+root and Open vSwitch (started if needed); does not need the sdnmpi controller or lldpd: the
+fabric runs in the test-only standalone mode and lldpd is replaced by a stub with the same
+command line.
 
     /work/main/.venv/bin/python -m pytest tests/integration/test_topos.py -q
 """
