@@ -21,7 +21,7 @@ demo: setup
 	$(PYTHON) -m sdnmpi.mininet_topos.demo $(DEMO_ARGS)
 
 test: setup
-	$(PYTHON) -m pytest -ra tests $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
 # `make bench` (about an hour) or `make bench QUICK=1` (about 5 minutes); ARGS="..." passes options
 # to bench/run.py (fabric size, bandwidths, routings, ...; see bench/README.md).

@@ -15,7 +15,6 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 
 import msgpack
 import pytest
@@ -357,7 +356,7 @@ def test_with_controller_full_matrix(built, stub_factory, np):
     assert out["rd"] > 0 and out["empty"] > 0
     if np > 1:
         assert out["rab"] > 0
-    time.sleep(0.2)  # the stub notices the closed connections
+    stub.wait_idle()
     check_stub_records(stub, np, nhosts)
 
 
@@ -542,7 +541,7 @@ def test_preload_unmodified_binary(built, stub_factory, init):
     assert len(plain.stdout.splitlines()) == 8
     assert "sdnmpi[" not in plain.stderr
     assert "Rabenseifner" in pre.stderr and "recursive doubling" in pre.stderr
-    time.sleep(0.2)
+    stub.wait_idle()
     assert stub.errors == []
     assert stub.requests("register")[0][1]["hosts"] == fake_hosts(np, 4)
     plans = stub.requests("plan_allreduce")

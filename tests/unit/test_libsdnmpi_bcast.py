@@ -15,7 +15,6 @@ import re
 import socket
 import struct
 import subprocess
-import time
 import uuid
 
 import msgpack
@@ -253,7 +252,7 @@ def test_multicast_equals_pmpi(built, stub_factory, np, nhosts, full):
     stub = stub_factory()
     out = run_check(np, "sdn", sdn_env(stub, nhosts), quick=not full, big=full, repeat=4 if full else 1)
     assert out["mcast"] + out["mcast_pmpi"] > 0 and out["pmpi"] > 0
-    time.sleep(0.2)
+    stub.wait_idle()
     assert stub.errors == []
     plans = stub.requests("plan_bcast")
     assert all(r["job"] == 11 and r["token"] == stub.token for _, r in plans)
