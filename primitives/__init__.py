@@ -6,6 +6,7 @@ import logging
 from types import MappingProxyType
 
 from . import allreduce, pairs, routing
+from . import jobroute, jobroute_greedy, jobroute_optimal
 
 LOG = logging.getLogger(__name__)
 
@@ -26,4 +27,9 @@ ALLREDUCE_PLANNERS = MappingProxyType({
 #: Host-pair routers (primitives/pairs.py): name -> router(graph, demand, load=None, seed=None)
 #: -> {(src, dst): path}. The one registry the controller's job routing and the simulator share.
 PAIR_ROUTERS = MappingProxyType({
+    "sdn-greedy": jobroute_greedy.sdn_greedy,
+    "sdn-greedy-bytes": jobroute_greedy.sdn_greedy_bytes,
+    "sdn-optimal": jobroute_optimal.sdn_optimal,
+    "sdn-optimal-bytes": jobroute_optimal.sdn_optimal_bytes,
+    "sdn-adaptive": jobroute.sdn_adaptive,
 })
