@@ -36,6 +36,8 @@ import collections
 import logging
 import math
 
+import numpy
+
 from . import fabric, pairs
 from .colouring import bipartite_edge_colouring, colour_classes
 from .jobroute_greedy import place
@@ -184,39 +186,35 @@ def _uplinks(tree, walks):
 
 def _deal_by_load(graph, tree, walks, colours, ups, total, by_bytes):
     """{colour: uplink index}: colour classes heaviest first, each to the uplink index whose busiest
-    link (existing load plus this flow) is least loaded, at most ceil(colours / U) per index."""
+    link (existing load plus the class's flows) is least loaded, at most ceil(colours / U) per
+    index. Loads of the level's links are numpy matrices (switch x uplink index)."""
     classes = colour_classes(colours)
     cap = math.ceil(len(classes) / ups)
     metric = total.bytes if by_bytes else total.flows
-    taken, group = collections.Counter(), {}
-
-    def weight(w):
-        return w.flow.bytes if by_bytes else 1
-
-    def cost(w, link):
-        return w.flow.bytes / _capacity(graph, link) if by_bytes else 1
-
-    order = sorted(classes, key=lambda c: (-sum(weight(walks[i]) for i in classes[c]), c))
+    sides = []                               # (index of each walk's switch, load, capacity) per side
+    for side in ("up", "down"):
+        switches = [getattr(w, side)[-1] for w in walks]
+        index = {sw: i for i, sw in enumerate(dict.fromkeys(switches))}
+        links = [[(sw, up) if side == "up" else (up, sw) for up in tree.ups[sw]] for sw in index]
+        load = numpy.array([[metric.get(link, 0) for link in row] for row in links], dtype=float)
+        capacity = numpy.array([[_capacity(graph, link) if by_bytes else 1 for link in row] for row in links],
+                               dtype=float)
+        sides.append((numpy.array([index[sw] for sw in switches]), load, capacity))
+    weight = numpy.array([w.flow.bytes if by_bytes else 1 for w in walks], dtype=float)
+    taken, group = numpy.zeros(ups), {}
+    order = sorted(classes, key=lambda c: (-weight[classes[c]].sum(), c))
     for c in order:
-        best = None
-        for g in range(ups):
-            if taken[g] >= cap:
-                continue
-            worst = 0
-            for i in classes[c]:
-                s, d = walks[i].up[-1], walks[i].down[-1]
-                links = ((s, tree.ups[s][g]), (tree.ups[d][g], d))
-                worst = max(worst, max(metric.get(link, 0) + cost(walks[i], link) for link in links))
-            if best is None or worst < best[0]:
-                best = (worst, g)
-        g = best[1]
+        members = numpy.array(classes[c])
+        worst = numpy.where(taken >= cap, numpy.inf, 0.0)
+        for at, load, capacity in sides:
+            rows = at[members]
+            worst = numpy.maximum(worst, (load[rows] + weight[members, None] / capacity[rows]).max(axis=0))
+        g = int(numpy.argmin(worst))
         taken[g] += 1
         group[c] = g
-        for i in classes[c]:
-            s, d = walks[i].up[-1], walks[i].down[-1]
-            for link in ((s, tree.ups[s][g]), (tree.ups[d][g], d)):
-                total.flows[link] += 1
-                total.bytes[link] += walks[i].flow.bytes / _capacity(graph, link)
+        for at, load, capacity in sides:
+            rows = at[members]       # a colour class is a matching: each switch at most once
+            load[rows, g] += weight[members] / capacity[rows, g]
     return group
 
 
