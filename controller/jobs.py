@@ -8,6 +8,7 @@ import dataclasses
 import logging
 
 from . import constants as C
+from .jobtraffic import JobTraffic
 
 LOG = logging.getLogger(__name__)
 JOB_PRIORITY_SLOTS = 1000
@@ -49,6 +50,7 @@ class Job:
     expires: float
     plans: dict = dataclasses.field(default_factory=dict)   # comm -> CommPlan
     trees: dict = dataclasses.field(default_factory=dict)   # (comm, root ip) -> TreePlan
+    traffic: JobTraffic = dataclasses.field(default_factory=JobTraffic)   # phases (jobtraffic.py)
 
     @property
     def cookie(self):
@@ -62,8 +64,9 @@ class Job:
         self.expires = now + self.lease_s
 
     def flows(self):
-        """Every flow the job should have: {(dpid, src, dst): port}; later comms win a clash."""
-        out = {}
+        """Every flow the job should have: {(dpid, src, dst): port}; later comms win a clash, and
+        comms win over the traffic routes of the job's phases."""
+        out = self.traffic.flows()
         for comm in sorted(self.plans):
             out.update(self.plans[comm].flows)
         return out
@@ -75,7 +78,8 @@ class Job:
                           for c, p in sorted(self.plans.items())},
                 "routes": [{"dpid": "%016x" % d, "src": s, "dst": t, "port": port}
                            for (d, s, t), port in sorted(self.flows().items())],
-                "trees": [dict(comm=c, **t.to_json()) for (c, _r), t in sorted(self.trees.items())]}
+                "trees": [dict(comm=c, **t.to_json()) for (c, _r), t in sorted(self.trees.items())],
+                "traffic": self.traffic.to_json()}
 
 
 class UnknownJob(KeyError):
