@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from sdnmpi.controller import jobtraffic
+from sdnmpi.controller import jobidle, jobtraffic
 from sdnmpi.controller.jobs import CommPlan, JobTable
 from sdnmpi.primitives import fattree, pairs
 
@@ -232,3 +232,60 @@ def test_to_json_reports_phases_and_active_routes(make_fabric):
     assert doc["active"]["2"]["max_flows"] == 1 and doc["active"]["2"]["flows"] == len(job.flows())
     assert all(r["port"] for r in job.to_json()["routes"])
     assert pairs.node_load(job.traffic.routes[2].demand) == 1
+
+
+class Stat:
+    """An OFPPortStats entry as portstats.PortStats.update reads it."""
+
+    def __init__(self, port_no, rx_bytes):
+        self.port_no, self.rx_bytes = port_no, rx_bytes
+        self.rx_packets = self.tx_packets = self.tx_bytes = 0
+        self.rx_dropped = self.tx_dropped = self.rx_errors = self.tx_errors = 0
+
+
+def feed(sim, macs, rx_bytes, now):
+    for mac in macs:
+        dpid, port = sim.host_port[mac]
+        sim.core.port_stats.update(dpid, [Stat(port, rx_bytes[mac])], now)
+
+
+def test_idle_watch_releases_a_quiet_job_after_the_quiet_time_only(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
+    macs = sim.hosts()
+    job = register(jobs, sim)
+    jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[macs[0]], sim.host_ip[macs[2]], 10)])
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))
+    watch = jobidle.IdleWatch(threshold_bps=8000, quiet_s=4.0)
+    counters = dict.fromkeys(macs, 0)
+    assert watch.poll(sim.core, jobs, 0.0) == []               # no samples yet: busy
+    feed(sim, macs, counters, 0.0)
+    for t in (2.0, 4.0):                                      # 2 MB/s from one host: busy
+        counters[macs[0]] += 2_000_000
+        feed(sim, macs, counters, t)
+        assert watch.poll(sim.core, jobs, t) == []
+    for t in (6.0, 8.0):                                      # 400 B/s in all = 3200 bit/s: quiet
+        counters[macs[1]] += 800
+        feed(sim, macs, counters, t)
+        assert watch.poll(sim.core, jobs, t) == [] and job_flows(sim, job)
+    feed(sim, macs, counters, 10.0)
+    msgs = sim.run(watch.poll(sim.core, jobs, 10.0))           # quiet since 6.0, for 4 s
+    assert msgs and job_flows(sim, job) == {} and job.traffic.routes == {}
+    assert watch.poll(sim.core, jobs, 12.0) == []              # nothing left to release
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))      # the next phase entry brings them back
+    assert job_flows(sim, job)
+
+
+def test_idle_watch_counts_a_host_without_samples_as_busy_and_forgets_released_jobs(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
+    macs = sim.hosts()
+    job = register(jobs, sim)
+    jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[macs[0]], sim.host_ip[macs[2]], 10)])
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))
+    watch = jobidle.IdleWatch(threshold_bps=8000, quiet_s=0.0)
+    feed(sim, macs[:3], dict.fromkeys(macs, 0), 0.0)
+    assert watch.poll(sim.core, jobs, 1.0) == [] and job_flows(sim, job)
+    feed(sim, macs[3:], dict.fromkeys(macs, 0), 1.0)
+    watch.quiet_since[999] = 0.0
+    assert watch.poll(sim.core, jobs, 2.0) and 999 not in watch.quiet_since
+    with pytest.raises(ValueError):
+        jobidle.IdleWatch(threshold_bps=-1)
