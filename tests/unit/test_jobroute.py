@@ -109,6 +109,34 @@ def test_optimal_max_load_equals_nl_d_when_every_flow_leaves_its_leaf(spec, dens
     assert max_flows(graph, demand, sdn_optimal(graph, demand)) == expected
 
 
+def upper_tapered(k, cores_per_aggregation):
+    """A k-ary fat-tree whose aggregations keep only their first ``cores_per_aggregation`` cores:
+    oversubscribed between pods and cores, not at the leaves."""
+    graph = fattree.kary(k)
+    half = k // 2
+    graph.remove_nodes_from([0x300 + a * half + m + 1 for a in range(half) for m in range(cores_per_aggregation, half)])
+    return graph
+
+
+UPPER = [(4, 1), (8, 2), (8, 1), (12, 3), (12, 1)]
+
+
+@pytest.mark.parametrize("k, cores", UPPER)
+def test_trees_tapered_above_the_leaves_stay_within_one_flow_of_the_bound_and_under_dmodk(k, cores):
+    graph = upper_tapered(k, cores)
+    assert Tree(graph).tapered_above and not Tree(fattree.kary(k)).tapered_above
+    dist = {h: nx.single_source_shortest_path_length(graph, h) for h in fabric.hosts(graph)}
+    table = routing.dmodk(graph)
+    for seed in range(30):
+        demand = random_demand(graph, random.Random(seed), 1 + seed % 4, [0.0, 0.5][seed % 2])
+        paths = sdn_optimal(graph, demand)
+        assert all(len(path) - 1 == dist[src][dst] for (src, dst), path in paths.items())
+        baseline = routing.paths_from_table(graph, table, [(f.src, f.dst) for f in demand])
+        got = max_flows(graph, demand, paths)
+        assert got <= lower_bound(graph, demand) + 1, seed
+        assert got <= max_flows(graph, demand, baseline), seed
+
+
 def test_the_cut_bound_is_a_real_bound():
     """No path choice beats lower_bound: brute force over every shortest-path assignment."""
     spec = ("kary", (4,))
