@@ -249,12 +249,18 @@ def feed(sim, macs, rx_bytes, now):
         sim.core.port_stats.update(dpid, [Stat(port, rx_bytes[mac])], now)
 
 
-def test_idle_watch_releases_a_quiet_job_after_the_quiet_time_only(make_fabric):
+def one_flow_job(make_fabric):
+    """A 4-host leaf-spine with one job whose one-pair phase 0 is installed."""
     sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
     macs = sim.hosts()
     job = register(jobs, sim)
     jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[macs[0]], sim.host_ip[macs[2]], 10)])
     sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))
+    return sim, jobs, job, macs
+
+
+def test_idle_watch_releases_a_quiet_job_after_the_quiet_time_only(make_fabric):
+    sim, jobs, job, macs = one_flow_job(make_fabric)
     watch = jobidle.IdleWatch(threshold_bps=8000, quiet_s=4.0)
     counters = dict.fromkeys(macs, 0)
     assert watch.poll(sim.core, jobs, 0.0) == []               # no samples yet: busy
@@ -276,11 +282,7 @@ def test_idle_watch_releases_a_quiet_job_after_the_quiet_time_only(make_fabric):
 
 
 def test_idle_watch_counts_a_host_without_samples_as_busy_and_forgets_released_jobs(make_fabric):
-    sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
-    macs = sim.hosts()
-    job = register(jobs, sim)
-    jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[macs[0]], sim.host_ip[macs[2]], 10)])
-    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))
+    sim, jobs, job, macs = one_flow_job(make_fabric)
     watch = jobidle.IdleWatch(threshold_bps=8000, quiet_s=0.0)
     feed(sim, macs[:3], dict.fromkeys(macs, 0), 0.0)
     assert watch.poll(sim.core, jobs, 1.0) == [] and job_flows(sim, job)
