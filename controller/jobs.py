@@ -14,6 +14,7 @@ import logging
 import secrets
 
 from . import constants as C
+from .jobtraffic import JobTraffic
 
 LOG = logging.getLogger(__name__)
 JOB_PRIORITY_SLOTS = 1000
@@ -60,6 +61,7 @@ class Job:
     slot: int = 0                  # priority slot, unique among the live jobs
     plans: dict = dataclasses.field(default_factory=dict)   # comm -> CommPlan
     trees: dict = dataclasses.field(default_factory=dict)   # (comm, root ip) -> TreePlan
+    traffic: JobTraffic = dataclasses.field(default_factory=JobTraffic)   # phases (jobtraffic.py)
 
     @property
     def cookie(self):
@@ -78,8 +80,9 @@ class Job:
         self.expires = now + self.lease_s
 
     def flows(self):
-        """Every flow the job should have: {(dpid, src, dst): port}; later comms win a clash."""
-        out = {}
+        """Every flow the job should have: {(dpid, src, dst): port}; later comms win a clash, and
+        comms win over the traffic routes of the job's phases."""
+        out = self.traffic.flows()
         for comm in sorted(self.plans):
             out.update(self.plans[comm].flows)
         return out
@@ -91,7 +94,8 @@ class Job:
                           for c, p in sorted(self.plans.items())},
                 "routes": [{"dpid": "%016x" % d, "src": s, "dst": t, "port": port}
                            for (d, s, t), port in sorted(self.flows().items())],
-                "trees": [dict(comm=c, **t.to_json()) for (c, _r), t in sorted(self.trees.items())]}
+                "trees": [dict(comm=c, **t.to_json()) for (c, _r), t in sorted(self.trees.items())],
+                "traffic": self.traffic.to_json()}
 
 
 class UnknownJob(KeyError):

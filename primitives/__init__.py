@@ -6,6 +6,7 @@ import logging
 from types import MappingProxyType
 
 from . import allreduce, pair_routing, pairs, routing
+from . import jobroute, jobroute_greedy, jobroute_optimal
 
 LOG = logging.getLogger(__name__)
 
@@ -32,4 +33,9 @@ PAIR_ROUTERS = MappingProxyType({
     "greedy2": pair_routing.greedy2,
     "random": pair_routing.random,
     "single": pair_routing.single,
+    "sdn-greedy": jobroute_greedy.sdn_greedy,
+    "sdn-greedy-bytes": jobroute_greedy.sdn_greedy_bytes,
+    "sdn-optimal": jobroute_optimal.sdn_optimal,
+    "sdn-optimal-bytes": jobroute_optimal.sdn_optimal_bytes,
+    "sdn-adaptive": jobroute.sdn_adaptive,
 })

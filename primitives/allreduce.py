@@ -21,6 +21,8 @@ import dataclasses
 import math
 
 from . import fabric, routing
+from .colouring import bipartite_edge_colouring
+from .leastload import LeastLoadRouter, NoPathError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,46 +132,18 @@ def _colour_leaf_spine(graph, pairs, spines):
             for pair, edge, colour in zip(pairs, edges, colours)}
 
 
-def bipartite_edge_colouring(edges):
-    """Colours a bipartite multigraph's edges with max-degree colours (König), so that no two edges
-    at one node share a colour. ``edges``: (left node, right node) pairs; returns a colour each."""
-    at = {}          # node -> {colour: edge index}
-    colours = [None] * len(edges)
-    for i, (u, v) in enumerate(edges):
-        cu, cv = at.setdefault(u, {}), at.setdefault(v, {})
-        a = next(c for c in range(len(cu) + 1) if c not in cu)
-        b = next(c for c in range(len(cv) + 1) if c not in cv)
-        if a in cv:
-            # Flip the a/b alternating path from v; in a bipartite graph it never reaches u.
-            path, node, colour = [], v, a
-            while colour in at[node]:
-                e = at[node][colour]
-                path.append(e)
-                x, y = edges[e]
-                node = y if node == x else x
-                colour = b if colour == a else a
-            for e in path:
-                for end in edges[e]:
-                    del at[end][colours[e]]
-            for e in path:
-                colours[e] = b if colours[e] == a else a
-                for end in edges[e]:
-                    at[end][colours[e]] = e
-        colours[i] = a
-        cu[a] = i
-        cv[a] = i
-    return colours
-
-
 def _greedy(graph, step, inter, paths):
     """Places ``inter`` flows one by one on the shortest path whose busiest link is least loaded so
     far in this step (then least total load), then rips up and re-routes flows that sit on the
     busiest link while that lowers it. Returns {pair: path}."""
-    router = _Router(graph)
+    router = LeastLoadRouter(graph)
     loads = step_loads(graph, [(p, c) for p, c in step if p in paths], paths)
     placed, weight = {}, {}
     for (src, dst), count in sorted(inter, key=lambda item: (-item[1], item[0])):
-        path = router.best_path(_leaf(graph, src), _leaf(graph, dst), loads)
+        try:
+            path = router.best_path(_leaf(graph, src), _leaf(graph, dst), loads)
+        except NoPathError as err:
+            raise PlanError(str(err)) from None
         _add_load(loads, path, count)
         placed[(src, dst)], weight[(src, dst)] = path, count
     for _round in range(8):
@@ -202,64 +176,14 @@ def _add_load(loads, path, count):
         loads[link] = loads.get(link, 0) + count
 
 
-class _Router:
-    """Least-loaded shortest paths over the switch graph: dynamic programming over the layers of
-    the shortest-path DAG, cheaper than enumerating every shortest path of a large fat-tree."""
-
-    def __init__(self, graph):
-        sg = fabric.switch_graph(graph)
-        self.adj = {sw: sorted(sg.neighbors(sw)) for sw in sg.nodes}
-        self._dist = {}
-
-    def _distances(self, dst):
-        if dst not in self._dist:
-            dist, frontier = {dst: 0}, [dst]
-            while frontier:
-                nxt = []
-                for u in frontier:
-                    for v in self.adj[u]:
-                        if v not in dist:
-                            dist[v] = dist[u] + 1
-                            nxt.append(v)
-                frontier = nxt
-            self._dist[dst] = dist
-        return self._dist[dst]
-
-    def best_path(self, a, b, loads):
-        dist = self._distances(b)
-        if a not in dist:
-            raise PlanError("no path between switches %016x and %016x" % (a, b))
-        frontier = {a: (0, 0, (a,))}
-        for _hop in range(dist[a]):
-            nxt = {}
-            for u, (worst, total, path) in frontier.items():
-                for v in self.adj[u]:
-                    if dist.get(v) == dist[u] - 1:
-                        load = loads.get((u, v), 0)
-                        candidate = (max(worst, load), total + load, path + (v,))
-                        if v not in nxt or candidate < nxt[v]:
-                            nxt[v] = candidate
-            frontier = nxt
-        return frontier[b][2]
-
-
 def _from_routes(graph, steps, table):
     _check_hosts(graph, steps)
-    paths = {}
-    for step in steps:
-        for (src, dst), _count in step:
-            if (src, dst) in paths:
-                continue
-            node, path, dst_leaf = _leaf(graph, src), [], _leaf(graph, dst)
-            while True:
-                path.append(node)
-                if node == dst_leaf:
-                    break
-                port = table[node][dst][0]
-                node = next(n for n in graph.neighbors(node)
-                            if graph.nodes[n].get("kind") == fabric.SWITCH and fabric.port_towards(graph, node, n) == port)
-            paths[(src, dst)] = tuple(path)
-    return _plan(graph, steps, paths)
+    pairs = list(dict.fromkeys(pair for step in steps for pair, _count in step))
+    try:
+        host_paths = routing.paths_from_table(graph, table, pairs)
+    except routing.NoRouteError as err:
+        raise PlanError(str(err)) from None
+    return _plan(graph, steps, {pair: tuple(path[1:-1]) for pair, path in host_paths.items()})
 
 
 def _plan(graph, steps, paths):

@@ -12,6 +12,12 @@ the router may take into account. Routers are registered by name in ``primitives
 the one registry that the controller and the simulator both read. ``seed`` makes randomised
 routers repeatable; deterministic routers ignore it.
 
+A router may return a ``FabricRoutes`` (a dict subclass, same contract) instead of a plain dict:
+then its paths only *model* what the fabric's default routing (``.policy``, a key of
+``primitives.DEFAULT_ROUTING``, e.g. "ecmp") does with those pairs. The simulator uses the paths;
+the controller installs nothing for them and leaves the pairs to the default routes.
+Bad input (a host not in the graph, hosts with no path) raises ``DemandError``.
+
 Link load is directional: a switch-to-switch edge carries load ``u -> v`` and ``v -> u``
 separately. Bytes are divided by the edge's ``capacity`` attribute (default 1), as PFSim does.
 """
@@ -23,6 +29,18 @@ from . import fabric
 LOG = logging.getLogger(__name__)
 
 Flow = collections.namedtuple("Flow", "src dst bytes")
+
+
+class DemandError(ValueError):
+    """A demand names a host that is not in the graph, or hosts that have no path between them."""
+
+
+class FabricRoutes(dict):
+    """{(src, dst): path} that the fabric's default routing ``policy`` takes by itself (see above)."""
+
+    def __init__(self, paths, policy):
+        super().__init__(paths)
+        self.policy = policy
 
 
 class LinkLoad:
@@ -83,3 +101,18 @@ def merge(demand):
         if f.src != f.dst and f.bytes > 0:
             total[f.src, f.dst] = total.get((f.src, f.dst), 0) + f.bytes
     return [Flow(s, d, b) for (s, d), b in sorted(total.items(), key=lambda kv: -kv[1])]
+
+
+def checked(graph, demand):
+    """``merge(demand)``, after checking that every host is a host node of ``graph``."""
+    merged = merge(demand)
+    for host in {f.src for f in merged} | {f.dst for f in merged}:
+        if host not in graph or graph.nodes[host].get("kind") != fabric.HOST:
+            raise DemandError("host %s is not in the topology" % (host,))
+    return merged
+
+
+def leaves_of(graph, demand):
+    """{host: the switch it is attached to} for the hosts of ``demand``."""
+    hosts = {f.src for f in demand} | {f.dst for f in demand}
+    return {h: fabric.attachment(graph, h)[0] for h in hosts}

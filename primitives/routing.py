@@ -76,3 +76,40 @@ def single(graph):
     takes one deterministic shortest path and all inter-leaf traffic crosses the same spine, as on
     a spanning-tree Ethernet."""
     return _per_destination(graph, lambda _sw, ports, _i, _h: ports[:1])
+
+
+class NoRouteError(ValueError):
+    """A RouteTable has no route for a pair (a host outside the topology, or a partitioned fabric)."""
+
+
+def paths_from_table(graph, table, pairs, pick=None):
+    """The paths that packets of ``pairs`` ((src host, dst host), ...) take under RouteTable
+    ``table``, followed port by port: {(src, dst): [src, switch, ..., switch, dst]}.
+
+    Where the table gives several ports (ECMP), ``pick(switch, ports, src, dst)`` chooses the one
+    the pair hashes to (default: the first)."""
+    neighbour = {}
+    for u, v, data in graph.edges(data=True):
+        for sw, port in data["ports"].items():
+            neighbour[sw, port] = v if sw == u else u
+    paths = {}
+    for src, dst in pairs:
+        try:
+            node = fabric.attachment(graph, src)[0]
+        except KeyError:
+            raise NoRouteError("host %s is not in the topology" % (src,)) from None
+        path = [src]
+        for _hop in range(len(table) + 1):
+            path.append(node)
+            ports = table.get(node, {}).get(dst)
+            if not ports:
+                raise NoRouteError("no route from %s to %s at switch %016x" % (src, dst, node))
+            port = ports[0] if pick is None or len(ports) == 1 else pick(node, ports, src, dst)
+            node = neighbour[node, port]
+            if node == dst:
+                path.append(dst)
+                break
+        else:
+            raise NoRouteError("routing loop from %s to %s" % (src, dst))
+        paths[src, dst] = path
+    return paths

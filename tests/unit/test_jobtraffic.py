@@ -1,0 +1,293 @@
+"""controller/jobtraffic.py: a job's traffic phases planned by a pair router and installed as
+per-job flows, on a simulated fabric (conftest.FabricSim: OpenFlow 1.3 tables, packets traced)."""
+import random
+
+import pytest
+
+from sdnmpi.controller import jobidle, jobtraffic
+from sdnmpi.controller.jobs import CommPlan, JobTable
+from sdnmpi.primitives import fattree, pairs
+
+
+def setup(make_fabric, graph, routing="dmodk"):
+    sim = make_fabric(graph, routing=routing)
+    sim.discover()
+    return sim, JobTable()
+
+
+def register(jobs, sim, macs=None):
+    ips = [sim.host_ip[m] for m in (macs or sim.hosts())]
+    return jobs.register(ips, 60.0, owner=object(), now=0.0)
+
+
+def job_flows(sim, job):
+    """{dpid: number of flows with the job's cookie} on the simulated switches."""
+    counts = {}
+    for dpid, sw in sim.switches.items():
+        n = sum(1 for f in sw.flows.values() if f.cookie == job.cookie)
+        if n:
+            counts[dpid] = n
+    return counts
+
+
+def route_of(sim, src_mac, dst_mac):
+    """The switches a packet from src to dst crosses (exactly one way, delivered)."""
+    ways = sim.trace(src_mac, sim.host_ip[dst_mac])
+    assert len(ways) == 1 and ways[0][0] == ("host", dst_mac), ways
+    return [dpid for dpid, _in, _out in ways[0][1]]
+
+
+def permutation(sim, seed):
+    hosts = sim.hosts()
+    order = hosts[:]
+    random.Random(seed).shuffle(order)
+    return [(sim.host_ip[a], sim.host_ip[b], 1000) for a, b in zip(hosts, order) if a != b]
+
+
+def test_first_rank_in_installs_the_planned_paths_and_last_rank_out_removes_them(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.kary(4))
+    job = register(jobs, sim)
+    demand = permutation(sim, 3)
+    default = {(s, d): route_of(sim, sim.mac_of_ip(s), sim.mac_of_ip(d)) for s, d, _b in demand}
+    assert sim.run(jobtraffic.declare(sim.core, jobs, job, 1, demand)) == []   # nobody inside yet
+
+    msgs = sim.run(jobtraffic.enter(sim.core, jobs, job, 1, rank=0))
+    assert msgs and all(m.cookie == job.cookie and m.priority == job.priority for m in msgs)
+    routes = job.traffic.routes[1]
+    assert routes.router == "sdn-optimal" and routes.max_flows == 1 == routes.nl_d   # contention-free
+    for s, d, _b in demand:
+        src, dst = sim.mac_of_ip(s), sim.mac_of_ip(d)
+        assert route_of(sim, src, dst) == routes.paths[src, dst][1:-1]
+    assert any(route_of(sim, sim.mac_of_ip(s), sim.mac_of_ip(d)) != default[s, d] for s, d, _b in demand)
+
+    assert jobtraffic.enter(sim.core, jobs, job, 1, rank=5) == []       # already installed
+    assert jobtraffic.leave(sim.core, job, 1, rank=0) == []             # rank 5 is still inside
+    msgs = sim.run(jobtraffic.leave(sim.core, job, 1, rank=5))
+    assert msgs and all(m.command == m.datapath.ofproto.OFPFC_DELETE_STRICT for m in msgs)
+    assert job_flows(sim, job) == {} and job.traffic.routes == {} and job.traffic.inside == {}
+    for s, d, _b in demand:
+        assert route_of(sim, sim.mac_of_ip(s), sim.mac_of_ip(d)) == default[s, d]
+    sim.check_tables_consistent()
+
+
+def test_phases_switch_routes_and_share_unchanged_flows(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.kary(4))
+    job = register(jobs, sim)
+    first, second = permutation(sim, 1), permutation(sim, 2)
+    jobtraffic.declare(sim.core, jobs, job, 1, first)
+    jobtraffic.declare(sim.core, jobs, job, 2, second)
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 1, 0))
+    sim.run(jobtraffic.leave(sim.core, job, 1, 0))
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 2, 0))
+    assert set(job.traffic.routes) == {2}
+    assert sum(job_flows(sim, job).values()) == len(job.flows())
+    for s, d, _b in second:
+        src, dst = sim.mac_of_ip(s), sim.mac_of_ip(d)
+        assert route_of(sim, src, dst) == job.traffic.routes[2].paths[src, dst][1:-1]
+
+
+def test_a_second_job_is_planned_around_the_first_and_its_release_keeps_the_first(make_fabric):
+    graph = fattree.leaf_spine(2, 2, 2)
+    sim, jobs = setup(make_fabric, graph)
+    h1, h2, h3, h4 = sim.hosts()
+    a, b = register(jobs, sim, [h1, h3]), register(jobs, sim, [h2, h4])
+    jobtraffic.declare(sim.core, jobs, a, 0, [(sim.host_ip[h1], sim.host_ip[h3], 10)])
+    jobtraffic.declare(sim.core, jobs, b, 0, [(sim.host_ip[h2], sim.host_ip[h4], 10)])
+    sim.run(jobtraffic.enter(sim.core, jobs, a, 0, 0))
+    sim.run(jobtraffic.enter(sim.core, jobs, b, 0, 0))
+    spine_a, spine_b = route_of(sim, h1, h3)[1], route_of(sim, h2, h4)[1]
+    assert spine_a != spine_b                       # b saw a's load on a's spine
+    a_flows = job_flows(sim, a)
+    sim.run(jobtraffic.leave(sim.core, b, 0, 0))
+    assert job_flows(sim, b) == {} and job_flows(sim, a) == a_flows
+    assert route_of(sim, h1, h3)[1] == spine_a
+
+
+def test_adaptive_leaves_a_dense_phase_to_ecmp_and_routes_a_permutation(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.kary(4), routing="ecmp")
+    job = register(jobs, sim)
+    jobtraffic.set_router(job, "sdn-adaptive")
+    dense = permutation(sim, 1) + permutation(sim, 2)
+    jobtraffic.declare(sim.core, jobs, job, 0, dense)
+    assert sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0)) == []
+    routes = job.traffic.routes[0]
+    assert routes.fabric_policy == "ecmp" and routes.flows == {} and routes.nl_d == 2
+    # Its modelled paths still count as load for the other jobs.
+    other = register(jobs, sim)
+    assert jobtraffic._others_load(sim.core.topology.graph(), jobs, other).max_flows() >= 1
+    sim.run(jobtraffic.leave(sim.core, job, 0, 0))
+    jobtraffic.declare(sim.core, jobs, job, 0, permutation(sim, 1))
+    assert sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))
+    assert job.traffic.routes[0].fabric_policy is None and job_flows(sim, job)
+
+
+def test_declaring_for_an_active_phase_replans_and_an_empty_demand_removes_it(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.kary(4))
+    job = register(jobs, sim)
+    jobtraffic.declare(sim.core, jobs, job, 3, permutation(sim, 1))
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 3, 0))
+    msgs = sim.run(jobtraffic.declare(sim.core, jobs, job, 3, permutation(sim, 2)))
+    assert msgs and sum(job_flows(sim, job).values()) == len(job.flows())
+    sim.run(jobtraffic.declare(sim.core, jobs, job, 3, []))
+    assert job_flows(sim, job) == {} and 3 not in job.traffic.demands
+    assert job.traffic.inside == {3: {0}}           # the rank is still inside the phase
+
+
+def test_idle_removes_every_phase_and_the_next_enter_restores_it(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.kary(4))
+    job = register(jobs, sim)
+    jobtraffic.declare(sim.core, jobs, job, 0, permutation(sim, 1))
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 2))
+    installed = job_flows(sim, job)
+    sim.run(jobtraffic.idle(sim.core, job))
+    assert job_flows(sim, job) == {} and job.traffic.inside == {}
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 2))
+    assert job_flows(sim, job) == installed
+
+
+def test_collective_plans_win_over_traffic_routes_on_the_same_pair(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.kary(4))
+    job = register(jobs, sim)
+    demand = permutation(sim, 1)
+    jobtraffic.declare(sim.core, jobs, job, 0, demand)
+    jobtraffic.enter(sim.core, jobs, job, 0, 0)
+    key = next(iter(job.traffic.flows()))
+    job.plans[0] = CommPlan(steps=[], planner="balanced", flows={key: 99}, max_load=(), lower_bound=())
+    assert job.flows()[key] == 99
+    del job.plans[0]
+    assert job.flows()[key] == job.traffic.flows()[key]
+
+
+def test_replan_after_a_link_failure_routes_around_it(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.kary(4))
+    job = register(jobs, sim)
+    demand = permutation(sim, 4)
+    jobtraffic.declare(sim.core, jobs, job, 0, demand)
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))
+    used = {(u, v) for p in job.traffic.routes[0].paths.values() for u, v in zip(p[1:-2], p[2:-1])}
+    a, b = sorted(used)[0]
+    sim.cut_link(a, b)
+    sim.recompute()
+    sim.run(jobtraffic.replan(sim.core, jobs))
+    for s, d, _b in demand:
+        src, dst = sim.mac_of_ip(s), sim.mac_of_ip(d)
+        hops = route_of(sim, src, dst)
+        assert hops == job.traffic.routes[0].paths[src, dst][1:-1]
+        assert (a, b) not in set(zip(hops, hops[1:])) and (b, a) not in set(zip(hops, hops[1:]))
+
+
+def test_a_host_missing_from_the_topology_leaves_the_phase_on_default_routes(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
+    h1, _h2, h3, _h4 = sim.hosts()
+    job = jobs.register([sim.host_ip[h1], "10.9.9.9"], 60.0, owner=object(), now=0.0)
+    jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[h1], "10.9.9.9", 5)])
+    assert jobtraffic.enter(sim.core, jobs, job, 0, 0) == []
+    assert job.traffic.routes == {} and job.traffic.inside == {0: {0}}
+
+
+@pytest.mark.parametrize("demand, message", [
+    ("10.0.0.1", "list of"),
+    ([("10.0.0.1", "10.0.0.2")], "not \\[src ip"),
+    ([("10.0.0.1", "10.0.0.300", 5)], "bad IPv4"),
+    ([("10.0.0.1", "10.0.0.99", 5)], "not one of the job's hosts"),
+    ([("10.0.0.1", "10.0.0.2", -1)], "bad byte count"),
+    ([("10.0.0.1", "10.0.0.2", 1.5)], "bad byte count"),
+    ([("10.0.0.1", "10.0.0.2", True)], "bad byte count"),
+    ([("10.0.0.1", "10.0.0.2", 1)] * (jobtraffic.MAX_PAIRS + 1), "more than"),
+])
+def test_bad_demands_are_refused_and_change_nothing(make_fabric, demand, message):
+    sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
+    job = register(jobs, sim)
+    jobtraffic.declare(sim.core, jobs, job, 0, [("10.0.0.1", "10.0.0.3", 1)])
+    with pytest.raises(jobtraffic.TrafficError, match=message):
+        jobtraffic.declare(sim.core, jobs, job, 0, demand)
+    assert job.traffic.demands == {0: [("10.0.0.1", "10.0.0.3", 1)]}
+
+
+def test_bad_phases_ranks_and_routers_are_refused(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
+    job = register(jobs, sim)
+    for phase in (-1, jobtraffic.MAX_PHASE, "1", True):
+        with pytest.raises(jobtraffic.TrafficError, match="bad phase"):
+            jobtraffic.enter(sim.core, jobs, job, phase, 0)
+    for rank in (-1, 4, None):
+        with pytest.raises(jobtraffic.TrafficError, match="bad rank"):
+            jobtraffic.leave(sim.core, job, 0, rank)
+    with pytest.raises(jobtraffic.TrafficError, match="unknown router"):
+        jobtraffic.set_router(job, "fastest")
+    assert job.traffic.router == jobtraffic.DEFAULT_ROUTER and job.traffic.inside == {}
+    for phase in range(jobtraffic.MAX_PHASES):
+        jobtraffic.declare(sim.core, jobs, job, phase, [("10.0.0.1", "10.0.0.3", 1)])
+    with pytest.raises(jobtraffic.TrafficError, match="phases with traffic"):
+        jobtraffic.declare(sim.core, jobs, job, jobtraffic.MAX_PHASES, [("10.0.0.1", "10.0.0.3", 1)])
+
+
+def test_to_json_reports_phases_and_active_routes(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.kary(4))
+    job = register(jobs, sim)
+    jobtraffic.declare(sim.core, jobs, job, 2, permutation(sim, 1))
+    jobtraffic.enter(sim.core, jobs, job, 2, 1)
+    doc = job.to_json()["traffic"]
+    assert doc["router"] == "sdn-optimal" and doc["phases"] == [2] and doc["inside"] == {"2": [1]}
+    assert doc["active"]["2"]["max_flows"] == 1 and doc["active"]["2"]["flows"] == len(job.flows())
+    assert all(r["port"] for r in job.to_json()["routes"])
+    assert pairs.node_load(job.traffic.routes[2].demand) == 1
+
+
+class Stat:
+    """An OFPPortStats entry as portstats.PortStats.update reads it."""
+
+    def __init__(self, port_no, rx_bytes):
+        self.port_no, self.rx_bytes = port_no, rx_bytes
+        self.rx_packets = self.tx_packets = self.tx_bytes = 0
+        self.rx_dropped = self.tx_dropped = self.rx_errors = self.tx_errors = 0
+
+
+def feed(sim, macs, rx_bytes, now):
+    for mac in macs:
+        dpid, port = sim.host_port[mac]
+        sim.core.port_stats.update(dpid, [Stat(port, rx_bytes[mac])], now)
+
+
+def one_flow_job(make_fabric):
+    """A 4-host leaf-spine with one job whose one-pair phase 0 is installed."""
+    sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
+    macs = sim.hosts()
+    job = register(jobs, sim)
+    jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[macs[0]], sim.host_ip[macs[2]], 10)])
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))
+    return sim, jobs, job, macs
+
+
+def test_idle_watch_releases_a_quiet_job_after_the_quiet_time_only(make_fabric):
+    sim, jobs, job, macs = one_flow_job(make_fabric)
+    watch = jobidle.IdleWatch(threshold_bps=8000, quiet_s=4.0)
+    counters = dict.fromkeys(macs, 0)
+    assert watch.poll(sim.core, jobs, 0.0) == []               # no samples yet: busy
+    feed(sim, macs, counters, 0.0)
+    for t in (2.0, 4.0):                                      # 2 MB/s from one host: busy
+        counters[macs[0]] += 2_000_000
+        feed(sim, macs, counters, t)
+        assert watch.poll(sim.core, jobs, t) == []
+    for t in (6.0, 8.0):                                      # 400 B/s in all = 3200 bit/s: quiet
+        counters[macs[1]] += 800
+        feed(sim, macs, counters, t)
+        assert watch.poll(sim.core, jobs, t) == [] and job_flows(sim, job)
+    feed(sim, macs, counters, 10.0)
+    msgs = sim.run(watch.poll(sim.core, jobs, 10.0))           # quiet since 6.0, for 4 s
+    assert msgs and job_flows(sim, job) == {} and job.traffic.routes == {}
+    assert watch.poll(sim.core, jobs, 12.0) == []              # nothing left to release
+    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))      # the next phase entry brings them back
+    assert job_flows(sim, job)
+
+
+def test_idle_watch_counts_a_host_without_samples_as_busy_and_forgets_released_jobs(make_fabric):
+    sim, jobs, job, macs = one_flow_job(make_fabric)
+    watch = jobidle.IdleWatch(threshold_bps=8000, quiet_s=0.0)
+    feed(sim, macs[:3], dict.fromkeys(macs, 0), 0.0)
+    assert watch.poll(sim.core, jobs, 1.0) == [] and job_flows(sim, job)
+    feed(sim, macs[3:], dict.fromkeys(macs, 0), 1.0)
+    watch.quiet_since[999] = 0.0
+    assert watch.poll(sim.core, jobs, 2.0) and 999 not in watch.quiet_since
+    with pytest.raises(ValueError):
+        jobidle.IdleWatch(threshold_bps=-1)
