@@ -4,6 +4,7 @@ events and sends what it returns; unit tests feed it fake datapaths and read the
 import collections
 import logging
 import math
+import secrets
 
 from ryu.lib import dpid as dpid_lib
 from ryu.lib.packet import ethernet, ipv4, packet, packet_utils
@@ -32,6 +33,7 @@ class Core:
         self.counters = collections.Counter()
         self._last_probe = {}              # ip -> time of our last ARP probe for it
         self._probe_ttl = max(1, math.ceil(settings.link_timeout))
+        self.probe_key = secrets.token_bytes(16)  # signs our LLDP probes (controller/lldp.py)
 
     # -- switches ------------------------------------------------------------------------------
     def switch_enter(self, dp, ports):
@@ -91,7 +93,7 @@ class Core:
 
     def _lldp_in(self, dp, in_port, data, now):
         try:
-            frame = lldp.parse(data)
+            frame = lldp.parse(data, self.probe_key)
         except lldp.LldpError as err:
             return self._malformed(dp, in_port, err)
         if isinstance(frame, lldp.SwitchProbe):
@@ -162,7 +164,7 @@ class Core:
         ports = self.topology.ports(dp.id) if ports is None else ports
         hw = self.topology.switches.get(dp.id, {})
         return [ofmsgs.packet_out(dp, port, lldp.build_probe(dp.id, port, hw.get(port) or "00:00:00:00:00:00",
-                                                             self._probe_ttl))
+                                                             self._probe_ttl, self.probe_key))
                 for port in ports]
 
     def expire(self, now):

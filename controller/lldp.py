@@ -4,7 +4,11 @@ Two kinds of frames matter:
 
 - `SwitchProbe`: sent by this controller out of every switch port. Chassis ID ``dpid:<16 hex>``
   (subtype *locally assigned*) and port ID the 4-byte port number (subtype *port component*). When
-  another switch hands it back, the two ports form a link.
+  another switch hands it back, the two ports form a link. The controller signs its probes (an
+  organizationally specific TLV: an HMAC of dpid and port under a key it draws at start-up) and,
+  given the key, `parse` refuses a probe without the right signature: a host cannot forge a link
+  (which would remove the hosts at a port it names) with a foreign chassis ID. It can only
+  replay the probe of its own port, which names its own port.
 - `HostAdvert`: sent by a host's LLDP agent (our lldpd/, or any standards-conformant agent such as
   Debian's lldpd). The host's MAC is the frame's Ethernet source (agents differ in what they put in
   the chassis ID), its IPv4 address the first IPv4 management-address TLV, its name the
@@ -15,6 +19,8 @@ Two kinds of frames matter:
 Parsing is Ryu's packet library; anything it cannot make sense of raises `LldpError`.
 """
 import dataclasses
+import hashlib
+import hmac
 import ipaddress
 import logging
 import re
@@ -30,6 +36,9 @@ LOG = logging.getLogger(__name__)
 PROBE_CHASSIS = re.compile(rb"dpid:([0-9a-f]{16})")  # used with fullmatch: "$" would accept a trailing "\n"
 ADDR_SUBTYPE_IPV4 = 1
 MAX_ADDRESSES = 16  # IPv4 management addresses kept per frame
+PROBE_OUI = b"\x5d\x4d\x50"   # of the probe signature TLV ("]MP"; a private use of the TLV)
+PROBE_SIGNATURE_SUBTYPE = 1
+SIGNATURE_BYTES = 16
 # IEEE 802.1AB-2009 bounds of each TLV's information-string length. Ryu's parser does not check
 # them, so we do: a TLV outside its bounds makes the whole LLDPDU malformed.
 TLV_LENGTHS = {
@@ -66,23 +75,30 @@ class HostAdvert:
     addresses: tuple = ()  # every usable IPv4 management address advertised, in order (ip first)
 
 
-def build_probe(dpid, port_no, src_mac, ttl):
-    """The controller's LLDP probe for (dpid, port_no), as bytes ready for a packet-out."""
+def probe_signature(key, dpid, port_no):
+    return hmac.new(key, struct.pack("!QI", dpid, port_no), hashlib.sha256).digest()[:SIGNATURE_BYTES]
+
+
+def build_probe(dpid, port_no, src_mac, ttl, key=None):
+    """The controller's LLDP probe for (dpid, port_no), as bytes ready for a packet-out; signed
+    with ``key`` (bytes) if given."""
+    tlvs = [lldp.ChassisID(subtype=lldp.ChassisID.SUB_LOCALLY_ASSIGNED, chassis_id=b"dpid:%016x" % dpid),
+            lldp.PortID(subtype=lldp.PortID.SUB_PORT_COMPONENT, port_id=struct.pack("!I", port_no)),
+            lldp.TTL(ttl=ttl)]
+    if key is not None:
+        tlvs.append(lldp.OrganizationallySpecific(oui=PROBE_OUI, subtype=PROBE_SIGNATURE_SUBTYPE,
+                                                  info=probe_signature(key, dpid, port_no)))
     pkt = packet.Packet()
     pkt.add_protocol(ethernet.ethernet(dst=C.LLDP_MAC_NEAREST_BRIDGE, src=src_mac,
                                        ethertype=C.ETH_TYPE_LLDP))
-    pkt.add_protocol(lldp.lldp([
-        lldp.ChassisID(subtype=lldp.ChassisID.SUB_LOCALLY_ASSIGNED, chassis_id=b"dpid:%016x" % dpid),
-        lldp.PortID(subtype=lldp.PortID.SUB_PORT_COMPONENT, port_id=struct.pack("!I", port_no)),
-        lldp.TTL(ttl=ttl),
-        lldp.End(),
-    ]))
+    pkt.add_protocol(lldp.lldp(tlvs + [lldp.End()]))
     pkt.serialize()
     return bytes(pkt.data)
 
 
-def parse(data):
-    """Returns a `SwitchProbe` or `HostAdvert` for an Ethernet frame; raises `LldpError`."""
+def parse(data, key=None):
+    """Returns a `SwitchProbe` or `HostAdvert` for an Ethernet frame; raises `LldpError`. With
+    ``key``, a probe must carry the signature `build_probe` gives it under that key."""
     try:
         pkt = packet.Packet(bytes(data))
     except Exception as err:  # Ryu's parsers raise more than struct.error on garbage
@@ -97,6 +113,9 @@ def parse(data):
     chassis, port_id, ttl = lldpdu.tlvs[0], lldpdu.tlvs[1], lldpdu.tlvs[2]
     probe = _as_probe(chassis, port_id)
     if probe is not None:
+        if key is not None and not _signed(lldpdu.tlvs, probe_signature(key, probe.dpid, probe.port)):
+            raise LldpError("probe for %016x:%d without our signature (forged, or another controller's)"
+                            % (probe.dpid, probe.port))
         return probe
     if int(eth.src[:2], 16) & 1 or eth.src == "00:00:00:00:00:00":
         raise LldpError("host LLDPDU from group or zero MAC %s" % eth.src)
@@ -124,6 +143,12 @@ def _as_probe(chassis, port_id):
     if not match or port_id.subtype != lldp.PortID.SUB_PORT_COMPONENT or len(port_id.port_id) != 4:
         return None
     return SwitchProbe(dpid=int(match.group(1), 16), port=struct.unpack("!I", port_id.port_id)[0])
+
+
+def _signed(tlvs, signature):
+    return any(isinstance(tlv, lldp.OrganizationallySpecific) and bytes(tlv.oui) == PROBE_OUI
+               and tlv.subtype == PROBE_SIGNATURE_SUBTYPE and hmac.compare_digest(bytes(tlv.info), signature)
+               for tlv in tlvs)
 
 
 def _ipv4_management_addresses(tlvs):

@@ -96,8 +96,8 @@ class Topology:
     # -- links ---------------------------------------------------------------------------------
     def saw_probe(self, src, dst, now):
         """Our LLDP probe sent from ``src`` (dpid, port) arrived at ``dst``: a link src -> dst."""
-        if src[0] not in self.switches or dst[0] not in self.switches:
-            return False
+        if src[0] not in self.switches or dst[0] not in self.switches or src == dst:
+            return False  # a port's own probe back at it: a host replaying it, not a link
         old = self.links.get(src)
         self.links[src] = LinkEnd(dst[0], dst[1], now)
         if old is not None and (old.dpid, old.port) == dst:

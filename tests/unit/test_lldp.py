@@ -143,6 +143,20 @@ def test_probe_round_trip(dpid, port):
     assert reference(data) == lldp.SwitchProbe(dpid=dpid, port=port)
 
 
+def test_signed_probes_need_the_key_they_were_signed_with():
+    key = bytes(range(16))
+    data = lldp.build_probe(0x201, 7, "0a:00:00:00:01:02", 4, key)
+    assert lldp.parse(data, key) == lldp.parse(data) == reference(data) == lldp.SwitchProbe(0x201, 7)
+    for other in (bytes(16), b"another key"):
+        with pytest.raises(lldp.LldpError, match="without our signature"):
+            lldp.parse(data, other)
+    with pytest.raises(lldp.LldpError, match="without our signature"):   # unsigned
+        lldp.parse(lldp.build_probe(0x201, 7, "0a:00:00:00:01:02", 4), key)
+    with pytest.raises(lldp.LldpError, match="without our signature"):   # signed for another port
+        lldp.parse(lldp.build_probe(0x201, 7, "0a:00:00:00:01:02", 4, key).replace(
+            struct.pack("!I", 7), struct.pack("!I", 8)), key)
+
+
 def test_probe_with_zero_source_mac_still_parses():
     # The controller falls back to 00:00:00:00:00:00 when it does not know a port's MAC.
     data = lldp.build_probe(0x101, 3, "00:00:00:00:00:00", 4)
