@@ -108,15 +108,17 @@ def random(graph, demand, load=None, seed=None):
 def _greedy(graph, demand, load, cost):
     idx = paths.index(graph)
     current = idx.load_array(load)
+    leaf, capacity = idx.leaf, idx.capacity
     out = {}
     for flow in _merged(idx, demand):
-        src_leaf, dst_leaf = idx.leaf[flow.src], idx.leaf[flow.dst]
+        src_leaf, dst_leaf = leaf[flow.src], leaf[flow.dst]
+        if src_leaf == dst_leaf:  # one path, no switch-to-switch link
+            out[flow.src, flow.dst] = [flow.src, src_leaf, flow.dst]
+            continue
         links = idx.switch_link_array(src_leaf, dst_leaf)
-        best = 0
-        if links.shape[0] > 1:
-            best = int(np.argmin(cost(current[links])))
+        best = int(cost(current[links]).argmin()) if len(links) > 1 else 0
         chosen = links[best]
-        current[chosen] += flow.bytes / idx.capacity[chosen]
+        current[chosen] += flow.bytes / capacity[chosen]
         out[flow.src, flow.dst] = [flow.src] + idx.switch_paths(src_leaf, dst_leaf)[best] + [flow.dst]
     return out
 
