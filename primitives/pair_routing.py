@@ -31,6 +31,19 @@ from . import pairs, paths, routing
 
 LOG = logging.getLogger(__name__)
 
+__all__ = ["dmodk", "single", "ecmp", "random", "greedy", "greedy2"]
+
+
+def _merged(idx, demand):
+    """`pairs.merge` of ``demand``; ValueError (one line) if a pair names a node that is not a
+    host of the graph."""
+    merged = pairs.merge(demand)
+    for flow in merged:
+        for host in (flow.src, flow.dst):
+            if host not in idx.leaf:
+                raise ValueError(f"host {host} is not in the topology")
+    return merged
+
 
 def _walk(graph, demand, name, choose):
     """Routes each pair by walking next hops towards the destination leaf; ``choose(sw, hops,
@@ -40,7 +53,7 @@ def _walk(graph, demand, name, choose):
     dst_index = idx.host_index
     memo = idx.memo.setdefault(name, {})
     out = {}
-    for flow in pairs.merge(demand):
+    for flow in _merged(idx, demand):
         src_leaf = idx.leaf[flow.src]
         middle = memo.get((src_leaf, flow.dst))
         if middle is None:
@@ -74,7 +87,7 @@ def _each_pair(graph, demand, pick):
     """Routes each merged pair on ``idx.host_paths(src, dst)[pick(flow, candidates)]``."""
     idx = paths.index(graph)
     out = {}
-    for flow in pairs.merge(demand):
+    for flow in _merged(idx, demand):
         cands = idx.host_paths(flow.src, flow.dst)
         out[flow.src, flow.dst] = cands[pick(flow, len(cands)) if len(cands) > 1 else 0]
     return out
@@ -95,15 +108,17 @@ def random(graph, demand, load=None, seed=None):
 def _greedy(graph, demand, load, cost):
     idx = paths.index(graph)
     current = idx.load_array(load)
+    leaf, capacity = idx.leaf, idx.capacity
     out = {}
-    for flow in pairs.merge(demand):
-        src_leaf, dst_leaf = idx.leaf[flow.src], idx.leaf[flow.dst]
+    for flow in _merged(idx, demand):
+        src_leaf, dst_leaf = leaf[flow.src], leaf[flow.dst]
+        if src_leaf == dst_leaf:  # one path, no switch-to-switch link
+            out[flow.src, flow.dst] = [flow.src, src_leaf, flow.dst]
+            continue
         links = idx.switch_link_array(src_leaf, dst_leaf)
-        best = 0
-        if links.shape[0] > 1:
-            best = int(np.argmin(cost(current[links])))
+        best = int(cost(current[links]).argmin()) if len(links) > 1 else 0
         chosen = links[best]
-        current[chosen] += flow.bytes / idx.capacity[chosen]
+        current[chosen] += flow.bytes / capacity[chosen]
         out[flow.src, flow.dst] = [flow.src] + idx.switch_paths(src_leaf, dst_leaf)[best] + [flow.dst]
     return out
 

@@ -134,6 +134,9 @@ def main(argv=None):
     except _ERRORS as exc:
         print(f"sdnmpi-sim: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout closed early (``| head``): stop quietly, as Python advises
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 

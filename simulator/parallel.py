@@ -1,7 +1,7 @@
 """Running many scenarios: in this process, in N local processes, or on a Dask distributed cluster.
 
 Scenarios are split into interleaved batches; each batch runs in one process with one memo of
-topologies, traces and routed placements (scenario._Loader). Every scenario's randomness comes
+topologies, traces and routed placements (scenario.Loader). Every scenario's randomness comes
 from its own seeded streams, so the results do not depend on where or in which batch it ran.
 """
 import concurrent.futures
@@ -18,7 +18,7 @@ class ClusterError(RuntimeError):
 
 def run_batch(specs):
     """Runs ``specs`` in order with one shared memo; returns their Results."""
-    loader = scenario._Loader()
+    loader = scenario.Loader()
     return [scenario.run(spec, loader) for spec in specs]
 
 

@@ -11,14 +11,21 @@ def _pyplot():
     return plt
 
 
-def link_loads(links, path, title=""):
-    """Bars of bytes / capacity per directed switch-to-switch link (``job.link_report`` rows)."""
+def link_loads(links, path, title="", max_labels=60):
+    """Bars of bytes / capacity per directed switch-to-switch link (``job.link_report`` rows,
+    heaviest first). Up to ``max_labels`` links each bar is labelled; beyond that the figure keeps
+    a readable width and names the busiest link only."""
     plt = _pyplot()
     labels = [f"{r['src']}>{r['dst']}" for r in links]
-    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(labels) + 2), 4))
-    ax.bar(range(len(labels)), [r["bytes"] for r in links], color="tab:blue")
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels, rotation=90, fontsize=7)
+    many = len(labels) > max_labels
+    fig, ax = plt.subplots(figsize=(12 if many else max(6, 0.35 * len(labels) + 2), 4))
+    ax.bar(range(len(labels)), [r["bytes"] for r in links], color="tab:blue", width=0.8)
+    if many:
+        ax.set_xlabel(f"{len(labels)} loaded switch-to-switch links, heaviest first "
+                      f"(busiest: {labels[0]})")
+    else:
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=90, fontsize=7)
     ax.set_ylabel("bytes / capacity")
     ax.set_title(title)
     fig.tight_layout()

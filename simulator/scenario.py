@@ -162,7 +162,7 @@ class Result:
                 and self.series == other.series and self.rows == other.rows)
 
 
-class _Loader:
+class Loader:
     """Per-run memo of topologies, traces and routed placements (a run is one process's work)."""
 
     def __init__(self):
@@ -199,7 +199,7 @@ def _series_add(series, now, value):
 def run(spec, loader=None):
     """Runs one scenario: FCFS, one job started per event as PFSim's scheduler does, until
     ``spec.duration``. Returns a `Result`."""
-    loader = loader or _Loader()
+    loader = loader or Loader()
     graph = loader.graph(spec.topology)
     arrivals = random.Random(f"{spec.seed}/arrivals")
     placing = random.Random(f"{spec.seed}/placement/{spec.id}")

@@ -73,6 +73,15 @@ def test_next_hops_are_fabrics(name):
         assert idx.next_hops(leaf) == fabric.next_hops_towards(g, leaf)
 
 
+@pytest.mark.parametrize("router", sorted(pair_routing.__all__))
+def test_a_host_outside_the_topology_is_a_value_error(router):
+    g = graphs()["kary4"]
+    h = fabric.hosts(g)
+    for demand in ([pairs.Flow(h[0], "00:00:00:00:09:99", 5)], [pairs.Flow(0x301, h[0], 5)]):
+        with pytest.raises(ValueError, match="is not in the topology"):
+            getattr(pair_routing, router)(g, demand, seed=1)
+
+
 def follow(g, table, src, dst):
     """The path a packet takes through a per-destination RouteTable."""
     leaf, _ = fabric.attachment(g, src)

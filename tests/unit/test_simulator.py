@@ -190,3 +190,16 @@ def test_parameterised_topologies():
     assert edge[2]["bw"] == 30e6 / 8
     x = topology.from_spec("xgft:m=4/4,w=1/2")
     assert sum(1 for _, d in x.nodes(data=True) if d["kind"] == "host") == 16
+
+
+def test_link_plot_keeps_a_readable_width_on_large_fabrics(tmp_path):
+    import struct
+    from sdnmpi.simulator import plot
+    rows = [{"src": i, "dst": i + 1, "bytes": 1000.0 - i, "flows": 1} for i in range(300)]
+    plot.link_loads(rows, str(tmp_path / "big.png"))
+    plot.link_loads(rows[:10], str(tmp_path / "small.png"))
+    widths = {}
+    for name in ("big", "small"):
+        head = (tmp_path / f"{name}.png").read_bytes()[:24]
+        widths[name] = struct.unpack(">I", head[16:20])[0]  # IHDR width
+    assert widths == {"big": 1200, "small": 600}
