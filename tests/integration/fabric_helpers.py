@@ -79,8 +79,8 @@ def leaf_spine_fabric(routing, tmp_path, lldpd=True):
 
 def iperf(fab, client, server, seconds=3, streams=1):
     """TCP bytes received by ``server`` from ``client`` (host objects)."""
-    server.cmd("iperf3 -s -1 -D -p 5201")
-    time.sleep(0.3)
+    server.cmd("iperf3 -s -1 -D -p 5201")   # -D returns before the daemon listens
+    wait_for(lambda: server.cmd("ss -Hltn 'sport = :5201'").strip(), 10, "iperf3 to listen on %s" % server.name)
     out = client.cmd("iperf3 -c %s -p 5201 -t %d -P %d -J" % (server.IP(), seconds, streams))
     m = re.search(r'"sum_received":\s*\{[^}]*"bytes":\s*(\d+)', out)
     assert m, "iperf3 failed: %s" % out[-2000:]

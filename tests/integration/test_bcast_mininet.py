@@ -182,16 +182,3 @@ def test_lost_datagrams_are_repaired(fabric):
     print("\nwith 3%% loss at every host (%d datagrams dropped): %s" % (
         dropped, "; ".join("root %s: %s rounds, %s resent, %s by PMPI_Bcast, %ss" % (r, n, rs, f, s)
                            for r, _b, _k, n, rs, f, s in lines)))
-
-
-def test_timing_1_and_4_mib_against_plain_mpi(fabric):
-    """Informative: 1 MiB and 4 MiB from rank 0 to 8 hosts, multicast vs Open MPI's MPI_Bcast."""
-    ctl, fab = fabric
-    args = ["%d:0x2" % MB, "%d:0x2" % (4 * MB)]
-    _out, sdn = run_job(fab, args, job_env(ctl, fab))
-    _out, plain = run_job(fab, args, job_env(ctl, fab, preload=False))
-    print("\nbcast from h1 to 8 hosts (first call / second call; the first SDN call includes the plan):")
-    for k in (0, 2):
-        print("  %4.1f MiB: SDN_MPI_Bcast %.2fs / %.2fs, MPI_Bcast %.2fs / %.2fs"
-              % (sdn[k][0] / MB, sdn[k][2], sdn[k + 1][2], plain[k][2], plain[k + 1][2]))
-    assert [b for b, *_x in sdn] == [b for b, *_x in plain] == [MB, MB, 4 * MB, 4 * MB]

@@ -14,6 +14,7 @@ import json
 import os
 import random
 import secrets
+import select
 import shutil
 import socket
 import struct
@@ -174,6 +175,7 @@ class StubController:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(64)
+        self.sock.setblocking(False)   # accepted under self.lock only (_accept_one)
         self.port = self.sock.getsockname()[1]
         self.address = "127.0.0.1:%d" % self.port
         self._stop = False
@@ -184,17 +186,29 @@ class StubController:
     def _accept(self):
         while not self._stop:
             try:
-                client, _ = self.sock.accept()
-            except OSError:
+                select.select([self.sock], [], [], 0.5)
+                with self.lock:
+                    self._accept_one()
+            except (OSError, ValueError):   # closed
                 return
-            record = {"requests": [], "closed": False}
-            with self.lock:
-                self.conns.append(record)
-                self._clients.append(client)
-                self.open_conns += 1
-            thread = threading.Thread(target=self._serve, args=(client, record), daemon=True)
-            thread.start()
-            self._threads.append(thread)
+
+    def _accept_one(self):
+        """Accepts one pending connection, if any, and starts serving it; whether it did. Called
+        with self.lock held, so that a connection is always either still pending or counted in
+        open_conns (wait_idle relies on it)."""
+        try:
+            client, _ = self.sock.accept()
+        except (BlockingIOError, InterruptedError):
+            return False
+        client.setblocking(True)
+        record = {"requests": [], "closed": False}
+        self.conns.append(record)
+        self._clients.append(client)
+        self.open_conns += 1
+        thread = threading.Thread(target=self._serve, args=(client, record), daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        return True
 
     def _error(self, text):
         with self.lock:
@@ -240,13 +254,18 @@ class StubController:
                 self.idle.notify_all()
 
     def wait_idle(self, timeout=30.0):
-        """Waits until the stub has served every accepted connection to its end (after mpirun
-        returned, the ranks' sockets are closed, but the stub's threads may not have read the EOF
-        yet). Every client waits for a reply before it closes, so its connection has been accepted
-        by then."""
+        """Waits until the stub has served every connection made to it to its end: after mpirun
+        returned, the ranks' sockets are closed, but on a busy machine the stub may not have
+        accepted a connection yet (a rank that gave up waiting for a silent stub), read its
+        requests or seen its end. requests() calls it, so that its answer is complete."""
+        deadline = time.monotonic() + timeout
         with self.lock:
-            if not self.idle.wait_for(lambda: self.open_conns == 0, timeout):
-                raise AssertionError("stub: %d connections still open after %.0f s" % (self.open_conns, timeout))
+            while True:
+                left = deadline - time.monotonic()
+                if not self.idle.wait_for(lambda: self.open_conns == 0, max(left, 0)):
+                    raise AssertionError("stub: %d connections still open after %.0f s" % (self.open_conns, timeout))
+                if not self._accept_one():   # nothing pending either: every connection has ended
+                    return
 
     def _answer(self, req):
         """The reply to a valid request, or None to stay silent."""
@@ -302,17 +321,19 @@ class StubController:
             return self.trees[key]
 
     def requests(self, op=None):
-        """[(connection index, request)] in order, of one op or all."""
+        """[(connection index, request)] in order, of one op or all, once every connection has
+        ended (wait_idle)."""
+        self.wait_idle()
         with self.lock:
             return [(i, r) for i, c in enumerate(self.conns) for r in c["requests"] if op is None or r["op"] == op]
 
     def close(self):
         self._stop = True
-        try:
-            self.sock.close()
-        except OSError:
-            pass
         with self.lock:
+            try:
+                self.sock.close()
+            except OSError:
+                pass
             for client in self._clients:
                 try:
                     client.shutdown(socket.SHUT_RDWR)
