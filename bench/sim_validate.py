@@ -20,7 +20,6 @@ the time model (simulator/timemodel.py) on the payload bytes. Needs root, Open v
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -54,12 +53,6 @@ PATTERNS = {
     # four flows out of leaf 1 and one more into h3: host links and uplinks both matter
     "fan": [(1, 3, 1), (1, 5, 1), (2, 4, 1), (2, 6, 1), (7, 3, 1)],
 }
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def predict(routing, flows, nbytes, host_bw, fabric_bw):
@@ -145,7 +138,7 @@ def run_routing(routing, patterns, args, log_dir):
     from sdnmpi.mininet_topos import controller_proc
     from sdnmpi.mininet_topos.fattree import LeafSpineTopo
     from sdnmpi.mininet_topos.net import FabricNet
-    ctl = controller_proc.start_controller(free_port(), free_port(), routing=routing,
+    ctl = controller_proc.start_controller(controller_proc.free_port(), controller_proc.free_port(), routing=routing,
                                            log_path=os.path.join(log_dir, "ryu-%s.log" % routing))
     fab = None
     rows = []

@@ -47,12 +47,6 @@ MACS = ["02:00:00:00:00:%02x" % i for i in range(1, 9)]
 OFPFC_ADD, OFPFC_DELETE = 0, 3
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def connect(port):
     return socket.create_connection(("127.0.0.1", port), timeout=CLIENT_TIMEOUT)
 
@@ -73,8 +67,8 @@ def wait_until(what, condition, timeout=60.0):
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("live")
-    rpc_port = free_port()
-    ctl = controller_proc.start_controller(free_port(), free_port(), log_path=str(tmp / "ryu.log"), extra_args=(
+    rpc_port = controller_proc.free_port()
+    ctl = controller_proc.start_controller(controller_proc.free_port(), controller_proc.free_port(), log_path=str(tmp / "ryu.log"), extra_args=(
         "--sdnmpi-rpc-host", "127.0.0.1", "--sdnmpi-rpc-port", str(rpc_port), "--sdnmpi-rpc-allow", "127.0.0.1",
         "--sdnmpi-rpc-max-connections", str(MAX_CONNECTIONS), "--sdnmpi-rpc-idle-timeout", str(IDLE_TIMEOUT),
         "--sdnmpi-rpc-frame-timeout", str(FRAME_TIMEOUT), "--sdnmpi-operator-token-file", str(tmp / "token"),

@@ -1,7 +1,7 @@
 """bench/sim_validate.py's prediction and bench/tcp_transfer.py on loopback (no Mininet)."""
 import json
 import os
-import socket
+from sdnmpi.mininet_topos import controller_proc
 import subprocess
 import sys
 import time
@@ -35,12 +35,6 @@ def test_prediction_of_shift2_under_dmodk_and_single():
         assert t == pytest.approx((2 if k == 1 else 3) * nbytes / rate(5))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def listening(port):
     out = subprocess.run(["ss", "-Hltn", "sport = :%d" % port], stdout=subprocess.PIPE,
                          universal_newlines=True, check=True).stdout
@@ -49,7 +43,7 @@ def listening(port):
 
 def test_tcp_transfer_on_loopback_times_the_last_byte():
     script = os.path.join(BENCH, "tcp_transfer.py")
-    port = free_port()
+    port = controller_proc.free_port()
     recv = subprocess.Popen([sys.executable, script, "recv", str(port), "65536"], stdout=subprocess.PIPE,
                             universal_newlines=True)
     try:
