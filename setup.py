@@ -9,6 +9,7 @@ PACKAGES = {
     "sdnmpi.traces": "traces",
     "sdnmpi.simulator": "simulator",
     "sdnmpi.profiler": "profiler",
+    "sdnmpi.flows": "flows",
 }
 
 CONSOLE_SCRIPTS = [

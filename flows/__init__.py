@@ -1,0 +1,18 @@
+"""sdnmpi.flows: hint-free elephant-flow identification from per-host-pair byte counters.
+
+    counts = np.array(...)                      # pairs x intervals, bytes per polling interval
+    clf = flows.load_or_fallback("flows/model.json", link_rate=125e6, interval=1.0)
+    flagged = clf.flags(counts)                 # pairs x intervals, True where flagged
+    first = flows.first_flags(flagged)          # per pair: first flagged interval or -1
+
+Pure numpy (no Ryu, no scikit-learn at run time). See docs/flows.md.
+"""
+from .classify import (DEFAULT_FRACTION, DEFAULT_INTERVAL, DEFAULT_LINK_RATE, DEFAULT_WINDOW,
+                       LearnedClassifier, ThresholdClassifier, scaled_windows)
+from .detect import detection_delays, first_flags, pair_scores, start_intervals
+from .model import FORMAT, VERSION, ModelError, load_model, load_or_fallback, save_model
+
+__all__ = ["DEFAULT_FRACTION", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE", "DEFAULT_WINDOW",
+           "FORMAT", "VERSION", "LearnedClassifier", "ModelError", "ThresholdClassifier",
+           "detection_delays", "first_flags", "load_model", "load_or_fallback", "pair_scores",
+           "save_model", "scaled_windows", "start_intervals"]
