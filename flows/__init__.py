@@ -10,9 +10,9 @@ Pure numpy (no Ryu, no scikit-learn at run time). See docs/flows.md.
 from .classify import (DEFAULT_FRACTION, DEFAULT_INTERVAL, DEFAULT_LINK_RATE, DEFAULT_WINDOW,
                        LearnedClassifier, ThresholdClassifier, scaled_windows)
 from .detect import detection_delays, first_flags, pair_scores, start_intervals
-from .model import FORMAT, VERSION, ModelError, load_model, load_or_fallback, save_model
+from .model import DEFAULT_MODEL, FORMAT, VERSION, ModelError, load_model, load_or_fallback, save_model
 
-__all__ = ["DEFAULT_FRACTION", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE", "DEFAULT_WINDOW",
+__all__ = ["DEFAULT_FRACTION", "DEFAULT_MODEL", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE", "DEFAULT_WINDOW",
            "FORMAT", "VERSION", "LearnedClassifier", "ModelError", "ThresholdClassifier",
            "detection_delays", "first_flags", "load_model", "load_or_fallback", "pair_scores",
            "save_model", "scaled_windows", "start_intervals"]

@@ -9,6 +9,7 @@
 import json
 import logging
 import math
+import os
 
 from .classify import (DEFAULT_INTERVAL, DEFAULT_LINK_RATE, LearnedClassifier,
                        ThresholdClassifier)
@@ -19,6 +20,7 @@ FORMAT = "sdnmpi-flows-model"
 VERSION = 1
 SCALING = "link-interval"
 MAX_WINDOW = 1000
+DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.json")  # shipped
 
 
 class ModelError(ValueError):

@@ -13,7 +13,7 @@ from . import flowtraffic
 LOG = logging.getLogger(__name__)
 
 TEST_PATTERNS = ("permutation", "halo3d", "two-phases", "barrier-mice", "cg")
-DEFAULT_WINDOW = 8
+DEFAULT_WINDOW = 16
 DEFAULT_INSTANCES = 12
 TRACE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                          "tests", "data", "pfsim", "traces")
@@ -153,3 +153,41 @@ def curve_table(curve):
         rows.append(f"| {c} | {_fmt(s['accuracy'])} | {_fmt(s['precision'])} | {_fmt(s['recall'])} "
                     f"| {_fmt(s['delay_p95'])} | {_fmt(s['within_2'])} |")
     return "\n".join(rows)
+
+
+def add_parser(sub, positive, count):
+    """The ``train-flows`` subcommand of sdnmpi-sim."""
+    t = sub.add_parser("train-flows", help="train the learned elephant-flow classifier")
+    t.add_argument("--out", default="flows/model.json", help="weights file to write (JSON)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--instances", type=count, default=DEFAULT_INSTANCES, help="runs per pattern")
+    t.add_argument("--window", type=count, default=DEFAULT_WINDOW, help="intervals the model sees")
+    t.add_argument("--interval", type=positive, default=flows.DEFAULT_INTERVAL, help="poll interval, s")
+    t.add_argument("--link-mbit", type=positive, default=flows.DEFAULT_LINK_RATE * 8 / 1e6,
+                   help="host link rate, Mbit/s")
+    t.add_argument("--test-patterns", default=",".join(TEST_PATTERNS),
+                   help="comma-separated patterns left out of training; known: "
+                        + ", ".join(sorted(flowtraffic.PATTERNS)))
+    t.add_argument("--trace-dir", default=TRACE_DIR, help=f"folder holding {flowtraffic.CG_TRACE}")
+    t.add_argument("--report", metavar="JSON", help="also write the report as JSON")
+    return t
+
+
+def run(args):
+    """Runs ``sdnmpi-sim train-flows``; prints the per-pattern table."""
+    import json
+    tests = tuple(p.strip() for p in args.test_patterns.split(",") if p.strip())
+    report, curve = train(args.out, seed=args.seed, instances=args.instances, window=args.window,
+                          link_rate=args.link_mbit * 1e6 / 8, interval=args.interval,
+                          test_patterns=tests, trace_dir=args.trace_dir)
+    print(table(report))
+    print()
+    print(curve_table(curve))
+    print(f"model: {args.out}")
+    if args.report:
+        try:
+            with open(args.report, "w", encoding="utf-8") as f:
+                json.dump({"patterns": report, "cutoffs": {str(k): v for k, v in curve.items()}}, f,
+                          indent=1)
+        except OSError as exc:
+            raise TrainError(f"cannot write {args.report}: {exc.strerror}") from None
