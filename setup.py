@@ -9,6 +9,7 @@ PACKAGES = {
     "sdnmpi.traces": "traces",
     "sdnmpi.simulator": "simulator",
     "sdnmpi.profiler": "profiler",
+    "sdnmpi.flows": "flows",
 }
 
 CONSOLE_SCRIPTS = [
@@ -23,6 +24,7 @@ setup(
     python_requires=">=3.9",
     packages=list(PACKAGES),
     package_dir=PACKAGES,
+    package_data={"sdnmpi.flows": ["model.json"]},
     entry_points={"console_scripts": CONSOLE_SCRIPTS},
     install_requires=["ryu==4.34", "eventlet==0.33.3", "dnspython>=2,<3", "networkx>=3,<4", "msgpack>=1,<2"],
 )

@@ -12,12 +12,12 @@ import sys
 
 from .. import traces
 from ..primitives import PAIR_ROUTERS
-from . import job, output, parallel, plot, scenario, topology
+from . import job, output, parallel, plot, scenario, topology, train_flows
 
 LOG = logging.getLogger(__name__)
 
 _ERRORS = (traces.TraceError, topology.TopologyError, job.SimError, scenario.ScenarioError,
-           parallel.ClusterError)
+           parallel.ClusterError, train_flows.TrainError)
 
 
 def _positive(text):
@@ -64,6 +64,7 @@ def parser():
     s.add_argument("--outdir", help="write under this directory instead of the file's folder")
     s.add_argument("--link-bw", type=_positive, default=job.DEFAULT_LINK_BW)
     s.add_argument("--plot", metavar="PNG", help="draw the congestion time series")
+    train_flows.add_parser(sub, _positive, _count)
     return p
 
 
@@ -129,6 +130,8 @@ def main(argv=None):
     try:
         if args.command == "job":
             run_job(args)
+        elif args.command == "train-flows":
+            train_flows.run(args)
         else:
             run_scenarios(args)
     except _ERRORS as exc:

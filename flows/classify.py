@@ -1,0 +1,97 @@
+"""The two classifiers. Both take ``counts``: a pairs x intervals array of bytes counted per
+polling interval (column t = bytes between poll t-1 and poll t), and return a bool array of the
+same shape: True where the pair is an elephant as judged at poll t from columns <= t only.
+
+Bytes are compared with what the host link can carry in one interval (``link_rate`` bytes/s x
+``interval`` s), so neither classifier depends on the link speed.
+"""
+import logging
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_LINK_RATE = 1e9 / 8  # bytes/s of a host link (1 Gbit/s); pass the fabric's real rate
+DEFAULT_INTERVAL = 1.0       # s between two counter polls
+DEFAULT_WINDOW = 2           # threshold: intervals summed
+DEFAULT_FRACTION = 0.1       # threshold: share of the link over the window (Hedera's 10 %)
+
+
+def _counts(counts):
+    counts = np.asarray(counts, dtype=float)
+    if counts.ndim == 1:
+        counts = counts[None, :]
+    if counts.ndim != 2:
+        raise ValueError(f"counts must be pairs x intervals, got shape {counts.shape}")
+    return counts
+
+
+def _positive(name, value):
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be positive, got {value!r}")
+    return value
+
+
+def scaled_windows(counts, window, link_bytes):
+    """pairs x intervals x ``window``: entry [p, t, k] = bytes of pair p in interval
+    t - window + 1 + k, divided by ``link_bytes`` and clipped to [0, 1] (min-max scaling with
+    the physical bounds: nothing, a full link); intervals before the first are 0."""
+    counts = _counts(counts)
+    padded = np.concatenate([np.zeros((counts.shape[0], window - 1)), counts], axis=1)
+    return np.clip(sliding_window_view(padded, window, axis=1) / link_bytes, 0.0, 1.0)
+
+
+class ThresholdClassifier:
+    """Elephant when the bytes of the last ``window`` intervals exceed ``fraction`` of what the
+    host link carries in that window."""
+    name = "threshold"
+
+    def __init__(self, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL,
+                 window=DEFAULT_WINDOW, fraction=DEFAULT_FRACTION):
+        self.link_rate = _positive("link_rate", link_rate)
+        self.interval = _positive("interval", interval)
+        if int(window) != window or window < 1:
+            raise ValueError(f"window must be a whole number of intervals >= 1, got {window!r}")
+        self.window = int(window)
+        if not 0 < fraction <= 1:
+            raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+        self.fraction = float(fraction)
+
+    def flags(self, counts):
+        sums = scaled_windows(counts, self.window, self.link_rate * self.interval).sum(axis=2)
+        return sums > self.fraction * self.window
+
+    def __repr__(self):
+        return (f"ThresholdClassifier(window={self.window}, fraction={self.fraction}, "
+                f"link_rate={self.link_rate:g}, interval={self.interval:g})")
+
+
+class LearnedClassifier:
+    """One dense unit with a sigmoid over the last ``len(weights)`` intervals, scaled as in
+    `scaled_windows`; elephant when the output reaches ``cutoff`` and the pair sent bytes in the
+    latest interval (an idle pair is never newly flagged)."""
+    name = "learned"
+
+    def __init__(self, weights, bias, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL,
+                 cutoff=0.5):
+        self.weights = np.asarray(weights, dtype=float).reshape(-1)
+        self.bias = float(bias)
+        self.link_rate = _positive("link_rate", link_rate)
+        self.interval = _positive("interval", interval)
+        self.cutoff = float(cutoff)
+
+    @property
+    def window(self):
+        return len(self.weights)
+
+    def probability(self, counts):
+        x = scaled_windows(counts, self.window, self.link_rate * self.interval)
+        return 1.0 / (1.0 + np.exp(-(x @ self.weights + self.bias)))
+
+    def flags(self, counts):
+        return (self.probability(counts) >= self.cutoff) & (_counts(counts) > 0)
+
+    def __repr__(self):
+        return f"LearnedClassifier(window={self.window}, link_rate={self.link_rate:g}, interval={self.interval:g})"

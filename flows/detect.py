@@ -1,0 +1,45 @@
+"""Bookkeeping over flag matrices: when a pair started, when it was first flagged, the delay in
+polling intervals, and pair-level scores against known labels."""
+import numpy as np
+
+
+def _first_true(matrix):
+    matrix = np.asarray(matrix, dtype=bool)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    first = matrix.argmax(axis=1)
+    return np.where(matrix.any(axis=1), first, -1)
+
+
+def first_flags(flags):
+    """Per pair, the first interval flagged, or -1 if never."""
+    return _first_true(flags)
+
+
+def start_intervals(counts):
+    """Per pair, the first interval with bytes, or -1 for a pair that sent nothing."""
+    return _first_true(np.asarray(counts) > 0)
+
+
+def detection_delays(counts, flags):
+    """Per pair, polls from its first interval with bytes to its first flag: 0 when flagged at
+    the poll that first saw it, 1 one poll later, ...; -1 when never flagged."""
+    start, first = start_intervals(counts), first_flags(flags)
+    return np.where((first >= 0) & (start >= 0), first - start, -1)
+
+
+def pair_scores(labels, flags):
+    """Pair-level accuracy, precision and recall of 'ever flagged' against ``labels`` (True =
+    elephant), with the counts behind them. Precision is None without any flagged pair, recall
+    None without any elephant."""
+    labels = np.asarray(labels, dtype=bool)
+    predicted = np.asarray(flags, dtype=bool).reshape(len(labels), -1).any(axis=1)
+    tp = int((predicted & labels).sum())
+    fp = int((predicted & ~labels).sum())
+    fn = int((~predicted & labels).sum())
+    tn = int((~predicted & ~labels).sum())
+    n = len(labels)
+    return {"pairs": n, "elephants": int(labels.sum()), "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+            "accuracy": (tp + tn) / n if n else None,
+            "precision": tp / (tp + fp) if tp + fp else None,
+            "recall": tp / (tp + fn) if tp + fn else None}

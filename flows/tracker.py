@@ -1,0 +1,73 @@
+"""Per-pair counter history for the controller: feed it each poll's cumulative ``byte_count``
+readings, ask which pairs are newly elephants. Pure Python + numpy, no Ryu, no I/O.
+
+    book = PairCounters(classifier)
+    newly = book.poll({(a, b): byte_count, ...})   # -> {pair: delay in polls}
+
+A pair missing from a poll counts 0 bytes in that interval (its entry may be gone); a reading lower
+than the previous one (the entry was re-installed and its counter restarted) counts the new
+reading as the interval's bytes. A pair is reported once, at the first poll that flags it, with
+the polls since its first interval with bytes; `forget` drops pairs (job ended, phase released).
+"""
+import logging
+
+import numpy as np
+
+LOG = logging.getLogger(__name__)
+
+
+class PairCounters:
+    def __init__(self, classifier, history=None):
+        self.classifier = classifier
+        self.history = int(history or max(getattr(classifier, "window", 1), 1))
+        self._last = {}      # pair -> last cumulative reading
+        self._series = {}    # pair -> list of the last `history` interval byte counts
+        self._age = {}       # pair -> polls since its first interval with bytes (None before)
+        self.flagged = set()
+
+    def _delta(self, pair, reading):
+        last = self._last.get(pair)
+        self._last[pair] = reading
+        if last is None:
+            return reading
+        return reading - last if reading >= last else reading
+
+    def poll(self, readings):
+        """One poll: {pair: cumulative bytes}. Returns {pair: delay} for pairs flagged now for
+        the first time."""
+        for pair, reading in readings.items():
+            if reading < 0:
+                raise ValueError(f"negative byte count {reading!r} for pair {pair!r}")
+        pairs = sorted(set(self._series) | set(readings), key=repr)
+        for pair in pairs:
+            delta = float(self._delta(pair, readings[pair])) if pair in readings else 0.0
+            series = self._series.setdefault(pair, [])
+            series.append(delta)
+            del series[:-self.history]
+            age = self._age.get(pair)
+            self._age[pair] = 0 if age is None and delta > 0 else (None if age is None else age + 1)
+        candidates = [p for p in pairs if p not in self.flagged]
+        if not candidates:
+            return {}
+        counts = np.zeros((len(candidates), self.history))
+        for i, pair in enumerate(candidates):
+            s = self._series[pair]
+            counts[i, self.history - len(s):] = s
+        now = self.classifier.flags(counts)[:, -1]
+        newly = {}
+        for pair, hit in zip(candidates, now.tolist()):
+            if hit:
+                self.flagged.add(pair)
+                newly[pair] = self._age[pair]
+        if newly:
+            LOG.debug("elephants: %s", newly)
+        return newly
+
+    def forget(self, pairs):
+        for pair in pairs:
+            for table in (self._last, self._series, self._age):
+                table.pop(pair, None)
+            self.flagged.discard(pair)
+
+    def __len__(self):
+        return len(self._series)

@@ -1,0 +1,211 @@
+"""Per-host-pair byte counters of pattern traffic, from the max-min time model (timemodel.py).
+
+A pattern instance is a list of `Send` (source host index, destination host index, bytes, start
+s, rate cap bytes/s). Sends run concurrently under max-min fair sharing of the fabric's links
+(every link ``link_rate`` bytes/s); a finite cap is an extra private link of that bandwidth, so an
+application-limited send (compute between exchanges, small collectives) never takes more. The
+rates are recomputed at every start and finish (event-driven, exact). Counters are then read as a
+switch would be polled: cumulative bytes per pair at jittered poll times, differenced, with
+multiplicative rate noise. See docs/flows.md.
+"""
+import collections
+import logging
+
+import numpy as np
+
+from .. import traces
+from ..primitives import fattree, pairs, paths
+from . import job, timemodel
+
+LOG = logging.getLogger(__name__)
+
+Send = collections.namedtuple("Send", "src dst bytes start cap")
+ELEPHANT_LINK_SECONDS = 1.0  # label: a pair is an elephant when its life total >= this x link_rate
+N_HOSTS = 16                 # the k=4 fat-tree
+CG_TRACE = "cg-c-128.tar.gz"
+
+
+def _bulk_bytes(rng, link_rate):
+    """Bytes per pair of one bulk pattern instance: log-uniform over 0.2 .. 20 link-seconds, so
+    that some instances are below the elephant label and most above."""
+    return link_rate * float(np.exp(rng.uniform(np.log(0.2), np.log(20.0))))
+
+
+def _jitter(rng, interval):
+    return float(rng.uniform(0.0, 0.3 * interval))
+
+
+def _mapped(rng, link_rate, interval, pairs_, size, cap=np.inf, start=0.0):
+    return [Send(s, d, size * float(rng.uniform(0.8, 1.2)), start + _jitter(rng, interval), cap)
+            for s, d in pairs_ if s != d]
+
+
+def _shift_pairs(rng, n):
+    k = int(rng.integers(1, n))
+    return [(i, (i + k) % n) for i in range(n)]
+
+
+def _perm_pairs(rng, n):
+    while True:
+        p = rng.permutation(n)
+        if (p != np.arange(n)).all():
+            return [(i, int(p[i])) for i in range(n)]
+
+
+def _torus_pairs(dims):
+    n = int(np.prod(dims))
+    coords = np.array(np.unravel_index(np.arange(n), dims)).T
+    out = set()
+    for i, c in enumerate(coords):
+        for axis, size in enumerate(dims):
+            for step in (-1, 1):
+                d = c.copy()
+                d[axis] = (d[axis] + step) % size
+                j = int(np.ravel_multi_index(d, dims))
+                if j != i:
+                    out.add((i, j))
+    return sorted(out)
+
+
+def shift(rng, link_rate, interval):
+    return _mapped(rng, link_rate, interval, _shift_pairs(rng, N_HOSTS), _bulk_bytes(rng, link_rate))
+
+
+def permutation(rng, link_rate, interval):
+    return _mapped(rng, link_rate, interval, _perm_pairs(rng, N_HOSTS), _bulk_bytes(rng, link_rate))
+
+
+def halo2d(rng, link_rate, interval):
+    cap = link_rate * float(rng.uniform(0.1, 0.4))  # 4 neighbours, compute between exchanges
+    return _mapped(rng, link_rate, interval, _torus_pairs((4, 4)), _bulk_bytes(rng, link_rate), cap)
+
+
+def halo3d(rng, link_rate, interval):
+    cap = link_rate * float(rng.uniform(0.1, 0.4))
+    return _mapped(rng, link_rate, interval, _torus_pairs((2, 2, 4)), _bulk_bytes(rng, link_rate), cap)
+
+
+def alltoall(rng, link_rate, interval):
+    everyone = [(i, j) for i in range(N_HOSTS) for j in range(N_HOSTS) if i != j]
+    return _mapped(rng, link_rate, interval, everyone, _bulk_bytes(rng, link_rate) / 2)
+
+
+def two_phases(rng, link_rate, interval):
+    """A shift, a pause of 2-6 intervals, a permutation."""
+    size = _bulk_bytes(rng, link_rate)
+    first = _mapped(rng, link_rate, interval, _shift_pairs(rng, N_HOSTS), size)
+    second_start = 1.2 * size / link_rate + float(rng.uniform(2, 6)) * interval
+    return first + _mapped(rng, link_rate, interval, _perm_pairs(rng, N_HOSTS),
+                           _bulk_bytes(rng, link_rate), start=second_start)
+
+
+def _mice_pairs(rng):
+    """Recursive-doubling partners (allreduce, barrier) of a random 4..16-host job."""
+    n = int(rng.choice([4, 8, 16]))
+    hosts = rng.choice(N_HOSTS, size=n, replace=False)
+    return [(int(hosts[i]), int(hosts[i ^ (1 << k)])) for k in range(n.bit_length() - 1)
+            for i in range(n)]
+
+
+def allreduce_mice(rng, link_rate, interval):
+    """Small allreduces for 2-30 s: 0.2-2 % of the link per pair, app-limited."""
+    rate = link_rate * float(rng.uniform(0.002, 0.02))
+    length = float(rng.uniform(2, 30)) * interval
+    return _mapped(rng, link_rate, interval, _mice_pairs(rng), rate * length, cap=rate)
+
+
+def barrier_mice(rng, link_rate, interval):
+    """Barriers and tiny control messages: kilobytes per second."""
+    rate = float(rng.uniform(1e3, 1e5))
+    length = float(rng.uniform(2, 30)) * interval
+    return _mapped(rng, link_rate, interval, _mice_pairs(rng), rate * length, cap=rate)
+
+
+def cg(rng, link_rate, interval, trace_dir):
+    """NAS CG class C (tests/data/pfsim, 128 ranks, 8 per host, block) folded to host pairs; all
+    pairs send through the run at the pace that keeps the busiest host at 30-90 % of its link."""
+    trace = traces.load(f"{trace_dir}/{CG_TRACE}")
+    tm = trace.traffic_matrix().astype(float)
+    host = np.arange(trace.n_procs) * N_HOSTS // trace.n_procs
+    pair_bytes = np.zeros((N_HOSTS, N_HOSTS))
+    np.add.at(pair_bytes, (host[:, None].repeat(trace.n_procs, 1), host[None, :].repeat(trace.n_procs, 0)), tm)
+    np.fill_diagonal(pair_bytes, 0)
+    scale = float(rng.uniform(0.02, 0.5))  # a shorter or smaller run than the traced one
+    pair_bytes *= scale
+    duration = pair_bytes.sum(axis=1).max() / (link_rate * float(rng.uniform(0.3, 0.9)))
+    return [Send(int(s), int(d), float(pair_bytes[s, d]), _jitter(rng, interval),
+                 float(pair_bytes[s, d]) / duration)
+            for s, d in zip(*np.nonzero(pair_bytes))]
+
+
+PATTERNS = {"shift": shift, "permutation": permutation, "halo2d": halo2d, "halo3d": halo3d,
+            "alltoall": alltoall, "two-phases": two_phases, "allreduce-mice": allreduce_mice,
+            "barrier-mice": barrier_mice, "cg": cg}
+
+
+def simulate(graph, sends, link_rate):
+    """(pair list, event times, cumulative bytes per pair at those times: pairs x events)."""
+    hosts = paths.index(graph).hosts
+    pair_list = sorted({(s.src, s.dst) for s in sends})
+    pos = {p: i for i, p in enumerate(pair_list)}
+    demand = [pairs.Flow(hosts[s], hosts[d], 1) for s, d in pair_list]
+    routed = job.route(graph, demand, {(f.src, f.dst): 1 for f in demand}, "dmodk")
+    n_links = int(routed.entry_link.max()) + 1 if len(routed.entry_link) else 0
+    pair_links = [routed.entry_link[routed.entry_flow == i] for i in range(len(pair_list))]
+    ef, el, bw = [], [], [link_rate] * n_links
+    for f, s in enumerate(sends):
+        links = list(pair_links[pos[(s.src, s.dst)]])
+        if np.isfinite(s.cap):
+            links.append(len(bw))
+            bw.append(s.cap)
+        ef += [f] * len(links)
+        el += links
+    ef, el, bw = np.array(ef), np.array(el), np.array(bw, dtype=float)
+    pair_of = np.array([pos[(s.src, s.dst)] for s in sends])
+    start = np.array([s.start for s in sends])
+    left = np.array([s.bytes for s in sends], dtype=float)
+    now, times, cum = 0.0, [0.0], [np.zeros(len(pair_list))]
+    total = np.zeros(len(pair_list))
+    while True:
+        active = (start <= now) & (left > 0)
+        pending = start[(start > now) & (left > 0)]
+        next_start = pending.min() - now if len(pending) else np.inf
+        rate = timemodel.maxmin_rates(ef, el, len(sends), bw, active) if active.any() else np.zeros(len(sends))
+        eta = np.full(len(sends), np.inf)
+        np.divide(left, rate, out=eta, where=active & (rate > 0))
+        step = min(next_start, eta.min())
+        if not np.isfinite(step):
+            break
+        moved = np.where(active, np.minimum(rate * step, left), 0.0)
+        left -= moved
+        left[active & (eta <= step * (1 + 1e-9))] = 0.0
+        total += np.bincount(pair_of, weights=moved, minlength=len(pair_list))
+        now += step
+        times.append(now)
+        cum.append(total.copy())
+    return pair_list, np.array(times), np.array(cum).T
+
+
+def counters(times, cum, interval, rng, poll_jitter=0.02, rate_noise=0.1, tail=3):
+    """pairs x polls of bytes per interval: cumulative bytes read at poll k (k*interval plus
+    normal jitter of ``poll_jitter`` intervals), differenced; each nonzero count is multiplied by
+    a normal factor around 1 (sd ``rate_noise``, clipped at 0) for TCP's rate wobble."""
+    polls = int(np.ceil(times[-1] / interval)) + tail
+    at = (np.arange(1, polls + 1) + rng.normal(0, poll_jitter, polls)) * interval
+    at = np.maximum.accumulate(at)
+    read = np.array([np.interp(at, times, row) for row in cum]).reshape(len(cum), polls)
+    counts = np.diff(read, axis=1, prepend=0.0)
+    noise = np.clip(rng.normal(1.0, rate_noise, counts.shape), 0.0, None)
+    return np.where(counts > 0, counts * noise, 0.0)
+
+
+def instance(pattern, seed, link_rate, interval, trace_dir, graph=None):
+    """(counts pairs x polls, labels per pair) of one instance of ``pattern``."""
+    rng = np.random.default_rng(seed)
+    graph = graph if graph is not None else fattree.kary(4)
+    gen = PATTERNS[pattern]
+    sends = gen(rng, link_rate, interval, trace_dir) if pattern == "cg" else gen(rng, link_rate, interval)
+    sends += allreduce_mice(rng, link_rate, interval)  # every job also has small collectives
+    pair_list, times, cum = simulate(graph, sends, link_rate)
+    labels = cum[:, -1] >= ELEPHANT_LINK_SECONDS * link_rate
+    return counters(times, cum, interval, rng), labels

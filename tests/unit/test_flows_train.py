@@ -1,0 +1,113 @@
+"""The training side of flow identification: the counter simulator (simulator/flowtraffic.py),
+``sdnmpi-sim train-flows`` and the shipped model's held-out accuracy (pure Python, no lock)."""
+import json
+
+import numpy as np
+import pytest
+
+from sdnmpi import flows
+from sdnmpi.primitives import fattree
+from sdnmpi.simulator import cli, flowtraffic, train_flows
+from sdnmpi.simulator.flowtraffic import Send
+
+RATE = 1000.0  # bytes/s of every link
+HELD_OUT_FLOOR = 0.90  # docs/flows.md: the shipped model's pair accuracy on its held-out patterns
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return fattree.kary(4)
+
+
+def test_two_sends_from_one_host_share_its_link_and_a_cap_holds(graph):
+    sends = [Send(0, 5, 2000.0, 0.0, np.inf), Send(0, 9, 1000.0, 0.0, np.inf),
+             Send(3, 4, 500.0, 1.0, 100.0)]
+    pairs, times, cum = flowtraffic.simulate(graph, sends, RATE)
+    assert pairs == [(0, 5), (0, 9), (3, 4)]
+    # 0->5 and 0->9 split host 0's link: 500 B/s each until 0->9 ends at 2 s, then 0->5 alone
+    assert np.interp(2.0, times, cum[1]) == pytest.approx(1000.0)
+    assert np.interp(2.0, times, cum[0]) == pytest.approx(1000.0)
+    assert np.interp(3.0, times, cum[0]) == pytest.approx(2000.0)
+    # the capped send starts at 1 s and moves 100 B/s: done at 6 s
+    assert np.interp(1.0, times, cum[2]) == 0.0
+    assert np.interp(3.5, times, cum[2]) == pytest.approx(250.0)
+    assert times[-1] == pytest.approx(6.0) and cum[2, -1] == pytest.approx(500.0)
+
+
+def test_counters_without_noise_add_up_to_the_bytes_sent(graph):
+    sends = [Send(0, 5, 2500.0, 0.3, np.inf), Send(2, 7, 700.0, 0.0, 200.0)]
+    _, times, cum = flowtraffic.simulate(graph, sends, RATE)
+    counts = flowtraffic.counters(times, cum, 1.0, np.random.default_rng(0), poll_jitter=0.0,
+                                  rate_noise=0.0)
+    assert counts.sum(axis=1) == pytest.approx([2500.0, 700.0])
+    assert counts[0, :4].tolist() == pytest.approx([700.0, 1000.0, 800.0, 0.0])
+    assert (counts >= 0).all()
+
+
+@pytest.mark.parametrize("pattern", sorted(flowtraffic.PATTERNS))
+def test_every_pattern_yields_labelled_series(pattern):
+    counts, labels = flowtraffic.instance(pattern, 7, 125e6, 1.0, train_flows.TRACE_DIR)
+    assert counts.ndim == 2 and counts.shape[0] == len(labels) and (counts >= 0).all()
+    assert (counts.sum(axis=1) > 0).all()  # every pair sent something
+    totals_over = counts.sum(axis=1) >= flowtraffic.ELEPHANT_LINK_SECONDS * 125e6
+    assert (totals_over == labels).mean() > 0.9  # labels follow the true bytes (noise aside)
+
+
+def test_the_shipped_model_meets_its_documented_floor_on_held_out_patterns():
+    doc = json.loads(open(flows.DEFAULT_MODEL, encoding="utf-8").read())
+    trained = doc["trained"]
+    held = trained["test_patterns"]
+    assert held and not set(held) & set(trained["train_patterns"])
+    data = train_flows.dataset(held, 4, trained["seed"], trained["link_rate_Bps"],
+                               trained["interval_s"], train_flows.TRACE_DIR)
+    runs = [r for p in held for r in data[p]]
+    learned = flows.load_model(flows.DEFAULT_MODEL, link_rate=trained["link_rate_Bps"],
+                               interval=trained["interval_s"])
+    threshold = flows.ThresholdClassifier(link_rate=trained["link_rate_Bps"],
+                                          interval=trained["interval_s"])
+    got, base = train_flows.score(learned, runs), train_flows.score(threshold, runs)
+    assert got["accuracy"] >= HELD_OUT_FLOOR
+    assert got["accuracy"] > base["accuracy"]
+    assert trained["held_out_accuracy"] >= HELD_OUT_FLOOR
+
+
+def test_the_shipped_model_is_what_the_documented_command_writes(tmp_path):
+    out = tmp_path / "model.json"
+    assert cli.main(["train-flows", "--out", str(out), "--seed", "0"]) == 0
+    made = json.loads(out.read_text())
+    shipped = json.loads(open(flows.DEFAULT_MODEL, encoding="utf-8").read())
+    assert made["window"] == shipped["window"] and made["cutoff"] == shipped["cutoff"]
+    assert made["weights"] == pytest.approx(shipped["weights"], rel=1e-3, abs=1e-6)  # lbfgs across versions
+    assert made["bias"] == pytest.approx(shipped["bias"], rel=1e-3)
+
+
+def test_train_flows_is_deterministic_and_reports_every_pattern(tmp_path, capsys):
+    a, b, rep = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "r.json"
+    argv = ["train-flows", "--instances", "2", "--seed", "3", "--window", "4"]
+    assert cli.main(argv + ["--out", str(a), "--report", str(rep)]) == 0
+    assert cli.main(argv + ["--out", str(b)]) == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert flows.load_model(a).window == 4
+    report = json.loads(rep.read_text())["patterns"]
+    assert set(report) == set(flowtraffic.PATTERNS) | {"all held-out"}
+    assert {report[p]["split"] for p in train_flows.TEST_PATTERNS} == {"test"}
+    assert "| shift | train | learned |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--test-patterns", "spiral"], "unknown test pattern"),
+    (["--test-patterns", ",".join(flowtraffic.PATTERNS)], "nothing left to train on"),
+    (["--trace-dir", "/nonexistent"], "no cg-c-128.tar.gz"),
+    (["--out", "/nonexistent/dir/model.json", "--instances", "1"], "cannot write"),
+])
+def test_train_flows_bad_input_is_one_line_and_exit_2(argv, words, capsys):
+    assert cli.main(["train-flows", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and "\n" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["--window", "0"], ["--instances", "x"], ["--interval", "-1"]])
+def test_train_flows_bad_numbers_exit_2(argv):
+    with pytest.raises(SystemExit) as err:
+        cli.main(["train-flows", *argv])
+    assert err.value.code == 2
