@@ -475,6 +475,15 @@ def decode(message):
     return json.loads(tool("decode", stdin=msgpack.packb(message, use_bin_type=True)))
 
 
+def closed_port():
+    """A local TCP port nothing listens on (a dead controller)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
 def fake_hosts(np, n):
     """The fabric addresses SDN_MPI_FAKE_HOSTS=n gives ranks 0..np-1."""
     return ["10.255.0.%d" % (r % n + 1) for r in range(np)]

@@ -2,7 +2,7 @@
 (/work/wt/SPEC-traffic.md, docs/rpc.md), the trace reader behind SDN_MPI_TRAFFIC, the flow hints
 and MPI_Pcontrol under the preload library.
 
-The pure parts run through libsdnmpi/tests/traffic_tool (no MPI) and are checked against the
+The pure parts run through libsdnmpi/tests/unit_tool (no MPI) and are checked against the
 Python references: sdnmpi.traces (reading) and simulator.job.host_demand (PFSim's folding of rank
 pairs into host pairs). The rest runs real programs (libsdnmpi/tests/traffic_patterns) under
 mpirun on localhost against the stub controller of libsdnmpi_harness.py, which checks every
@@ -18,7 +18,6 @@ import io
 import json
 import random
 import re
-import socket
 import subprocess
 import tarfile
 
@@ -26,11 +25,10 @@ import msgpack
 import pytest
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, fake_hosts, frame_body, spec_request
+from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, TOOL, closed_port, fake_hosts, frame_body, spec_request
 from sdnmpi import traces
 from sdnmpi.simulator import job as simjob
 
-TOOL = LIB / "tests" / "traffic_tool"
 PATTERNS = LIB / "tests" / "traffic_patterns"
 PROF = LIB / "libsdnmpi_prof.so"
 CG = harness.ROOT / "tests" / "data" / "pfsim" / "traces" / "cg-c-128.tar.gz"
@@ -173,16 +171,21 @@ def test_encode_pair_bound(built):
     assert rc == 0 and len(spec_request(msgpack.unpackb(frame_body(data), raw=False))[2]["pairs"]) == 20000
 
 
+KEYS = ("valid", "ok", "error", "flows", "node_load", "traffic_max_load", "stored", "installed")
+
+
 def decode(message):
-    return json.loads(tool("decode", stdin=msgpack.packb(message, use_bin_type=True)).stdout)
+    """unit_tool's reading of a reply: the fields traffic and phase replies have."""
+    got = json.loads(tool("decode", stdin=msgpack.packb(message, use_bin_type=True)).stdout)
+    return {k: got[k] for k in KEYS if k in got}
 
 
 def test_decode_traffic_and_phase_replies(built):
     got = decode(harness.reply(3, flows=12, node_load=2, max_load=2, stored=False))
-    assert got == {"valid": True, "ok": 1, "error": "", "flows": 12, "node_load": 2, "max_load": 2,
+    assert got == {"valid": True, "ok": 1, "error": "", "flows": 12, "node_load": 2, "traffic_max_load": 2,
                    "stored": 0, "installed": -1}
     got = decode(harness.reply(3, flows=0, node_load=4, max_load=-1, stored=True))
-    assert (got["max_load"], got["stored"]) == (-1, 1)
+    assert (got["traffic_max_load"], got["stored"]) == (-1, 1)
     got = decode(harness.reply(4, installed=True, flows=6))
     assert (got["installed"], got["flows"], got["node_load"]) == (1, 6, -1)
     assert decode(harness.reply(4, error="host 10.0.0.9 is not in job 7"))["ok"] == 0
@@ -494,14 +497,6 @@ def test_bad_trace_one_line_and_correct_results(built, tmp_path, stub_factory, c
     # the job goes on: registered, phases still marked, released
     assert phase_sequences(stub, np) == {r: [1, 0] for r in range(np)}
     assert len(stub.requests("release")) == 1
-
-
-def closed_port():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 @needs_mpi
