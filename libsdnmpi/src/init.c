@@ -140,6 +140,8 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     } else if (rank == 0) {
         sdnmpi_log("init: %s, falling back to PMPI_Allreduce", reasons[a.reason]);
     }
+    if (rank == 0 && !a.ok && s->cfg.traffic[0] != '\0')
+        sdnmpi_log("init: SDN_MPI_TRAFFIC not sent: %s", reasons[a.reason]);
     if ((rc = PMPI_Bcast(&a, (int)sizeof a, MPI_BYTE, 0, MPI_COMM_WORLD)) != MPI_SUCCESS)
         goto out;
     if ((rc = sdnmpi_plan_keyval_create()) != MPI_SUCCESS

@@ -266,17 +266,42 @@ static int on_file(void *arg, const char *name, long rank, const char *data, siz
     return read_rows(rd, name, (int)rank, data, len, why, whylen);
 }
 
-/* Host index of every rank, by first appearance in rank order. */
+static int by_ip_rank(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b; /* (ip << 32) | rank */
+    return *x < *y ? -1 : *x > *y;
+}
+
+/* Host index of every rank, hosts numbered by first appearance in rank order (O(n log n)). */
 static int index_hosts(struct reader *rd)
 {
-    for (int r = 0; r < rd->n; r++) {
-        int h = 0;
-        while (h < rd->nhosts && rd->host_ip[h] != rd->ip[r])
-            h++;
-        if (h == rd->nhosts)
-            rd->host_ip[rd->nhosts++] = rd->ip[r];
-        rd->host[r] = h;
+    uint64_t *key = malloc((size_t)rd->n * sizeof *key);
+    int *first = malloc((size_t)rd->n * sizeof *first);
+    if (key == NULL || first == NULL) {
+        free(key);
+        free(first);
+        return -1;
     }
+    for (int r = 0; r < rd->n; r++)
+        key[r] = ((uint64_t)rd->ip[r] << 32) | (uint32_t)r;
+    qsort(key, (size_t)rd->n, sizeof *key, by_ip_rank);
+    for (int i = 0, lead = 0; i < rd->n; i++) { /* first[r] = the lowest rank on r's host */
+        if (i > 0 && (key[i] >> 32) != (key[i - 1] >> 32))
+            lead = (int)(uint32_t)key[i];
+        else if (i == 0)
+            lead = (int)(uint32_t)key[0];
+        first[(uint32_t)key[i]] = lead;
+    }
+    for (int r = 0; r < rd->n; r++) {
+        if (first[r] == r) {
+            rd->host[r] = rd->nhosts;
+            rd->host_ip[rd->nhosts++] = rd->ip[r];
+        } else {
+            rd->host[r] = rd->host[first[r]]; /* first[r] < r: already numbered */
+        }
+    }
+    free(key);
+    free(first);
     return 0;
 }
 
@@ -353,7 +378,10 @@ int sdnmpi_trace_read(const char *path, const uint32_t *rank_ip, int n, uint64_t
         snprintf(why, whylen, "out of memory");
         goto out;
     }
-    index_hosts(&rd);
+    if (index_hosts(&rd)) {
+        snprintf(why, whylen, "out of memory");
+        goto out;
+    }
     if (sdnmpi_trace_files(path, max_bytes, on_file, &rd, why, whylen))
         goto out;
     for (int r = 0; r < n; r++)
