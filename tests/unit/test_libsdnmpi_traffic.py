@@ -30,6 +30,7 @@ from sdnmpi import traces
 from sdnmpi.simulator import job as simjob
 
 PATTERNS = LIB / "tests" / "traffic_patterns"
+CHECK = LIB / "tests" / "traffic_check"
 PROF = LIB / "libsdnmpi_prof.so"
 CG = harness.ROOT / "tests" / "data" / "pfsim" / "traces" / "cg-c-128.tar.gz"
 MPI_TIMEOUT = 120
@@ -466,6 +467,25 @@ def test_hints_and_pcontrol(built, stub_factory):
     conns = {conn for entries in got.values() for _, _, conn in entries}
     assert len(conns) == np
     assert phase_sequences(stub, np) == {r: [3, 0] for r in range(np)}
+
+
+@needs_mpi
+def test_linked_api(built, stub_factory):
+    """traffic_check (linked with libsdnmpi.a): the hints' and SDN_MPI_Phase's error codes; a peer
+    named by its rank in a reversed sub-communicator reaches the controller as its world rank's
+    host; a hint to the rank's own host sends nothing; phases 5 then 0 from every rank."""
+    np = 5
+    stub = stub_factory()
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np)}
+    res, _ = mpirun(np, [CHECK], env)
+    assert res.returncode == 0 and "traffic_check: ok" in res.stdout, res.stdout + res.stderr[-3000:]
+    stub.wait_idle()
+    assert not stub.errors
+    hosts = fake_hosts(np, np)
+    got = sorted((a["phase"], a["add"], a["pairs"]) for _, a in traffic_requests(stub))
+    want = sorted((5, True, [(hosts[r], hosts[(r - 1) % np], 1000 + r)]) for r in range(np))
+    assert got == want
+    assert phase_sequences(stub, np) == {r: [5, 0] for r in range(np)}
 
 
 @needs_mpi
