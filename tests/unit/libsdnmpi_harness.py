@@ -218,6 +218,11 @@ class StubController:
 
     plan_bcast gets a group 239.77.X.Y and a port of the stub's own per (comm, root), like the
     controller; the same pair when repeated.
+
+    traffic and phase (issue 15) are checked against the SPEC (`spec_request`): traffic with a
+    host outside the registered job is refused; phase 0 is answered as installed at once (flows =
+    its pairs, max_load = NL_D), other phases as stored; phase replies say installed when some
+    traffic op named the phase.
     """
 
     def __init__(self, mode="ok", loads="flat", netns=None, job=JOB, server=SERVER, plan_reply=None,
