@@ -1,7 +1,8 @@
 /* json_lite.h -- a small, bounded pull reader for JSON text in memory (RFC 8259 syntax), enough to
  * pick a few fields out of the profiler's rank files (trace_read.c). No allocation, nesting depth
  * at most JSON_LITE_MAX_DEPTH, keys longer than the caller's buffer are truncated (and so never
- * match a wanted key). Every function returns -1 on a syntax error or an unsupported value and
+ * match a wanted key). The structure is checked strictly; values that are skipped are checked
+ * loosely (a number's characters, a string's quotes and control characters, not its escapes). Every function returns -1 on a syntax error or an unsupported value and
  * sets r->err to a short reason; after that every call fails.
  *
  *   struct json_lite r; json_lite_init(&r, text, len);
