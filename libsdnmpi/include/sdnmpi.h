@@ -66,6 +66,30 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
 SDNMPI_EXPORT int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
                                 MPI_Comm comm);
 
+/*
+ * Traffic-aware job routing (libsdnmpi/README.md, "Traffic hints and phases").
+ *
+ * Local (not collective). Tells the controller that this rank will send about `bytes` (>= 1) to
+ * rank `peer` of comm (of its remote group for an intercommunicator), in the current phase
+ * (SDN_MPI_Phase / MPI_Pcontrol; 0 = the whole run). The controller adds it to the phase's demand
+ * (a `traffic` op with add = true, from this rank's own connection, opened on first use). Peers
+ * on this rank's own host add nothing. Returns MPI_SUCCESS, also when there is no controller or
+ * SDN_MPI_Init has not run (then nothing is sent, and the first such call of a process logs one
+ * line); MPI_ERR_ARG (n < 0, NULL arrays, bytes < 1), MPI_ERR_COMM, MPI_ERR_RANK (a peer out of
+ * range), MPI_ERR_NO_MEM, or MPI_ERR_OTHER if the controller refused the hint. Never aborts.
+ */
+SDNMPI_EXPORT int SDN_MPI_Flow_hint(MPI_Comm comm, int peer, long long bytes);
+SDNMPI_EXPORT int SDN_MPI_Flow_hints(MPI_Comm comm, int n, const int *peers,
+                                     const long long *bytes);
+
+/*
+ * Local. This rank enters phase k (1..64), or leaves its phase (k = 0), like MPI_Pcontrol(k) under
+ * the preload library: the controller installs phase k's routes when a rank enters it and
+ * releases them when no rank is in it any more. Returns MPI_SUCCESS (failures to reach the
+ * controller are logged, never returned), or MPI_ERR_ARG if k is out of range (nothing changes).
+ */
+SDNMPI_EXPORT int SDN_MPI_Phase(int k);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,7 +53,8 @@ static int exchange(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
 
 static int encode_failed(struct sdnmpi_rpc_buf *buf, char *why, size_t whylen)
 {
-    snprintf(why, whylen, "%s", buf->overflow ? "request larger than 1 MiB" : "out of memory");
+    snprintf(why, whylen, "%s", buf->overflow ? "request larger than 1 MiB"
+                                : buf->len == 0 ? "invalid request values" : "out of memory");
     sdnmpi_rpc_buf_free(buf);
     return SDNMPI_CTRL_REFUSED;
 }
@@ -173,4 +174,27 @@ int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     if (sdnmpi_rpc_encode_release(&buf, id, job))
         return encode_failed(&buf, why, whylen);
     return exchange(c, cfg, &buf, id, &reply, why, whylen);
+}
+
+int sdnmpi_conn_traffic(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                        const struct sdnmpi_job_ref *job, int phase,
+                        const struct sdnmpi_traffic_pair *pairs, size_t npairs, int add,
+                        struct sdnmpi_rpc_reply *reply, char *why, size_t whylen)
+{
+    struct sdnmpi_rpc_buf buf = {0};
+    int64_t id = c->next_id++;
+    if (sdnmpi_rpc_encode_traffic(&buf, id, job, phase, pairs, npairs, add, cfg->traffic_planner))
+        return encode_failed(&buf, why, whylen);
+    return exchange(c, cfg, &buf, id, reply, why, whylen);
+}
+
+int sdnmpi_conn_phase(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                      const struct sdnmpi_job_ref *job, int64_t rank, int phase,
+                      struct sdnmpi_rpc_reply *reply, char *why, size_t whylen)
+{
+    struct sdnmpi_rpc_buf buf = {0};
+    int64_t id = c->next_id++;
+    if (sdnmpi_rpc_encode_phase(&buf, id, job, rank, phase))
+        return encode_failed(&buf, why, whylen);
+    return exchange(c, cfg, &buf, id, reply, why, whylen);
 }

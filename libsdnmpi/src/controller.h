@@ -1,6 +1,7 @@
 /*
  * controller.h -- one process's connection to the sdnmpi controller: connect (with the
- * SDN_MPI_TIMEOUT_MS deadline), hello, register, plan_allreduce, plan_bcast, release. Any transport failure,
+ * SDN_MPI_TIMEOUT_MS deadline), hello, register, plan_allreduce, plan_bcast, release, traffic,
+ * phase. Any transport failure,
  * timeout or protocol error closes the connection for good (`dead`): a late reply would otherwise
  * desynchronise the stream, and a dead controller should not cost one timeout per communicator.
  */
@@ -55,6 +56,17 @@ int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cf
 int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                         const struct sdnmpi_job_ref *job,
                         char *why, size_t whylen);
+
+/* traffic: a phase's demand (add: replace or add to it); reply holds flows, node_load,
+ * plan_max_load, stored. */
+int sdnmpi_conn_traffic(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                        const struct sdnmpi_job_ref *job, int phase,
+                        const struct sdnmpi_traffic_pair *pairs, size_t npairs, int add,
+                        struct sdnmpi_rpc_reply *reply, char *why, size_t whylen);
+/* phase: world rank `rank` enters `phase` (0: leaves its phase); reply holds installed, flows. */
+int sdnmpi_conn_phase(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                      const struct sdnmpi_job_ref *job, int64_t rank, int phase,
+                      struct sdnmpi_rpc_reply *reply, char *why, size_t whylen);
 
 /* Closes the connection (without marking it dead). */
 void sdnmpi_conn_close(struct sdnmpi_conn *c);

@@ -115,6 +115,19 @@ int sdnmpi_env_split_hostport(const char *text, char *host, size_t hostlen, char
     return 0;
 }
 
+/* A string knob into dst[cap]; too long: a warning and "". */
+static void parse_str(const char *name, char *dst, size_t cap)
+{
+    const char *v = env(name);
+    dst[0] = '\0';
+    if (v == NULL)
+        return;
+    if (strlen(v) < cap)
+        memcpy(dst, v, strlen(v) + 1);
+    else
+        sdnmpi_warn("ignoring %s=%s (too long)", name, v);
+}
+
 static void parse_subnet(struct sdnmpi_config *cfg)
 {
     const char *v = env("SDN_MPI_FABRIC_SUBNET");
@@ -166,13 +179,10 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->reorder = parse_bool("SDN_MPI_REORDER", 1);
     cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN, 1);
 
-    const char *planner = env("SDN_MPI_PLANNER");
-    if (planner != NULL) {
-        if (strlen(planner) < sizeof cfg->planner)
-            strcpy(cfg->planner, planner);
-        else
-            sdnmpi_warn("ignoring SDN_MPI_PLANNER=%s (too long)", planner);
-    }
+    parse_str("SDN_MPI_PLANNER", cfg->planner, sizeof cfg->planner);
+    parse_str("SDN_MPI_TRAFFIC", cfg->traffic, sizeof cfg->traffic);
+    parse_str("SDN_MPI_TRAFFIC_PLANNER", cfg->traffic_planner, sizeof cfg->traffic_planner);
+    cfg->traffic_max_bytes = parse_bytes("SDN_MPI_TRAFFIC_MAX_BYTES", SDNMPI_TRAFFIC_DEFAULT_MAX_BYTES, 0);
 
     const char *fip = env("SDN_MPI_FABRIC_IP");
     if (fip != NULL) {

@@ -9,6 +9,7 @@
 #define SDNMPI_PORT_MAX 16
 #define SDNMPI_PLANNER_MAX 16
 #define SDNMPI_FAKE_HOSTS_MAX 254
+#define SDNMPI_PATH_MAX 4096
 
 struct sdnmpi_config {
     int disable;                      /* SDN_MPI_DISABLE: always PMPI_Allreduce */
@@ -27,6 +28,10 @@ struct sdnmpi_config {
     int has_subnet;                   /* SDN_MPI_FABRIC_SUBNET=a.b.c.d/len */
     uint32_t subnet, subnet_mask;     /*   host byte order */
     int fake_hosts;                   /* SDN_MPI_FAKE_HOSTS=N (test only), 0 = off */
+    /* traffic-aware job routing (traffic.c, trace_read.c) */
+    char traffic[SDNMPI_PATH_MAX];    /* SDN_MPI_TRAFFIC: a trace sent at Init ("" = none) */
+    char traffic_planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_TRAFFIC_PLANNER: "" = controller default */
+    uint64_t traffic_max_bytes;       /* SDN_MPI_TRAFFIC_MAX_BYTES: largest rank file read */
     /* SDN_MPI_Bcast (bcast*.c) */
     uint64_t bcast_min_bytes;         /* SDN_MPI_BCAST_MIN_BYTES: smaller messages use PMPI */
     int bcast_min_hosts;              /* SDN_MPI_BCAST_MIN_HOSTS: communicators on fewer use PMPI */
@@ -39,6 +44,7 @@ struct sdnmpi_config {
 /* SDN_MPI_RABENSEIFNER_MIN's default: 8-32 KiB allreduces by recursive doubling were 0.5-0.9x
  * Open MPI's on the benchmark fabric (README's Benchmarks). */
 #define SDNMPI_DEFAULT_RAB_MIN 8192
+#define SDNMPI_TRAFFIC_DEFAULT_MAX_BYTES (64u << 20)
 #define SDNMPI_BCAST_DEFAULT_MIN_BYTES 65536
 /* With two hosts there is one receiving host: nothing for the switches to copy. */
 #define SDNMPI_BCAST_DEFAULT_MIN_HOSTS 3

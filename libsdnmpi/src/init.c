@@ -12,6 +12,7 @@
 #include "plan.h"
 #include "sdnmpi.h"
 #include "state.h"
+#include "traffic.h"
 
 struct sdnmpi_state sdnmpi_g = {
     .world_rank = -1,
@@ -101,7 +102,6 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
 
     struct agreement a;
     memset(&a, 0, sizeof a);
-    uint32_t *hosts = NULL;
     if (rank == 0) {
         a.disable = s->cfg.disable;
         a.min_bytes = s->cfg.min_bytes;
@@ -116,22 +116,32 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.bcast_idle_ms = s->cfg.bcast_idle_ms;
         a.bcast_datagram = s->cfg.bcast_datagram;
         a.reason = s->cfg.disable ? R_DISABLED : !s->cfg.has_controller ? R_NO_CONTROLLER : R_ON;
-        if (a.reason == R_ON && (hosts = malloc((size_t)size * sizeof *hosts)) == NULL)
-            a.reason = R_NOMEM;
     }
-    /* Whether to gather at all: world rank 0's decision. */
-    int64_t gather = a.reason == R_ON;
-    if ((rc = PMPI_Bcast(&gather, 1, MPI_INT64_T, 0, MPI_COMM_WORLD)) != MPI_SUCCESS)
+    /* Every rank keeps every rank's fabric address (the flow hints name peers by rank). Whether to
+     * gather at all: world rank 0's decision, and every rank's memory. */
+    s->world_ips = malloc((size_t)size * sizeof *s->world_ips);
+    int64_t gather = (rank != 0 || a.reason == R_ON) && s->world_ips != NULL, all = 0;
+    if ((rc = PMPI_Allreduce(&gather, &all, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD)) != MPI_SUCCESS)
         goto out;
-    if (gather) {
-        rc = PMPI_Gather(&s->fabric_ip, 1, MPI_UINT32_T, hosts, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD);
+    if (rank == 0 && a.reason == R_ON && !all)
+        a.reason = R_NOMEM;
+    if (all) {
+        rc = PMPI_Allgather(&s->fabric_ip, 1, MPI_UINT32_T, s->world_ips, 1, MPI_UINT32_T,
+                            MPI_COMM_WORLD);
         if (rc != MPI_SUCCESS)
             goto out;
-        if (rank == 0)
-            register_job(hosts, size, &a);
+        if (rank == 0) {
+            register_job(s->world_ips, size, &a);
+            if (a.ok) {
+                s->job = a.job; /* the trace's traffic ops name the job */
+                sdnmpi_traffic_send_trace(s->world_ips, size);
+            }
+        }
     } else if (rank == 0) {
         sdnmpi_log("init: %s, falling back to PMPI_Allreduce", reasons[a.reason]);
     }
+    if (rank == 0 && !a.ok && s->cfg.traffic[0] != '\0')
+        sdnmpi_log("init: SDN_MPI_TRAFFIC not sent: %s", reasons[a.reason]);
     if ((rc = PMPI_Bcast(&a, (int)sizeof a, MPI_BYTE, 0, MPI_COMM_WORLD)) != MPI_SUCCESS)
         goto out;
     if ((rc = sdnmpi_plan_keyval_create()) != MPI_SUCCESS
@@ -157,6 +167,8 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.bcast_idle_ms = (int)a.bcast_idle_ms;
     s->cfg.bcast_datagram = (int)a.bcast_datagram;
     s->initialized = 1;
+    if (s->sdn_ok && sdnmpi_traffic_hook_add() != 0)
+        sdnmpi_warn("init: no phase hook slot left; MPI_Pcontrol phases are not sent to the controller");
     if (rank != 0) {
         if (s->sdn_ok)
             sdnmpi_log("init: job %" PRId64 ", SDN path on", s->job.id);
@@ -164,7 +176,10 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
             sdnmpi_log("init: %s, falling back to PMPI_Allreduce", s->off_reason);
     }
 out:
-    free(hosts);
+    if (rc != MPI_SUCCESS || !s->sdn_ok) {
+        free(s->world_ips);
+        s->world_ips = NULL;
+    }
     if (rc != MPI_SUCCESS && rank == 0)
         sdnmpi_conn_close(&s->conn); /* closing releases the job on the controller */
     return rc;
@@ -176,6 +191,7 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
     if (!s->initialized || s->finalized)
         return MPI_ERR_OTHER;
     s->finalized = 1;
+    sdnmpi_traffic_hook_remove();
     int rc = sdnmpi_plan_keyval_free();
     int rc2 = sdnmpi_bcast_keyval_free();
     if (rc == MPI_SUCCESS)
@@ -193,6 +209,8 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
         }
         sdnmpi_conn_close(&s->conn);
         memset(s->job.token, 0, sizeof s->job.token);
+        free(s->world_ips);
+        s->world_ips = NULL;
         (void)pthread_mutex_unlock(&s->lock);
     }
     return rc != MPI_SUCCESS ? rc : brc;

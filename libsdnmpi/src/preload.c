@@ -1,8 +1,16 @@
 /* preload.c -- transparent mode: LD_PRELOAD=libsdnmpi-preload.so puts these in front of the MPI
- * library's own MPI_Init, MPI_Init_thread, MPI_Allreduce, MPI_Bcast and MPI_Finalize. The library itself
- * calls only PMPI_* functions, so nothing here recurses. */
+ * library's own MPI_Init, MPI_Init_thread, MPI_Allreduce, MPI_Bcast, MPI_Pcontrol and MPI_Finalize.
+ * The library itself calls only PMPI_* functions, so nothing here recurses. MPI_Init,
+ * MPI_Init_thread, MPI_Pcontrol and MPI_Finalize call the next definition (chain.h), so that the
+ * profiler preloaded next to this library sees them too. */
+#include "chain.h"
 #include "log.h"
 #include "sdnmpi.h"
+
+typedef int (*init_fn)(int *, char ***);
+typedef int (*init_thread_fn)(int *, char ***, int, int *);
+typedef int (*pcontrol_fn)(const int, ...);
+typedef int (*finalize_fn)(void);
 
 static void init_sdn(void)
 {
@@ -14,7 +22,9 @@ static void init_sdn(void)
 
 SDNMPI_EXPORT int MPI_Init(int *argc, char ***argv)
 {
-    int rc = PMPI_Init(argc, argv);
+    init_fn next;
+    *(void **)&next = sdnmpi_chain_next("MPI_Init");
+    int rc = next != NULL ? next(argc, argv) : PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
         init_sdn();
     return rc;
@@ -22,7 +32,10 @@ SDNMPI_EXPORT int MPI_Init(int *argc, char ***argv)
 
 SDNMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    init_thread_fn next;
+    *(void **)&next = sdnmpi_chain_next("MPI_Init_thread");
+    int rc = next != NULL ? next(argc, argv, required, provided)
+                          : PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         init_sdn();
     return rc;
@@ -39,9 +52,22 @@ SDNMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int 
     return SDN_MPI_Bcast(buffer, count, datatype, root, comm);
 }
 
+/* MPI_Pcontrol(k): the phase (SDN_MPI_Phase: phase.h and the `phase` op), then the next
+ * definition with `level` alone (the MPI standard leaves the variadic arguments to the tools;
+ * none of ours use them). */
+SDNMPI_EXPORT int MPI_Pcontrol(const int level, ...)
+{
+    (void)SDN_MPI_Phase(level); /* out of range: a warning, nothing else */
+    pcontrol_fn next;
+    *(void **)&next = sdnmpi_chain_next("MPI_Pcontrol");
+    return next != NULL ? next(level) : MPI_SUCCESS;
+}
+
 SDNMPI_EXPORT int MPI_Finalize(void)
 {
     /* MPI_ERR_OTHER here only means SDN_MPI_Init did not complete: nothing to undo. */
     (void)SDN_MPI_Finalize();
-    return PMPI_Finalize();
+    finalize_fn next;
+    *(void **)&next = sdnmpi_chain_next("MPI_Finalize");
+    return next != NULL ? next() : PMPI_Finalize();
 }

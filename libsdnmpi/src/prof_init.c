@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain.h"
 #include "logline.h"
 #include "prof.h"
 #include "prof_finish.h"
@@ -84,10 +85,19 @@ static void start(void)
     prof_g.active = 1;
 }
 
+/* The wrappers below call the next definition (chain.h): libsdnmpi-preload.so may be preloaded
+ * too, and must see MPI_Init, MPI_Pcontrol and MPI_Finalize whatever the LD_PRELOAD order. */
+typedef int (*init_fn)(int *, char ***);
+typedef int (*init_thread_fn)(int *, char ***, int, int *);
+typedef int (*pcontrol_fn)(const int, ...);
+typedef int (*finalize_fn)(void);
+
 SDNMPI_EXPORT int MPI_Init(int *argc, char ***argv)
 {
     prepare_env();
-    int rc = PMPI_Init(argc, argv);
+    init_fn next;
+    *(void **)&next = sdnmpi_chain_next("MPI_Init");
+    int rc = next != NULL ? next(argc, argv) : PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
         start();
     return rc;
@@ -96,7 +106,10 @@ SDNMPI_EXPORT int MPI_Init(int *argc, char ***argv)
 SDNMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     prepare_env();
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    init_thread_fn next;
+    *(void **)&next = sdnmpi_chain_next("MPI_Init_thread");
+    int rc = next != NULL ? next(argc, argv, required, provided)
+                          : PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         start();
     return rc;
@@ -109,7 +122,9 @@ SDNMPI_EXPORT int MPI_Pcontrol(const int level, ...)
         warned = 1;
         prof_warn("MPI_Pcontrol(%d) ignored: phases are 0..%d", level, SDNMPI_PHASE_MAX);
     }
-    return MPI_SUCCESS;
+    pcontrol_fn next;
+    *(void **)&next = sdnmpi_chain_next("MPI_Pcontrol");
+    return next != NULL ? next(level) : MPI_SUCCESS;
 }
 
 SDNMPI_EXPORT int MPI_Finalize(void)
@@ -119,5 +134,7 @@ SDNMPI_EXPORT int MPI_Finalize(void)
     (void)sdnmpi_phase_remove_hook(on_phase, NULL);
     prof_map_free();
     prof_counts_free();
-    return PMPI_Finalize();
+    finalize_fn next;
+    *(void **)&next = sdnmpi_chain_next("MPI_Finalize");
+    return next != NULL ? next() : PMPI_Finalize();
 }

@@ -6,8 +6,9 @@
 #include <zlib.h>
 
 #include "prof_out.h"
+#include "ustar.h"
 
-#define BLOCK 512
+#define BLOCK USTAR_BLOCK
 
 /* `value` as `width - 1` octal digits and a NUL; -1 if it does not fit. */
 static int octal(char *field, size_t width, unsigned long long value)
@@ -22,18 +23,17 @@ static int header(unsigned char *h, const char *name, unsigned long long size, t
     size_t len = strlen(name);
     if (len >= 100)
         return -1;
-    memcpy(h, name, len);
-    if (octal((char *)h + 100, 8, 0644) || octal((char *)h + 108, 8, 0) || octal((char *)h + 116, 8, 0) ||
-        octal((char *)h + 124, 12, size) || octal((char *)h + 136, 12, (unsigned long long)mtime))
+    memcpy(h + USTAR_NAME, name, len);
+    if (octal((char *)h + USTAR_MODE, 8, 0644) || octal((char *)h + USTAR_UID, 8, 0) ||
+        octal((char *)h + USTAR_GID, 8, 0) || octal((char *)h + USTAR_SIZE, 12, size) ||
+        octal((char *)h + USTAR_MTIME, 12, (unsigned long long)mtime))
         return -1;
-    h[156] = '0';
-    memcpy(h + 257, "ustar", 6);
-    memcpy(h + 263, "00", 2);
-    memset(h + 148, ' ', 8);
-    unsigned long sum = 0;
-    for (int i = 0; i < BLOCK; i++)
-        sum += h[i];
-    return snprintf((char *)h + 148, 8, "%06lo", sum) == 6 ? 0 : -1; /* then NUL, space stays */
+    h[USTAR_TYPE] = '0';
+    memcpy(h + USTAR_MAGIC, "ustar", 6);
+    memcpy(h + USTAR_VERSION, "00", 2);
+    memset(h + USTAR_CHKSUM, ' ', 8);
+    unsigned long sum = sdnmpi_ustar_checksum(h);
+    return snprintf((char *)h + USTAR_CHKSUM, 8, "%06lo", sum) == 6 ? 0 : -1; /* then NUL, space stays */
 }
 
 static int gz_all(gzFile gz, const void *buf, size_t n)

@@ -195,6 +195,47 @@ int sdnmpi_rpc_encode_release(struct sdnmpi_rpc_buf *buf, int64_t id,
     return finish(buf);
 }
 
+int sdnmpi_rpc_encode_traffic(struct sdnmpi_rpc_buf *buf, int64_t id,
+                              const struct sdnmpi_job_ref *job, int phase,
+                              const struct sdnmpi_traffic_pair *pairs, size_t npairs, int add,
+                              const char *planner)
+{
+    msgpack_packer pk;
+    int with_planner = planner != NULL && planner[0] != '\0';
+    if (phase < 0 || phase > SDNMPI_RPC_MAX_PHASE || npairs < 1
+        || npairs > SDNMPI_RPC_MAX_TRAFFIC_PAIRS)
+        return -1;
+    for (size_t i = 0; i < npairs; i++)
+        if (pairs[i].src == pairs[i].dst || pairs[i].bytes < 1)
+            return -1;
+    if (begin(buf, &pk, 8 + (with_planner ? 1 : 0), id, "traffic") || pack_job(&pk, job)
+        || pack_cstr(&pk, "phase") || msgpack_pack_int64(&pk, phase) || pack_cstr(&pk, "add")
+        || (add ? msgpack_pack_true(&pk) : msgpack_pack_false(&pk)))
+        return -1;
+    if (with_planner && (pack_cstr(&pk, "planner") || pack_cstr(&pk, planner)))
+        return -1;
+    if (pack_cstr(&pk, "pairs") || msgpack_pack_array(&pk, npairs))
+        return -1;
+    for (size_t i = 0; i < npairs; i++)
+        if (msgpack_pack_array(&pk, 3) || pack_ip(&pk, pairs[i].src) || pack_ip(&pk, pairs[i].dst)
+            || msgpack_pack_int64(&pk, pairs[i].bytes))
+            return -1;
+    return finish(buf);
+}
+
+int sdnmpi_rpc_encode_phase(struct sdnmpi_rpc_buf *buf, int64_t id,
+                            const struct sdnmpi_job_ref *job, int64_t rank, int phase)
+{
+    msgpack_packer pk;
+    if (rank < 0 || phase < 0 || phase > SDNMPI_RPC_MAX_PHASE)
+        return -1;
+    if (begin(buf, &pk, 7, id, "phase") || pack_job(&pk, job) || pack_cstr(&pk, "rank")
+        || msgpack_pack_int64(&pk, rank) || pack_cstr(&pk, "phase")
+        || msgpack_pack_int64(&pk, phase))
+        return -1;
+    return finish(buf);
+}
+
 /* ---- decoding ---------------------------------------------------------------------------- */
 
 static int key_is(const msgpack_object *k, const char *name)
@@ -300,9 +341,10 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
         } else if (key_is(k, "flows")) {
             if (get_int(v, &out->flows))
                 return -1;
-        } else if (key_is(k, "max_load")) {
-            if (v->type != MSGPACK_OBJECT_ARRAY)
+        } else if (key_is(k, "max_load") && v->type != MSGPACK_OBJECT_ARRAY) {
+            if (get_int(v, &out->plan_max_load)) /* traffic: one int */
                 return -1;
+        } else if (key_is(k, "max_load")) {
             out->n_max_load = v->via.array.size;
             for (uint32_t j = 0; j < v->via.array.size && j < SDNMPI_RPC_MAX_LOADS; j++)
                 if (get_int(&v->via.array.ptr[j], &out->max_load[j]))
@@ -332,6 +374,13 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
             if (v->type != MSGPACK_OBJECT_BOOLEAN)
                 return -1;
             out->cached = v->via.boolean ? 1 : 0;
+        } else if (key_is(k, "node_load")) {
+            if (get_int(v, &out->node_load))
+                return -1;
+        } else if (key_is(k, "stored") || key_is(k, "installed")) {
+            if (v->type != MSGPACK_OBJECT_BOOLEAN)
+                return -1;
+            *(key_is(k, "stored") ? &out->stored : &out->installed) = v->via.boolean ? 1 : 0;
         }
         /* other keys (lower_bound, future additions) are not needed here */
     }
@@ -348,6 +397,8 @@ int sdnmpi_rpc_decode_reply(const char *body, size_t len, struct sdnmpi_rpc_repl
     out->flows = -1;
     out->port = -1;
     out->switches = -1;
+    out->node_load = out->plan_max_load = -1;
+    out->stored = out->installed = -1;
     out->total_s = out->plan_s = out->install_s = -1.0;
     msgpack_unpacked u;
     msgpack_unpacked_init(&u);

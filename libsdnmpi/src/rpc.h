@@ -1,7 +1,7 @@
 /*
  * rpc.h -- the C side of docs/rpc.md (sdnmpi RPC version 1), and the only place that knows it:
- * 4-byte big-endian length + one msgpack map per message, requests hello / register /
- * plan_allreduce / plan_bcast / release, and their replies.
+ * 4-byte big-endian length + one msgpack map per message, requests hello / register / locate /
+ * plan_allreduce / plan_bcast / release / traffic / phase, and their replies.
  */
 #ifndef SDNMPI_RPC_H
 #define SDNMPI_RPC_H
@@ -17,6 +17,14 @@
 #define SDNMPI_RPC_MAX_STEPS 64
 #define SDNMPI_RPC_MAX_PAIRS 65536
 #define SDNMPI_RPC_MAX_TOKEN 64 /* characters of a job token (the controller's have 32) */
+#define SDNMPI_RPC_MAX_PHASE 64 /* traffic / phase: phases 0..64 (0 = the whole run / no phase) */
+#define SDNMPI_RPC_MAX_TRAFFIC_PAIRS 65536 /* traffic: host pairs of one request */
+
+/* traffic: one heavy host pair of a phase's demand (IPs in network byte order, bytes >= 1). */
+struct sdnmpi_traffic_pair {
+    uint32_t src, dst;
+    int64_t bytes;
+};
 
 /* A registered job: its id and the token that authorises every request naming it (register's
  * reply). The token is a secret: never print it. */
@@ -50,6 +58,11 @@ struct sdnmpi_rpc_reply {
     int64_t switches;                        /* plan_bcast: switches on the tree; -1 if absent */
     char top[24];                            /* plan_bcast: dpid of the top switch ("" if none) */
     int cached;                              /* plan_allreduce/plan_bcast: answered from the cache */
+    int64_t node_load;                       /* traffic: NL_D of the phase's demand; -1 if absent */
+    int64_t plan_max_load;                   /* traffic: max flows on a link (an int there); -1 if
+                                                absent or not planned yet */
+    int stored;                              /* traffic: demand stored for later; -1 if absent */
+    int installed;                           /* phase: the phase's routes are in place; -1 if absent */
     /* locate: the caller points `locality` at locality_cap entries before the call (decoding
      * keeps both, so zero-initialise every reply struct); n_locality = the reply's entries, of
      * which the first locality_cap are stored */
@@ -75,6 +88,16 @@ int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id,
                                  const uint32_t *members, size_t nmembers);
 int sdnmpi_rpc_encode_release(struct sdnmpi_rpc_buf *buf, int64_t id,
                               const struct sdnmpi_job_ref *job);
+/* traffic (SPEC of issue 15, docs/rpc.md): phase 0..SDNMPI_RPC_MAX_PHASE, 1..
+ * SDNMPI_RPC_MAX_TRAFFIC_PAIRS pairs with src != dst and bytes >= 1 (anything else: -1, nothing
+ * encoded); add = 0 replaces the phase's demand, 1 adds to it; planner NULL or "" leaves it out. */
+int sdnmpi_rpc_encode_traffic(struct sdnmpi_rpc_buf *buf, int64_t id,
+                              const struct sdnmpi_job_ref *job, int phase,
+                              const struct sdnmpi_traffic_pair *pairs, size_t npairs, int add,
+                              const char *planner);
+/* phase: world rank `rank` (>= 0) enters phase 1..SDNMPI_RPC_MAX_PHASE, or leaves its phase (0). */
+int sdnmpi_rpc_encode_phase(struct sdnmpi_rpc_buf *buf, int64_t id,
+                            const struct sdnmpi_job_ref *job, int64_t rank, int phase);
 void sdnmpi_rpc_buf_free(struct sdnmpi_rpc_buf *buf);
 
 /* Decodes one reply body. 0 if it is a well-formed version-1 reply, -1 otherwise (a token longer

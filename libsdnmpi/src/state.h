@@ -54,6 +54,8 @@ struct sdnmpi_state {
     struct sdnmpi_job_ref job; /* agreed at Init: the controller's job id (> 0 when sdn_ok) and
                                   its token (a secret: never printed) */
     uint32_t fabric_ip;       /* this rank's fabric IPv4 address, network byte order */
+    uint32_t *world_ips;      /* every world rank's fabric address (when sdn_ok; for the flow
+                                 hints), NULL otherwise; freed by SDN_MPI_Finalize */
     int keyval;               /* communicator attribute of the plan cache, or MPI_KEYVAL_INVALID */
     int bcast_keyval;         /* communicator attribute of the Bcast trees, or MPI_KEYVAL_INVALID */
     pthread_mutex_t lock;     /* guards conn and comms_led */

@@ -12,7 +12,12 @@
  *   unit_tool encode plan_bcast ID JOB COMM ROOT_IP IP...   (members IP...)
  *   unit_tool encode locate ID IP...           (job 42, token "tok42")
  *   unit_tool encode release ID JOB
+ *   unit_tool encode traffic ID JOB PHASE ADD PLANNER|- SRC,DST,BYTES...
+ *   unit_tool encode phase ID JOB RANK PHASE
  *                                              (JOB: "ID:TOKEN", the job id and its token)
+ *   unit_tool read PATH MAX_BYTES IP...        a trace's demand for ranks on IP... (trace_read.h):
+ *                                              {"phases": [{"phase": k, "pairs": [[src, dst, bytes]]}]}
+ *                                              or {"error": "..."}
  *   unit_tool wire TAG EPOCH ROUND KIND INDEX   a Bcast datagram header, hex on stdout
  *   unit_tool unwire HEX                       the header fields, or "invalid"
  *   unit_tool decode                           a reply body on stdin -> JSON of what was parsed
@@ -29,6 +34,7 @@
 #include "env.h"
 #include "rpc.h"
 #include "schedule.h"
+#include "trace_read.h"
 
 static int parse_ips(int n, char **text, uint32_t *out)
 {
@@ -98,6 +104,27 @@ static struct sdnmpi_job_ref job_arg(const char *text)
     return job;
 }
 
+/* "SRC,DST,BYTES" each */
+static int parse_pairs(size_t n, char **text, struct sdnmpi_traffic_pair *pairs)
+{
+    for (size_t i = 0; i < n; i++) {
+        char src[32], dst[32];
+        long long bytes;
+        if (sscanf(text[i], "%31[^,],%31[^,],%lld", src, dst, &bytes) != 3) {
+            fprintf(stderr, "bad pair %s\n", text[i]);
+            return -1;
+        }
+        char *ips[2] = {src, dst};
+        uint32_t ip[2];
+        if (parse_ips(2, ips, ip))
+            return -1;
+        pairs[i].src = ip[0];
+        pairs[i].dst = ip[1];
+        pairs[i].bytes = bytes;
+    }
+    return 0;
+}
+
 static int cmd_encode(int argc, char **argv)
 {
     static const struct sdnmpi_job_ref job42 = {.id = 42, .token = "tok42"};
@@ -134,6 +161,20 @@ static int cmd_encode(int argc, char **argv)
     } else if (argc >= 3 && !strcmp(argv[0], "release")) {
         struct sdnmpi_job_ref job = job_arg(argv[2]);
         rc = sdnmpi_rpc_encode_release(&buf, atoll(argv[1]), &job);
+    } else if (argc >= 6 && !strcmp(argv[0], "traffic")) {
+        struct sdnmpi_job_ref job = job_arg(argv[2]);
+        size_t n = (size_t)(argc - 6);
+        struct sdnmpi_traffic_pair *pairs = calloc(n + 1, sizeof *pairs);
+        if (pairs == NULL || parse_pairs(n, argv + 6, pairs)) {
+            free(pairs);
+            return 2;
+        }
+        rc = sdnmpi_rpc_encode_traffic(&buf, atoll(argv[1]), &job, atoi(argv[3]), pairs, n,
+                                       atoi(argv[4]), strcmp(argv[5], "-") ? argv[5] : NULL);
+        free(pairs);
+    } else if (argc == 5 && !strcmp(argv[0], "phase")) {
+        struct sdnmpi_job_ref job = job_arg(argv[2]);
+        rc = sdnmpi_rpc_encode_phase(&buf, atoll(argv[1]), &job, atoll(argv[3]), atoi(argv[4]));
     } else {
         fprintf(stderr, "bad encode arguments\n");
         return 2;
@@ -191,7 +232,42 @@ static int cmd_decode(void)
     printf(", \"port\": %lld, \"switches\": %lld, \"top\": ", (long long)rep.port,
            (long long)rep.switches);
     json_str(rep.top);
-    printf(", \"cached\": %d}\n", rep.cached);
+    printf(", \"cached\": %d", rep.cached);
+    printf(", \"node_load\": %lld, \"traffic_max_load\": %lld, \"stored\": %d, \"installed\": %d}\n",
+           (long long)rep.node_load, (long long)rep.plan_max_load, rep.stored, rep.installed);
+    return 0;
+}
+
+static int cmd_read(const char *path, const char *max, int n, char **text)
+{
+    uint32_t *ips = malloc((size_t)(n > 0 ? n : 1) * sizeof *ips);
+    if (ips == NULL || parse_ips(n, text, ips)) {
+        free(ips);
+        return 2;
+    }
+    struct sdnmpi_trace_demand d;
+    char why[512];
+    if (sdnmpi_trace_read(path, ips, n, strtoull(max, NULL, 10), &d, why, sizeof why)) {
+        printf("{\"error\": ");
+        json_str(why);
+        printf("}\n");
+        free(ips);
+        return 0;
+    }
+    char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+    printf("{\"phases\": [");
+    for (int k = 0; k < d.nphases; k++) {
+        printf("%s{\"phase\": %d, \"pairs\": [", k ? ", " : "", d.phase[k].phase);
+        for (size_t i = 0; i < d.phase[k].npairs; i++) {
+            const struct sdnmpi_traffic_pair *p = &d.phase[k].pairs[i];
+            printf("%s[\"%s\", \"%s\", %lld]", i ? ", " : "", ip_text(p->src, a), ip_text(p->dst, b),
+                   (long long)p->bytes);
+        }
+        printf("]}");
+    }
+    printf("]}\n");
+    sdnmpi_trace_demand_free(&d);
+    free(ips);
     return 0;
 }
 
@@ -269,6 +345,8 @@ int main(int argc, char **argv)
         return cmd_encode(argc - 2, argv + 2);
     if (argc == 2 && !strcmp(argv[1], "decode"))
         return cmd_decode();
+    if (argc >= 4 && !strcmp(argv[1], "read"))
+        return cmd_read(argv[2], argv[3], argc - 4, argv + 4);
     if (argc == 7 && !strcmp(argv[1], "wire"))
         return cmd_wire(argv + 2);
     if (argc == 3 && !strcmp(argv[1], "unwire"))

@@ -8,8 +8,10 @@ the real controller would (or not, depending on its mode). `SDN_MPI_FAKE_HOSTS=N
 knob of the library) makes rank r report fabric address 10.255.0.(r % N + 1), so that plans on one
 machine contain real host pairs.
 """
+import collections
 import contextlib
 import ctypes
+import ipaddress
 import json
 import os
 import random
@@ -53,6 +55,7 @@ NOT_A_GROUP = "10.1.2.3"
 REFUSED_REGISTER = "no such hosts"
 REFUSED_PLAN = "host 10.255.0.9 is not in the topology"
 REFUSED_BCAST = "host %s is not in the topology"
+REFUSED_TRAFFIC = "planner sdn-adaptive failed"
 
 MODES = {
     "ok": "answers everything",
@@ -64,6 +67,7 @@ MODES = {
     "silent_bcast": "never answers plan_bcast",
     "error_bcast": 'answers plan_bcast with status "error"',
     "not_group": "answers plan_bcast with a unicast address as the group",
+    "error_traffic": 'answers traffic with status "error"',
 }
 LOADS = ("flat", "descending")
 
@@ -100,6 +104,73 @@ def recv_exact(sock, n):
             return None
         data += chunk
     return data
+
+
+# ---------------------------------------------------------------------------------------------
+# traffic and phase (issue 15): validated here as /work/wt/SPEC-traffic.md states them, until
+# controller/rpc_schema.py knows the two ops (then the stub uses the schema for them too)
+SPEC_OPS = ("traffic", "phase")
+MAX_PHASE = 64
+MAX_TRAFFIC_PAIRS = 65536
+
+
+class SpecError(ValueError):
+    """A traffic/phase request the SPEC refuses."""
+
+
+def _spec_int(msg, key, lo, hi):
+    value = msg.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise SpecError("%s must be an int in %d..%d, not %r" % (key, lo, hi, value))
+    return value
+
+
+def spec_request(raw):
+    """(id, op, args) of a traffic/phase request map, checked key by key against the SPEC (every
+    key known, every value's type and range); raises SpecError."""
+    common = {"v", "id", "op", "job", "token"}
+    if raw.get("v") != 1 or not isinstance(raw.get("id"), int):
+        raise SpecError("bad v or id")
+    _spec_int(raw, "job", 1, 2 ** 63 - 1)
+    if not isinstance(raw.get("token"), str):
+        raise SpecError("token must be a string")
+    phase = _spec_int(raw, "phase", 0, MAX_PHASE)
+    args = {"job": raw["job"], "token": raw["token"], "phase": phase}
+    if raw["op"] == "phase":
+        if set(raw) != common | {"rank", "phase"}:
+            raise SpecError("phase keys %r" % sorted(raw))
+        args["rank"] = _spec_int(raw, "rank", 0, 2 ** 31)
+        return raw["id"], "phase", args
+    extra = set(raw) - common - {"phase", "pairs", "add", "planner"}
+    if extra or "pairs" not in raw:
+        raise SpecError("traffic keys %r" % sorted(raw))
+    if not isinstance(raw.get("add", False), bool):
+        raise SpecError("add must be a bool")
+    if "planner" in raw and not isinstance(raw["planner"], str):
+        raise SpecError("planner must be a string")
+    pairs = raw["pairs"]
+    if not isinstance(pairs, list) or not 1 <= len(pairs) <= MAX_TRAFFIC_PAIRS:
+        raise SpecError("pairs must be a list of 1..%d entries" % MAX_TRAFFIC_PAIRS)
+    out = []
+    for pair in pairs:
+        if not isinstance(pair, list) or len(pair) != 3:
+            raise SpecError("a pair must be [src_ip, dst_ip, bytes]")
+        src, dst, nbytes = pair
+        src, dst = str(ipaddress.IPv4Address(src)), str(ipaddress.IPv4Address(dst))
+        if src == dst or not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 1:
+            raise SpecError("bad pair %r" % (pair,))
+        out.append((src, dst, nbytes))
+    args.update(pairs=out, add=raw.get("add", False), planner=raw.get("planner"))
+    return raw["id"], "traffic", args
+
+
+def node_load(pairs):
+    """NL_D: the most flows out of or into one host."""
+    load = collections.Counter()
+    for src, dst, _ in pairs:
+        load["out", src] += 1
+        load["in", dst] += 1
+    return max(load.values())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,6 +219,11 @@ class StubController:
 
     plan_bcast gets a group 239.77.X.Y and a port of the stub's own per (comm, root), like the
     controller; the same pair when repeated.
+
+    traffic and phase (issue 15) are checked against the SPEC (`spec_request`): traffic with a
+    host outside the registered job is refused; phase 0 is answered as installed at once (flows =
+    its pairs, max_load = NL_D), other phases as stored; phase replies say installed when some
+    traffic op named the phase.
     """
 
     def __init__(self, mode="ok", loads="flat", netns=None, job=JOB, server=SERVER, plan_reply=None,
@@ -161,6 +237,7 @@ class StubController:
         self.server = server
         self.plan_reply = plan_reply
         self.leaves = leaves
+        self.hosts = set()       # the registered job's hosts
         self.lock = threading.Lock()
         self.idle = threading.Condition(self.lock)   # notified when a connection closes
         self.open_conns = 0
@@ -229,7 +306,13 @@ class StubController:
                     break
                 raw = msgpack.unpackb(body, raw=False)
                 try:
-                    req = rpc_schema.decode_request(body)
+                    if isinstance(raw, dict) and raw.get("op") in SPEC_OPS:
+                        try:
+                            req = rpc_schema.Request(*spec_request(raw))
+                        except (SpecError, ValueError) as err:
+                            raise rpc_schema.RpcError(str(err)) from None
+                    else:
+                        req = rpc_schema.decode_request(body)
                 except rpc_schema.RpcError as err:
                     self._error("schema refused %r: %s" % (raw, err))
                     client.sendall(frame(reply(raw.get("id", -1) if isinstance(raw, dict) else -1, error=str(err))))
@@ -274,6 +357,7 @@ class StubController:
         if req.op == "register":
             if self.mode == "refuse_register":
                 return reply(req.id, error=REFUSED_REGISTER)
+            self.hosts = set(req.args["hosts"])
             return reply(req.id, job=self.job, token=self.token)
         if req.args.get("token") != self.token:
             self._error("%s with a bad token" % req.op)
@@ -286,7 +370,30 @@ class StubController:
             return self._answer_bcast(req)
         if req.op == "release":
             return reply(req.id)
+        if req.op == "traffic":
+            return self._answer_traffic(req)
+        if req.op == "phase":
+            return self._answer_phase(req)
         return None
+
+    def _answer_traffic(self, req):
+        """Like the SPEC: hosts must be the job's; phase 0 is installed at once, others stored."""
+        if self.mode == "error_traffic":
+            return reply(req.id, error=REFUSED_TRAFFIC)
+        pairs = req.args["pairs"]
+        outside = sorted({h for s, d, _ in pairs for h in (s, d)} - self.hosts)
+        if outside:
+            return reply(req.id, error="host %s is not in job %d" % (outside[0], self.job))
+        stored = req.args["phase"] != 0
+        load = node_load(pairs)
+        return reply(req.id, flows=0 if stored else len(pairs), node_load=load, max_load=-1 if stored else load,
+                     stored=stored)
+
+    def _answer_phase(self, req):
+        with self.lock:
+            demand = any(r["op"] == "traffic" and r["phase"] == req.args["phase"]
+                         for c in self.conns for r in c["requests"])
+        return reply(req.id, installed=bool(req.args["phase"]) and demand, flows=0)
 
     def _answer_plan(self, req):
         if self.mode == "silent_plan":
@@ -392,6 +499,15 @@ def tool(*args, stdin=None):
 def decode(message):
     """unit_tool's reading of a reply map."""
     return json.loads(tool("decode", stdin=msgpack.packb(message, use_bin_type=True)))
+
+
+def closed_port():
+    """A local TCP port nothing listens on (a dead controller)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
 
 
 def fake_hosts(np, n):

@@ -13,14 +13,13 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 
 import msgpack
 import pytest
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, TOOL, decode, fake_hosts, frame_body, tool
+from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, TOOL, closed_port, decode, fake_hosts, frame_body, tool
 from sdnmpi.controller import rpc_schema
 from sdnmpi.primitives.schedule import host_steps, recursive_doubling_steps
 
@@ -31,14 +30,6 @@ SUMMARY = re.compile(r"allreduce_check: p=(\d+) cases=(\d+) failures=(\d+) paths
                      r"rabenseifner=(\d+) empty=(\d+)")
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
-
-
-def closed_port():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 # ---------------------------------------------------------------------------------------------
