@@ -14,6 +14,7 @@ from . import arp, lldp, ofmsgs
 from . import constants as C
 from .portstats import PortStats
 from .routes import SwitchRoutes, desired_by_switch
+from .tablestats import TableStats
 from .topology import SOURCE_ARP, SOURCE_IPV4, SOURCE_LLDP, Topology
 
 LOG = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ class Core:
         self.routes = {}                   # dpid -> SwitchRoutes installed there
         self.routes_dirty = False
         self.port_stats = PortStats()
+        self.table_stats = TableStats()
         self.counters = collections.Counter()
         self._last_probe = {}              # ip -> time of our last ARP probe for it
         self._probe_ttl = max(1, math.ceil(settings.link_timeout))
@@ -50,6 +52,7 @@ class Core:
         del self.datapaths[dp.id]
         del self.routes[dp.id]
         self.port_stats.forget_switch(dp.id)
+        self.table_stats.forget_switch(dp.id)
         self.routes_dirty |= self.topology.remove_switch(dp.id)
         return []
 
@@ -184,7 +187,10 @@ class Core:
         return msgs
 
     def stats_requests(self):
-        return [ofmsgs.port_stats_request(dp) for dp in self.datapaths.values()]
+        msgs = []
+        for dp in self.datapaths.values():
+            msgs += [ofmsgs.port_stats_request(dp), ofmsgs.aggregate_stats_request(dp), ofmsgs.group_stats_request(dp)]
+        return msgs
 
     def port_stats_reply(self, dpid, stats, now):
         self.port_stats.update(dpid, stats, now)

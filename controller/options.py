@@ -33,6 +33,9 @@ OPTS = [
                help="TCP port of the RPC service for MPI jobs (0: no RPC service)"),
     cfg.FloatOpt("sdnmpi-barrier-timeout", default=5.0, min=0.1,
                  help="seconds to wait for switches to confirm a job's routes"),
+    cfg.FloatOpt("sdnmpi-link-capacity", default=0.0, min=0.0,
+                 help="bit/s of every switch port, for link utilisation in /metrics and the web view "
+                      "(0: each port's speed as the switch reports it)"),
     cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
                help="source MAC of the controller's ARP probes for unknown hosts"),
 ]
@@ -50,6 +53,7 @@ class Settings:
     rpc_host: str = "0.0.0.0"
     rpc_port: int = 6700
     barrier_timeout: float = 5.0
+    link_capacity: float = 0.0
 
 
 def register_cli(conf=cfg.CONF):
