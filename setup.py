@@ -10,12 +10,17 @@ setup(
         "sdnmpi.controller",
         "sdnmpi.primitives",
         "sdnmpi.mininet_topos",
+        "sdnmpi.ctl",
     ],
     package_dir={
         "sdnmpi": "sdnmpi",
         "sdnmpi.controller": "controller",
         "sdnmpi.primitives": "primitives",
         "sdnmpi.mininet_topos": "mininet_topos",
+        "sdnmpi.ctl": "ctl",
     },
-    install_requires=["ryu==4.34", "eventlet==0.33.3", "dnspython>=2,<3", "networkx>=3,<4", "msgpack>=1,<2"],
+    package_data={"sdnmpi.controller": ["web/*.html", "web/*.js", "web/*.css"]},
+    entry_points={"console_scripts": ["sdnmpi-ctl = sdnmpi.ctl.cli:main"]},
+    install_requires=["ryu==4.34", "eventlet==0.33.3", "dnspython>=2,<3", "networkx>=3,<4", "msgpack>=1,<2",
+                      "prometheus-client>=0.17,<1"],
 )
