@@ -140,9 +140,12 @@ def job_detail(core, job):
     return out
 
 
-def view_json(core, rpc_service):
-    """The web view's whole state in one answer (it polls this once a second)."""
+def view_json(core, rpc_service, job_id=None):
+    """The web view's whole state in one answer (it polls this once a second); with ``job_id``
+    also that job's `job_detail` (None once the job is gone), consistent with the rest."""
+    job = rpc_service.jobs.jobs.get(job_id) if job_id is not None else None
     return {"routing": core.stats_json()["routing"],
+            "job": job_detail(core, job) if job is not None else None,
             "switches": switches_json(core),
             "hosts": core.topology.to_json()["hosts"],
             "links": link_loads(core),

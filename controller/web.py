@@ -3,8 +3,8 @@
 GET /                    the live web view (controller/web/index.html; assets under /web/)
 GET /web/FILE            the view's static files (served from the package, no CDN)
 GET /metrics             Prometheus metrics (controller/metrics.py)
-GET /sdnmpi/view         the web view's state in one answer: switches in tiers, hosts, link load,
-                         jobs, routing policy and counters (controller/views.py)
+GET /sdnmpi/view[?job=ID]  the web view's state in one answer: switches in tiers, hosts, link load,
+                         jobs, routing policy, counters, and job ID's details (controller/views.py)
 GET /sdnmpi/linkload     each link once with its rate per direction and utilisation
 GET /sdnmpi/jobs/ID      one job: hosts, ranks, plans with per-step hops, trees, flows per switch
 """
@@ -67,8 +67,9 @@ class OperatorApi(ControllerBase):
         return Response(body=self.metrics.exposition(), headerlist=[("Content-Type", metrics.CONTENT_TYPE)])
 
     @route("sdnmpi_web", "/sdnmpi/view", methods=["GET"])
-    def view(self, _req, **_kwargs):
-        return _json(views.view_json(self.core, self.rpc))
+    def view(self, req, **_kwargs):
+        job = req.GET.get("job", "")
+        return _json(views.view_json(self.core, self.rpc, int(job) if job.isdigit() else None))
 
     @route("sdnmpi_web", "/sdnmpi/linkload", methods=["GET"])
     def linkload(self, _req, **_kwargs):

@@ -105,11 +105,14 @@
       svg("text", {y: 4, text: shortDpid(s.dpid)}, g);
       state.switches[s.dpid] = svg("title", {}, g);
     }
+    // Hosts by name, unless the names do not tell them apart (e.g. emulated hosts share one hostname).
+    const names = view.hosts.map((h) => h.name);
+    const byName = names.every((n) => n) && new Set(names).size === names.length;
     for (const h of view.hosts) {
       const p = pos[h.mac];
       const g = svg("g", {class: "host", "data-mac": h.mac, "data-ip": h.ip || "", transform: "translate(" + p.x + "," + p.y + ")"}, hostLayer);
       svg("circle", {r: 11}, g);
-      svg("text", {y: 26, text: h.name || h.ip || h.mac.slice(-5)}, g);
+      svg("text", {y: 26, text: byName ? h.name : h.ip || h.mac.slice(-8)}, g);
       svg("title", {text: (h.name ? h.name + " " : "") + (h.ip || "no IP") + " " + h.mac + " at " + h.dpid + ":" + h.port}, g);
       state.hosts[h.ip] = {g, rank: svg("text", {class: "rank", y: 40}, g)};
     }
@@ -171,14 +174,8 @@
 
   function select(jobId) {
     state.selected = jobId; state.detail = null; state.detailShape = ""; state.mode = {kind: "all"};
-    if (lastView) { renderJobs(lastView, true); refreshDetail(lastView).catch(() => {}); }
-  }
-
-  async function refreshDetail(view) {
-    if (state.selected !== null && !view.jobs.some((j) => j.job === state.selected)) state.selected = null;
-    if (state.selected === null) { state.detail = null; renderDetail(); return; }
-    state.detail = await getJson("/sdnmpi/jobs/" + state.selected);
-    renderDetail();
+    if (lastView) renderJobs(lastView, true);
+    refresh().catch(() => {});  // the next poll reports any failure
   }
 
   function button(label, mode, parent) {
@@ -288,16 +285,26 @@
     $("fabric").classList.toggle("stale", !live);
   }
 
+  // One request brings everything, the selected job's details included, so they always agree.
+  async function refresh() {
+    const asked = state.selected;
+    const view = await getJson("/sdnmpi/view" + (asked === null ? "" : "?job=" + asked));
+    lastView = view;
+    const shape = shapeOf(view);
+    if (shape !== state.shape) { state.shape = shape; draw(view); }
+    update(view);
+    if (asked === state.selected) {  // not an answer about a selection changed meanwhile
+      if (asked !== null && !view.job) state.selected = null;  // the job is gone
+      state.detail = state.selected === null ? null : view.job;
+    }
+    renderSummary(view);
+    renderJobs(view);
+    renderDetail();
+  }
+
   async function poll() {
     try {
-      const view = await getJson("/sdnmpi/view");
-      lastView = view;
-      const shape = shapeOf(view);
-      if (shape !== state.shape) { state.shape = shape; draw(view); }
-      update(view);
-      renderSummary(view);
-      renderJobs(view);
-      await refreshDetail(view);
+      await refresh();
       setStatus(true);
     } catch (err) {
       setStatus(false, err);

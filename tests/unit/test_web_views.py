@@ -101,3 +101,11 @@ def test_every_asset_is_packaged():
     patterns = re.findall(r'"([^"]+)"', globs)
     for name in os.listdir(web.STATIC_DIR):
         assert any(fnmatch.fnmatch("web/" + name, p) for p in patterns), name
+
+
+def test_view_carries_the_selected_jobs_detail_or_none_once_it_is_gone(kary):
+    with_job = json.loads(get(kary.url + "/sdnmpi/view?job=%d" % kary.job)[2])
+    detail = json.loads(get(kary.url + "/sdnmpi/jobs/%d" % kary.job)[2])
+    assert with_job["job"] == detail
+    for query in ("", "?job=4242", "?job=abc"):
+        assert json.loads(get(kary.url + "/sdnmpi/view" + query)[2])["job"] is None
