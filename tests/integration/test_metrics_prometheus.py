@@ -1,6 +1,9 @@
 """Prometheus metrics on the Mininet fabric, scraped by a real Prometheus server (Debian's) every
 second: during an iperf3 flow, PromQL gives the rate of the link the flow crosses within 20 % of
 what iperf3 measured, and it counts a job registered and released over the RPC service."""
+import json
+import os
+
 import pytest
 
 from sdnmpi.mininet_topos.fattree import LeafSpineTopo
@@ -85,3 +88,14 @@ def test_promql_counts_jobs_topology_and_flow_entries(fabric, prom):
     for sw in fab.net.switches:
         wait_until(lambda sw=sw: prom.scalar('sdnmpi_switch_flow_entries{switch="%s"}' % sw.dpid)
                    == len(ofdump.flows(sw.name)), 15, "flow entries of %s" % sw.name)
+
+
+def test_grafana_dashboard_queries_run_on_prometheus(fabric, prom):
+    """Every query of docs/grafana-dashboard.json parses and evaluates on this Prometheus, and
+    the topology panels have data."""
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "grafana-dashboard.json")
+    with open(path) as f:
+        panels = json.load(f)["panels"]
+    results = {t["expr"]: prom.query(t["expr"]) for p in panels for t in p["targets"]}
+    assert len(results) >= 20
+    assert results["sdnmpi_switches"] and results["sdnmpi_hosts"] and results["topk(10, rate(sdnmpi_port_bytes_total[1m]))"]

@@ -1,5 +1,8 @@
 """Prometheus metrics (controller/metrics.py, controller/rpcmetrics.py) of a controller core on a
 simulated fabric: each value checked against what happened, read back through the text format."""
+import json
+import os
+import re
 import types
 import urllib.request
 
@@ -212,3 +215,26 @@ def test_app_feeds_the_switches_stats_replies_and_errors_to_the_metrics():
     assert value(s, "sdnmpi_switch_flow_entries", switch="%016x" % LEAF1) == 17
     assert value(s, "sdnmpi_switch_group_entries", switch="%016x" % LEAF1) == 5
     assert value(s, "sdnmpi_openflow_errors_total", type="flow_mod_failed") == 1
+
+
+def test_grafana_dashboard_queries_only_metrics_the_controller_exports():
+    op = Operated(link_capacity=1e9)
+    job = op.register()
+    op.plan_allreduce(job)
+    op.plan_allreduce(job)
+    op.call("release", job=job)
+    op.register(lease_s=1)
+    op.now += 5
+    op.rpc.expire()
+    op.call("release", job=77)
+    op.metrics.openflow_error(OFP.OFPET_BAD_MATCH)
+    op.answer_table_stats()
+    op.port_samples(LEAF1, LEAF1_UP1, rx_bytes=10, tx_bytes=10, rx_dropped=1)
+    exported = names(scrape(op))
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "grafana-dashboard.json")
+    with open(path) as f:
+        dashboard = json.load(f)
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    used = {name for e in exprs for name in re.findall(r"\bsdnmpi_[a-z_]+", e)}
+    assert len(used) >= 20
+    assert used <= exported, sorted(used - exported)
