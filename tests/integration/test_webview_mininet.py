@@ -169,6 +169,7 @@ def test_page_keeps_working_through_a_controller_restart(env):
     env.restarted.append(new)
     wait_live_fabric(d, timeout=90)
     away = console_errors(d)
+    assert away, "the page kept polling while the controller was away (each failed poll is logged by Chromium)"
     unexpected = [e for e in away if not ("/sdnmpi/" in e["message"] and "net::ERR_" in e["message"])]
     assert unexpected == [], "only the failed polls while the controller was away may be reported"
     # Polling goes on cleanly afterwards: a later update, and no new errors.
