@@ -6,6 +6,7 @@ PREFIX  ?= /usr/local
 PYTEST_ARGS ?=
 
 .PHONY: all setup build demo test unit-test integration-test bench install clean
+.PHONY: bench-prof
 
 all: build
 
@@ -20,13 +21,17 @@ demo: setup
 	$(PYTHON) -m sdnmpi.mininet_topos.demo $(DEMO_ARGS)
 
 test: setup
-	$(PYTHON) -m pytest -ra tests $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
 # `make bench` (about an hour) or `make bench QUICK=1` (about 5 minutes); ARGS="..." passes options
 # to bench/run.py (fabric size, bandwidths, routings, ...; see bench/README.md).
 bench: setup
 	$(VENV)/bin/pip install -q -r requirements-bench.txt
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick) $(ARGS)
+
+# The traffic profiler's overhead (docs/profiler.md): a markdown table, about 2 minutes.
+bench-prof: setup
+	$(PYTHON) bench/prof_overhead.py $(ARGS)
 
 unit-test: setup
 	$(PYTHON) -m pytest -ra tests/unit $(PYTEST_ARGS)

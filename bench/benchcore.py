@@ -1,5 +1,5 @@
 """Pure parts of the benchmark (no Mininet, no MPI): the reference-limit model, the rank placements,
-parsing coll_bench's output lines and aggregating samples into records. Used by run.py and report.py
+parsing coll_bench's output lines and aggregating samples into records. Used by the bench_*.py modules and report.py
 and tested by tests/unit/test_bench.py. The model is described in bench/README.md.
 """
 import json
@@ -17,6 +17,7 @@ from sdnmpi.primitives import allreduce, fattree, schedule  # noqa: E402
 
 IMPLS = ("openmpi", "sdnmpi")
 KEY_FIELDS = ("collective", "routing", "placement", "nprocs", "bytes", "root")
+ROUTING_ORDER = {"single": 0, "dmodk": 1, "ecmp": 2}   # the order of routings in tables and plots
 
 
 # --- fabric and placements ------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/report.py [bench/results/latest]
 
-run.py calls ``write_report`` at the end of a run; running this script again regenerates the
+bench_cli.py calls ``write_report`` at the end of a run; running this script again regenerates the
 report from the JSON (e.g. after changing the report code). Nothing is edited or filtered: every
 record of results.json appears in a table, and a row where sdnmpi is slower shows a speedup < 1.
 """
@@ -18,9 +18,7 @@ if HERE not in sys.path:
 
 import benchcore  # noqa: E402
 from benchcore import fmt_bytes, fmt_seconds  # noqa: E402
-
-ROUTING_ORDER = {"single": 0, "dmodk": 1, "ecmp": 2}
-
+from report_plots import plot_all  # noqa: E402
 
 # --- tables ---------------------------------------------------------------------------------
 
@@ -58,7 +56,7 @@ def _limit_cell(rec):
 
 def _sort_key(pair):
     rec = pair[0] or pair[1]
-    return (ROUTING_ORDER.get(rec["routing"], 9), rec["placement"], rec["nprocs"],
+    return (benchcore.ROUTING_ORDER.get(rec["routing"], 9), rec["placement"], rec["nprocs"],
             -1 if rec.get("root") is None else rec["root"], rec["bytes"])
 
 
@@ -167,7 +165,7 @@ def speedup_summary(records, collective, min_bytes=0, floor=FLOOR):
     def sizes(vals, verdict=None):
         picked = [fmt_bytes(b) for v, b, got in vals if (got == verdict if verdict else v < 1)]
         return ", ".join(picked) if picked else "none"
-    for key in sorted(groups, key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2])):
+    for key in sorted(groups, key=lambda k: (benchcore.ROUTING_ORDER.get(k[0], 9), k[1], k[2])):
         vals = groups[key]
         gm = math.exp(sum(math.log(v) for v, _, _ in vals) / len(vals))
         lines.append("| %s | %s | %d | %d | %.2f | %.2f | %.2f | %s | %s | %s |" % (
@@ -201,7 +199,7 @@ def overhead_table(records):
         for r in init:
             if r.get("metric") == metric:
                 by_routing.setdefault(r["routing"], []).extend(r["samples_s"])
-        for routing in sorted(by_routing, key=lambda x: ROUTING_ORDER.get(x, 9)):
+        for routing in sorted(by_routing, key=lambda x: benchcore.ROUTING_ORDER.get(x, 9)):
             s = by_routing[routing]
             lines.append("| %s | %s | %d | %s | %s | %s |" % (text, routing, len(s), fmt_seconds(statistics.median(s)),
                                                              fmt_seconds(min(s)), fmt_seconds(max(s))))
@@ -214,7 +212,7 @@ def overhead_table(records):
              "| speedup (95% interval) |",
              "|---|---|---:|---:|---:|---:|---:|---|"]
         rows = [(key[0], key[1], str(key[2]), key[3], tiny[key].get("openmpi"), tiny[key].get("sdnmpi"))
-                for key in sorted(tiny, key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2], k[3]))]
+                for key in sorted(tiny, key=lambda k: (benchcore.ROUTING_ORDER.get(k[0], 9), k[1], k[2], k[3]))]
         for nbytes in sorted({r[3] for r in rows}):
             same = [r for r in rows if r[3] == nbytes]
             if len(same) > 1:
@@ -442,136 +440,6 @@ def render_markdown(results):
         out += ["", "## Plots", ""] + ["![%s](%s)" % (p, p) for p in plots]
     out.append("")
     return "\n".join(out)
-
-
-# --- plots ----------------------------------------------------------------------------------
-
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
-def _legend(ax, size):
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=size)
-
-
-TIME_LABEL = "time (s), median with min-max"
-
-
-def _save(plt, fig, ax, out_dir, name, xlabel, ylabel, title, legend_size=7, logy=True):
-    """Log-2 x axis (log y unless ``logy`` is false), labels, grid and legend; writes ``name``
-    into ``out_dir`` and closes the figure. Returns ``name``."""
-    ax.set_xscale("log", base=2)
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    _legend(ax, legend_size)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, name), dpi=110)
-    plt.close(fig)
-    return name
-
-
-def _errorbar(ax, recs, label, x_key="bytes", **kw):
-    """Median with min-max bars of ``recs`` against their ``x_key``."""
-    recs = sorted(recs, key=lambda r: r[x_key])
-    x = [r[x_key] for r in recs]
-    y = [r["median_s"] for r in recs]
-    lo = [r["median_s"] - r["min_s"] for r in recs]
-    hi = [r["max_s"] - r["median_s"] for r in recs]
-    ax.errorbar(x, y, yerr=[lo, hi], label=label, marker="o", capsize=3, **kw)
-
-
-def plot_all(results, out_dir):
-    """Writes the PNGs; returns their file names."""
-    plt = _plt()
-    records = [r for r in results.get("records", []) if r.get("median_s") and not r.get("superseded")]
-    files = []
-    styles = {"openmpi": "-", "sdnmpi": "--"}
-    colors = {"block": "tab:blue", "random": "tab:orange"}
-
-    # allreduce: time vs size per routing
-    ar = [r for r in records if r["collective"] == "allreduce" and r["bytes"] >= 1024]
-    for routing in sorted({r["routing"] for r in ar}, key=lambda x: ROUTING_ORDER.get(x, 9)):
-        fig, ax = plt.subplots(figsize=(7, 5))
-        sub = [r for r in ar if r["routing"] == routing]
-        for placement in sorted({r["placement"] for r in sub}):
-            for p in sorted({r["nprocs"] for r in sub if r["placement"] == placement}):
-                for impl in benchcore.IMPLS:
-                    recs = [r for r in sub if r["placement"] == placement and r["nprocs"] == p and r["impl"] == impl]
-                    if recs:
-                        _errorbar(ax, recs, "%s %s p=%d" % (impl, placement, p), linestyle=styles[impl],
-                                  color=colors.get(placement))
-                lim = sorted({(r["bytes"], r["limit_s"]) for r in sub if r["placement"] == placement
-                              and r["nprocs"] == p and r.get("limit_s")})
-                if lim:
-                    ax.plot([b for b, _ in lim], [l for _, l in lim], ":", color=colors.get(placement),
-                            label="limit %s p=%d" % (placement, p))
-        files.append(_save(plt, fig, ax, out_dir, "allreduce_time_%s.png" % routing, "message size (bytes)",
-                           TIME_LABEL, "Allreduce, default routing %s" % routing))
-
-    # speedup vs size (allreduce and, if present, bcast)
-    for collective in ("allreduce", "bcast"):
-        pairs = [(o, s) for o, s in benchcore.pair_records(records, collective) if o and s]
-        if not pairs:
-            continue
-        fig, ax = plt.subplots(figsize=(7, 5))
-        groups = {}
-        for o, s in pairs:
-            if collective == "allreduce" and o["bytes"] < 1024:
-                continue
-            key = (o["routing"], o["placement"], o["nprocs"], o.get("root"))
-            groups.setdefault(key, []).append((o["bytes"], benchcore.speedup(o, s)))
-        for key in sorted(groups, key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2], k[3] or 0)):
-            pts = sorted(groups[key])
-            label = "%s %s p=%d" % key[:3] + ("" if key[3] is None else " root %d" % key[3])
-            ax.plot([b for b, _ in pts], [v for _, v in pts], marker="o", label=label)
-        ax.axhline(1.0, color="black", linewidth=1)
-        files.append(_save(plt, fig, ax, out_dir, "%s_speedup.png" % collective, "message size (bytes)",
-                           "speedup (Open MPI median / sdnmpi median)",
-                           "%s speedup of sdnmpi" % collective.capitalize(), logy=False))
-
-    # bcast: time vs size per routing, and time vs p
-    bc = [r for r in records if r["collective"] == "bcast"]
-    for routing in sorted({r["routing"] for r in bc}, key=lambda x: ROUTING_ORDER.get(x, 9)):
-        fig, ax = plt.subplots(figsize=(7, 5))
-        sub = [r for r in bc if r["routing"] == routing]
-        for key in sorted({(r["placement"], r["nprocs"], r["root"], r["impl"]) for r in sub}):
-            recs = [r for r in sub if (r["placement"], r["nprocs"], r["root"], r["impl"]) == key]
-            _errorbar(ax, recs, "%s %s p=%d root %s" % (key[3], key[0], key[1], key[2]), linestyle=styles[key[3]])
-        files.append(_save(plt, fig, ax, out_dir, "bcast_time_%s.png" % routing, "message size (bytes)",
-                           TIME_LABEL, "Bcast, default routing %s" % routing, legend_size=6))
-    if bc:
-        sizes = sorted({r["bytes"] for r in bc})
-        size = 1 << 20 if (1 << 20) in sizes else sizes[-1]
-        fig, ax = plt.subplots(figsize=(7, 5))
-        sub = [r for r in bc if r["bytes"] == size and r["root"] == 0]
-        for key in sorted({(r["routing"], r["placement"], r["impl"]) for r in sub},
-                          key=lambda k: (ROUTING_ORDER.get(k[0], 9), k[1], k[2])):
-            recs = [r for r in sub if (r["routing"], r["placement"], r["impl"]) == key]
-            _errorbar(ax, recs, "%s %s %s" % (key[2], key[0], key[1]), x_key="nprocs", linestyle=styles[key[2]])
-        lim = sorted({(r["nprocs"], r["limit_s"]) for r in sub if r.get("limit_s") is not None})
-        if lim:
-            ax.plot([p for p, _ in lim], [l for _, l in lim], ":", color="black", label="limit")
-        files.append(_save(plt, fig, ax, out_dir, "bcast_time_vs_p.png", "processes p", TIME_LABEL,
-                           "Bcast of %s from rank 0 vs p" % fmt_bytes(size), logy=False))
-
-    ps = results.get("planner_scale") or []
-    if ps:
-        fig, ax = plt.subplots(figsize=(7, 5))
-        for key in sorted({(r["kind"], r["planner"], r["placement"]) for r in ps}):
-            rows = sorted([r for r in ps if (r["kind"], r["planner"], r["placement"]) == key], key=lambda r: r["hosts"])
-            ax.plot([r["hosts"] for r in rows], [r["plan_s"] for r in rows], marker="o",
-                    linestyle="-" if key[1] == "balanced" else "--", label="%s %s %s" % key)
-        files.append(_save(plt, fig, ax, out_dir, "planner_scale.png", "hosts (p = all hosts)", "planner time (s)",
-                           "Allreduce planner time"))
-    return files
 
 
 def write_report(results, out_dir):

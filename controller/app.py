@@ -16,6 +16,8 @@ from ryu.lib import hub
 from ryu.ofproto import ofproto_v1_3
 
 from . import options, rest, rpc, web
+from .access import RegisterAccess, parse_networks
+from .auth import OperatorAuth
 from .barriers import Confirmer
 from .core import Core
 from .metrics import Metrics
@@ -52,9 +54,14 @@ class SdnMpiApp(app_manager.RyuApp):
         self.settings = options.settings()
         self.core = Core(self.settings)
         self.confirmer = Confirmer(self.settings.barrier_timeout)
+        s = self.settings
         self.metrics = Metrics(self.core)
-        self.rpc = MeteredRpcService(self.core, self.confirmer.confirm, self.metrics)
-        rest.register(kwargs["wsgi"], self.core, self.rpc)
+        self.rpc = MeteredRpcService(self.core, self.confirmer.confirm, self.metrics,
+                                     access=RegisterAccess(parse_networks(s.rpc_allow.split(","))))
+        self.rpc_limits = rpc.Limits(max_connections=s.rpc_max_connections, idle_timeout=s.rpc_idle_timeout,
+                                     frame_timeout=s.rpc_frame_timeout)
+        self.auth = OperatorAuth.from_file(s.operator_token_file)
+        rest.register(kwargs["wsgi"], self.core, self.rpc, self.auth)
         web.register(kwargs["wsgi"], self.core, self.rpc, self.metrics)
         LOG.info("sdnmpi controller: %s", self.settings)
 
@@ -74,7 +81,7 @@ class SdnMpiApp(app_manager.RyuApp):
         return thread
 
     def _rpc_connection(self, sock, addr):
-        rpc.serve_connection(self.rpc, sock, "%s:%s" % addr[:2])
+        rpc.serve_connection(self.rpc, sock, addr, self.rpc_limits)
 
     def _every(self, interval, work):
         while self.is_active:

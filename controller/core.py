@@ -107,7 +107,8 @@ class Core:
             return []
         # A busy controller may handle frames late: hold hosts for at least host_hold seconds.
         self.routes_dirty |= self.topology.learn_host(frame.mac, frame.ip, dp.id, in_port, SOURCE_LLDP, now,
-                                                      name=frame.name, ttl=max(frame.ttl, self.settings.host_hold))
+                                                      name=frame.name, ttl=max(frame.ttl, self.settings.host_hold),
+                                                      advertised=frame.addresses)
         return []
 
     def _arp_in(self, dp, in_port, pkt, now):
@@ -208,6 +209,7 @@ class Core:
                           "ipv4": c["packet_in_ipv4"], "other": c["packet_in_other"]},
             "malformed": c["malformed"], "arp_replies": c["arp_replies"], "arp_probes": c["arp_probes"],
             "route_recomputes": c["route_recomputes"], "handler_errors": c["handler_errors"],
+            "host_claims_refused": self.topology.refused,
         }
 
 

@@ -1,17 +1,26 @@
-"""MPI jobs known to the controller: their hosts, lease, owner connection, and installed routes.
+"""MPI jobs known to the controller: their hosts, lease, token, owner connection, and routes.
 
 Plain state; the RPC service (controller/rpc.py) drives it and the core installs the flows. A job's
-flows carry the cookie ``COOKIE_JOB | job id`` and a priority of its own in the job band, so two
-jobs routing the same host pair never overwrite or delete each other's flows.
+flows carry the cookie ``COOKIE_JOB | job id`` and a priority of its own in the job band (its
+slot), so two jobs routing the same host pair never overwrite or delete each other's flows.
+
+Job ids are random (1 .. 2^24-1, the cookie's id bits), so they tell nothing about other jobs;
+what authorises a request on a job is its token: 128 random bits that only the registering client
+learns. Tokens are never logged in full (a 4-character prefix at most).
 """
 import dataclasses
+import hmac
 import logging
+import secrets
 
 from . import constants as C
 
 LOG = logging.getLogger(__name__)
 JOB_PRIORITY_SLOTS = 1000
+MAX_JOBS = JOB_PRIORITY_SLOTS      # one priority slot each
 MAX_JOB_ID = (1 << C.COOKIE_KIND_SHIFT) - 1
+TOKEN_BYTES = 16                   # 128 bits, sent as 32 hex characters
+TOKEN_LOGGED = 4                   # characters of a token that may appear in a log
 
 
 @dataclasses.dataclass
@@ -47,6 +56,8 @@ class Job:
     owner: object
     lease_s: float
     expires: float
+    token: str = dataclasses.field(default="", repr=False)
+    slot: int = 0                  # priority slot, unique among the live jobs
     plans: dict = dataclasses.field(default_factory=dict)   # comm -> CommPlan
     trees: dict = dataclasses.field(default_factory=dict)   # (comm, root ip) -> TreePlan
 
@@ -56,7 +67,12 @@ class Job:
 
     @property
     def priority(self):
-        return C.PRIORITY_JOB_ROUTE + self.id % JOB_PRIORITY_SLOTS
+        return C.PRIORITY_JOB_ROUTE + self.slot
+
+    @property
+    def token_hint(self):
+        """What a log may show of the token."""
+        return self.token[:TOKEN_LOGGED] + "..."
 
     def renew(self, now):
         self.expires = now + self.lease_s
@@ -82,27 +98,37 @@ class UnknownJob(KeyError):
     pass
 
 
+class BadToken(PermissionError):
+    pass
+
+
 class JobTable:
     def __init__(self):
         self.jobs = {}
-        self._next_id = 1
 
     def register(self, hosts, lease_s, owner, now):
-        for _ in range(MAX_JOB_ID):
-            job_id, self._next_id = self._next_id, self._next_id % MAX_JOB_ID + 1
-            if job_id not in self.jobs:
-                break
-        else:
-            raise RuntimeError("no free job id")
-        job = Job(id=job_id, hosts=list(hosts), owner=owner, lease_s=lease_s, expires=now + lease_s)
+        """A new Job with a random id and token; RuntimeError if MAX_JOBS are live."""
+        used = {job.slot for job in self.jobs.values()}
+        slot = next((s for s in range(JOB_PRIORITY_SLOTS) if s not in used), None)
+        if slot is None:
+            raise RuntimeError("too many jobs (%d)" % MAX_JOBS)
+        job_id = secrets.randbelow(MAX_JOB_ID) + 1
+        while job_id in self.jobs:
+            job_id = secrets.randbelow(MAX_JOB_ID) + 1
+        job = Job(id=job_id, hosts=list(hosts), owner=owner, lease_s=lease_s, expires=now + lease_s,
+                  token=secrets.token_hex(TOKEN_BYTES), slot=slot)
         self.jobs[job_id] = job
-        LOG.info("job %d registered: %d ranks on %d hosts", job_id, len(hosts), len(set(hosts)))
+        LOG.info("job %d registered (token %s): %d ranks on %d hosts", job_id, job.token_hint, len(hosts),
+                 len(set(hosts)))
         return job
 
-    def get(self, job_id, now=None):
+    def get(self, job_id, token, now=None):
+        """The job, if ``token`` is its token (renewing its lease); UnknownJob or BadToken."""
         job = self.jobs.get(job_id)
         if job is None:
             raise UnknownJob("unknown job %d" % job_id)
+        if not isinstance(token, str) or not hmac.compare_digest(token.encode(), job.token.encode()):
+            raise BadToken("bad token for job %d" % job_id)
         if now is not None:
             job.renew(now)
         return job

@@ -8,7 +8,9 @@ Two kinds of frames matter:
 - `HostAdvert`: sent by a host's LLDP agent (our lldpd/, or any standards-conformant agent such as
   Debian's lldpd). The host's MAC is the frame's Ethernet source (agents differ in what they put in
   the chassis ID), its IPv4 address the first IPv4 management-address TLV, its name the
-  system-name TLV. A TTL of 0 means the agent is shutting down.
+  system-name TLV. A TTL of 0 means the agent is shutting down. Every IPv4 management address
+  (our lldpd advertises the host's other interfaces' addresses after the first) is kept: the RPC
+  service accepts a job's registration from a host's advertised management address.
 
 Parsing is Ryu's packet library; anything it cannot make sense of raises `LldpError`.
 """
@@ -27,6 +29,7 @@ LOG = logging.getLogger(__name__)
 
 PROBE_CHASSIS = re.compile(rb"dpid:([0-9a-f]{16})")  # used with fullmatch: "$" would accept a trailing "\n"
 ADDR_SUBTYPE_IPV4 = 1
+MAX_ADDRESSES = 16  # IPv4 management addresses kept per frame
 # IEEE 802.1AB-2009 bounds of each TLV's information-string length. Ryu's parser does not check
 # them, so we do: a TLV outside its bounds makes the whole LLDPDU malformed.
 TLV_LENGTHS = {
@@ -60,6 +63,7 @@ class HostAdvert:
     name: str  # or None
     port_id: str
     ttl: int
+    addresses: tuple = ()  # every usable IPv4 management address advertised, in order (ip first)
 
 
 def build_probe(dpid, port_no, src_mac, ttl):
@@ -96,8 +100,10 @@ def parse(data):
         return probe
     if int(eth.src[:2], 16) & 1 or eth.src == "00:00:00:00:00:00":
         raise LldpError("host LLDPDU from group or zero MAC %s" % eth.src)
-    return HostAdvert(mac=eth.src.lower(), ip=_ipv4_management_address(lldpdu.tlvs),
-                      name=_system_name(lldpdu.tlvs), port_id=_port_text(port_id), ttl=ttl.ttl)
+    addresses = _ipv4_management_addresses(lldpdu.tlvs)
+    return HostAdvert(mac=eth.src.lower(), ip=addresses[0] if addresses else None,
+                      name=_system_name(lldpdu.tlvs), port_id=_port_text(port_id), ttl=ttl.ttl,
+                      addresses=addresses)
 
 
 def _check_lengths(tlvs):
@@ -120,14 +126,17 @@ def _as_probe(chassis, port_id):
     return SwitchProbe(dpid=int(match.group(1), 16), port=struct.unpack("!I", port_id.port_id)[0])
 
 
-def _ipv4_management_address(tlvs):
+def _ipv4_management_addresses(tlvs):
+    """The usable IPv4 management addresses, in order, without repeats (at most MAX_ADDRESSES)."""
+    out = []
     for tlv in tlvs:
         if (isinstance(tlv, lldp.ManagementAddress) and tlv.addr_subtype == ADDR_SUBTYPE_IPV4
                 and len(tlv.addr) == 4):
             address = ipaddress.IPv4Address(bytes(tlv.addr))
-            if not (address.is_unspecified or address.is_multicast or address.is_loopback):
-                return str(address)
-    return None
+            if not (address.is_unspecified or address.is_multicast or address.is_loopback) \
+                    and str(address) not in out and len(out) < MAX_ADDRESSES:
+                out.append(str(address))
+    return tuple(out)
 
 
 def _system_name(tlvs):

@@ -55,7 +55,8 @@ class Metrics:
                                        ["op"], registry=reg)
         self.plan_cache_misses = Counter("sdnmpi_plan_cache_misses", "Plan requests that computed a new plan",
                                          ["op"], registry=reg)
-        self.jobs_released = Counter("sdnmpi_jobs_released", "Jobs released, by the client or by its disconnection",
+        self.jobs_released = Counter("sdnmpi_jobs_released",
+                                     "Jobs released: by the client, by its disconnection, or by the operator (REST)",
                                      ["reason"], registry=reg)
         self.jobs_expired = Counter("sdnmpi_jobs_expired", "Jobs released because their lease expired", registry=reg)
         self.openflow_errors = Counter("sdnmpi_openflow_errors", "OpenFlow error messages received from switches",
@@ -168,6 +169,12 @@ def _jobs(rpc_service):
     c = rpc_service.counters
     yield CounterMetricFamily("sdnmpi_jobs_registered", "MPI jobs registered", value=c["jobs_registered"])
     yield CounterMetricFamily("sdnmpi_rpc_connections", "RPC client connections accepted", value=c["connections"])
+    yield _gauge("sdnmpi_rpc_open_connections", "RPC client connections open now", rpc_service.open_connections)
+    closed = CounterMetricFamily("sdnmpi_rpc_connections_closed", "RPC connections the controller closed or refused",
+                                 labels=["reason"])
+    for reason, key in (("limit", "connections_refused"), ("idle", "idle_closed"), ("slow", "slow_closed")):
+        closed.add_metric([reason], c[key])
+    yield closed
     yield CounterMetricFamily("sdnmpi_allreduce_plans", "Allreduce plans computed and installed",
                               value=c["allreduce_plans"])
     yield CounterMetricFamily("sdnmpi_bcast_trees", "Bcast trees computed and installed", value=c["bcast_trees"])

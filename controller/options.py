@@ -11,6 +11,21 @@ from ryu import cfg
 
 from sdnmpi.primitives import DEFAULT_ROUTING
 
+from .access import parse_networks
+from .auth import DEFAULT_TOKEN_FILE
+
+
+class _Networks:
+    """oslo.config type of --sdnmpi-rpc-allow: a bad item is a command-line error (exit 2)."""
+    type_name = "comma-separated addresses/CIDR networks"
+
+    def __call__(self, text):
+        parse_networks(text.split(","))
+        return text
+
+    def __repr__(self):
+        return self.type_name
+
 OPTS = [
     cfg.StrOpt("sdnmpi-default-routing", default="dmodk", choices=sorted(DEFAULT_ROUTING),
                help="default IPv4 routing policy: dmodk (destination mod uplinks), ecmp "
@@ -31,6 +46,18 @@ OPTS = [
                help="address of the RPC service for MPI jobs (the management network)"),
     cfg.IntOpt("sdnmpi-rpc-port", default=6700, min=0, max=65535,
                help="TCP port of the RPC service for MPI jobs (0: no RPC service)"),
+    cfg.Opt("sdnmpi-rpc-allow", type=_Networks(), default="",
+            help="comma-separated addresses or CIDR networks of RPC clients that may register MPI jobs "
+                 "for any hosts (default: none; a client must be on one of the job's hosts, docs/rpc.md)"),
+    cfg.IntOpt("sdnmpi-rpc-max-connections", default=256, min=1,
+               help="RPC connections open at once; more are answered with an error and closed"),
+    cfg.FloatOpt("sdnmpi-rpc-idle-timeout", default=30.0, min=0.1,
+                 help="seconds an RPC connection that holds no job may stay silent before it is closed"),
+    cfg.FloatOpt("sdnmpi-rpc-frame-timeout", default=10.0, min=0.1,
+                 help="seconds for a begun RPC request to arrive in full (and a reply to be taken)"),
+    cfg.StrOpt("sdnmpi-operator-token-file", default=DEFAULT_TOKEN_FILE,
+               help="file with the operator's bearer token for mutating REST calls (created 0600 with a "
+                    "random token if missing)"),
     cfg.FloatOpt("sdnmpi-barrier-timeout", default=5.0, min=0.1,
                  help="seconds to wait for switches to confirm a job's routes"),
     cfg.FloatOpt("sdnmpi-link-capacity", default=0.0, min=0.0,
@@ -52,6 +79,11 @@ class Settings:
     probe_mac: str = "02:5d:4d:50:49:01"
     rpc_host: str = "0.0.0.0"
     rpc_port: int = 6700
+    rpc_allow: str = ""
+    rpc_max_connections: int = 256
+    rpc_idle_timeout: float = 30.0
+    rpc_frame_timeout: float = 10.0
+    operator_token_file: str = DEFAULT_TOKEN_FILE
     barrier_timeout: float = 5.0
     link_capacity: float = 0.0
 

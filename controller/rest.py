@@ -1,4 +1,5 @@
-"""REST API (Ryu WSGI, JSON, read-only). Every endpoint is listed in README.md.
+"""REST API (Ryu WSGI, JSON). Every endpoint is listed in README.md. Reading is open; every call
+that changes something is wrapped with auth.operator_only (the operator's bearer token).
 
 GET /sdnmpi/topology   {"switches": [...], "links": [...], "hosts": [...]}
 GET /sdnmpi/switches   the "switches" part      GET /sdnmpi/links   the "links" part
@@ -7,19 +8,24 @@ GET /sdnmpi/ports      per-port counters and rx/tx throughput (bit/s) from port-
 GET /sdnmpi/routes     installed default routes: {dpid: {dst ip: [ports]}}
 GET /sdnmpi/stats      controller counters (packet-ins by kind, ARP replies, RPC, ...) and the policy
 GET /sdnmpi/jobs       MPI jobs: hosts, per-communicator plans and their installed routes
+DELETE /sdnmpi/jobs/<id>  (operator) releases a job: its routes and trees are removed
 """
 import json
 import logging
 
 from ryu.app.wsgi import ControllerBase, Response, route
 
+from .auth import operator_only
+
 LOG = logging.getLogger(__name__)
 CORE_KEY = "sdnmpi_core"
 RPC_KEY = "sdnmpi_rpc"
+AUTH_KEY = "sdnmpi_auth"
 
 
-def _json(body):
-    return Response(content_type="application/json", charset="utf-8", body=json.dumps(body).encode())
+def _json(body, status=200):
+    return Response(status=status, content_type="application/json", charset="utf-8",
+                    body=json.dumps(body).encode())
 
 
 class RestApi(ControllerBase):
@@ -27,6 +33,7 @@ class RestApi(ControllerBase):
         super().__init__(req, link, data, **config)
         self.core = data[CORE_KEY]
         self.rpc = data[RPC_KEY]
+        self.auth = data[AUTH_KEY]
 
     @route("sdnmpi", "/sdnmpi/topology", methods=["GET"])
     def topology(self, _req, **_kwargs):
@@ -56,11 +63,19 @@ class RestApi(ControllerBase):
     def stats(self, _req, **_kwargs):
         return _json(dict(self.core.stats_json(), rpc=self.rpc.stats_json()))
 
-
     @route("sdnmpi", "/sdnmpi/jobs", methods=["GET"])
     def jobs(self, _req, **_kwargs):
         return _json(self.rpc.jobs_json())
 
+    @route("sdnmpi", "/sdnmpi/jobs/{job}", methods=["DELETE"], requirements={"job": r"[0-9]{1,9}"})
+    @operator_only
+    def release_job(self, _req, job, **_kwargs):
+        found = self.rpc.jobs.jobs.get(int(job))
+        if found is None:
+            return _json({"error": "unknown job %s" % job}, status=404)
+        self.rpc.release(found, "released by the operator")
+        return _json({"released": found.id})
 
-def register(wsgi, core, rpc_service):
-    wsgi.register(RestApi, {CORE_KEY: core, RPC_KEY: rpc_service})
+
+def register(wsgi, core, rpc_service, auth):
+    wsgi.register(RestApi, {CORE_KEY: core, RPC_KEY: rpc_service, AUTH_KEY: auth})

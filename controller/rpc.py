@@ -5,9 +5,18 @@ switches: installing flows goes through ``confirm(msgs)``, which the app impleme
 messages plus barriers and waiting for the barrier replies. `serve_connection` runs one client
 connection over a socket-like object; any failure of one request or connection is logged and
 never reaches the others.
+
+Access (controller/access.py): `register` is checked against the client's address; every other
+request naming a job must carry the job's token. Resources: at most `Limits.max_connections`
+connections; a frame, once begun, must arrive within `Limits.frame_timeout` (slow senders are
+cut off), and a connection that holds no job (registered it, or used its token) is closed after
+`Limits.idle_timeout` idle seconds. A frame is at most 1 MiB and msgpack's limits bound what
+decoding it may allocate, so a connection costs at most about 1 MiB.
 """
 import collections
+import dataclasses
 import logging
+import socket
 import time
 
 from sdnmpi import __version__
@@ -17,7 +26,8 @@ from sdnmpi.primitives.allreduce import PlanError
 from . import constants as C
 from . import jobroutes
 from . import rpc_schema as schema
-from .jobs import CommPlan, JobTable, TreePlan, UnknownJob
+from .access import RegisterAccess, peer_address
+from .jobs import BadToken, CommPlan, JobTable, TreePlan, UnknownJob
 
 LOG = logging.getLogger(__name__)
 MULTICAST_BASE = (239 << 24) | (77 << 16)   # Bcast groups: 239.77.0.1 - 239.77.255.254
@@ -30,24 +40,45 @@ class ConfirmError(RuntimeError):
     """The switches did not confirm a change (barrier timeout, OpenFlow error, disconnect)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    max_connections: int = 256
+    idle_timeout: float = 30.0     # seconds a connection without a job may stay silent
+    frame_timeout: float = 10.0    # seconds for a begun frame to arrive, and for a reply to leave
+
+
+@dataclasses.dataclass(eq=False)
+class Client:
+    """One RPC connection: the peer's address (an ipaddress object, None if unknown) and the
+    jobs it registered or presented a valid token for."""
+    peer: object = None
+    jobs: set = dataclasses.field(default_factory=set)
+
+
 class RpcService:
-    def __init__(self, core, confirm, clock=time.monotonic):
+    def __init__(self, core, confirm, clock=time.monotonic, access=None):
         self.core = core
         self.jobs = JobTable()
         self.confirm = confirm
         self.clock = clock
+        self.access = access or RegisterAccess()
         self.counters = collections.Counter()
+        self.open_connections = 0
 
-    def handle(self, req, owner):
+    def holds_a_job(self, client):
+        """True if the client registered, or presented the token of, a job that is still live."""
+        client.jobs.intersection_update(self.jobs.jobs)
+        return bool(client.jobs)
+
+    def handle(self, req, client):
         """(reply fields, timings) for a validated request; raises schema.RpcError to refuse it."""
         now = self.clock()
         if req.op == "hello":
             return {"server": "sdnmpi %s" % __version__}, {}
         if req.op == "register":
-            job = self.jobs.register(req.args["hosts"], req.args["lease_s"], owner, now)
-            self.counters["jobs_registered"] += 1
-            return {"job": job.id}, {}
-        job = self._job(req.args["job"], now)
+            return self._register(req.args, client, now), {}
+        job = self._job(req.args, now)
+        client.jobs.add(job.id)
         if req.op == "release":
             self.release(job, "released by client")
             return {}, {}
@@ -57,10 +88,27 @@ class RpcService:
             return self._plan_bcast(job, req.args)
         return self._plan_allreduce(job, req.args)
 
-    def _job(self, job_id, now):
+    def _register(self, args, client, now):
+        refusal = self.access.refusal(client.peer, args["hosts"], self.core.topology)
+        if refusal is not None:
+            self.counters["registers_refused"] += 1
+            LOG.warning("register from %s refused: %s", client.peer, refusal)
+            raise schema.RpcError(refusal)
         try:
-            return self.jobs.get(job_id, now)
+            job = self.jobs.register(args["hosts"], args["lease_s"], client, now)
+        except RuntimeError as err:
+            raise schema.RpcError(str(err)) from None
+        client.jobs.add(job.id)
+        self.counters["jobs_registered"] += 1
+        return {"job": job.id, "token": job.token}
+
+    def _job(self, args, now):
+        try:
+            return self.jobs.get(args["job"], args["token"], now)
         except UnknownJob as err:
+            raise schema.RpcError(err.args[0]) from None
+        except BadToken as err:
+            self.counters["bad_tokens"] += 1
             raise schema.RpcError(err.args[0]) from None
 
     def _plan_allreduce(self, job, args):
@@ -235,13 +283,15 @@ class RpcService:
         return msgs
 
     def stats_json(self):
-        return {name: self.counters[name] for name in
-                ("requests", "errors", "jobs_registered", "allreduce_plans", "bcast_trees", "connections")}
+        return dict({name: self.counters[name] for name in
+                     ("requests", "errors", "jobs_registered", "allreduce_plans", "bcast_trees", "connections",
+                      "registers_refused", "bad_tokens", "connections_refused", "idle_closed", "slow_closed")},
+                    open_connections=self.open_connections)
 
     def jobs_json(self):
         return [job.to_json() for _id, job in sorted(self.jobs.jobs.items())]
 
-    def reply_for(self, body, owner):
+    def reply_for(self, body, client):
         """The framed reply to one request body. Never raises for bad input."""
         t0 = self.clock()
         self.counters["requests"] += 1
@@ -251,7 +301,7 @@ class RpcService:
             self.counters["errors"] += 1
             return schema.encode_reply(err.req_id, error=str(err), timings={"total_s": self.clock() - t0})
         try:
-            fields, timings = self.handle(req, owner)
+            fields, timings = self.handle(req, client)
         except schema.RpcError as err:
             self.counters["errors"] += 1
             return schema.encode_reply(req.id, error=str(err), timings={"total_s": self.clock() - t0})
@@ -273,43 +323,93 @@ def _tree_fields(tree, cached):
             "top": "" if tree.top is None else "%016x" % tree.top, "cached": cached}
 
 
-def _recv_exactly(sock, n):
+class _Timeout(Exception):
+    """A deadline of serve_connection passed (the counter to bump is its argument)."""
+
+
+def _recv_exactly(sock, n, deadline, counter):
+    """n bytes, or None at the end of the stream; raises _Timeout(counter) after ``deadline``
+    (time.monotonic; None: wait for ever)."""
     buf = bytearray()
     while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
+        if deadline is None:
+            sock.settimeout(None)
+        else:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Timeout(counter)
+            sock.settimeout(left)
+        try:
+            chunk = sock.recv(min(n - len(buf), 65536))
+        except socket.timeout:
+            raise _Timeout(counter) from None
         if not chunk:
             return None
         buf += chunk
     return bytes(buf)
 
 
-def serve_connection(service, sock, peer):
-    """Serves one client until it closes, sends an unusable frame length, or errs."""
-    owner = object()
+def _send(sock, data, limits):
+    sock.settimeout(limits.frame_timeout)
+    try:
+        sock.sendall(data)
+    except socket.timeout:
+        raise _Timeout("slow_closed") from None
+
+
+def serve_connection(service, sock, addr, limits=Limits()):
+    """Serves one client (``addr``: its socket peer address) until it closes, sends an unusable
+    frame length, errs, or exceeds a limit."""
+    client = Client(peer=peer_address(addr))
+    name = "%s:%s" % tuple(addr[:2]) if isinstance(addr, tuple) and len(addr) >= 2 else str(addr)
     service.counters["connections"] += 1
-    LOG.info("RPC client %s connected", peer)
+    if service.open_connections >= limits.max_connections:
+        service.counters["connections_refused"] += 1
+        LOG.warning("RPC client %s refused: %d connections open", name, service.open_connections)
+        try:
+            _send(sock, schema.encode_reply(-1, error="too many connections"), limits)
+        except (OSError, _Timeout):
+            pass
+        _close(sock)
+        return
+    service.open_connections += 1
+    LOG.info("RPC client %s connected", name)
     try:
         while True:
-            header = _recv_exactly(sock, schema.HEADER.size)
-            if header is None:
+            now = time.monotonic()
+            idle = None if service.holds_a_job(client) else now + limits.idle_timeout
+            first = _recv_exactly(sock, 1, idle, "idle_closed")
+            if first is None:
+                break
+            rest = _recv_exactly(sock, schema.HEADER.size - 1, time.monotonic() + limits.frame_timeout,
+                                 "slow_closed")
+            if rest is None:
                 break
             try:
-                length = schema.frame_length(header)
+                length = schema.frame_length(first + rest)
             except schema.RpcError as err:
-                sock.sendall(schema.encode_reply(-1, error=str(err)))
+                _send(sock, schema.encode_reply(-1, error=str(err)), limits)
                 break
-            body = _recv_exactly(sock, length)
+            body = _recv_exactly(sock, length, time.monotonic() + limits.frame_timeout, "slow_closed")
             if body is None:
                 break
-            sock.sendall(service.reply_for(body, owner))
+            _send(sock, service.reply_for(body, client), limits)
+    except _Timeout as why:
+        service.counters[why.args[0]] += 1
+        LOG.info("RPC client %s closed: %s", name, "idle" if why.args[0] == "idle_closed" else "too slow")
     except OSError as err:
-        LOG.info("RPC client %s: %s", peer, err)
+        LOG.info("RPC client %s: %s", name, err)
     except Exception:  # pylint: disable=broad-except
-        LOG.exception("RPC client %s: connection failed", peer)
+        LOG.exception("RPC client %s: connection failed", name)
     finally:
-        try:
-            sock.close()
-        except OSError:
-            pass
-        service.connection_closed(owner)
-        LOG.info("RPC client %s disconnected", peer)
+        _close(sock)
+        service.open_connections -= 1
+        service.connection_closed(client)
+        LOG.info("RPC client %s disconnected", name)
+
+
+def _close(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass

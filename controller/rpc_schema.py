@@ -12,6 +12,9 @@ MAX_FRAME = 1 << 20
 MAX_HOSTS = 65536
 MAX_STEPS = 64
 MAX_PAIRS = 65536
+MAX_TOKEN = 128          # characters of a job token a request may carry (the controller's are 32)
+MAX_MAP_KEYS = 32        # keys of a request map (msgpack limits bound what one frame can allocate)
+MAX_STR = 4096           # bytes of one string
 DEFAULT_LEASE_S = 86400.0
 MAX_LEASE_S = 604800.0
 PLANNERS = ("balanced", "dmodk", "single")
@@ -54,7 +57,8 @@ def encode_reply(req_id, error=None, timings=None, **fields):
 def decode_request(body):
     """A validated `Request` from one frame's body; raises RpcError."""
     try:
-        msg = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
+        msg = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True, max_str_len=MAX_STR,
+                              max_bin_len=0, max_ext_len=0, max_array_len=MAX_HOSTS, max_map_len=MAX_MAP_KEYS)
     except Exception as err:  # msgpack raises several kinds on garbage
         raise RpcError("malformed msgpack: %s" % type(err).__name__) from err
     if not isinstance(msg, dict):
@@ -80,10 +84,15 @@ def _is_int(value):
 
 
 def _job(msg):
+    """{"job": id, "token": str or None}: the job a request names and the token it presents (the
+    service checks the token; a request without one is refused there, naming the job)."""
     job = msg.get("job")
     if not _is_int(job) or job <= 0:
         raise RpcError("missing or invalid job id")
-    return job
+    token = msg.get("token")
+    if token is not None and (not isinstance(token, str) or len(token) > MAX_TOKEN):
+        raise RpcError("token must be a string of at most %d characters" % MAX_TOKEN)
+    return {"job": job, "token": token}
 
 
 def _ipv4(value, what):
@@ -118,7 +127,7 @@ def _register(msg):
 
 def _locate(msg):
     hosts = _ipv4_list(msg, "hosts", "host")
-    return {"job": _job(msg), "hosts": hosts}
+    return dict(_job(msg), hosts=hosts)
 
 
 def _plan_allreduce(msg):
@@ -150,7 +159,7 @@ def _plan_allreduce(msg):
                 raise RpcError("count of %s -> %s must be 1..%d" % (src, dst, MAX_PAIRS))
             pairs[(src, dst)] = pairs.get((src, dst), 0) + count
         out.append(sorted(pairs.items()))
-    return {"job": _job(msg), "comm": comm, "planner": planner, "steps": out}
+    return dict(_job(msg), comm=comm, planner=planner, steps=out)
 
 
 def _plan_bcast(msg):
@@ -161,11 +170,11 @@ def _plan_bcast(msg):
     root = _ipv4(msg.get("root"), "root")
     if root not in members:
         raise RpcError("root %s is not among the members" % root)
-    return {"job": _job(msg), "comm": comm, "root": root, "members": members}
+    return dict(_job(msg), comm=comm, root=root, members=members)
 
 
 def _release(msg):
-    return {"job": _job(msg)}
+    return _job(msg)
 
 
 _VALIDATORS = {

@@ -2,7 +2,8 @@
 and planning latency, plan cache hits, job releases and expiries (controller/metrics.py names).
 
 `MeteredRpcService` only observes; the service's behaviour is controller/rpc.py's. A client
-connection sends one request at a time, so the request in flight is tracked per connection owner.
+connection sends one request at a time, so the request in flight is tracked per client (the
+connection's `rpc.Client`).
 """
 import logging
 import re
@@ -15,16 +16,19 @@ from . import rpc_schema as schema
 LOG = logging.getLogger(__name__)
 INVALID_OP = "invalid"
 PLAN_OPS = {"plan_allreduce", "plan_bcast"}
+# Why a job was released (controller/rpc.py, controller/rest.py) -> the label of the count.
+RELEASE_REASONS = {"released by client": "client", "its client disconnected": "disconnected",
+                   "released by the operator": "operator"}
 EXPIRED_WHY = "lease expired"
-DISCONNECTED_WHY = "its client disconnected"
 
 # Error replies by reason (a label must have few values; the reply itself says more).
 REASONS = (
     ("unknown_job", re.compile(r"^unknown job ")),
+    ("bad_token", re.compile(r"^bad token for job ")),
     ("unknown_host", re.compile(r" is not in the topology$")),
+    ("not_allowed", re.compile(r"^client .* is not on one of the job's hosts|^client address unknown")),
     ("not_confirmed", re.compile(r"^switches did not confirm")),
-    ("no_resources", re.compile(r"^no free ")),
-    ("unauthorized", re.compile(r"token|credential|unauthori[sz]ed|permission", re.I)),
+    ("no_resources", re.compile(r"^no free |^too many jobs")),
 )
 
 
@@ -49,16 +53,16 @@ class MeteredRpcService(rpc.RpcService):
     def __init__(self, core, confirm, metrics, *args, **kwargs):
         super().__init__(core, confirm, *args, **kwargs)
         self.metrics = metrics
-        self._op_of = {}   # owner -> op of its request being answered (None: not decoded yet)
+        self._op_of = {}   # client -> op of its request being answered (None: not decoded yet)
         metrics.attach_rpc(self)
 
-    def reply_for(self, body, owner, *args, **kwargs):
+    def reply_for(self, body, client, *args, **kwargs):
         t0 = self.clock()
-        self._op_of[owner] = None
+        self._op_of[client] = None
         try:
-            reply = super().reply_for(body, owner, *args, **kwargs)
+            reply = super().reply_for(body, client, *args, **kwargs)
         finally:
-            op = self._op_of.pop(owner, None)
+            op = self._op_of.pop(client, None)
         if op is None:  # refused before handle(): the request did not validate
             op = _peek_op(body)
             self.metrics.rpc_requests.labels(op=op).inc()
@@ -66,12 +70,12 @@ class MeteredRpcService(rpc.RpcService):
         self.metrics.rpc_seconds.labels(op=op).observe(self.clock() - t0)
         return reply
 
-    def handle(self, req, owner, *args, **kwargs):
+    def handle(self, req, client, *args, **kwargs):
         m = self.metrics
-        self._op_of[owner] = req.op
+        self._op_of[client] = req.op
         m.rpc_requests.labels(op=req.op).inc()
         try:
-            fields, timings = super().handle(req, owner, *args, **kwargs)
+            fields, timings = super().handle(req, client, *args, **kwargs)
         except schema.RpcError as err:
             m.rpc_errors.labels(op=req.op, reason=error_reason(str(err))).inc()
             raise
@@ -98,4 +102,4 @@ class MeteredRpcService(rpc.RpcService):
         if why == EXPIRED_WHY:
             self.metrics.jobs_expired.inc()
         else:
-            self.metrics.jobs_released.labels(reason="disconnected" if why == DISCONNECTED_WHY else "client").inc()
+            self.metrics.jobs_released.labels(reason=RELEASE_REASONS.get(why, "other")).inc()

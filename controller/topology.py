@@ -2,6 +2,12 @@
 
 Every mutating method returns True when the change matters for routing, so the caller knows when
 to recompute routes. Time is passed in (monotonic seconds), which keeps this testable.
+
+A host in the table is *confirmed* at its (switch, port). No frame (LLDP, ARP or IPv4 learning)
+moves it elsewhere, nor gives its IP to a host on another port: such a claim is refused and
+counted (`refused`). A host leaves only when its port goes down, its port turns out to be a
+switch link, its LLDP agent says goodbye (TTL 0, at its own port) or its LLDP hold expires; after
+that it may be learned anywhere. So a host that sends forged frames disturbs only its own port.
 """
 import dataclasses
 import logging
@@ -15,6 +21,7 @@ LOG = logging.getLogger(__name__)
 SOURCE_LLDP = "lldp"
 SOURCE_ARP = "arp"
 SOURCE_IPV4 = "ipv4"
+REFUSALS_LOGGED = 100  # the first refused claims are logged, then every 100th
 MAX_PHYSICAL_PORT = 0xFFFFFF00  # OFPP_MAX: ports above are reserved (LOCAL, CONTROLLER, ...)
 
 
@@ -27,7 +34,8 @@ class Host:
     source: str
     name: str = None
     ip_source: str = None
-    expires: float = None  # monotonic time; None = kept until its port goes down or it moves
+    expires: float = None  # monotonic time; None = kept until its port goes down
+    advertised: frozenset = frozenset()  # IPv4 management addresses its LLDP agent advertises
 
     def to_json(self):
         return {"mac": self.mac, "ip": self.ip, "name": self.name, "dpid": dpid_lib.dpid_to_str(self.dpid),
@@ -48,6 +56,7 @@ class Topology:
         self.switches = {}
         self.links = {}
         self.hosts = {}
+        self.refused = 0   # host moves and IP takeovers refused (see the module docstring)
 
     # -- switches and ports ------------------------------------------------------------------
     def add_switch(self, dpid, ports):
@@ -123,33 +132,44 @@ class Topology:
         return changed
 
     # -- hosts -----------------------------------------------------------------------------------
-    def learn_host(self, mac, ip, dpid, port, source, now, name=None, ttl=None):
-        """A host showed up at (dpid, port). Returns True if routing must change."""
+    def learn_host(self, mac, ip, dpid, port, source, now, name=None, ttl=None, advertised=None):
+        """A host showed up at (dpid, port). Returns True if routing must change. A claim that
+        would move a confirmed host (its MAC, or its IP) away from its port is refused."""
         if dpid not in self.switches or self.is_fabric_port(dpid, port):
             return False
         host = self.hosts.get(mac)
+        if host is not None and (host.dpid, host.port) != (dpid, port):
+            return self._refuse("host %s is at %s:%d, not at %s:%d (%s)"
+                                % (mac, _dpid(host.dpid), host.port, _dpid(dpid), port, source))
+        owner = self.host_by_ip(ip) if ip else None
+        if owner is not None and owner is not host and (owner.dpid, owner.port) != (dpid, port):
+            return self._refuse("IP %s belongs to %s at %s:%d, not to %s at %s:%d (%s)"
+                                % (ip, owner.mac, _dpid(owner.dpid), owner.port, mac, _dpid(dpid), port, source))
+        changed = False
         if host is None:
             host = self.hosts[mac] = Host(mac=mac, ip=None, dpid=dpid, port=port, source=source)
             LOG.info("host %s at %s:%d (%s)", mac, _dpid(dpid), port, source)
             changed = True
-        else:
-            changed = (host.dpid, host.port) != (dpid, port)
-            if changed:
-                LOG.info("host %s moved to %s:%d (%s)", mac, _dpid(dpid), port, source)
-            host.dpid, host.port = dpid, port
         if name:
             host.name = name
         if source == SOURCE_LLDP:
             host.source = SOURCE_LLDP
             host.expires = now + ttl if ttl else None
+            if advertised is not None:
+                host.advertised = frozenset(advertised)
         if ip and ip != host.ip and (host.ip is None or source != SOURCE_LLDP or host.ip_source == SOURCE_LLDP):
-            for other in self.hosts.values():  # an IP belongs to one host: the newest claim wins
-                if other is not host and other.ip == ip:
-                    LOG.warning("IP %s moved from %s to %s", ip, other.mac, mac)
-                    other.ip = None
+            if owner is not None and owner is not host:  # on the same port: the newest claim wins
+                LOG.warning("IP %s moved from %s to %s on %s:%d", ip, owner.mac, mac, _dpid(dpid), port)
+                owner.ip = None
             host.ip, host.ip_source = ip, source
             changed = True
         return changed
+
+    def _refuse(self, why):
+        self.refused += 1
+        if self.refused <= REFUSALS_LOGGED or self.refused % REFUSALS_LOGGED == 0:  # a flood logs little
+            LOG.warning("refused (%d so far): %s", self.refused, why)
+        return False
 
     def remove_host(self, mac, why):
         if self.hosts.pop(mac, None) is None:
@@ -158,6 +178,8 @@ class Topology:
         return True
 
     def host_by_ip(self, ip):
+        if ip is None:
+            return None
         for host in self.hosts.values():
             if host.ip == ip:
                 return host

@@ -76,6 +76,18 @@ static size_t bounded_len(const char *s, size_t max)
     return n;
 }
 
+/* Management address TLV: IPv4 + ifIndex, no OID. */
+static void put_mgmt_ipv4(struct cursor *c, const uint8_t ipv4[4], uint32_t ifindex)
+{
+    put_tlv_header(c, TLV_MGMT_ADDR, 1 + 1 + 4 + 1 + 4 + 1);
+    put_u8(c, 1 + 4); /* address string length: subtype + address */
+    put_u8(c, MGMT_ADDR_SUBTYPE_IPV4);
+    put_bytes(c, ipv4, 4);
+    put_u8(c, MGMT_IF_SUBTYPE_IFINDEX);
+    put_u32(c, ifindex);
+    put_u8(c, 0); /* OID string length */
+}
+
 int lldp_frame_build(uint8_t *buf, size_t cap,
                      const struct lldp_frame_info *info)
 {
@@ -115,16 +127,13 @@ int lldp_frame_build(uint8_t *buf, size_t cap,
     put_tlv_header(&c, TLV_SYSTEM_NAME, name_len);
     put_bytes(&c, info->sys_name, name_len);
 
-    /* 5. Management address: IPv4 + ifIndex, no OID */
-    if (info->has_ipv4) {
-        put_tlv_header(&c, TLV_MGMT_ADDR, 1 + 1 + 4 + 1 + 4 + 1);
-        put_u8(&c, 1 + 4); /* address string length: subtype + address */
-        put_u8(&c, MGMT_ADDR_SUBTYPE_IPV4);
-        put_bytes(&c, info->ipv4, sizeof(info->ipv4));
-        put_u8(&c, MGMT_IF_SUBTYPE_IFINDEX);
-        put_u32(&c, info->ifindex);
-        put_u8(&c, 0); /* OID string length */
-    }
+    /* 5. Management addresses: this interface's IPv4 first, then the host's others */
+    if (info->n_extra > LLDP_MAX_EXTRA_ADDRS)
+        return -1;
+    if (info->has_ipv4)
+        put_mgmt_ipv4(&c, info->ipv4, info->ifindex);
+    for (size_t i = 0; i < info->n_extra; i++)
+        put_mgmt_ipv4(&c, info->extra_ipv4[i], info->extra_ifindex[i]);
 
     /* 6. End of LLDPDU */
     put_tlv_header(&c, TLV_END, 0);

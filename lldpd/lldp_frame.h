@@ -8,6 +8,7 @@
 #define LLDP_ETHERTYPE 0x88cc
 #define LLDP_ETH_MIN_FRAME 60 /* Ethernet minimum without FCS */
 #define LLDP_MAX_STRING 255   /* longest string we put into a TLV */
+#define LLDP_MAX_EXTRA_ADDRS 8 /* other interfaces' IPv4 addresses per frame */
 
 /* Largest frame lldp_frame_build() can produce: header, all TLVs with
  * maximum-length strings, end TLV. Callers may use this as buffer size. */
@@ -22,6 +23,12 @@ struct lldp_frame_info {
     int has_ipv4;          /* add a management address TLV */
     uint8_t ipv4[4];       /* network byte order */
     uint32_t ifindex;      /* interface number in the mgmt address TLV */
+    /* The host's other IPv4 addresses (e.g. its management network's), each as one more
+     * management address TLV after the first: the controller accepts a job's registration
+     * from any address the job's hosts advertise. */
+    size_t n_extra;
+    uint8_t extra_ipv4[LLDP_MAX_EXTRA_ADDRS][4];
+    uint32_t extra_ifindex[LLDP_MAX_EXTRA_ADDRS];
 };
 
 /* Write the frame into buf (capacity cap). Returns the frame length

@@ -81,9 +81,26 @@ static void format_ipv4(const struct iface *it, char *buf, size_t len)
         (void)snprintf(buf, len, "none");
 }
 
-/* Build and send one frame for it. Returns 0 or -1 with errno set. */
-static int send_frame(const struct ctx *c, const struct iface *it,
-                      const char *host, unsigned ttl)
+/* The IPv4 addresses of the other interfaces in all[0..n) (distinct from it's own), as extra
+ * management addresses of it's frame. all[] lists every eligible interface, also those -I
+ * leaves out: a host's management-network address then travels in its fabric frames. */
+static void add_other_addresses(struct lldp_frame_info *info, const struct iface *it,
+                                const struct iface *all, size_t n)
+{
+    for (size_t i = 0; i < n && info->n_extra < LLDP_MAX_EXTRA_ADDRS; i++) {
+        if (all[i].ifindex == it->ifindex || !all[i].has_ipv4
+            || (it->has_ipv4 && memcmp(all[i].ipv4, it->ipv4, 4) == 0))
+            continue;
+        memcpy(info->extra_ipv4[info->n_extra], all[i].ipv4, 4);
+        info->extra_ifindex[info->n_extra] = all[i].ifindex;
+        info->n_extra++;
+    }
+}
+
+/* Build and send one frame for it (all[0..n): every interface of this round). Returns 0 or -1
+ * with errno set. */
+static int send_frame(const struct ctx *c, const struct iface *it, const struct iface *all,
+                      size_t n, const char *host, unsigned ttl)
 {
     uint8_t frame[LLDP_FRAME_MAX];
     struct lldp_frame_info info;
@@ -97,6 +114,7 @@ static int send_frame(const struct ctx *c, const struct iface *it,
     info.has_ipv4 = it->has_ipv4;
     memcpy(info.ipv4, it->ipv4, sizeof(info.ipv4));
     info.ifindex = it->ifindex;
+    add_other_addresses(&info, it, all, n);
 
     len = lldp_frame_build(frame, sizeof(frame), &info);
     if (len < 0) {
@@ -124,11 +142,12 @@ static void log_sent(const struct ctx *c, const struct iface *it, unsigned ttl)
 static void send_round(struct ctx *c)
 {
     struct iface list[IFACES_MAX];
+    struct iface all[IFACES_MAX]; /* every eligible interface, for the addresses */
     struct iface sent_ok[IFACES_MAX];
     struct if_error errs[IFACES_MAX];
     size_t n_ok = 0, n_errs = 0, i;
     char host[LLDP_MAX_STRING + 1];
-    int n;
+    int n, n_all;
 
     n = ifaces_list(list, IFACES_MAX, c->opts->ifnames, c->opts->n_ifnames);
     if (n < 0) {
@@ -148,12 +167,17 @@ static void send_round(struct ctx *c)
     c->had_none = (n == 0);
 
     get_hostname(c->lg, host, sizeof(host));
+    n_all = c->opts->n_ifnames > 0 ? ifaces_list(all, IFACES_MAX, NULL, 0) : -1;
+    if (n_all < 0) { /* no -I, or the full list failed: the sending interfaces are all we know */
+        memcpy(all, list, (size_t)n * sizeof(list[0]));
+        n_all = n;
+    }
 
     for (i = 0; i < (size_t)n; i++) {
         const struct iface *it = &list[i];
         int prev = previous_error(c, it->name);
 
-        if (send_frame(c, it, host, c->opts->ttl) != 0) {
+        if (send_frame(c, it, all, (size_t)n_all, host, c->opts->ttl) != 0) {
             int err = errno;
 
             if (is_transient(err) || err == prev)
@@ -187,7 +211,7 @@ static void send_shutdown(const struct ctx *c)
 
     get_hostname(c->lg, host, sizeof(host));
     for (i = 0; i < c->n_active; i++) {
-        if (send_frame(c, &c->active[i], host, 0) != 0)
+        if (send_frame(c, &c->active[i], NULL, 0, host, 0) != 0)
             log_msg(c->lg, LOG_DEBUG, "shutdown frame on %s: %s",
                     c->active[i].name, strerror(errno));
         else

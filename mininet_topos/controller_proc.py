@@ -12,6 +12,8 @@ wait with it instead of fixed sleeps. REST schema (see the controller):
 import json
 import logging
 import os
+import random
+import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +28,42 @@ LOG = logging.getLogger(__name__)
 TOPOLOGY_PATH = "/sdnmpi/topology"
 READY_PATH = "/sdnmpi/stats"
 POLL_INTERVAL = 0.5
+
+
+EPHEMERAL_RANGE = "/proc/sys/net/ipv4/ip_local_port_range"
+SERVER_PORTS_FROM = 10000      # free_port's lowest port
+_handed_out = set()
+
+
+def free_port():
+    """A TCP port that is free on every address now, for a server about to start on it (the
+    controller's OpenFlow, REST and RPC ports). Never the same port twice in one process.
+
+    Chosen at random below the kernel's ephemeral range (net.ipv4.ip_local_port_range): the port
+    that bind(0) returns is an ephemeral one, which any outgoing connection on the machine may
+    take in the seconds before ryu-manager binds it; ports below that range are only ever taken
+    by an explicit bind. Falls back to bind(0) where that range leaves no room below it."""
+    try:
+        with open(EPHEMERAL_RANGE) as ports:
+            first_ephemeral = int(ports.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        first_ephemeral = 32768
+    room = first_ephemeral > SERVER_PORTS_FROM + 1000
+    rnd = random.SystemRandom()
+    for _ in range(200):
+        port = rnd.randrange(SERVER_PORTS_FROM, first_ephemeral) if room else 0
+        if port in _handed_out:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+            port = sock.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
+    raise RuntimeError("no free TCP port below %d" % first_ephemeral)
 
 
 def ryu_manager_path():

@@ -11,6 +11,7 @@ APT_PACKAGES=(
   openvswitch-switch mininet
   openmpi-bin libopenmpi-dev libmsgpack-dev
   iputils-ping iperf3 ethtool nftables iproute2 procps lldpd
+  zlib1g-dev mpich libmpich-dev hpcc
   prometheus chromium chromium-driver
 )
 

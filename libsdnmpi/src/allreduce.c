@@ -6,39 +6,13 @@
  */
 #include <inttypes.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "allreduce.h"
+#include "allreduce_algorithms.h"
 #include "dtype.h"
 #include "log.h"
 #include "plan.h"
 #include "schedule.h"
 #include "sdnmpi.h"
 #include "state.h"
-
-void *sdnmpi_scratch(size_t bytes, MPI_Comm comm)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (p == NULL) {
-        sdnmpi_warn("out of memory for a %zu-byte allreduce buffer, aborting", bytes);
-        PMPI_Abort(comm, MPI_ERR_NO_MEM);
-        abort(); /* PMPI_Abort does not return */
-    }
-    return p;
-}
-
-int sdnmpi_allreduce_begin(const void *sendbuf, void *recvbuf, size_t bytes, MPI_Comm comm,
-                           int *rank, int *p)
-{
-    int rc;
-    if ((rc = PMPI_Comm_rank(comm, rank)) != MPI_SUCCESS
-        || (rc = PMPI_Comm_size(comm, p)) != MPI_SUCCESS)
-        return rc;
-    if (sendbuf != MPI_IN_PLACE)
-        memcpy(recvbuf, sendbuf, bytes);
-    return MPI_SUCCESS;
-}
 
 static int fallback(const char *why, int count, const void *sendbuf, void *recvbuf,
                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -98,19 +72,23 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
         return MPI_SUCCESS;
     }
 
-    int p = 0, pof2, rem;
+    int p = 0;
     if ((rc = PMPI_Comm_size(plan->priv, &p)) != MPI_SUCCESS)
         return rc;
-    sdnmpi_rd_geometry(p, &pof2, &rem);
-    if (p > 1 && bytes >= s->cfg.rab_min && count >= pof2) {
-        s->last_path = SDNMPI_PATH_RAB;
-        sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": Rabenseifner",
-                   plan->comm_id, count, bytes);
-        return sdnmpi_allreduce_rabenseifner(sendbuf, recvbuf, count, datatype, extent, op,
-                                             plan->priv, plan->rab_dist, plan->rab_ndims);
-    }
+    const struct sdnmpi_allreduce_call call = {
+        .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .datatype = datatype,
+        .extent = extent, .op = op, .comm = plan->priv, .dist = plan->rab_dist,
+        .ndims = plan->rab_ndims,
+    };
+    sdnmpi_allreduce_fn algorithm = sdnmpi_allreduce_intra_rd;
+    const char *name = "recursive doubling";
     s->last_path = SDNMPI_PATH_RD;
-    sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": recursive doubling",
-               plan->comm_id, count, bytes);
-    return sdnmpi_allreduce_rd(sendbuf, recvbuf, count, datatype, extent, op, plan->priv);
+    if (p > 1 && bytes >= s->cfg.rab_min && sdnmpi_allreduce_rab_fits(p, count, plan->rab_ndims)) {
+        algorithm = sdnmpi_allreduce_intra_rabenseifner;
+        name = "Rabenseifner";
+        s->last_path = SDNMPI_PATH_RAB;
+    }
+    sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": %s", plan->comm_id,
+               count, bytes, name);
+    return algorithm(&call);
 }

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allreduce.h"
+#include "allreduce_algorithms.h"
+#include "allreduce_util.h"
 #include "schedule.h"
 
 /* First element of block b of `count` elements cut into `nblocks`. */
@@ -24,20 +25,35 @@ static int block_start(int count, int nblocks, int b)
     return b * q + (b < r ? b : r);
 }
 
-int sdnmpi_allreduce_rabenseifner(const void *sendbuf, void *recvbuf, int count,
-                                  MPI_Datatype datatype, MPI_Aint extent, MPI_Op op,
-                                  MPI_Comm comm, const int *dist, int ndims)
+int sdnmpi_allreduce_rab_fits(int p, int count, int ndims)
 {
+    int pof2, rem;
+    sdnmpi_rd_geometry(p, &pof2, &rem);
+    int dims = sdnmpi_rd_nsteps(p) - (rem ? 2 : 0); /* the exchange steps: log2 pof2 */
+    return count >= pof2 && ndims == dims;
+}
+
+int sdnmpi_allreduce_intra_rabenseifner(const struct sdnmpi_allreduce_call *call)
+{
+    void *recvbuf = call->recvbuf;
+    int count = call->count;
+    MPI_Datatype datatype = call->datatype;
+    MPI_Aint extent = call->extent;
+    MPI_Op op = call->op;
+    MPI_Comm comm = call->comm;
+    const int *dist = call->dist;
+    int ndims = call->ndims;
     int rank, p, rc, pof2, rem;
     size_t bytes = (size_t)count * (size_t)extent;
     char *buf = recvbuf;
-    if ((rc = sdnmpi_allreduce_begin(sendbuf, recvbuf, bytes, comm, &rank, &p)) != MPI_SUCCESS
+    if ((rc = PMPI_Comm_size(comm, &p)) != MPI_SUCCESS)
+        return rc;
+    if (p > 1 && !sdnmpi_allreduce_rab_fits(p, count, ndims))
+        return MPI_ERR_ARG; /* the dispatcher checks this first */
+    if ((rc = sdnmpi_allreduce_begin(call->sendbuf, recvbuf, bytes, comm, &rank, &p)) != MPI_SUCCESS
         || p == 1)
         return rc;
     sdnmpi_rd_geometry(p, &pof2, &rem);
-    int dims = sdnmpi_rd_nsteps(p) - (rem ? 2 : 0); /* the exchange steps: log2 pof2 */
-    if (count < pof2 || ndims != dims) /* the dispatcher never asks for this; stay correct */
-        return sdnmpi_allreduce_rd(MPI_IN_PLACE, recvbuf, count, datatype, extent, op, comm);
 
     char *scratch = sdnmpi_scratch(bytes, comm);
     int v = sdnmpi_rd_vrank(rank, rem);

@@ -9,12 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allreduce.h"
+#include "allreduce_algorithms.h"
+#include "allreduce_util.h"
 #include "schedule.h"
 
-int sdnmpi_allreduce_rd(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Aint extent, MPI_Op op, MPI_Comm comm)
+int sdnmpi_allreduce_intra_rd(const struct sdnmpi_allreduce_call *call)
 {
+    const void *sendbuf = call->sendbuf;
+    void *recvbuf = call->recvbuf;
+    int count = call->count;
+    MPI_Datatype datatype = call->datatype;
+    MPI_Aint extent = call->extent;
+    MPI_Op op = call->op;
+    MPI_Comm comm = call->comm;
     int rank, p, rc, pof2, rem;
     size_t bytes = (size_t)count * (size_t)extent;
     if ((rc = sdnmpi_allreduce_begin(sendbuf, recvbuf, bytes, comm, &rank, &p)) != MPI_SUCCESS

@@ -169,7 +169,7 @@ static void leader_request(const struct sdnmpi_bcast_comm *bc, int root, int64_t
     }
     int crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
     if (crc == SDNMPI_CTRL_OK)
-        crc = sdnmpi_conn_plan_bcast(&s->conn, &s->cfg, s->job_id, bc->comm_id, bc->ips[root],
+        crc = sdnmpi_conn_plan_bcast(&s->conn, &s->cfg, &s->job, bc->comm_id, bc->ips[root],
                                      bc->ips, (size_t)bc->size, &reply, why, sizeof why);
     (void)pthread_mutex_unlock(&s->lock);
     double rtt = (double)(sdnmpi_now_ms() - t0) / 1000.0;
@@ -211,7 +211,7 @@ static int tree_plan(struct sdnmpi_bcast_comm *bc, int root)
     struct sdnmpi_bcast_tree *t = &bc->trees[root];
     int rc;
     t->state = SDNMPI_TREE_FAILED;
-    t->tag = fnv1a(fnv1a(fnv1a(2166136261u, (uint64_t)sdnmpi_g.job_id), (uint64_t)bc->comm_id),
+    t->tag = fnv1a(fnv1a(fnv1a(2166136261u, (uint64_t)sdnmpi_g.job.id), (uint64_t)bc->comm_id),
                    (uint64_t)root);
     if (bc->hosts == 1) {
         /* Identical on every rank (the addresses were gathered to all). */

@@ -97,8 +97,8 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
 }
 
 int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
-                         const uint32_t *hosts, size_t nhosts, int64_t *job, char *why,
-                         size_t whylen)
+                         const uint32_t *hosts, size_t nhosts, struct sdnmpi_job_ref *job,
+                         char *why, size_t whylen)
 {
     struct sdnmpi_rpc_buf buf = {0};
     struct sdnmpi_rpc_reply reply = {0};
@@ -108,16 +108,19 @@ int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     int rc = exchange(c, cfg, &buf, id, &reply, why, whylen);
     if (rc != SDNMPI_CTRL_OK)
         return rc;
-    if (reply.job <= 0) {
-        snprintf(why, whylen, "register reply without a valid job id");
+    if (reply.job <= 0 || reply.token[0] == '\0') {
+        snprintf(why, whylen, "register reply without a valid job id and token");
         kill_conn(c);
         return SDNMPI_CTRL_FAILED;
     }
-    *job = reply.job;
+    job->id = reply.job;
+    memcpy(job->token, reply.token, sizeof job->token);
+    memset(reply.token, 0, sizeof reply.token);
     return SDNMPI_CTRL_OK;
 }
 
-int sdnmpi_conn_locate(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+int sdnmpi_conn_locate(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                       const struct sdnmpi_job_ref *job,
                        const uint32_t *hosts, size_t nhosts, int64_t *locality, char *why,
                        size_t whylen)
 {
@@ -135,7 +138,8 @@ int sdnmpi_conn_locate(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, i
     return rc;
 }
 
-int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                     const struct sdnmpi_job_ref *job,
                      int64_t comm_id, const struct sdnmpi_host_steps *steps,
                      struct sdnmpi_rpc_reply *reply, char *why, size_t whylen)
 {
@@ -146,7 +150,8 @@ int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int
     return exchange(c, cfg, &buf, id, reply, why, whylen);
 }
 
-int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                           const struct sdnmpi_job_ref *job,
                            int64_t comm_id, uint32_t root, const uint32_t *members,
                            size_t nmembers, struct sdnmpi_rpc_reply *reply, char *why,
                            size_t whylen)
@@ -158,7 +163,8 @@ int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cf
     return exchange(c, cfg, &buf, id, reply, why, whylen);
 }
 
-int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                        const struct sdnmpi_job_ref *job,
                         char *why, size_t whylen)
 {
     struct sdnmpi_rpc_buf buf = {0};

@@ -34,21 +34,26 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
 /* The requests need an open connection. SDNMPI_CTRL_OK; SDNMPI_CTRL_REFUSED: the controller
  * answered with an error (why = its reason; the connection stays usable); SDNMPI_CTRL_FAILED: the
  * connection broke or timed out and is now closed and dead. */
+/* register: on success *job holds the job's id and token. */
 int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
-                         const uint32_t *hosts, size_t nhosts, int64_t *job, char *why,
-                         size_t whylen);
+                         const uint32_t *hosts, size_t nhosts, struct sdnmpi_job_ref *job,
+                         char *why, size_t whylen);
 /* locate: locality[i] = the leaf of hosts[i] as the controller knows it (-1: unknown). */
-int sdnmpi_conn_locate(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+int sdnmpi_conn_locate(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                       const struct sdnmpi_job_ref *job,
                        const uint32_t *hosts, size_t nhosts, int64_t *locality, char *why,
                        size_t whylen);
-int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                     const struct sdnmpi_job_ref *job,
                      int64_t comm_id, const struct sdnmpi_host_steps *steps,
                      struct sdnmpi_rpc_reply *reply, char *why, size_t whylen);
-int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                           const struct sdnmpi_job_ref *job,
                            int64_t comm_id, uint32_t root, const uint32_t *members,
                            size_t nmembers, struct sdnmpi_rpc_reply *reply, char *why,
                            size_t whylen);
-int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, int64_t job,
+int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                        const struct sdnmpi_job_ref *job,
                         char *why, size_t whylen);
 
 /* Closes the connection (without marking it dead). */

@@ -35,7 +35,7 @@ const char *sdnmpi_state_unavailable(void)
  * same binary). */
 struct agreement {
     int64_t ok;
-    int64_t job;
+    struct sdnmpi_job_ref job; /* every rank needs the token: any may lead a communicator's plan */
     int64_t disable;
     int64_t reason; /* index into reasons[] when !ok */
     uint64_t min_bytes, max_bytes, rab_min;
@@ -61,8 +61,7 @@ static void register_job(const uint32_t *hosts, int n, struct agreement *a)
         sdnmpi_log("init: %s, falling back to PMPI_Allreduce", why);
         return;
     }
-    int64_t job = 0;
-    int rc = sdnmpi_conn_register(&s->conn, &s->cfg, hosts, (size_t)n, &job, why, sizeof why);
+    int rc = sdnmpi_conn_register(&s->conn, &s->cfg, hosts, (size_t)n, &a->job, why, sizeof why);
     if (rc != SDNMPI_CTRL_OK) {
         a->reason = rc == SDNMPI_CTRL_REFUSED ? R_REFUSED : R_UNREACHABLE;
         sdnmpi_log("init: register failed (%s), falling back to PMPI_Allreduce", why);
@@ -70,9 +69,8 @@ static void register_job(const uint32_t *hosts, int n, struct agreement *a)
         return;
     }
     a->ok = 1;
-    a->job = job;
     a->reason = R_ON;
-    sdnmpi_log("init: job %" PRId64 " registered with %d hosts at %s:%s (%s)", job, n,
+    sdnmpi_log("init: job %" PRId64 " registered with %d hosts at %s:%s (%s)", a->job.id, n,
                s->cfg.ctrl_host, s->cfg.ctrl_port, s->conn.server);
 }
 
@@ -141,7 +139,9 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         goto out;
 
     s->sdn_ok = (int)a.ok;
-    s->job_id = a.job;
+    s->job = a.job;
+    s->job.token[sizeof s->job.token - 1] = '\0';
+    memset(&a.job, 0, sizeof a.job);
     s->off_reason = a.ok ? NULL : reasons[a.reason >= 0 && a.reason <= R_NOMEM ? a.reason : R_UNREACHABLE];
     s->cfg.disable = (int)a.disable;
     s->cfg.min_bytes = a.min_bytes;
@@ -159,7 +159,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->initialized = 1;
     if (rank != 0) {
         if (s->sdn_ok)
-            sdnmpi_log("init: job %" PRId64 ", SDN path on", s->job_id);
+            sdnmpi_log("init: job %" PRId64 ", SDN path on", s->job.id);
         else
             sdnmpi_log("init: %s, falling back to PMPI_Allreduce", s->off_reason);
     }
@@ -185,13 +185,14 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
     if (pthread_mutex_lock(&s->lock) == 0) {
         if (s->world_rank == 0 && s->sdn_ok && s->conn.fd >= 0) {
             char why[256] = "";
-            if (sdnmpi_conn_release(&s->conn, &s->cfg, s->job_id, why, sizeof why) == SDNMPI_CTRL_OK)
-                sdnmpi_log("finalize: job %" PRId64 " released", s->job_id);
+            if (sdnmpi_conn_release(&s->conn, &s->cfg, &s->job, why, sizeof why) == SDNMPI_CTRL_OK)
+                sdnmpi_log("finalize: job %" PRId64 " released", s->job.id);
             else
                 sdnmpi_log("finalize: release of job %" PRId64 " failed (%s); closing the "
-                           "connection releases it", s->job_id, why);
+                           "connection releases it", s->job.id, why);
         }
         sdnmpi_conn_close(&s->conn);
+        memset(s->job.token, 0, sizeof s->job.token);
         (void)pthread_mutex_unlock(&s->lock);
     }
     return rc != MPI_SUCCESS ? rc : brc;

@@ -112,7 +112,7 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
     *comm_id = sdnmpi_plan_next_comm_id_locked(is_world);
     int crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
     if (crc == SDNMPI_CTRL_OK)
-        crc = sdnmpi_conn_plan(&s->conn, &s->cfg, s->job_id, *comm_id, &hs, &reply, why, sizeof why);
+        crc = sdnmpi_conn_plan(&s->conn, &s->cfg, &s->job, *comm_id, &hs, &reply, why, sizeof why);
     (void)pthread_mutex_unlock(&s->lock);
     double rtt = (double)(sdnmpi_now_ms() - t0) / 1000.0;
     if (crc == SDNMPI_CTRL_OK) {
@@ -174,7 +174,7 @@ static void leader_order(const uint32_t *ips, int p, int *pos)
     } else if (pthread_mutex_lock(&s->lock) == 0) {
         crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
         if (crc == SDNMPI_CTRL_OK)
-            crc = sdnmpi_conn_locate(&s->conn, &s->cfg, s->job_id, ips, (size_t)p, leaf, why,
+            crc = sdnmpi_conn_locate(&s->conn, &s->cfg, &s->job, ips, (size_t)p, leaf, why,
                                      sizeof why);
         (void)pthread_mutex_unlock(&s->lock);
     } else {

@@ -121,26 +121,35 @@ int sdnmpi_rpc_encode_register(struct sdnmpi_rpc_buf *buf, int64_t id, const uin
     return finish(buf);
 }
 
-int sdnmpi_rpc_encode_locate(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job,
-                             const uint32_t *hosts, size_t nhosts)
+/* "job": id, "token": str (2 keys) */
+static int pack_job(msgpack_packer *pk, const struct sdnmpi_job_ref *job)
+{
+    return (pack_cstr(pk, "job") || msgpack_pack_int64(pk, job->id) || pack_cstr(pk, "token")
+            || pack_cstr(pk, job->token))
+               ? -1
+               : 0;
+}
+
+int sdnmpi_rpc_encode_locate(struct sdnmpi_rpc_buf *buf, int64_t id,
+                             const struct sdnmpi_job_ref *job, const uint32_t *hosts, size_t nhosts)
 {
     msgpack_packer pk;
-    if (begin(buf, &pk, 5, id, "locate") || pack_cstr(&pk, "job") || msgpack_pack_int64(&pk, job)
-        || pack_hosts(&pk, hosts, nhosts))
+    if (begin(buf, &pk, 6, id, "locate") || pack_job(&pk, job) || pack_hosts(&pk, hosts, nhosts))
         return -1;
     return finish(buf);
 }
 
-int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job,
-                                     int64_t comm, const char *planner,
+int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id,
+                                     const struct sdnmpi_job_ref *job, int64_t comm,
+                                     const char *planner,
                                      const struct sdnmpi_host_steps *steps)
 {
     msgpack_packer pk;
     int with_planner = planner != NULL && planner[0] != '\0';
     if (steps->nsteps > SDNMPI_RPC_MAX_STEPS || steps->npairs > SDNMPI_RPC_MAX_PAIRS)
         return -1;
-    if (begin(buf, &pk, 6 + (with_planner ? 1 : 0), id, "plan_allreduce") || pack_cstr(&pk, "job")
-        || msgpack_pack_int64(&pk, job) || pack_cstr(&pk, "comm") || msgpack_pack_int64(&pk, comm))
+    if (begin(buf, &pk, 7 + (with_planner ? 1 : 0), id, "plan_allreduce") || pack_job(&pk, job)
+        || pack_cstr(&pk, "comm") || msgpack_pack_int64(&pk, comm))
         return -1;
     if (with_planner && (pack_cstr(&pk, "planner") || pack_cstr(&pk, planner)))
         return -1;
@@ -160,15 +169,16 @@ int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id, int
     return finish(buf);
 }
 
-int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job, int64_t comm,
-                                 uint32_t root, const uint32_t *members, size_t nmembers)
+int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id,
+                                 const struct sdnmpi_job_ref *job, int64_t comm, uint32_t root,
+                                 const uint32_t *members, size_t nmembers)
 {
     msgpack_packer pk;
     if (nmembers < 1 || nmembers > SDNMPI_RPC_MAX_HOSTS)
         return -1;
-    if (begin(buf, &pk, 7, id, "plan_bcast") || pack_cstr(&pk, "job") || msgpack_pack_int64(&pk, job)
-        || pack_cstr(&pk, "comm") || msgpack_pack_int64(&pk, comm) || pack_cstr(&pk, "root")
-        || pack_ip(&pk, root) || pack_cstr(&pk, "members") || msgpack_pack_array(&pk, nmembers))
+    if (begin(buf, &pk, 8, id, "plan_bcast") || pack_job(&pk, job) || pack_cstr(&pk, "comm")
+        || msgpack_pack_int64(&pk, comm) || pack_cstr(&pk, "root") || pack_ip(&pk, root)
+        || pack_cstr(&pk, "members") || msgpack_pack_array(&pk, nmembers))
         return -1;
     for (size_t i = 0; i < nmembers; i++)
         if (pack_ip(&pk, members[i]))
@@ -176,10 +186,11 @@ int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t
     return finish(buf);
 }
 
-int sdnmpi_rpc_encode_release(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job)
+int sdnmpi_rpc_encode_release(struct sdnmpi_rpc_buf *buf, int64_t id,
+                              const struct sdnmpi_job_ref *job)
 {
     msgpack_packer pk;
-    if (begin(buf, &pk, 4, id, "release") || pack_cstr(&pk, "job") || msgpack_pack_int64(&pk, job))
+    if (begin(buf, &pk, 5, id, "release") || pack_job(&pk, job))
         return -1;
     return finish(buf);
 }
@@ -282,6 +293,10 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
         } else if (key_is(k, "job")) {
             if (get_int(v, &out->job))
                 return -1;
+        } else if (key_is(k, "token")) {
+            if (v->type != MSGPACK_OBJECT_STR || v->via.str.size > SDNMPI_RPC_MAX_TOKEN)
+                return -1;
+            copy_str(v, out->token, sizeof out->token);
         } else if (key_is(k, "flows")) {
             if (get_int(v, &out->flows))
                 return -1;

@@ -16,6 +16,14 @@
 #define SDNMPI_RPC_MAX_HOSTS 65536
 #define SDNMPI_RPC_MAX_STEPS 64
 #define SDNMPI_RPC_MAX_PAIRS 65536
+#define SDNMPI_RPC_MAX_TOKEN 64 /* characters of a job token (the controller's have 32) */
+
+/* A registered job: its id and the token that authorises every request naming it (register's
+ * reply). The token is a secret: never print it. */
+struct sdnmpi_job_ref {
+    int64_t id;
+    char token[SDNMPI_RPC_MAX_TOKEN + 1];
+};
 
 /* One encoded request: header + body, at most 4 + SDNMPI_RPC_MAX_FRAME bytes. */
 struct sdnmpi_rpc_buf {
@@ -32,6 +40,7 @@ struct sdnmpi_rpc_reply {
     char error[192];                         /* the reason of an error reply (may be truncated) */
     char server[64];                         /* hello */
     int64_t job;                             /* register; 0 if absent */
+    char token[SDNMPI_RPC_MAX_TOKEN + 1];    /* register: the job's token; "" if absent */
     int64_t flows;                           /* plan_allreduce; -1 if absent */
     size_t n_max_load;                       /* plan_allreduce: entries of max_load ... */
     int64_t max_load[SDNMPI_RPC_MAX_LOADS];  /* ... the first SDNMPI_RPC_MAX_LOADS of them */
@@ -53,19 +62,23 @@ struct sdnmpi_rpc_reply {
 int sdnmpi_rpc_encode_hello(struct sdnmpi_rpc_buf *buf, int64_t id);
 int sdnmpi_rpc_encode_register(struct sdnmpi_rpc_buf *buf, int64_t id, const uint32_t *hosts,
                                size_t nhosts);
-int sdnmpi_rpc_encode_locate(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job,
-                             const uint32_t *hosts, size_t nhosts);
-int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job,
+int sdnmpi_rpc_encode_locate(struct sdnmpi_rpc_buf *buf, int64_t id,
+                             const struct sdnmpi_job_ref *job, const uint32_t *hosts, size_t nhosts);
+int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id,
+                                     const struct sdnmpi_job_ref *job,
                                      int64_t comm, const char *planner,
                                      const struct sdnmpi_host_steps *steps);
 /* plan_bcast: members are the host IPs of the communicator's ranks (duplicates allowed), root
  * the root rank's; all network byte order. */
-int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job, int64_t comm,
-                                 uint32_t root, const uint32_t *members, size_t nmembers);
-int sdnmpi_rpc_encode_release(struct sdnmpi_rpc_buf *buf, int64_t id, int64_t job);
+int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id,
+                                 const struct sdnmpi_job_ref *job, int64_t comm, uint32_t root,
+                                 const uint32_t *members, size_t nmembers);
+int sdnmpi_rpc_encode_release(struct sdnmpi_rpc_buf *buf, int64_t id,
+                              const struct sdnmpi_job_ref *job);
 void sdnmpi_rpc_buf_free(struct sdnmpi_rpc_buf *buf);
 
-/* Decodes one reply body. 0 if it is a well-formed version-1 reply, -1 otherwise. */
+/* Decodes one reply body. 0 if it is a well-formed version-1 reply, -1 otherwise (a token longer
+ * than SDNMPI_RPC_MAX_TOKEN makes it malformed). */
 int sdnmpi_rpc_decode_reply(const char *body, size_t len, struct sdnmpi_rpc_reply *out);
 
 /* Sends the encoded request and waits for its reply until deadline_ms (sdnmpi_now_ms scale).

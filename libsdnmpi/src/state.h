@@ -51,7 +51,8 @@ struct sdnmpi_state {
     struct sdnmpi_config cfg; /* knobs; the collective ones are world rank 0's (agreed at Init) */
     int sdn_ok;               /* agreed at Init: the job is registered, plans may be requested */
     const char *off_reason;   /* why not, when !sdn_ok (a string literal) */
-    int64_t job_id;           /* agreed at Init: the controller's job id (> 0 when sdn_ok) */
+    struct sdnmpi_job_ref job; /* agreed at Init: the controller's job id (> 0 when sdn_ok) and
+                                  its token (a secret: never printed) */
     uint32_t fabric_ip;       /* this rank's fabric IPv4 address, network byte order */
     int keyval;               /* communicator attribute of the plan cache, or MPI_KEYVAL_INVALID */
     int bcast_keyval;         /* communicator attribute of the Bcast trees, or MPI_KEYVAL_INVALID */

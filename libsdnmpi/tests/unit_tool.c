@@ -10,8 +10,9 @@
  *   unit_tool encode register ID IP...
  *   unit_tool encode plan ID JOB COMM PLANNER|- IP...   (steps of the ranks on IP...)
  *   unit_tool encode plan_bcast ID JOB COMM ROOT_IP IP...   (members IP...)
- *   unit_tool encode locate ID IP...           (job 42)
+ *   unit_tool encode locate ID IP...           (job 42, token "tok42")
  *   unit_tool encode release ID JOB
+ *                                              (JOB: "ID:TOKEN", the job id and its token)
  *   unit_tool wire TAG EPOCH ROUND KIND INDEX   a Bcast datagram header, hex on stdout
  *   unit_tool unwire HEX                       the header fields, or "invalid"
  *   unit_tool decode                           a reply body on stdin -> JSON of what was parsed
@@ -87,8 +88,19 @@ static int write_buf(const struct sdnmpi_rpc_buf *buf)
     return fwrite(buf->data, 1, buf->len, stdout) == buf->len ? 0 : 1;
 }
 
+/* "ID:TOKEN" (or "ID": an empty token) */
+static struct sdnmpi_job_ref job_arg(const char *text)
+{
+    struct sdnmpi_job_ref job = {.id = atoll(text)};
+    const char *colon = strchr(text, ':');
+    if (colon != NULL)
+        snprintf(job.token, sizeof job.token, "%s", colon + 1);
+    return job;
+}
+
 static int cmd_encode(int argc, char **argv)
 {
+    static const struct sdnmpi_job_ref job42 = {.id = 42, .token = "tok42"};
     struct sdnmpi_rpc_buf buf = {0};
     int rc = -1;
     if (argc >= 2 && !strcmp(argv[0], "hello")) {
@@ -99,12 +111,13 @@ static int cmd_encode(int argc, char **argv)
         if (ips != NULL && !parse_ips(n, argv + 2, ips))
             rc = !strcmp(argv[0], "register")
                      ? sdnmpi_rpc_encode_register(&buf, atoll(argv[1]), ips, (size_t)n)
-                     : sdnmpi_rpc_encode_locate(&buf, atoll(argv[1]), 42, ips, (size_t)n);
+                     : sdnmpi_rpc_encode_locate(&buf, atoll(argv[1]), &job42, ips, (size_t)n);
         free(ips);
     } else if (argc >= 5 && !strcmp(argv[0], "plan")) {
         struct sdnmpi_host_steps hs;
+        struct sdnmpi_job_ref job = job_arg(argv[2]);
         if (build_steps(argc - 5, argv + 5, &hs) == 0) {
-            rc = sdnmpi_rpc_encode_plan_allreduce(&buf, atoll(argv[1]), atoll(argv[2]),
+            rc = sdnmpi_rpc_encode_plan_allreduce(&buf, atoll(argv[1]), &job,
                                                   atoll(argv[3]),
                                                   strcmp(argv[4], "-") ? argv[4] : NULL, &hs);
             sdnmpi_host_steps_free(&hs);
@@ -113,12 +126,14 @@ static int cmd_encode(int argc, char **argv)
         int n = argc - 5;
         uint32_t *ips = malloc((size_t)(n > 0 ? n : 1) * sizeof *ips);
         uint32_t root;
+        struct sdnmpi_job_ref job = job_arg(argv[2]);
         if (ips != NULL && !parse_ips(1, argv + 4, &root) && !parse_ips(n, argv + 5, ips))
-            rc = sdnmpi_rpc_encode_plan_bcast(&buf, atoll(argv[1]), atoll(argv[2]), atoll(argv[3]),
+            rc = sdnmpi_rpc_encode_plan_bcast(&buf, atoll(argv[1]), &job, atoll(argv[3]),
                                               root, ips, (size_t)n);
         free(ips);
     } else if (argc >= 3 && !strcmp(argv[0], "release")) {
-        rc = sdnmpi_rpc_encode_release(&buf, atoll(argv[1]), atoll(argv[2]));
+        struct sdnmpi_job_ref job = job_arg(argv[2]);
+        rc = sdnmpi_rpc_encode_release(&buf, atoll(argv[1]), &job);
     } else {
         fprintf(stderr, "bad encode arguments\n");
         return 2;
@@ -163,6 +178,8 @@ static int cmd_decode(void)
     json_str(rep.error);
     printf(", \"server\": ");
     json_str(rep.server);
+    printf(", \"token\": ");
+    json_str(rep.token);
     printf(", \"job\": %lld, \"flows\": %lld, \"n_max_load\": %zu, \"max_load\": [", (long long)rep.job,
            (long long)rep.flows, rep.n_max_load);
     for (size_t i = 0; i < rep.n_max_load && i < SDNMPI_RPC_MAX_LOADS; i++)

@@ -5,7 +5,6 @@ started (its controller process, its Mininet bridges, its management bridge, its
 """
 import contextlib
 import os
-import socket
 import subprocess
 
 import pytest
@@ -15,12 +14,6 @@ from sdnmpi.mininet_topos import controller_proc, net as fabric_net
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLDPD = os.path.join(ROOT, "lldpd", "sdnmpi-lldpd")
 LIBSDNMPI = os.path.join(ROOT, "libsdnmpi")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -36,9 +29,9 @@ def _environment():
 def running_fabric(topo, routing="dmodk", tmp_path=None, lldpd=True, extra_args=()):
     """Controller + fabric + lldpd on every host, with the whole topology discovered."""
     log_path = os.path.join(str(tmp_path), "ryu.log") if tmp_path else None
-    rpc_port = free_port()
+    rpc_port = controller_proc.free_port()
     extra_args = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(rpc_port)) + tuple(extra_args)
-    ctl = controller_proc.start_controller(free_port(), free_port(), routing=routing,
+    ctl = controller_proc.start_controller(controller_proc.free_port(), controller_proc.free_port(), routing=routing,
                                            extra_args=extra_args, log_path=log_path)
     ctl.rpc_port = rpc_port  # reachable from the hosts over the management network
     fab = None

@@ -17,11 +17,10 @@ import msgpack
 
 from sdnmpi.controller import constants as C
 from sdnmpi.controller import rpc_schema as schema
-from sdnmpi.mininet_topos import demo, procs
+from sdnmpi.mininet_topos import controller_proc, demo, procs
 from sdnmpi.primitives import schedule
 
 import ofdump
-from conftest import free_port
 
 PROMETHEUS = "/usr/bin/prometheus"
 CHROMIUM = "/usr/bin/chromium"
@@ -55,15 +54,23 @@ def wait_until(predicate, timeout, what, interval=0.25):
 
 # ---------------------------------------------------------------------------------------------
 # RPC
+# The test process registers jobs from the root namespace: the controller must allow it.
+RPC_ALLOW_LOCAL = ("--sdnmpi-rpc-allow", "127.0.0.1/32")
+
+
 class RpcClient:
-    """One RPC connection to the controller (a job lives as long as its connection)."""
+    """One RPC connection to the controller (a job lives as long as its connection); requests
+    naming a job this client registered carry the job's token."""
 
     def __init__(self, port, host="127.0.0.1"):
         self.sock = socket.create_connection((host, port), timeout=30)
         self.stream = self.sock.makefile("rb")
         self.next_id = 1
+        self.tokens = {}
 
     def call(self, op, **fields):
+        if "job" in fields and fields["job"] in self.tokens:
+            fields.setdefault("token", self.tokens[fields["job"]])
         self.next_id += 1
         self.sock.sendall(schema.frame(msgpack.packb(dict(v=schema.VERSION, id=self.next_id, op=op, **fields))))
         (length,) = schema.HEADER.unpack(self.stream.read(schema.HEADER.size))
@@ -73,7 +80,9 @@ class RpcClient:
 
     def register_and_plan(self, ips):
         """A job on ``ips`` (rank i on ips[i]) with its recursive-doubling Allreduce plan installed."""
-        job = self.call("register", hosts=ips)["job"]
+        reply = self.call("register", hosts=ips)
+        job = reply["job"]
+        self.tokens[job] = reply["token"]
         steps = [[[s, d, c] for (s, d), c in step]
                  for step in schedule.host_steps(schedule.recursive_doubling_steps(len(ips)), ips)]
         self.call("plan_allreduce", job=job, comm=0, planner="balanced", steps=steps)
@@ -156,7 +165,7 @@ class Prometheus:
 def prometheus_server(target_port, tmp_path, interval="1s"):
     """A Prometheus from apt scraping 127.0.0.1:``target_port``/metrics every ``interval``, its
     data under ``tmp_path``; yields a `Prometheus` once the target has been scraped."""
-    port = free_port()
+    port = controller_proc.free_port()
     config = os.path.join(str(tmp_path), "prometheus.yml")
     with open(config, "w") as f:
         f.write("global:\n  scrape_interval: %s\n  evaluation_interval: %s\n"

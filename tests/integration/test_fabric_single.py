@@ -1,6 +1,7 @@
 """2-tier fabric, policy single, hosts that send no LLDP (learned from ARP and IPv4) and one that
 runs Debian's standard lldpd instead of ours."""
 import os
+import subprocess
 
 import pytest
 
@@ -24,7 +25,8 @@ def test_a_standard_lldp_agent_is_discovered(single_no_lldp):
     ctl, fab = single_no_lldp
     h1 = fab.net.get("h1")
     sock = "/tmp/sdnmpi-test-lldpd-%d.sock" % os.getpid()  # a short path lldpd's privsep can reach
-    agent = h1.popen(["lldpd", "-d", "-u", sock, "-I", h1.defaultIntf().name, "-m", h1.IP()])
+    agent = h1.popen(["lldpd", "-d", "-u", sock, "-I", h1.defaultIntf().name, "-m", h1.IP()],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_for(lambda: h1.cmd("lldpcli -u %s resume && lldpcli -u %s configure lldp tx-interval 1 "
                                 "&& echo resumed" % (sock, sock)).strip().endswith("resumed"), 10, "lldpd to start")
@@ -34,7 +36,7 @@ def test_a_standard_lldp_agent_is_discovered(single_no_lldp):
         assert (entry["dpid"], entry["port"]) == (leaf_dpid(1), 1)
     finally:
         agent.terminate()
-        agent.wait(10)
+        agent.communicate(timeout=10)   # reaps it and closes its stderr pipe
         if os.path.exists(sock):
             os.unlink(sock)
     wait_for(lambda: all(h["mac"] != h1.MAC() for h in ctl.rest("/sdnmpi/hosts")), 20, "h1 to be forgotten")

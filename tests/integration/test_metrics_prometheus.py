@@ -10,7 +10,7 @@ from sdnmpi.mininet_topos.fattree import LeafSpineTopo
 
 import ofdump
 from fabric_helpers import HPL, LEAVES, N, SPINES, bridge, ip, leaf_dpid, leaf_spine_fabric
-from operator_helpers import BackgroundIperf, RpcClient, prometheus_server, route_port, wait_until
+from operator_helpers import RPC_ALLOW_LOCAL, BackgroundIperf, RpcClient, prometheus_server, route_port, wait_until
 
 LINK_BPS = 20e6
 IPERF_SECONDS = 12
@@ -20,7 +20,7 @@ WINDOW = 8   # seconds of the flow's middle that the queries look at
 @pytest.fixture(scope="module")
 def fabric(tmp_path_factory):
     topo = LeafSpineTopo(spines=SPINES, leaves=LEAVES, hosts_per_leaf=HPL, host_bw=20, fabric_bw=20)
-    args = ("--sdnmpi-stats-interval", "1", "--sdnmpi-link-capacity", "%g" % LINK_BPS)
+    args = ("--sdnmpi-stats-interval", "1", "--sdnmpi-link-capacity", "%g" % LINK_BPS) + RPC_ALLOW_LOCAL
     with leaf_spine_fabric("dmodk", tmp_path_factory.mktemp("prometheus"), topo=topo, extra_args=args) as (ctl, fab):
         yield ctl, fab
 

@@ -18,12 +18,12 @@ from sdnmpi.primitives import schedule
 
 import ofdump
 from fabric_helpers import HPL, LEAVES, N, SPINES, bridge, ip, leaf_dpid, leaf_spine_fabric
-from operator_helpers import (BackgroundIperf, RpcClient, artifacts_dir, chromium, job_out_ports, route_port,
-                              wait_until)
+from operator_helpers import (RPC_ALLOW_LOCAL, BackgroundIperf, RpcClient, artifacts_dir, chromium, job_out_ports,
+                              route_port, wait_until)
 
 IDLE = "#9aa5b1"   # controller/web/app.js: an idle link's colour
 LINK_BPS = 20e6
-CONTROLLER_ARGS = ("--sdnmpi-stats-interval", "1", "--sdnmpi-link-capacity", "%g" % LINK_BPS)
+CONTROLLER_ARGS = ("--sdnmpi-stats-interval", "1", "--sdnmpi-link-capacity", "%g" % LINK_BPS) + RPC_ALLOW_LOCAL
 
 
 @pytest.fixture(scope="module")

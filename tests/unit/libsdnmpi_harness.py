@@ -13,10 +13,12 @@ import ctypes
 import json
 import os
 import random
+import secrets
 import shutil
 import socket
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -135,7 +137,8 @@ class StubController:
 
     mode        one of MODES: which requests it answers, and how
     loads       plan_allreduce replies' max_load: "flat" (all 1) or "descending"
-    job         the job id every register gets
+    job         the job id every register gets (with the stub's random token, which every later
+                request naming the job must carry, as with the controller)
     server      the hello reply's server name
     plan_reply  if given, the fields of every plan_allreduce reply (instead of ones computed from
                 the steps)
@@ -153,10 +156,13 @@ class StubController:
         self.mode = mode
         self.loads = loads
         self.job = job
+        self.token = secrets.token_hex(16)
         self.server = server
         self.plan_reply = plan_reply
         self.leaves = leaves
         self.lock = threading.Lock()
+        self.idle = threading.Condition(self.lock)   # notified when a connection closes
+        self.open_conns = 0
         self.conns = []          # one dict per connection: {"requests": [...], "closed": bool}
         self.errors = []         # requests the schema refused, protocol violations
         self.trees = {}          # (comm, root) -> (group, port)
@@ -185,6 +191,7 @@ class StubController:
             with self.lock:
                 self.conns.append(record)
                 self._clients.append(client)
+                self.open_conns += 1
             thread = threading.Thread(target=self._serve, args=(client, record), daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -223,11 +230,23 @@ class StubController:
         except OSError:
             pass
         finally:
-            record["closed"] = True
             try:
                 client.close()
             except OSError:
                 pass
+            with self.lock:
+                record["closed"] = True
+                self.open_conns -= 1
+                self.idle.notify_all()
+
+    def wait_idle(self, timeout=30.0):
+        """Waits until the stub has served every accepted connection to its end (after mpirun
+        returned, the ranks' sockets are closed, but the stub's threads may not have read the EOF
+        yet). Every client waits for a reply before it closes, so its connection has been accepted
+        by then."""
+        with self.lock:
+            if not self.idle.wait_for(lambda: self.open_conns == 0, timeout):
+                raise AssertionError("stub: %d connections still open after %.0f s" % (self.open_conns, timeout))
 
     def _answer(self, req):
         """The reply to a valid request, or None to stay silent."""
@@ -236,7 +255,10 @@ class StubController:
         if req.op == "register":
             if self.mode == "refuse_register":
                 return reply(req.id, error=REFUSED_REGISTER)
-            return reply(req.id, job=self.job)
+            return reply(req.id, job=self.job, token=self.token)
+        if req.args.get("token") != self.token:
+            self._error("%s with a bad token" % req.op)
+            return reply(req.id, error="bad token for job %d" % req.args["job"])
         if req.op == "locate":
             return reply(req.id, locality=[leaf_of(ip, self.leaves) for ip in req.args["hosts"]])
         if req.op == "plan_allreduce":
@@ -305,7 +327,11 @@ class StubController:
 def mpirun(np, argv, env=None, *, timeout, extra=(), netns=None):
     """Runs argv under mpirun on localhost (inside network namespace `netns` if given); env holds
     the SDN_MPI_* knobs (and LD_PRELOAD), exported to the ranks with -x; `extra`: more mpirun
-    options. Returns (CompletedProcess, seconds)."""
+    options. Returns (CompletedProcess, seconds).
+
+    The result's stdout and stderr are mpirun's own followed by each rank's, in rank order. Each
+    rank writes to its own files (--output-filename): mpirun's forwarding of the ranks' pipes
+    splits lines at its buffer boundaries, so merged streams can interleave ranks mid-line."""
     env = dict(env or {})
     if "SDN_MPI_CONTROLLER" in env:
         env.setdefault("SDN_MPI_TIMEOUT_MS", "30000")  # a busy 2-core machine must not cause fallbacks
@@ -320,9 +346,21 @@ def mpirun(np, argv, env=None, *, timeout, extra=(), netns=None):
         else:
             full[key] = value
             cmd += ["-x", key]
-    start = time.monotonic()
-    res = subprocess.run(cmd + [str(a) for a in argv], env=full, capture_output=True, text=True)
-    return res, time.monotonic() - start
+    with tempfile.TemporaryDirectory(prefix="sdnmpi-mpirun-") as out_dir:
+        cmd += ["--output-filename", out_dir + ":nocopy"]
+        start = time.monotonic()
+        res = subprocess.run(cmd + [str(a) for a in argv], env=full, capture_output=True, text=True)
+        seconds = time.monotonic() - start
+        res.stdout += rank_output(out_dir, "stdout")
+        res.stderr += rank_output(out_dir, "stderr")
+    return res, seconds
+
+
+def rank_output(out_dir, stream):
+    """Every rank's `stream` file under an --output-filename directory, concatenated in rank order."""
+    files = sorted(Path(out_dir).glob("*/rank.*/%s" % stream),
+                   key=lambda path: (int(path.parent.parent.name), int(path.parent.name.split(".")[1])))
+    return "".join(path.read_text(errors="replace") for path in files)
 
 
 def tool(*args, stdin=None):

@@ -5,20 +5,22 @@ service, the Prometheus metrics and the real REST and web handlers served over H
 Used by test_metrics.py, test_web_views.py and test_ctl.py.
 """
 import collections
-import struct
 import threading
 import wsgiref.simple_server
 
-import msgpack
 from ryu.app.wsgi import WSGIApplication
 from ryu.ofproto import ofproto_v1_3_parser as PARSER
 
+import rpc_helpers
 from conftest import FabricSim
 from sdnmpi.controller import rest, web
 from sdnmpi.controller.metrics import Metrics
 from sdnmpi.controller.portstats import COUNTERS
 from sdnmpi.controller.rpcmetrics import MeteredRpcService
-from sdnmpi.primitives import fabric, fattree, schedule
+from sdnmpi.controller.auth import OperatorAuth
+from sdnmpi.primitives import fabric, fattree
+
+OPERATOR_TOKEN = "operator-token-for-the-tests"
 
 PortStat = collections.namedtuple("PortStat", ("port_no",) + COUNTERS)
 
@@ -47,15 +49,15 @@ class Operated:
             raise ConfirmError("barrier timeout (test)")
         self.fab.run(msgs)
 
-    # -- RPC -------------------------------------------------------------------------------------
+    # -- RPC (requests carry the job's token, from clients on host 10.0.0.1: rpc_helpers) ------------
+    def client(self, name="conn"):
+        return rpc_helpers.client_of(self.rpc, name)
+
     def call(self, op, owner="conn", req_id=1, **fields):
-        framed = self.rpc.reply_for(msgpack.packb(dict(v=1, id=req_id, op=op, **fields)), owner)
-        (length,) = struct.unpack("!I", framed[:4])
-        assert length == len(framed) - 4
-        return msgpack.unpackb(framed[4:])
+        return rpc_helpers.call(self.rpc, op, req_id=req_id, client=owner, **fields)
 
     def raw_call(self, body, owner="conn"):
-        return msgpack.unpackb(self.rpc.reply_for(body, owner)[4:])
+        return rpc_helpers.reply(self.rpc, body, owner)
 
     def register(self, hosts=None, owner="conn", lease_s=60):
         r = self.call("register", owner=owner, hosts=hosts or self.ips, lease_s=lease_s)
@@ -63,9 +65,7 @@ class Operated:
         return r["job"]
 
     def plan_allreduce(self, job, ranks=None, comm=0, planner="balanced", owner="conn"):
-        ranks = ranks or self.ips
-        steps = [[[s, d, c] for (s, d), c in step]
-                 for step in schedule.host_steps(schedule.recursive_doubling_steps(len(ranks)), ranks)]
+        steps = rpc_helpers.steps_for(ranks or self.ips)
         return self.call("plan_allreduce", owner=owner, job=job, comm=comm, planner=planner, steps=steps)
 
     # -- switches' statistics ----------------------------------------------------------------------
@@ -93,7 +93,7 @@ class Served:
 
     def __init__(self, operated):
         app = WSGIApplication()
-        rest.register(app, operated.core, operated.rpc)
+        rest.register(app, operated.core, operated.rpc, OperatorAuth(OPERATOR_TOKEN))
         web.register(app, operated.core, operated.rpc, operated.metrics)
         self.server = wsgiref.simple_server.make_server("127.0.0.1", 0, app, handler_class=_QuietHandler)
         self.url = "http://127.0.0.1:%d" % self.server.server_port

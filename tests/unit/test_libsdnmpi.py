@@ -15,7 +15,6 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 
 import msgpack
 import pytest
@@ -217,19 +216,20 @@ def test_rpc_requests_pass_the_controller_schema(built):
     raw = msgpack.unpackb(frame_body(tool("encode", "register", 2, *hosts)), raw=False)
     assert raw == {"v": 1, "id": 2, "op": "register", "hosts": hosts}
     ranks = ["10.0.0.%d" % (r % 3 + 1) for r in range(7)]
-    body = frame_body(tool("encode", "plan", 3, 42, 5, "-", *ranks))
+    token = "0123456789abcdef" * 4      # the longest token the library keeps (64 characters)
+    body = frame_body(tool("encode", "plan", 3, "42:" + token, 5, "-", *ranks))
     raw = msgpack.unpackb(body, raw=False)
-    assert raw["job"] == 42 and raw["comm"] == 5 and "planner" not in raw
+    assert raw["job"] == 42 and raw["token"] == token and raw["comm"] == 5 and "planner" not in raw
     assert raw["steps"] == expected_steps(ranks)
     req = rpc_schema.decode_request(body)
     assert req.args["planner"] == "balanced"
     assert sorted_steps(raw["steps"]) == [[list(pair) + [c] for pair, c in step] for step in req.args["steps"]]
-    raw = msgpack.unpackb(frame_body(tool("encode", "plan", 4, 42, 0, "dmodk", *ranks)), raw=False)
+    raw = msgpack.unpackb(frame_body(tool("encode", "plan", 4, "42:t", 0, "dmodk", *ranks)), raw=False)
     assert raw["planner"] == "dmodk"
     req = rpc_schema.decode_request(frame_body(tool("encode", "locate", 6, *hosts)))
-    assert req.op == "locate" and req.args == {"job": 42, "hosts": hosts}
-    raw = msgpack.unpackb(frame_body(tool("encode", "release", 5, 42)), raw=False)
-    assert raw == {"v": 1, "id": 5, "op": "release", "job": 42}
+    assert req.op == "locate" and req.args == {"job": 42, "token": "tok42", "hosts": hosts}
+    raw = msgpack.unpackb(frame_body(tool("encode", "release", 5, "42:tok42")), raw=False)
+    assert raw == {"v": 1, "id": 5, "op": "release", "job": 42, "token": "tok42"}
 
 
 def test_rpc_oversized_request_is_refused(built):
@@ -248,8 +248,11 @@ def test_rpc_reply_decoding(built):
                  "max_load": [1, 2, 3], "lower_bound": [1, 1, 1]})
     assert ok["valid"] and ok["id"] == 3 and ok["ok"] == 1 and ok["flows"] == 12 and ok["max_load"] == [1, 2, 3]
     assert (ok["total_s"], ok["plan_s"], ok["install_s"]) == (0.5, 0.25, 1.0)
-    reg = decode({"v": 1, "id": 1, "status": "ok", "error": "", "timings": {"total_s": 0.0}, "job": 9})
-    assert reg["job"] == 9
+    reg = decode({"v": 1, "id": 1, "status": "ok", "error": "", "timings": {"total_s": 0.0}, "job": 9,
+                  "token": "f" * 64})
+    assert reg["job"] == 9 and reg["token"] == "f" * 64
+    assert decode({"v": 1, "id": 1, "status": "ok", "job": 9, "token": "f" * 65}) == {"valid": False}
+    assert decode({"v": 1, "id": 1, "status": "ok", "job": 9, "token": 5}) == {"valid": False}
     err = decode({"v": 1, "id": -1, "status": "error", "error": "malformed msgpack", "timings": {"total_s": 0.0}})
     assert err["valid"] and err["ok"] == 0 and err["id"] == -1 and err["error"] == "malformed msgpack"
     # A reply the real controller builds decodes too.
@@ -319,7 +322,7 @@ def check_stub_records(stub, np, nhosts):
     assert registers[0][1]["hosts"] == hosts
     conn0 = stub.conns[0]["requests"]
     assert [r["op"] for r in conn0[:2]] == ["hello", "register"] and conn0[-1]["op"] == "release"
-    assert conn0[-1]["job"] == 7
+    assert conn0[-1]["job"] == 7 and conn0[-1]["token"] == stub.token
     members = comm_members(np)
     needed = {name: expected_steps([hosts[r] for r in ranks]) for name, ranks in members.items()
               if ranks and any(step for step in expected_steps([hosts[r] for r in ranks]))}
@@ -339,7 +342,7 @@ def check_stub_records(stub, np, nhosts):
         assert [r["op"] for r in stub.conns[1]["requests"]] == ["hello"] + locate + ["plan_allreduce"]
     ids = [r["comm"] for _, r in plans]
     assert len(set(ids)) == len(ids), ids
-    assert all(r["job"] == 7 for _, r in plans)
+    assert all(r["job"] == 7 and r["token"] == stub.token for _, r in plans)  # every leader has it
     for conn in stub.conns:
         assert conn["closed"]
 
@@ -353,7 +356,7 @@ def test_with_controller_full_matrix(built, stub_factory, np):
     assert out["rd"] > 0 and out["empty"] > 0
     if np > 1:
         assert out["rab"] > 0
-    time.sleep(0.2)  # the stub notices the closed connections
+    stub.wait_idle()
     check_stub_records(stub, np, nhosts)
 
 
@@ -389,6 +392,8 @@ def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves):
            "SDN_MPI_RABENSEIFNER_MIN": "16"}
     out = run_check(np, "sdn", env, quick=True, seed=93)
     assert out["rab"] > 0 and out["rd"] > 0
+    assert "registered" in out["stderr"] and stub.token[:8] not in out["stderr"]   # verbose, yet no token
+    assert stub.errors == []
     hosts = fake_hosts(np, nhosts)
     locates = [r for i, r in stub.requests("locate") if i == 0]
     assert locates and locates[0]["hosts"] == hosts
@@ -536,7 +541,7 @@ def test_preload_unmodified_binary(built, stub_factory, init):
     assert len(plain.stdout.splitlines()) == 8
     assert "sdnmpi[" not in plain.stderr
     assert "Rabenseifner" in pre.stderr and "recursive doubling" in pre.stderr
-    time.sleep(0.2)
+    stub.wait_idle()
     assert stub.errors == []
     assert stub.requests("register")[0][1]["hosts"] == fake_hosts(np, 4)
     plans = stub.requests("plan_allreduce")

@@ -15,7 +15,6 @@ import re
 import socket
 import struct
 import subprocess
-import time
 import uuid
 
 import msgpack
@@ -153,12 +152,12 @@ def test_build_exports(built):
 
 def test_plan_bcast_request_passes_the_controller_schema(built):
     members = ["10.0.0.%d" % (r % 3 + 1) for r in range(7)]
-    body = frame_body(tool("encode", "plan_bcast", 9, 42, 5, "10.0.0.2", *members))
+    body = frame_body(tool("encode", "plan_bcast", 9, "42:c0ffee", 5, "10.0.0.2", *members))
     raw = msgpack.unpackb(body, raw=False)
-    assert raw == {"v": 1, "id": 9, "op": "plan_bcast", "job": 42, "comm": 5, "root": "10.0.0.2",
+    assert raw == {"v": 1, "id": 9, "op": "plan_bcast", "job": 42, "token": "c0ffee", "comm": 5, "root": "10.0.0.2",
                    "members": members}
     req = rpc_schema.decode_request(body)
-    assert req.op == "plan_bcast" and req.args == {"job": 42, "comm": 5, "root": "10.0.0.2",
+    assert req.op == "plan_bcast" and req.args == {"job": 42, "token": "c0ffee", "comm": 5, "root": "10.0.0.2",
                                                    "members": ["10.0.0.1", "10.0.0.2", "10.0.0.3"]}
 
 
@@ -253,10 +252,10 @@ def test_multicast_equals_pmpi(built, stub_factory, np, nhosts, full):
     stub = stub_factory()
     out = run_check(np, "sdn", sdn_env(stub, nhosts), quick=not full, big=full, repeat=4 if full else 1)
     assert out["mcast"] + out["mcast_pmpi"] > 0 and out["pmpi"] > 0
-    time.sleep(0.2)
+    stub.wait_idle()
     assert stub.errors == []
     plans = stub.requests("plan_bcast")
-    assert all(r["job"] == 11 for _, r in plans)
+    assert all(r["job"] == 11 and r["token"] == stub.token for _, r in plans)
     got = sorted((tuple(r["members"]), r["root"]) for _, r in plans)
     want = sorted((members, root) for _name, members, root in expected_trees(np, nhosts))
     assert got == want  # one request per (communicator, root): later calls hit the cache

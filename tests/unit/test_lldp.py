@@ -102,17 +102,18 @@ def reference(data):
             return lldp.SwitchProbe(int(match.group(1), 16), struct.unpack("!I", port_id[1:])[0])
     if src[0] & 1 or src == bytes(6):
         return None  # a host's frame from a group or zero MAC is bogus
-    ip = None
+    addresses = []
     for ttype, info in tlvs:
         if ttype == 8 and info[1] == 1 and info[0] == 5:
             address = ipaddress.IPv4Address(info[2:6])
-            if not (address.is_unspecified or address.is_multicast or address.is_loopback):
-                ip = str(address)
-                break
+            if not (address.is_unspecified or address.is_multicast or address.is_loopback) \
+                    and str(address) not in addresses and len(addresses) < 16:
+                addresses.append(str(address))
+    ip = addresses[0] if addresses else None
     name = next((info.decode("utf-8", "replace").strip("\x00") or None for t, info in tlvs if t == 5), None)
     port_raw = port_id[1:]
     port_text = mac_text(port_raw) if port_id[0] == 3 and len(port_raw) == 6 else port_raw.decode("utf-8", "replace")
-    return lldp.HostAdvert(mac=mac_text(src), ip=ip, name=name, port_id=port_text, ttl=ttl)
+    return lldp.HostAdvert(mac=mac_text(src), ip=ip, name=name, port_id=port_text, ttl=ttl, addresses=tuple(addresses))
 
 
 def parse_or_none(data):
@@ -167,20 +168,21 @@ def test_probe_lookalikes_are_not_probes():
 def test_our_lldpd_frame():
     data = lldp_host_frame(HOST_MAC, "10.0.3.17", "node17", ifname="h17-eth0", ttl=4, ifindex=31)
     assert len(data) >= 60
-    assert lldp.parse(data) == lldp.HostAdvert(mac=HOST_MAC, ip="10.0.3.17", name="node17", port_id="h17-eth0", ttl=4)
+    assert lldp.parse(data) == lldp.HostAdvert(mac=HOST_MAC, ip="10.0.3.17", name="node17", port_id="h17-eth0", ttl=4,
+                                                  addresses=("10.0.3.17",))
     assert reference(data) == lldp.parse(data)
 
 
 def test_our_lldpd_frame_unpadded_and_long_names():
     name = "n" * 255
     data = lldp_host_frame(HOST_MAC, "192.168.7.1", name, ifname="e" * 255, ttl=65535, pad=False)
-    assert lldp.parse(data) == lldp.HostAdvert(HOST_MAC, "192.168.7.1", name, "e" * 255, 65535)
+    assert lldp.parse(data) == lldp.HostAdvert(HOST_MAC, "192.168.7.1", name, "e" * 255, 65535, ("192.168.7.1",))
 
 
 def test_our_lldpd_frame_empty_system_name():
     # lldpd/ sends a zero-length system name TLV when the host has no name: valid, name None.
     data = lldp_host_frame(HOST_MAC, "10.0.0.1", "", ttl=120)
-    assert lldp.parse(data) == lldp.HostAdvert(HOST_MAC, "10.0.0.1", None, "eth0", 120)
+    assert lldp.parse(data) == lldp.HostAdvert(HOST_MAC, "10.0.0.1", None, "eth0", 120, ("10.0.0.1",))
 
 
 def test_no_management_address_means_no_ip():
@@ -222,13 +224,23 @@ def test_debian_lldpd_frame():
     data = debian_lldpd_frame()
     result = lldp.parse(data)
     # The host is the Ethernet source, not the chassis ID; the IPv4 address, not the IPv6 one.
-    assert result == lldp.HostAdvert(mac=HOST_MAC, ip="10.0.0.7", name="node07.cluster", port_id=HOST_MAC, ttl=120)
+    assert result == lldp.HostAdvert(mac=HOST_MAC, ip="10.0.0.7", name="node07.cluster", port_id=HOST_MAC, ttl=120,
+                                    addresses=("10.0.0.7",))
     assert result.mac != CHASSIS_MAC
     assert reference(data) == result
 
 
 def test_debian_lldpd_first_ipv4_management_address_wins():
-    assert lldp.parse(debian_lldpd_frame(ipv4s=("10.9.8.7", "172.16.0.1"))).ip == "10.9.8.7"
+    advert = lldp.parse(debian_lldpd_frame(ipv4s=("10.9.8.7", "172.16.0.1")))
+    assert advert.ip == "10.9.8.7" and advert.addresses == ("10.9.8.7", "172.16.0.1")
+
+
+def test_every_management_address_is_kept_once_in_order():
+    tlvs = [mgmt_ipv4_tlv(ip) for ip in ["10.0.0.5", "172.30.0.5", "10.0.0.5", "0.0.0.0"]
+            + ["172.31.0.%d" % i for i in range(1, 30)]]
+    advert = lldp.parse(frame(HOST_MAC, CHASSIS, PORT, TTL, *tlvs))
+    assert advert.ip == "10.0.0.5"
+    assert advert.addresses == ("10.0.0.5", "172.30.0.5") + tuple("172.31.0.%d" % i for i in range(1, 15))
 
 
 def test_debian_lldpd_ipv6_only():

@@ -34,6 +34,7 @@ LLDP_DST = bytes.fromhex("0180c200000e")
 PACKET_OUTGOING = 4
 
 _counter = itertools.count(1)
+ADDRESSES = {}   # every IPv4 address a Veth got -> its ifindex (the daemon advertises the others)
 
 
 def sh(*cmd, check=True):
@@ -88,6 +89,7 @@ class Veth:
     def add_ipv4(self, addr):
         sh("ip", "-n", self.ns, "addr", "add", f"{addr}/24", "dev", self.name)
         self.ipv4 = addr
+        ADDRESSES[addr] = self.ifindex
 
     def delete(self):
         sh("ip", "link", "del", self.root, check=False)
@@ -139,6 +141,13 @@ class Capture:
         while len(self.frames) < n and time.monotonic() < deadline:
             time.sleep(0.01)
         return len(self.frames)
+
+    def wait_until(self, pred, timeout):
+        """Wait until pred(frames) holds; return whether it did."""
+        deadline = time.monotonic() + timeout
+        while not pred(self.frames) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return pred(self.frames)
 
     def close(self):
         self._stop.set()
@@ -240,17 +249,32 @@ def ttl_of(data):
     return [t for t in decode(data)[1] if t.tlv_type == lldp.LLDP_TLV_TTL][0].ttl
 
 
-def expected_len(veth, hostname=HOSTNAME):
+def expected_len(veth, hostname=HOSTNAME, extras=0):
     n = 14 + (2 + 7) + (2 + 1 + len(veth.name)) + (2 + 2) + (2 + len(hostname)) + 2
     if veth.ipv4:
         n += 2 + 12
-    return max(60, n)
+    return max(60, n + extras * (2 + 12))
+
+
+def other_addresses(data):
+    """The IPv4 addresses of a frame's management address TLVs after the interface's own."""
+    mgmt = [t for t in decode(data)[1] if t.tlv_type == lldp.LLDP_TLV_MANAGEMENT_ADDRESS]
+    return [socket.inet_ntoa(t.addr) for t in mgmt]
 
 
 def check_frame(data, veth, ttl, hostname=HOSTNAME):
-    """Assert every field of one frame."""
+    """Assert every field of one frame. Management addresses after the interface's own must be
+    other interfaces' (with their ifindex)."""
     assert len(data) >= 60
-    assert len(data) == expected_len(veth, hostname)
+    _eth, tlvs = decode(data)
+    mgmt = [t for t in tlvs if t.tlv_type == lldp.LLDP_TLV_MANAGEMENT_ADDRESS]
+    extras = mgmt[1:] if veth.ipv4 else mgmt
+    assert len(extras) <= 8
+    for extra in extras:
+        ip = socket.inet_ntoa(extra.addr)
+        assert ip != veth.ipv4 and ADDRESSES.get(ip) == extra.intf_num, ip
+        assert (extra.addr_len, extra.addr_subtype, extra.intf_subtype, extra.oid_len) == (5, 1, 2, 0)
+    assert len(data) == expected_len(veth, hostname, len(extras))
     assert data[0:6] == LLDP_DST
     assert data[6:12] == veth.mac
     assert data[12:14] == b"\x88\xcc"
@@ -262,8 +286,7 @@ def check_frame(data, veth, ttl, hostname=HOSTNAME):
     types = [t.tlv_type for t in tlvs]
     want = [lldp.LLDP_TLV_CHASSIS_ID, lldp.LLDP_TLV_PORT_ID, lldp.LLDP_TLV_TTL,
             lldp.LLDP_TLV_SYSTEM_NAME]
-    if veth.ipv4:
-        want.append(lldp.LLDP_TLV_MANAGEMENT_ADDRESS)
+    want += [lldp.LLDP_TLV_MANAGEMENT_ADDRESS] * len(mgmt)
     want.append(lldp.LLDP_TLV_END)
     assert types == want
 
@@ -376,6 +399,24 @@ def test_periodic_frames_with_all_tlvs(daemon, veths, capture):
     assert "sent on" not in d.stderr()
 
 
+def test_frames_advertise_the_other_interfaces_addresses(daemon, veths, capture):
+    """A host's management-network address travels in its fabric frames: the controller lets
+    the host register MPI jobs from there (docs/rpc.md)."""
+    fabric, mgmt, bare = veths(ipv4=addr(11)), veths(ipv4=addr(12)), veths()
+    caps = {v.name: capture(v) for v in (fabric, mgmt, bare)}
+    daemon("-i", "0.2")
+    for cap in caps.values():
+        assert cap.wait_for(3, 3) >= 3
+    for veth, want in ((fabric, [addr(11), addr(12)]), (mgmt, [addr(11), addr(12)]),
+                       (bare, [addr(11), addr(12)])):
+        data = caps[veth.name].frames[-1][1]
+        check_frame(data, veth, ttl=4)
+        got = other_addresses(data)
+        assert sorted(got) == sorted(want), (veth.name, got)
+        if veth.ipv4:
+            assert got[0] == veth.ipv4   # the interface's own address first: the controller's host IP
+
+
 def test_no_ipv4_no_management_address(daemon, veths, capture):
     v = veths()
     cap = capture(v)
@@ -445,6 +486,9 @@ def test_interface_option_restricts(daemon, veths, capture, syntax):
     assert d.proc.poll() is None
     check_frame(caps[a.name].frames[-1][1], a, ttl=4)
     check_frame(caps[c.name].frames[-1][1], c, ttl=4)
+    # b sends nothing, but its address (e.g. the management network's) travels in a's and c's frames
+    assert other_addresses(caps[a.name].frames[-1][1]) == [addr(6), addr(7)]
+    assert sorted(other_addresses(caps[c.name].frames[-1][1])) == [addr(6), addr(7)]
 
 
 def test_interface_and_address_added_later(daemon, veths, capture):
@@ -525,8 +569,8 @@ def test_send_error_logged_once_then_recovery(daemon, veths, capture):
     check_frame(cap_small.frames[-1][1], small, ttl=4, hostname=host)
     d.proc.send_signal(signal.SIGTERM)
     assert d.proc.wait(2) == 0
-    time.sleep(0.2)  # let the capture thread read the shutdown frame
-    assert ttl_of(cap_small.frames[-1][1]) == 0
+    # the daemon sent its shutdown frame before exiting; the capture thread may not have read it yet
+    assert cap_small.wait_until(lambda frames: frames and ttl_of(frames[-1][1]) == 0, 1)
     errors = [ln for ln in d.stderr().splitlines() if small.name in ln]
     assert len(errors) == 2 and "works again" in errors[1], errors
 
@@ -538,7 +582,8 @@ def test_signal_sends_shutdown_frame(daemon, veths, capture, sig):
     # long interval: the signal must interrupt the wait, not end it
     d = daemon("-i", "5")
     assert cap_a.wait_for(1, 2) >= 1 and cap_b.wait_for(1, 1) >= 1
-    time.sleep(0.2)
+    # (no pause needed: the stop signals are blocked except inside pselect, so one sent at any moment
+    # ends the wait; main.c's sleep_until)
     t0 = time.monotonic()
     d.proc.send_signal(sig)
     assert d.proc.wait(1) == 0

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import types
+import urllib.error
 import urllib.request
 
 import pytest
@@ -11,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from ryu.ofproto import ofproto_v1_3 as OFP
 from ryu.ofproto import ofproto_v1_3_parser as PARSER
 
-from operator_harness import Operated, Served, port_stat
+from operator_harness import OPERATOR_TOKEN, Operated, Served, port_stat
 from sdnmpi.controller import app
 from sdnmpi.primitives import fattree
 
@@ -101,13 +102,33 @@ def test_jobs_registered_released_expired_and_active():
     assert op.call("release", owner="a", job=j1)["status"] == "ok"
     op.now += 10
     op.rpc.expire()                       # b's job: lease expired
-    op.rpc.connection_closed("c")         # c's two jobs
+    op.rpc.connection_closed(op.client("c"))   # c's two jobs
     s = scrape(op)
     assert value(s, "sdnmpi_jobs_active") == 0
     assert value(s, "sdnmpi_jobs_registered_total") == 4
     assert value(s, "sdnmpi_jobs_released_total", reason="client") == 1
     assert value(s, "sdnmpi_jobs_released_total", reason="disconnected") == 2
     assert value(s, "sdnmpi_jobs_expired_total") == 1
+
+
+def test_operator_release_over_rest_is_counted_as_such():
+    op = Operated()
+    job = op.register()
+    served = Served(op)
+    url = "%s/sdnmpi/jobs/%d" % (served.url, job)
+    try:
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=5)
+        assert err.value.code == 401
+        assert value(scrape(op), "sdnmpi_jobs_active") == 1
+        req = urllib.request.Request(url, method="DELETE", headers={"Authorization": "Bearer " + OPERATOR_TOKEN})
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            assert resp.status == 200
+    finally:
+        served.close()
+    s = scrape(op)
+    assert value(s, "sdnmpi_jobs_active") == 0
+    assert value(s, "sdnmpi_jobs_released_total", reason="operator") == 1
 
 
 def test_rpc_requests_errors_by_op_and_reason():
@@ -119,12 +140,16 @@ def test_rpc_requests_errors_by_op_and_reason():
     assert bad["status"] == "error" and "not in the topology" in bad["error"]
     assert op.call("plan_allreduce", job=job, comm=0, planner="nonsense", steps=[])["status"] == "error"
     assert op.raw_call(b"\xc1garbage")["status"] == "error"
+    assert op.call("locate", job=job, token="0" * 32, hosts=[op.ips[0]])["status"] == "error"
+    assert op.call("register", hosts=[op.ips[5]])["status"] == "error"   # the client is on another host
     op.fail_confirm = True
     assert op.plan_allreduce(job)["status"] == "error"
     s = scrape(op)
-    assert value(s, "sdnmpi_rpc_requests_total", op="register") == 1
+    assert value(s, "sdnmpi_rpc_requests_total", op="register") == 2
     assert value(s, "sdnmpi_rpc_requests_total", op="release") == 1
-    assert value(s, "sdnmpi_rpc_requests_total", op="locate") == 1
+    assert value(s, "sdnmpi_rpc_requests_total", op="locate") == 2
+    assert value(s, "sdnmpi_rpc_errors_total", op="locate", reason="bad_token") == 1
+    assert value(s, "sdnmpi_rpc_errors_total", op="register", reason="not_allowed") == 1
     assert value(s, "sdnmpi_rpc_requests_total", op="plan_allreduce") == 3
     assert value(s, "sdnmpi_rpc_requests_total", op="invalid") == 1
     assert value(s, "sdnmpi_rpc_errors_total", op="release", reason="unknown_job") == 1

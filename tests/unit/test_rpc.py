@@ -9,100 +9,8 @@ import pytest
 
 from sdnmpi.controller import constants as C
 from sdnmpi.controller import rpc, rpc_schema as schema
-from sdnmpi.controller.topology import Topology
-from sdnmpi.primitives import fabric, fattree, schedule
 
-
-class FakeDatapath:
-    def __init__(self, dpid):
-        from ryu.ofproto import ofproto_v1_3, ofproto_v1_3_parser
-        self.id, self.ofproto, self.ofproto_parser = dpid, ofproto_v1_3, ofproto_v1_3_parser
-
-
-class FakeCore:
-    """What RpcService uses of Core: the topology and the connected datapaths."""
-
-    def __init__(self, graph):
-        self.topology = Topology()
-        for dpid in fabric.switches(graph):
-            ports = {graph.edges[dpid, n]["ports"][dpid]: "00:00:00:00:00:00" for n in graph.neighbors(dpid)}
-            self.topology.add_switch(dpid, ports)
-        for u, v, data in graph.edges(data=True):
-            if len(data["ports"]) == 2:
-                self.topology.saw_probe((u, data["ports"][u]), (v, data["ports"][v]), 0.0)
-                self.topology.saw_probe((v, data["ports"][v]), (u, data["ports"][u]), 0.0)
-        for mac in fabric.hosts(graph):
-            dpid, port = fabric.attachment(graph, mac)
-            self.topology.learn_host(mac, graph.nodes[mac]["ip"], dpid, port, "lldp", 0.0)
-        self.datapaths = {d: FakeDatapath(d) for d in fabric.switches(graph)}
-
-
-class Switches:
-    """Records confirmed messages and applies job flows to per-switch tables."""
-
-    def __init__(self, fail=False):
-        self.fail, self.batches, self.tables, self.groups = fail, [], {}, {}
-
-    def confirm(self, msgs):
-        if self.fail:
-            raise rpc.ConfirmError("no barrier reply")
-        self.batches.append(msgs)
-        for msg in msgs:
-            table = self.tables.setdefault(msg.datapath.id, {})
-            groups = self.groups.setdefault(msg.datapath.id, {})
-            ofp = msg.datapath.ofproto
-            if isinstance(msg, msg.datapath.ofproto_parser.OFPGroupMod):
-                if msg.command == ofp.OFPGC_ADD:
-                    assert msg.group_id not in groups, "duplicate group"
-                if msg.command in (ofp.OFPGC_ADD, ofp.OFPGC_MODIFY):
-                    groups[msg.group_id] = (msg.type, [b.actions[0].port for b in msg.buckets])
-                else:
-                    groups.pop(msg.group_id, None)
-                    for key in [k for k, v in table.items() if v[1] == ("group", msg.group_id)]:
-                        del table[key]
-                continue
-            if "udp_dst" in msg.match:  # a multicast tree flow
-                key = (msg.priority, msg.match["ipv4_src"], msg.match["ipv4_dst"])
-                if msg.command == ofp.OFPFC_ADD:
-                    gid = msg.instructions[0].actions[0].group_id
-                    assert gid in groups, "flow points at a missing group"
-                    table[key] = (msg.cookie, ("group", gid))
-                else:
-                    table.pop(key, None)
-                continue
-            if msg.command == ofp.OFPFC_ADD:
-                key = (msg.priority, msg.match["ipv4_src"], msg.match["ipv4_dst"])
-                table[key] = (msg.cookie, msg.instructions[0].actions[0].port)
-            elif msg.command == ofp.OFPFC_DELETE_STRICT:
-                key = (msg.priority, msg.match["ipv4_src"], msg.match["ipv4_dst"])
-                if table.get(key, (None,))[0] == msg.cookie:
-                    del table[key]
-            elif msg.command == ofp.OFPFC_DELETE:
-                for key in [k for k, v in table.items() if v[0] & msg.cookie_mask == msg.cookie & msg.cookie_mask]:
-                    del table[key]
-
-    def job_flows(self, cookie):
-        return {(d, k[1], k[2]): v[1] for d, t in self.tables.items() for k, v in t.items() if v[0] == cookie}
-
-
-GRAPH = fattree.leaf_spine(2, 4, 2)
-IPS = [GRAPH.nodes[m]["ip"] for m in fabric.hosts(GRAPH)]
-
-
-def request(op, req_id=1, **fields):
-    return msgpack.packb(dict(v=1, id=req_id, op=op, **fields))
-
-
-def reply(service, body, owner="conn"):
-    framed = service.reply_for(body, owner)
-    (length,) = struct.unpack("!I", framed[:4])
-    assert length == len(framed) - 4
-    return msgpack.unpackb(framed[4:])
-
-
-def steps_for(ranks):
-    return [[[s, d, c] for (s, d), c in step]
-            for step in schedule.host_steps(schedule.recursive_doubling_steps(len(ranks)), ranks)]
+from rpc_helpers import GRAPH, IPS, FakeCore, Switches, call, client_of, exchange, reply, request, steps_for
 
 
 @pytest.fixture
@@ -114,7 +22,7 @@ def service():
 
 
 def register(service, owner="conn", hosts=IPS):
-    r = reply(service, request("register", hosts=hosts), owner)
+    r = call(service, "register", hosts=hosts, client=owner)
     assert r["status"] == "ok", r
     return r["job"]
 
@@ -123,7 +31,7 @@ def test_register_plan_release(service):
     job = register(service)
     ranks = IPS[:]
     random.Random(1).shuffle(ranks)
-    r = reply(service, request("plan_allreduce", req_id=7, job=job, comm=0, steps=steps_for(ranks)))
+    r = call(service, "plan_allreduce", req_id=7, job=job, comm=0, steps=steps_for(ranks))
     assert r["status"] == "ok" and r["id"] == 7 and r["error"] == ""
     assert r["max_load"] == r["lower_bound"] and r["flows"] > 0 and not r["cached"]
     assert set(r["timings"]) >= {"plan_s", "install_s", "total_s"}
@@ -148,32 +56,32 @@ def test_register_plan_release(service):
                 pytest.fail("no path %s -> %s" % (src, dst))
     # Same plan again: answered from the cache, switches untouched.
     batches = len(service.switches.batches)
-    r2 = reply(service, request("plan_allreduce", job=job, comm=0, steps=steps_for(ranks)))
+    r2 = call(service, "plan_allreduce", job=job, comm=0, steps=steps_for(ranks))
     assert r2["cached"] and len(service.switches.batches) == batches
-    assert reply(service, request("release", job=job))["status"] == "ok"
+    assert call(service, "release", job=job)["status"] == "ok"
     assert service.switches.job_flows(cookie) == {}
-    assert reply(service, request("release", job=job))["error"] == "unknown job %d" % job
+    assert call(service, "release", job=job)["error"] == "unknown job %d" % job
 
 
 def test_locate_gives_each_hosts_leaf(service):
     job = register(service)
     hosts = IPS[:5] + ["10.99.0.1", IPS[0]]
-    r = reply(service, request("locate", req_id=3, job=job, hosts=hosts))
+    r = call(service, "locate", req_id=3, job=job, hosts=hosts)
     assert r["status"] == "ok" and r["id"] == 3
     topo = service.core.topology
     assert r["locality"] == [topo.host_by_ip(ip).dpid for ip in IPS[:5]] + [-1, topo.host_by_ip(IPS[0]).dpid]
     assert len(set(r["locality"][:5])) > 1                   # the hosts sit on several leaves
-    assert reply(service, request("locate", job=job + 1, hosts=IPS))["error"] == "unknown job %d" % (job + 1)
-    assert "hosts must be a list" in reply(service, request("locate", job=job, hosts=[]))["error"]
+    assert call(service, "locate", job=job + 1, hosts=IPS)["error"] == "unknown job %d" % (job + 1)
+    assert "hosts must be a list" in call(service, "locate", job=job, hosts=[])["error"]
 
 
 def test_jobs_never_touch_each_others_flows(service):
     a, b = register(service, "A"), register(service, "B")
     for job, owner in ((a, "A"), (b, "B")):
-        assert reply(service, request("plan_allreduce", job=job, comm=0, steps=steps_for(IPS)), owner)["status"] == "ok"
+        assert call(service, "plan_allreduce", job=job, comm=0, steps=steps_for(IPS), client=owner)["status"] == "ok"
     flows_b = service.switches.job_flows(C.COOKIE_JOB | b)
     assert flows_b and service.switches.job_flows(C.COOKIE_JOB | a)
-    service.connection_closed("A")  # A's client went away
+    service.connection_closed(client_of(service, "A"))  # A's client went away
     assert service.switches.job_flows(C.COOKIE_JOB | a) == {}
     assert service.switches.job_flows(C.COOKIE_JOB | b) == flows_b
     assert [j["job"] for j in service.jobs_json()] == [b]
@@ -183,12 +91,12 @@ def test_lease_expiry_releases_the_job():
     now = [100.0]
     switches = Switches()
     svc = rpc.RpcService(FakeCore(GRAPH), switches.confirm, clock=lambda: now[0])
-    job = reply(svc, request("register", hosts=IPS, lease_s=10))["job"]
-    reply(svc, request("plan_allreduce", job=job, comm=0, steps=steps_for(IPS)))
+    job = call(svc, "register", hosts=IPS, lease_s=10)["job"]
+    call(svc, "plan_allreduce", job=job, comm=0, steps=steps_for(IPS))
     now[0] += 9
     svc.expire()
     assert svc.jobs.jobs
-    reply(svc, request("plan_allreduce", job=job, comm=0, steps=steps_for(IPS)))  # renews the lease
+    call(svc, "plan_allreduce", job=job, comm=0, steps=steps_for(IPS))  # renews the lease
     now[0] += 9
     svc.expire()
     assert svc.jobs.jobs
@@ -200,7 +108,7 @@ def test_lease_expiry_releases_the_job():
 def test_unconfirmed_install_is_an_error_and_leaves_no_plan():
     svc = rpc.RpcService(FakeCore(GRAPH), Switches(fail=True).confirm)
     job = register(svc)
-    r = reply(svc, request("plan_allreduce", job=job, comm=0, steps=steps_for(IPS)))
+    r = call(svc, "plan_allreduce", job=job, comm=0, steps=steps_for(IPS))
     assert r["status"] == "error" and "did not confirm" in r["error"]
     assert svc.jobs.jobs[job].plans == {}
 
@@ -222,9 +130,11 @@ def test_unconfirmed_install_is_an_error_and_leaves_no_plan():
     ({"op": "hello", "v": 2}, "unsupported protocol version"),
 ])
 def test_invalid_requests_get_clear_errors(service, fields, reason):
-    register(service)
+    job = register(service)
     msg = {"v": 1, "id": 5}
     msg.update(fields)
+    if msg.get("job") == 1:   # stands for the registered job
+        msg.update(job=job, token=service.test_tokens[job])
     r = reply(service, msgpack.packb(msg))
     assert r["status"] == "error" and reason in r["error"], r
     assert r["id"] == 5
@@ -233,8 +143,10 @@ def test_invalid_requests_get_clear_errors(service, fields, reason):
 def test_fuzzed_requests_never_crash_the_service(service):
     rng = random.Random(1234)
     job = register(service)
+    token = service.test_tokens[job]
     valid = [request("hello"), request("register", hosts=IPS[:3]),
-             request("plan_allreduce", job=job, comm=1, steps=steps_for(IPS[:4])), request("release", job=99)]
+             request("plan_allreduce", job=job, token=token, comm=1, steps=steps_for(IPS[:4])),
+             request("release", job=99, token=token)]
     atoms = [None, True, -1, 0, 1, 2 ** 63, 1.5, "", "x" * 300, b"\x00\xff", [], {}, "10.0.0.1", "plan_allreduce",
              [["10.0.0.1", "10.0.0.2", 1]], [[["10.0.0.1", "10.0.0.2", "1"]]], {"a": {"b": [1]}}]
     for i in range(5000):
@@ -259,26 +171,19 @@ def test_fuzzed_requests_never_crash_the_service(service):
         r = reply(service, body)
         assert r["status"] in ("ok", "error")
         assert r["status"] == "ok" or r["error"]
-    assert reply(service, request("hello"))["status"] == "ok"
+    assert call(service, "hello")["status"] == "ok"
 
 
 def test_serve_connection_over_a_socket(service):
     server, client = socket.socketpair()
-    thread = threading.Thread(target=rpc.serve_connection, args=(service, server, "test"))
+    thread = threading.Thread(target=rpc.serve_connection, args=(service, server, (IPS[3], 40000)))
     thread.start()
-
-    def call(body):
-        client.sendall(schema.frame(body))
-        (length,) = struct.unpack("!I", client.recv(4))
-        data = b""
-        while len(data) < length:
-            data += client.recv(length - len(data))
-        return msgpack.unpackb(data)
-
-    assert call(request("hello"))["status"] == "ok"
-    assert call(b"\xc1garbage")["error"].startswith("malformed msgpack")  # connection stays usable
-    job = call(request("register", hosts=IPS))["job"]
-    assert call(request("plan_allreduce", job=job, comm=0, steps=steps_for(IPS)))["status"] == "ok"
+    assert exchange(client, request("hello"))["status"] == "ok"
+    assert exchange(client, b"\xc1garbage")["error"].startswith("malformed msgpack")  # connection stays usable
+    r = exchange(client, request("register", hosts=IPS))
+    job, token = r["job"], r["token"]
+    assert exchange(client, request("plan_allreduce", job=job, token=token, comm=0,
+                                    steps=steps_for(IPS)))["status"] == "ok"
     client.sendall(struct.pack("!I", schema.MAX_FRAME + 1))  # cannot resync: error, then closed
     (length,) = struct.unpack("!I", client.recv(4))
     assert msgpack.unpackb(client.recv(length))["error"] == "oversized request"
@@ -294,7 +199,7 @@ def test_replan_moves_job_routes_off_a_failed_link(service):
     job = register(service)
     ranks = IPS[:]
     random.Random(2).shuffle(ranks)
-    assert reply(service, request("plan_allreduce", job=job, comm=0, steps=steps_for(ranks)))["status"] == "ok"
+    assert call(service, "plan_allreduce", job=job, comm=0, steps=steps_for(ranks))["status"] == "ok"
     cookie = C.COOKIE_JOB | job
     before = service.switches.job_flows(cookie)
     leaf, uplink = 0x201, 3  # leaf 1's uplink to spine 1
@@ -312,7 +217,7 @@ def test_replan_moves_job_routes_off_a_failed_link(service):
 
 def test_replan_drops_a_plan_whose_host_left(service):
     job = register(service)
-    reply(service, request("plan_allreduce", job=job, comm=3, steps=steps_for(IPS)))
+    call(service, "plan_allreduce", job=job, comm=3, steps=steps_for(IPS))
     host = service.core.topology.host_by_ip(IPS[0])
     service.core.topology.remove_host(host.mac, "test")
     service.replan()
@@ -346,15 +251,15 @@ def bcast_walk(service, switches, root_ip, group_ip):
 def test_plan_bcast_installs_a_tree_reaching_every_member_once(service):
     job = register(service)
     members = IPS + IPS[:3]  # several ranks per host
-    r = reply(service, request("plan_bcast", job=job, comm=0, root=IPS[2], members=members))
+    r = call(service, "plan_bcast", job=job, comm=0, root=IPS[2], members=members)
     assert r["status"] == "ok", r
     assert r["group"].startswith("239.77.") and r["port"] > 0 and r["top"] and not r["cached"]
     assert bcast_walk(service, service.switches, IPS[2], r["group"]) == {ip: 1 for ip in IPS if ip != IPS[2]}
-    again = reply(service, request("plan_bcast", job=job, comm=0, root=IPS[2], members=members))
+    again = call(service, "plan_bcast", job=job, comm=0, root=IPS[2], members=members)
     assert again["cached"] and again["group"] == r["group"]
-    other = reply(service, request("plan_bcast", job=job, comm=0, root=IPS[5], members=members))
+    other = call(service, "plan_bcast", job=job, comm=0, root=IPS[5], members=members)
     assert other["group"] != r["group"] and other["top"] != r["top"]  # second tree on the other spine
-    assert reply(service, request("release", job=job))["status"] == "ok"
+    assert call(service, "release", job=job)["status"] == "ok"
     assert all(not t for t in service.switches.tables.values())
     assert all(not g for g in service.switches.groups.values())
 
@@ -365,13 +270,13 @@ def test_plan_bcast_validation(service):
                            ({"root": "10.9.9.9", "members": ["10.9.9.9", IPS[0]]}, "not in the topology"),
                            ({"root": IPS[0], "members": []}, "members must be"),
                            ({"root": 5, "members": IPS}, "root is not a string")):
-        r = reply(service, request("plan_bcast", job=job, comm=0, **fields))
+        r = call(service, "plan_bcast", job=job, comm=0, **fields)
         assert r["status"] == "error" and reason in r["error"], r
 
 
 def test_bcast_tree_moves_off_a_failed_spine_link(service):
     job = register(service)
-    r = reply(service, request("plan_bcast", job=job, comm=0, root=IPS[0], members=IPS))
+    r = call(service, "plan_bcast", job=job, comm=0, root=IPS[0], members=IPS)
     top = int(r["top"], 16)
     leaf = 0x203
     port = next(p for (d, p), end in service.core.topology.links.items() if d == leaf and end.dpid == top)
@@ -383,8 +288,8 @@ def test_bcast_tree_moves_off_a_failed_spine_link(service):
 
 def test_a_reconnecting_switch_gets_every_jobs_routes_and_trees_back(service):
     job = register(service)
-    reply(service, request("plan_allreduce", job=job, comm=0, steps=steps_for(IPS)))
-    tree = reply(service, request("plan_bcast", job=job, comm=0, root=IPS[0], members=IPS))
+    call(service, "plan_allreduce", job=job, comm=0, steps=steps_for(IPS))
+    tree = call(service, "plan_bcast", job=job, comm=0, root=IPS[0], members=IPS)
     cookie = C.COOKIE_JOB | job
     before = service.switches.job_flows(cookie)
     leaf = 0x201

@@ -10,7 +10,7 @@ from sdnmpi.primitives import fabric, fattree
 from conftest import lldp_host_frame, port_hw_addr
 
 A, B, S = 0x201, 0x202, 0x101   # two leaves and a spine
-HOST1, HOST2 = "00:00:00:00:00:01", "00:00:00:00:00:02"
+HOST1, HOST2, HOST3 = "00:00:00:00:00:01", "00:00:00:00:00:02", "00:00:00:00:00:03"
 
 
 def ports(dpid, n):
@@ -139,22 +139,46 @@ def test_host_without_ip_then_ip(topo):
     assert topo.hosts[HOST1].ip == "10.0.0.1" and topo.hosts[HOST1].name == "n1"
 
 
-def test_host_move(topo):
+@pytest.mark.parametrize("source", [T.SOURCE_LLDP, T.SOURCE_ARP, T.SOURCE_IPV4])
+def test_a_confirmed_host_moves_only_after_its_port_went_down(topo, source):
     topo.learn_host(HOST1, "10.0.0.1", A, 1, T.SOURCE_ARP, 10.0)
-    assert topo.learn_host(HOST1, "10.0.0.1", B, 2, T.SOURCE_IPV4, 11.0) is True
-    assert (topo.hosts[HOST1].dpid, topo.hosts[HOST1].port) == (B, 2)
-    assert len(topo.hosts) == 1
-    assert topo.port_down(A, 1) is False and HOST1 in topo.hosts  # the old port no longer matters
+    assert topo.learn_host(HOST1, "10.0.0.1", B, 2, source, 11.0, ttl=120) is False   # refused
+    assert topo.learn_host(HOST1, None, B, 2, source, 11.0, ttl=120) is False
+    assert (topo.hosts[HOST1].dpid, topo.hosts[HOST1].port) == (A, 1) and topo.refused == 2
+    assert topo.port_down(A, 1) is True and HOST1 not in topo.hosts
+    assert topo.learn_host(HOST1, "10.0.0.1", B, 2, source, 12.0, ttl=120) is True     # re-cabled
+    assert (topo.hosts[HOST1].dpid, topo.hosts[HOST1].port) == (B, 2) and len(topo.hosts) == 1
 
 
-def test_ip_reassignment_newest_claim_wins(topo):
+@pytest.mark.parametrize("source", [T.SOURCE_LLDP, T.SOURCE_ARP, T.SOURCE_IPV4])
+def test_a_confirmed_hosts_ip_is_not_taken_from_another_port(topo, source):
     topo.learn_host(HOST1, "10.0.0.1", A, 1, T.SOURCE_ARP, 10.0)
-    assert topo.learn_host(HOST2, "10.0.0.1", B, 1, T.SOURCE_ARP, 11.0) is True
+    topo.learn_host(HOST2, "10.0.0.2", B, 1, T.SOURCE_ARP, 10.0)
+    assert topo.learn_host(HOST2, "10.0.0.1", B, 1, source, 11.0, ttl=120) is False    # HOST2 claims HOST1's IP
+    assert topo.learn_host(HOST3, "10.0.0.1", B, 2, source, 11.0, ttl=120) is False    # a new MAC does
+    assert topo.host_by_ip("10.0.0.1").mac == HOST1 and topo.hosts[HOST2].ip == "10.0.0.2"
+    assert HOST3 not in topo.hosts and topo.refused == 2
+
+
+def test_ip_reassignment_on_the_same_port_newest_claim_wins(topo):
+    topo.learn_host(HOST1, "10.0.0.1", A, 1, T.SOURCE_ARP, 10.0)
+    assert topo.learn_host(HOST2, "10.0.0.1", A, 1, T.SOURCE_ARP, 11.0) is True      # a new NIC, same port
     assert topo.hosts[HOST1].ip is None and topo.hosts[HOST2].ip == "10.0.0.1"
     assert topo.host_by_ip("10.0.0.1").mac == HOST2
     # a host's own new address replaces its old one
-    assert topo.learn_host(HOST2, "10.0.0.2", B, 1, T.SOURCE_IPV4, 12.0) is True
+    assert topo.learn_host(HOST2, "10.0.0.2", A, 1, T.SOURCE_IPV4, 12.0) is True
     assert topo.host_by_ip("10.0.0.1") is None and topo.host_by_ip("10.0.0.2").mac == HOST2
+    assert topo.refused == 0
+
+
+def test_lldp_advertised_addresses_are_kept(topo):
+    topo.learn_host(HOST1, "10.0.0.1", A, 1, T.SOURCE_LLDP, 10.0, ttl=120, advertised=("10.0.0.1", "172.30.0.1"))
+    assert topo.hosts[HOST1].advertised == {"10.0.0.1", "172.30.0.1"}
+    topo.learn_host(HOST1, "10.0.0.1", A, 1, T.SOURCE_ARP, 11.0)           # ARP does not clear them
+    assert topo.hosts[HOST1].advertised == {"10.0.0.1", "172.30.0.1"}
+    # a refused claim from another port adds nothing
+    topo.learn_host(HOST1, "10.0.0.1", B, 1, T.SOURCE_LLDP, 12.0, ttl=120, advertised=("172.30.0.9",))
+    assert topo.hosts[HOST1].advertised == {"10.0.0.1", "172.30.0.1"}
 
 
 def test_lldp_management_address_does_not_override_a_data_plane_address(topo):

@@ -1,0 +1,379 @@
+"""Planning the run from the limit model (calls per point, jobs, roots, the SDN bcast rate), the
+fabric checks with iperf3, and the verdict of the bottleneck check (is it the links, not the CPU)."""
+
+import json
+import math
+import os
+import statistics
+import subprocess
+
+from bench_common import ROUTINGS, csv_list, parse_nprocs
+import benchcore
+
+
+def estimate_call_s(fab, hosts, collective, nbytes, root=0, impl="openmpi"):
+    """A rough duration of one call (for timeouts and the ETA), fitted to QUICK runs on this
+    emulation (quiet machine): an allreduce took 1.2-2.2x the recursive-doubling limit (1.8 used);
+    Open MPI's bcast ~1.2 log2(p) times the single-tree limit, sdnmpi's ~1.2-1.5 times it."""
+    if collective == "allreduce":
+        limit = benchcore.allreduce_limits(fab, hosts, nbytes)["rd"] or 0.0
+        return 1.8 * limit + 0.01
+    limit = benchcore.bcast_limits(fab, hosts, root, nbytes)["tree"] or 0.0
+    factor = 1.3 if impl == "sdnmpi" else 1.2 * max(1.0, (len(hosts) - 1).bit_length())
+    return factor * limit + 0.01
+
+
+# Seconds one switch of the routes between the implementations takes in an allreduce job
+# (ovs-ofctl on every switch, then waiting for Open vSwitch's revalidation, about 0.45 s):
+# measured on this 2-core machine (17 switches took 10-12 s).
+TOGGLE_S = 0.7
+
+
+def calls_per_point(est_call_s, point_seconds, max_calls):
+    """Back-to-back calls per implementation at one allreduce point: enough for about
+    ``point_seconds`` of samples (each call estimated at ``est_call_s``), between 1 and
+    ``max_calls``. Short calls are noisy (a few ms of jitter in userspace OVS), so they get more
+    samples; long ones keep one call per route switch."""
+    if point_seconds <= 0 or est_call_s <= 0:
+        return 1
+    return max(1, min(max_calls, int(math.ceil(point_seconds / est_call_s))))
+
+
+def plan_jobs(args, fab, have_sdn_bcast):
+    """The list of jobs (dicts) in run order, grouped by routing."""
+    n = fab.hosts
+    jobs = []
+    routings = csv_list(args.routings, ROUTINGS)
+    bcast_routings = csv_list(args.bcast_routings, ROUTINGS) if "bcast" in args.collectives else []
+    placements = csv_list(args.placements, ("block", "random"))
+    bcast_placements = csv_list(args.bcast_placements, ("block", "random"))
+    ar_sizes = benchcore.parse_sizes(args.allreduce_sizes)
+    bc_sizes = benchcore.parse_sizes(args.bcast_sizes)
+    ar_nprocs = parse_nprocs(args.allreduce_nprocs, n)
+    bc_nprocs = parse_nprocs(args.bcast_nprocs, n)
+    for routing in [r for r in ROUTINGS if r in routings or r in bcast_routings]:
+        if "init" in args.collectives and routing in routings:
+            for rep in range(args.init_reps):
+                for placement in placements[:1]:
+                    hosts = benchcore.placement_hosts(placement, n, n, args.seed)
+                    jobs.append({"name": "init-%s-%s-p%d-%d" % (routing, placement, n, rep + 1),
+                                 "collective": "init", "routing": routing, "placement": placement,
+                                 "nprocs": n, "hosts": hosts, "reps": 1, "tiny_reps": 3,
+                                 "lib_verbose": True, "nimpl": 1, "work": 2.0, "work_per_byte": 0.0})
+        if "allreduce" in args.collectives and routing in routings:
+            for placement in placements:
+                for p in ar_nprocs:
+                    hosts = benchcore.placement_hosts(placement, n, p, args.seed)
+                    est = [estimate_call_s(fab, hosts, "allreduce", s) for s in ar_sizes]
+                    calls = [calls_per_point(e, args.point_seconds, args.max_calls) for e in est]
+                    # timed, check, and the warm-up up to 256 KiB
+                    work = sum(e * (args.reps * 2 * c + 2 + (2 if s <= 262144 else 0))
+                               for s, e, c in zip(ar_sizes, est, calls))
+                    work += args.tiny_reps * 2 * 0.02 + 4
+                    blocks = -(-args.tiny_reps // max(1, args.tiny_block))
+                    toggles = blocks + 3 + len(ar_sizes) * (args.reps + 1)
+                    work += toggles * TOGGLE_S
+                    jobs.append({"name": "allreduce-%s-%s-p%d" % (routing, placement, p),
+                                 "collective": "allreduce", "routing": routing, "placement": placement,
+                                 "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": ar_sizes,
+                                 "calls": calls, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
+                                 "nimpl": 2, "work": work})
+        if "bcast" in args.collectives and routing in bcast_routings:
+            nimpl = 2 if have_sdn_bcast else 1
+            for placement in bcast_placements:
+                for p in bc_nprocs:
+                    hosts = benchcore.placement_hosts(placement, n, p, args.seed)
+                    roots = bcast_roots(args.bcast_roots, fab, hosts)
+                    impls = benchcore.IMPLS[:nimpl]
+                    # timed, the warm-up up to 256 KiB, and the first call per root (first size)
+                    work = sum(estimate_call_s(fab, hosts, "bcast", s, r, impl)
+                               * (args.reps + (1 if s <= 262144 else 0) + (1 if s == bc_sizes[0] else 0))
+                               for s in bc_sizes for r in roots for impl in impls)
+                    if nimpl == 2:   # route switches change nothing in a bcast job (no host-pair routes)
+                        work += (2 * len(roots) + 2 + args.reps * len(roots) * len(bc_sizes)) * 0.05
+                    jobs.append({"name": "bcast-%s-%s-p%d" % (routing, placement, p),
+                                 "collective": "bcast", "routing": routing, "placement": placement,
+                                 "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": bc_sizes,
+                                 "roots": roots, "nimpl": nimpl, "work": work + 4})
+    for job in jobs:
+        job["label"] = "%s/%s p=%d" % (job["routing"], job["placement"], job["nprocs"])
+        job["timeout_s"] = args.job_timeout or (5 * job["work"] + 300)
+        if "work_per_byte" not in job:
+            sizes = job.get("sizes", [])
+            total_bytes = (sum(s * c for s, c in zip(sizes, job.get("calls") or [1] * len(sizes)))
+                           * job["reps"] * job["nimpl"] * max(1, len(job.get("roots", [0]))))
+            job["work_per_byte"] = (0.8 * job["work"] / total_bytes) if total_bytes else 0.0
+    return jobs
+
+
+def bcast_roots(text, fab, hosts):
+    """--bcast-roots: 'auto' (rank 0 and the first rank on another leaf, benchcore.bcast_roots) or
+    a list of ranks, each below the job's process count."""
+    if text.strip() == "auto":
+        return benchcore.bcast_roots(fab, hosts)
+    roots = [int(r) for r in csv_list(text)]
+    bad = [r for r in roots if not 0 <= r < len(hosts)]
+    if bad or not roots:
+        raise ValueError("bcast roots %s do not fit %d processes" % (bad or text, len(hosts)))
+    return roots
+
+
+def bcast_rate(text, host_bw, fabric_bw):
+    """SDN_MPI_BCAST_RATE_MBPS from --sdn-bcast-rate: a number, None for 'lib', or for 'auto' 90 %
+    of the slowest rate-limited link (rounded down; None if no link is limited)."""
+    text = str(text).strip().lower()
+    if text == "lib":
+        return None
+    if text == "auto":
+        limited = [bw for bw in (host_bw, fabric_bw) if bw]
+        return max(1, int(0.9 * min(limited))) if limited else None
+    value = int(float(text))
+    if value < 1:
+        raise ValueError("--sdn-bcast-rate must be at least 1 (Mbit/s)")
+    return value
+
+
+PARALLEL_LOAD = 0.9   # the parallel check offers this fraction of every flow's fair share
+
+
+def parallel_pairs(fab):
+    """The flows of the parallel check: [(client host, server host, fair share Mbit/s)].
+
+    On every leaf L at once: its first host sends to the first host of leaf L+1 (across the spines;
+    each leaf sends one such flow up and takes one down, so no fabric link carries two, whatever
+    the routing), and its second host sends to its first host (within the leaf). The first host's
+    link then carries two flows in: the max-min fair shares are min(fabric, host/2) for the flow
+    across the spines and the rest of the host link for the one within the leaf (20 and 20 Mbit/s
+    on the default fabric: 8 flows, 160 Mbit/s in all, through 2-3 switches each)."""
+    hpl, leaves = fab.hosts_per_leaf, fab.leaves
+    inf = float("inf")
+    host_bw, fabric_bw = fab.host_bw or inf, fab.fabric_bw or inf
+    first = [(leaf - 1) * hpl + 1 for leaf in range(1, leaves + 1)]
+    pairs = []
+    for index, src in enumerate(first):
+        cross = leaves > 1
+        intra = hpl > 1
+        if cross and intra:
+            cross_rate = min(fabric_bw, host_bw / 2.0)
+            intra_rate = host_bw - cross_rate
+        else:
+            cross_rate, intra_rate = min(fabric_bw, host_bw), host_bw
+        if cross:
+            pairs.append((src, first[(index + 1) % leaves], cross_rate))
+        if intra:
+            pairs.append((src + 1, src, intra_rate))
+    return [p for p in pairs if p[2] != inf]
+
+
+def udp_received_mbit(iperf_json):
+    """Mbit/s the server received in an ``iperf3 -u -J`` client's output (sent x (1 - loss))."""
+    end = json.loads(iperf_json)["end"]
+    total = end.get("sum_received") or end["sum"]
+    if "lost_percent" in end["sum"] and "sum_received" not in end:
+        return end["sum"]["bits_per_second"] * (1 - end["sum"]["lost_percent"] / 100.0) / 1e6
+    return total["bits_per_second"] / 1e6
+
+
+def parallel_iperf(bench, seconds, port0=5301):
+    """The parallel check: the flows of ``parallel_pairs`` at the same time, as UDP at
+    PARALLEL_LOAD x their fair share (so no link is over-subscribed: 144 of 160 Mbit/s on the
+    default fabric). If the emulation keeps up, the servers receive all of it; what they do not
+    receive was lost in a switch or a veth's queue because a CPU did not keep up. UDP, not TCP:
+    TCP flows that share a link split it unevenly and hide the question asked here. Returns a dict
+    for results.json: per flow the Mbit/s offered and received, and the totals."""
+    from sdnmpi.mininet_topos import procs
+    from sdnmpi.mininet_topos.demo import _wait_listening
+    fab, net = bench.fab_model, bench.fabric
+    ips = net.host_ips()
+    pairs = parallel_pairs(fab)
+    servers, clients, flows = [], [], []
+    try:
+        for k, (src, dst, _rate) in enumerate(pairs):
+            server = net.host("h%d" % dst)
+            servers.append(procs.popen_in_host(server, ["iperf3", "-s", "-1", "-p", port0 + k]))
+            _wait_listening(server, port0 + k)
+        for k, (src, dst, rate) in enumerate(pairs):
+            argv = procs.in_host(net.host("h%d" % src), [
+                "iperf3", "-c", ips["h%d" % dst], "-p", port0 + k, "-u", "-b", "%.3fM" % (PARALLEL_LOAD * rate),
+                "-l", "1400", "-t", seconds, "-J"])
+            clients.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL, universal_newlines=True,
+                                            start_new_session=True))
+        for (src, dst, rate), client in zip(pairs, clients):
+            out, _ = client.communicate(timeout=seconds + 30)
+            error = None
+            try:
+                got = udp_received_mbit(out)
+            except (ValueError, KeyError, TypeError):
+                got = None
+                try:
+                    error = json.loads(out).get("error")
+                except ValueError:
+                    error = out.strip()[-300:]
+            flows.append({"client": "h%d" % src, "server": "h%d" % dst, "mbit_s": got,
+                          "offered_mbit_s": PARALLEL_LOAD * rate, "fair_share_mbit_s": rate,
+                          "across_spines": fab.leaf_of(src) != fab.leaf_of(dst)})
+            if error:
+                flows[-1]["error"] = error
+    finally:
+        procs.terminate(clients + servers, timeout=2)
+    got = [f["mbit_s"] for f in flows]
+    offered = sum(f["offered_mbit_s"] for f in flows)
+    total = sum(got) if got and all(g is not None for g in got) else None
+    return {"protocol": "udp", "seconds": seconds, "load": PARALLEL_LOAD, "flows": flows, "mbit_s": total,
+            "offered_mbit_s": offered, "fraction_received": (total / offered) if total is not None and offered else None}
+
+
+# Thresholds of the bottleneck check (bench/README.md, "Bottleneck check"). TCP moves at most
+# ~95 % of a link's rate as payload (1448 of 1514 bytes per full frame); 85 % leaves room for
+# TCP's own dynamics, not for a CPU that cannot keep up. The parallel check offers UDP below
+# every link's rate, so nearly all of it must arrive.
+CHECK_IPERF_MIN = 0.85          # one TCP flow across the spines: >= 85 % of the fabric rate
+
+
+CHECK_PARALLEL_MIN = 0.95       # the parallel UDP check: >= 95 % of what was offered arrives
+
+
+CHECK_FOREIGN_MAX = 25.0        # other processes used < 25 % of one CPU: the machine was quiet
+
+
+def finish_cpu_check(results):
+    """The verdict: is link bandwidth, not CPU, the bottleneck? Fills results["cpu_check"].
+
+    Criteria (each a line of the verdict; thresholds above):
+    1. iperf3, one TCP flow between two hosts on different leaves on the otherwise idle fabric,
+       reaches the fabric link rate: the emulation can fill a link.
+    2. iperf3 with a flow from every leaf across the spines and one within every leaf at the
+       same time (``parallel_pairs``: every first host's link nearly full, every fabric link
+       carrying one flow; 8 flows through 2-3 switches each, about what a collective's busiest
+       step asks of the emulation), as UDP at 90 % of each flow's fair share (144 Mbit/s on the
+       default fabric): >= 95 % of it arrives. No link is over-subscribed, so whatever does not
+       arrive was dropped because ovs-vswitchd (one thread forwards every packet of the
+       userspace datapath) or the CPUs did not keep up.
+    3. No job whose records are in the tables was disrupted (machine stall, topology change).
+    All three: "link-bound". Reported besides, over the MPI jobs (not the init jobs, not
+    superseded attempts): the busiest link's load and ovs-vswitchd's forwarding thread's
+    busy % (run + waiting for a CPU), both weighted by the traffic, i.e. while data moved;
+    the CPU used by processes outside the bench (other tests, builds: above 25 % of one CPU the
+    machine counts as shared); steal time; the machine-wide busy % (near 100 % in every job: MPI
+    ranks poll). The busy % of ovs-vswitchd's thread is not a criterion: it is high even at low
+    rates (it wakes up for every few packets, and pays for the kernel's work of the veths and
+    the rate limiters) and grows far slower than the traffic (measured here: 68 % for one
+    9.5 Mbit/s flow, 99 % for one 260 Mbit/s flow on unlimited links)."""
+    fab = results["fabric"]
+    check = results["cpu_check"]
+    jobs = [j for j in results["jobs"] if j.get("collective") != "init" and not j.get("superseded")]
+
+    def per_job(field, stat="median"):
+        values = []
+        for j in jobs:
+            value = (j.get("cpu") or {}).get(field)
+            if isinstance(value, dict):
+                value = value.get(stat)
+            if value is not None:
+                values.append(value)
+        return values
+
+    def med(values):
+        return statistics.median(values) if values else None
+    busy, steal = per_job("machine_busy_pct"), per_job("steal_pct")
+    ovs = per_job("ovs_vswitchd_pct_of_one_core")
+    run_, wait = per_job("ovs_main_run_weighted_pct"), per_job("ovs_main_wait_weighted_pct")
+    runnable = per_job("ovs_main_runnable_weighted_pct")
+    linkw = per_job("busiest_link_weighted_pct")
+    foreign = per_job("foreign_cpu_pct_of_one_cpu")
+    disrupted = [j for j in results["jobs"] if j.get("disrupted") and not j.get("superseded")]
+    retried = [j for j in results["jobs"] if j.get("superseded")]
+    iperf = [e for e in check.get("iperf", []) if e.get("mbit_s")]
+    par = check.get("parallel") or {}
+    check.update({
+        "jobs_machine_busy_pct_median": med(busy), "jobs_steal_pct_median": med(steal),
+        "jobs_ovs_vswitchd_pct_median": med(ovs), "jobs_ovs_vswitchd_pct_max": max(ovs) if ovs else None,
+        "jobs_ovs_main_run_weighted_pct_median": med(run_), "jobs_ovs_main_wait_weighted_pct_median": med(wait),
+        "jobs_ovs_main_runnable_weighted_pct_median": med(runnable),
+        "jobs_busiest_link_weighted_pct_median": med(linkw),
+        "jobs_foreign_cpu_pct_median": med(foreign), "jobs_foreign_cpu_pct_max": max(foreign) if foreign else None,
+        "jobs_disrupted": [j["name"] for j in disrupted], "jobs_rerun": [j["name"] for j in retried],
+        "thresholds": {"iperf_fraction_min": CHECK_IPERF_MIN, "parallel_fraction_min": CHECK_PARALLEL_MIN,
+                       "foreign_cpu_pct_max": CHECK_FOREIGN_MAX},
+    })
+
+    def foreign_during(entry):
+        value = ((entry.get("cpu") or {}).get("foreign_cpu_pct_of_one_cpu") or {}).get("median")
+        if value is None:
+            value = entry.get("foreign_cpu_pct")
+        return "" if value is None else "; other processes used %.0f%% of a CPU meanwhile" % value
+    criteria = []
+    if iperf and fab.get("fabric_bw_mbit"):
+        frac = statistics.median(e["fraction_of_fabric_bw"] for e in iperf)
+        criteria.append(("iperf", frac >= CHECK_IPERF_MIN,
+                         "(1) one TCP flow across the spines (iperf3 %s->%s, %d s): %.1f Mbit/s = %.0f%% of the %g "
+                         "Mbit/s fabric links (needs >= %.0f%%)%s" % (
+                             iperf[0]["client"], iperf[0]["server"], iperf[0]["seconds"],
+                             statistics.median(e["mbit_s"] for e in iperf), 100 * frac, fab["fabric_bw_mbit"],
+                             100 * CHECK_IPERF_MIN, foreign_during(iperf[0]))))
+    else:
+        criteria.append(("iperf", None, "(1) no single-flow iperf3 result"))
+    if par.get("fraction_received") is not None:
+        flows = par["flows"]
+        across = [f["mbit_s"] for f in flows if f["across_spines"]]
+        within = [f["mbit_s"] for f in flows if not f["across_spines"]]
+        criteria.append(("parallel", par["fraction_received"] >= CHECK_PARALLEL_MIN,
+                         "(2) %d UDP flows at once (%d across the spines, %d within leaves, %d s), each at %.0f%% of its "
+                         "fair share of the links: %.1f of the %.1f Mbit/s offered arrived = %.0f%% (needs >= %.0f%%; "
+                         "per flow %s Mbit/s across, %s within)%s" % (
+                             len(flows), len(across), len(within), par["seconds"], 100 * par["load"], par["mbit_s"],
+                             par["offered_mbit_s"], 100 * par["fraction_received"], 100 * CHECK_PARALLEL_MIN,
+                             "/".join("%.1f" % v for v in across) or "-", "/".join("%.1f" % v for v in within) or "-",
+                             foreign_during(par))))
+    else:
+        criteria.append(("parallel", None, "(2) no parallel iperf3 result%s" % (
+            (": %s" % par["error"]) if par.get("error") else "")))
+    criteria.append(("stable", not disrupted,
+                     "(3) %s" % ("no job was disrupted" if not disrupted else
+                                 "%d job(s) disrupted even after re-running: %s" % (
+                                     len(disrupted), "; ".join("%s: %s" % (j["name"], ", ".join(j["disrupted"]))
+                                                               for j in disrupted)))
+                     + ("" if not retried else " (%d attempt(s) re-run after a disruption)" % len(retried))))
+    check["criteria"] = {name: ok for name, ok, _text in criteria}
+    ok = all(c[1] is True for c in criteria)
+    check["link_bound"] = ok
+    shared = med(foreign) is not None and med(foreign) >= CHECK_FOREIGN_MAX
+    check["machine_shared"] = shared
+    lines = [text for _name, _ok, text in criteria]
+    if linkw:
+        lines.append("while the MPI jobs moved data, the busiest link ran at %.0f%% of its rate (traffic-weighted, "
+                     "median over %d jobs; range %.0f-%.0f%%; gaps between an algorithm's steps keep this below "
+                     "100%%)" % (med(linkw), len(linkw), min(linkw), max(linkw)))
+    if runnable:
+        lines.append("ovs-vswitchd's forwarding thread ran %.0f%% and waited for a CPU %.0f%% of that time "
+                     "(traffic-weighted medians; busiest job %.0f%%)" % (med(run_), med(wait), max(runnable)))
+    if foreign:
+        lines.append("other processes on the machine (not the bench, not Open vSwitch) used %.0f%% of one CPU "
+                     "during the jobs (median; highest job %.0f%%; %d CPUs in all)%s" % (
+                         med(foreign), max(foreign), os.cpu_count(),
+                         (", steal time %.0f%%" % med(steal)) if steal else ""))
+    if busy:
+        lines.append("machine CPU busy %.0f%% (MPI ranks poll while they wait, so this is always high "
+                     "during a job)" % med(busy))
+    failed = [name for name, good, _text in criteria if good is False]
+    missing = [name for name, good, _text in criteria if good is None]
+    if ok:
+        conclusion = ("VERDICT: link-bound. The emulated links, not the CPU, limit the transfers%s." %
+                      (" (although other processes used the CPU too)" if shared else ""))
+    else:
+        reasons = {"iperf": "one TCP flow does not fill a link",
+                   "parallel": "the links do not reach their rates all at once",
+                   "stable": "jobs were disrupted"}
+        why = [reasons.get(n, n) for n in failed] + ["no data for criterion %s" % n for n in missing]
+        conclusion = ("VERDICT: NOT shown to be link-bound (%s). The times include CPU effects of the emulation; "
+                      "compare the implementations with care." % "; ".join(why))
+        if shared:
+            conclusion += (" Other processes used %.0f%% of a CPU: re-run on a quiet machine before concluding "
+                           "that the link rates are too high." % med(foreign))
+        elif ("iperf" in failed or "parallel" in failed) and foreign:
+            conclusion += (" The machine was otherwise quiet, so the emulation itself is CPU-bound at these rates: "
+                           "lower --host-bw/--fabric-bw (bench/README.md).")
+    check["verdict"] = "; ".join(lines) + ". " + conclusion
+    check["note"] = ("CPU figures are sampled once a second and link counters every 0.25 s during each job; "
+                     "'other processes' misses processes that start and end between two samples (a lower bound).")

@@ -1,0 +1,42 @@
+/* allreduce_algorithms.h -- the SDN allreduce algorithms, as the dispatcher (allreduce.c) calls them: one
+ * call description, one function per algorithm (one algorithm per translation unit), the same
+ * signature for all. The algorithms know nothing of the dispatcher, the plan or the library's
+ * state, and call neither back nor each other; what they share is allreduce_util.h.
+ *
+ * Every algorithm runs on call->comm (a plan's private communicator) for a predefined datatype
+ * (lower bound 0, so element i is at byte i * extent) and a predefined commutative op, with
+ * count > 0; sendbuf may be MPI_IN_PLACE. Every rank ends up with bit-identical data. Returns an
+ * MPI error code (MPI_ERR_ARG if the call breaks the algorithm's precondition). */
+#ifndef SDNMPI_ALLREDUCE_ALGORITHMS_H
+#define SDNMPI_ALLREDUCE_ALGORITHMS_H
+
+#include <mpi.h>
+
+struct sdnmpi_allreduce_call {
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype datatype;
+    MPI_Aint extent;
+    MPI_Op op;
+    MPI_Comm comm;
+    /* Rabenseifner's halving distances dist[0..ndims), in that order: a permutation of 1, 2, ...,
+     * pof2/2 (pof2 the largest power of two <= p; sdnmpi_rab_order). Unused by the others. */
+    const int *dist;
+    int ndims;
+};
+
+typedef int (*sdnmpi_allreduce_fn)(const struct sdnmpi_allreduce_call *call);
+
+/* Recursive doubling over schedule.h's pairs. */
+int sdnmpi_allreduce_intra_rd(const struct sdnmpi_allreduce_call *call);
+
+/* Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling, over the
+ * same pairs, at call->dist. Needs count >= pof2 and ndims == log2(pof2)
+ * (sdnmpi_allreduce_rab_fits). */
+int sdnmpi_allreduce_intra_rabenseifner(const struct sdnmpi_allreduce_call *call);
+
+/* Whether Rabenseifner's preconditions hold for p ranks, count elements and ndims distances. */
+int sdnmpi_allreduce_rab_fits(int p, int count, int ndims);
+
+#endif
