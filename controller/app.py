@@ -62,7 +62,7 @@ class SdnMpiApp(app_manager.RyuApp):
                                      frame_timeout=s.rpc_frame_timeout)
         self.auth = OperatorAuth.from_file(s.operator_token_file)
         rest.register(kwargs["wsgi"], self.core, self.rpc, self.auth)
-        web.register(kwargs["wsgi"], self.core, self.rpc, self.metrics)
+        web.register(kwargs["wsgi"], self.core, self.rpc, self.metrics, self.auth)
         LOG.info("sdnmpi controller: %s", self.settings)
 
     def start(self):

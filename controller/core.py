@@ -24,7 +24,8 @@ ARP_PROBE_HOLDOFF = 1.0  # seconds between probes for the same unknown IP
 class Core:
     def __init__(self, settings):
         self.settings = settings
-        self.policy = DEFAULT_ROUTING[settings.default_routing]
+        self.routing = settings.default_routing   # the policy's name; set_routing changes it
+        self.policy = DEFAULT_ROUTING[self.routing]
         self.topology = Topology()
         self.datapaths = {}                # dpid -> Ryu datapath
         self.routes = {}                   # dpid -> SwitchRoutes installed there
@@ -183,9 +184,22 @@ class Core:
         for dpid, dp in sorted(self.datapaths.items()):
             msgs += self.routes[dpid].sync(dp, desired.get(dpid, {}))
         self.counters["route_recomputes"] += 1
-        LOG.info("routes recomputed (%s): %d hosts, %d switches, %d messages", self.settings.default_routing,
+        LOG.info("routes recomputed (%s): %d hosts, %d switches, %d messages", self.routing,
                  len(self.topology.hosts), len(self.datapaths), len(msgs))
         return msgs
+
+    def set_routing(self, name):
+        """Makes ``name`` the default routing policy; the next route pass installs its routes
+        (changing each switch's flows and groups in place). True if the policy changed; ValueError
+        for an unknown name."""
+        if name not in DEFAULT_ROUTING:
+            raise ValueError("unknown routing policy %r (choose from %s)" % (name, ", ".join(sorted(DEFAULT_ROUTING))))
+        if name == self.routing:
+            return False
+        LOG.info("default routing: %s -> %s", self.routing, name)
+        self.routing, self.policy = name, DEFAULT_ROUTING[name]
+        self.routes_dirty = True
+        return True
 
     def stats_requests(self):
         msgs = []
@@ -204,7 +218,7 @@ class Core:
     def stats_json(self):
         c = self.counters
         return {
-            "routing": self.settings.default_routing,
+            "routing": self.routing,
             "packet_in": {"total": c["packet_in"], "lldp": c["packet_in_lldp"], "arp": c["packet_in_arp"],
                           "ipv4": c["packet_in_ipv4"], "other": c["packet_in_other"]},
             "malformed": c["malformed"], "arp_replies": c["arp_replies"], "arp_probes": c["arp_probes"],

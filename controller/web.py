@@ -7,6 +7,10 @@ GET /sdnmpi/view[?job=ID]  the web view's state in one answer: switches in tiers
                          jobs, routing policy, counters, and job ID's details (controller/views.py)
 GET /sdnmpi/linkload     each link once with its rate per direction and utilisation
 GET /sdnmpi/jobs/ID      one job: hosts, ranks, plans with per-step hops, trees, flows per switch
+GET /sdnmpi/routing      {"routing": the default policy, "policies": [every policy]}
+PUT /sdnmpi/routing      body {"routing": NAME}: makes NAME the default policy (operator only:
+                         ``Authorization: Bearer <token>``, controller/auth.py); the routes follow
+                         within --sdnmpi-route-delay
 """
 import json
 import logging
@@ -15,13 +19,18 @@ import os
 
 from ryu.app.wsgi import ControllerBase, Response, route
 
+from sdnmpi.primitives import DEFAULT_ROUTING
+
 from . import metrics, views
+from .auth import operator_only
 
 LOG = logging.getLogger(__name__)
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
 CORE_KEY = "sdnmpi_core"
 RPC_KEY = "sdnmpi_rpc"
 METRICS_KEY = "sdnmpi_metrics"
+AUTH_KEY = "sdnmpi_auth"
+MAX_BODY = 4096
 STATIC_TYPES = {".html": "text/html", ".js": "application/javascript", ".css": "text/css", ".svg": "image/svg+xml",
                 ".png": "image/png", ".ico": "image/x-icon"}
 
@@ -53,6 +62,7 @@ class OperatorApi(ControllerBase):
         self.core = data[CORE_KEY]
         self.rpc = data[RPC_KEY]
         self.metrics = data[METRICS_KEY]
+        self.auth = data[AUTH_KEY]
 
     @route("sdnmpi_web", "/", methods=["GET"])
     def index(self, _req, **_kwargs):
@@ -83,5 +93,29 @@ class OperatorApi(ControllerBase):
         return _json(views.job_detail(self.core, job))
 
 
-def register(wsgi, core, rpc_service, meter):
-    wsgi.register(OperatorApi, {CORE_KEY: core, RPC_KEY: rpc_service, METRICS_KEY: meter})
+    @route("sdnmpi_web", "/sdnmpi/routing", methods=["GET"])
+    def routing(self, _req, **_kwargs):
+        return _json({"routing": self.core.routing, "policies": sorted(DEFAULT_ROUTING)})
+
+    @route("sdnmpi_web", "/sdnmpi/routing", methods=["PUT"])
+    @operator_only
+    def set_routing(self, req, **_kwargs):
+        if (req.content_length or 0) > MAX_BODY:
+            return _json({"error": "request body over %d bytes" % MAX_BODY}, status=413)
+        try:
+            name = json.loads(req.body.decode("utf-8"))["routing"]
+            if not isinstance(name, str):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            return _json({"error": 'the body must be JSON {"routing": NAME}'}, status=400)
+        old = self.core.routing
+        try:
+            changed = self.core.set_routing(name)
+        except ValueError as err:
+            return _json({"error": str(err)}, status=400)
+        LOG.info("REST: default routing set to %s by the operator (was %s)", name, old)
+        return _json({"routing": name, "previous": old, "changed": changed})
+
+
+def register(wsgi, core, rpc_service, meter, auth):
+    wsgi.register(OperatorApi, {CORE_KEY: core, RPC_KEY: rpc_service, METRICS_KEY: meter, AUTH_KEY: auth})

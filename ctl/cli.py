@@ -5,11 +5,14 @@
     sdnmpi-ctl job ID [--json]                    one job: hosts and ranks, plans, trees, flows per switch
     sdnmpi-ctl links [--top N] [--json]           the busiest links now
     sdnmpi-ctl routing [--json]                   the default routing policy
+    sdnmpi-ctl routing set POLICY [--token-file F] make POLICY the default (operator only)
     sdnmpi-ctl watch [--interval S] [--count N]   a refreshing summary
 
-The controller's URL comes from --url, else $SDNMPI_URL, else http://127.0.0.1:8080. Errors are
-one line on stderr; exit codes: 0 ok, 1 the controller is unreachable or answered an error,
-2 bad usage.
+The controller's URL comes from --url, else $SDNMPI_URL, else http://127.0.0.1:8080. Setting the
+routing needs the operator's token: $SDNMPI_TOKEN, else the file --token-file (default: the
+controller's default, /etc/sdnmpi/operator-token). Errors are one line on stderr; exit codes:
+0 ok, 1 the controller is unreachable or answered an error (a wrong token, too), 2 bad usage (an
+unknown policy, too).
 """
 import argparse
 import json
@@ -19,7 +22,7 @@ import sys
 import time
 
 from . import render
-from .client import DEFAULT_URL, ApiError, Client, UsageError
+from .client import DEFAULT_TOKEN_FILE, DEFAULT_URL, ApiError, Client, UsageError
 
 LOG = logging.getLogger(__name__)
 PROG = "sdnmpi-ctl"
@@ -72,8 +75,14 @@ def build_parser():
     cmd = sub.add_parser("links", help="the busiest links now")
     cmd.add_argument("--top", type=_positive_int, default=10, help="how many (default 10)")
     cmd.add_argument("--json", action="store_true")
-    cmd = sub.add_parser("routing", help="the default routing policy")
+    cmd = sub.add_parser("routing", help="show (or set) the default routing policy")
     cmd.add_argument("--json", action="store_true")
+    action = cmd.add_subparsers(dest="routing_action", metavar="set", parser_class=_Parser)
+    setter = action.add_parser("set", help="make POLICY the default routing policy (operator only)")
+    setter.add_argument("policy", metavar="POLICY")
+    setter.add_argument("--token-file", default=None,
+                        help="file with the operator's token (default: $SDNMPI_TOKEN, else %s)" % DEFAULT_TOKEN_FILE)
+    setter.add_argument("--json", action="store_true")
     cmd = sub.add_parser("watch", help="a refreshing summary (Ctrl-C ends it)")
     cmd.add_argument("--interval", type=_positive_float, default=1.0, help="seconds between refreshes")
     cmd.add_argument("--count", type=_positive_int, default=None, help="stop after this many refreshes")
@@ -103,9 +112,37 @@ def _links(client, args):
     return links, ["Busiest links"] + render.table(render.LINK_HEADERS, render.link_rows(links))
 
 
-def _routing(client, _args):
-    stats = client.get("/sdnmpi/stats")
-    return {"routing": stats["routing"]}, render.routing(stats)
+def _routing(client, args):
+    if args.routing_action == "set":
+        return _set_routing(client, args)
+    answer = client.get("/sdnmpi/routing")
+    return answer, render.routing(answer)
+
+
+def _operator_token(args):
+    if args.token_file is None and os.environ.get("SDNMPI_TOKEN"):
+        return os.environ["SDNMPI_TOKEN"].strip()
+    path = args.token_file or DEFAULT_TOKEN_FILE
+    try:
+        with open(path, encoding="utf-8") as src:
+            token = src.read().strip()
+    except OSError as err:
+        raise ApiError("cannot read the operator token: %s" % err) from None
+    if not token:
+        raise ApiError("no operator token in %s" % path)
+    return token
+
+
+def _set_routing(client, args):
+    policies = client.get("/sdnmpi/routing")["policies"]
+    if args.policy not in policies:
+        raise UsageError("unknown routing policy %r (choose from %s)" % (args.policy, ", ".join(policies)))
+    answer = client.put("/sdnmpi/routing", {"routing": args.policy}, _operator_token(args))
+    if answer["changed"]:
+        line = "default routing: %s (was %s)" % (answer["routing"], answer["previous"])
+    else:
+        line = "default routing: %s (unchanged)" % answer["routing"]
+    return answer, [line]
 
 
 COMMANDS = {"topology": _topology, "jobs": _jobs, "job": _job, "links": _links, "routing": _routing}
@@ -143,7 +180,7 @@ def main(argv=None, out=None, err=None):
         return EXIT_USAGE
     except ApiError as exc:
         err.write("%s: %s\n" % (PROG, exc))
-        return EXIT_API
+        return EXIT_USAGE if exc.status == 400 else EXIT_API
     except (KeyError, TypeError, IndexError) as exc:  # an answer of an unexpected shape
         err.write("%s: unexpected answer from the controller (%s: %s)\n" % (PROG, type(exc).__name__, exc))
         return EXIT_API

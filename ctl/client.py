@@ -7,10 +7,16 @@ import urllib.request
 
 LOG = logging.getLogger(__name__)
 DEFAULT_URL = "http://127.0.0.1:8080"
+DEFAULT_TOKEN_FILE = "/etc/sdnmpi/operator-token"   # the controller's default (controller/auth.py)
 
 
 class ApiError(Exception):
-    """The controller could not be reached or answered with an error (exit code 1)."""
+    """The controller could not be reached or answered with an error (exit code 1); ``status``
+    is the HTTP status of an error answer (None if there was none)."""
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
 
 
 class UsageError(Exception):
@@ -36,12 +42,20 @@ class Client:
 
     def get(self, path):
         """The decoded JSON answer to ``GET path``."""
-        url = self.url + path
+        return self._request(urllib.request.Request(self.url + path), path)
+
+    def put(self, path, body, token):
+        """The decoded JSON answer to ``PUT path`` with JSON ``body``, as the operator (``token``)."""
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), method="PUT",
+                                     headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
+        return self._request(req, path)
+
+    def _request(self, req, path):
         try:
-            with urllib.request.urlopen(url, timeout=self.timeout) as resp:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 body = resp.read()
         except urllib.error.HTTPError as err:
-            raise ApiError("%s: HTTP %d: %s" % (path, err.code, _error_text(err))) from None
+            raise ApiError("%s: HTTP %d: %s" % (path, err.code, _error_text(err)), err.code) from None
         except urllib.error.URLError as err:
             raise ApiError("cannot reach the controller at %s: %s" % (self.url, err.reason)) from None
         except OSError as err:  # timeouts, resets

@@ -116,8 +116,8 @@ def _loads(values):
     return " ".join(str(v) for v in values) or None
 
 
-def routing(stats):
-    return ["default routing: %s" % stats["routing"]]
+def routing(answer):
+    return ["default routing: %s (policies: %s)" % (answer["routing"], ", ".join(answer["policies"]))]
 
 
 def watch(view, top=5):

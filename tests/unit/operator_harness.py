@@ -93,8 +93,9 @@ class Served:
 
     def __init__(self, operated):
         app = WSGIApplication()
-        rest.register(app, operated.core, operated.rpc, OperatorAuth(OPERATOR_TOKEN))
-        web.register(app, operated.core, operated.rpc, operated.metrics)
+        auth = OperatorAuth(OPERATOR_TOKEN)
+        rest.register(app, operated.core, operated.rpc, auth)
+        web.register(app, operated.core, operated.rpc, operated.metrics, auth)
         self.server = wsgiref.simple_server.make_server("127.0.0.1", 0, app, handler_class=_QuietHandler)
         self.url = "http://127.0.0.1:%d" % self.server.server_port
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

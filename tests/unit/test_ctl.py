@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from operator_harness import Operated, Served
+from operator_harness import OPERATOR_TOKEN, Operated, Served
 from sdnmpi.ctl import cli
 
 LEAF1, LEAF4, SPINE1 = 0x201, 0x204, 0x101
@@ -101,8 +101,67 @@ def test_links_top_n_busiest_first(controller):
 
 def test_routing_and_url_from_the_environment(controller, monkeypatch):
     monkeypatch.setenv("SDNMPI_URL", controller.url)
-    assert run("routing") == (0, "default routing: dmodk\n", "")
-    assert json.loads(run("routing", "--json")[1]) == {"routing": "dmodk"}
+    assert run("routing") == (0, "default routing: dmodk (policies: dmodk, ecmp, single)\n", "")
+    assert json.loads(run("routing", "--json")[1]) == {"routing": "dmodk", "policies": ["dmodk", "ecmp", "single"]}
+
+
+@pytest.fixture
+def settable(tmp_path, monkeypatch):
+    """A controller of its own (the test changes its policy) and a token file."""
+    monkeypatch.delenv("SDNMPI_TOKEN", raising=False)
+    op = Operated()
+    served = Served(op)
+    op.url = served.url
+    op.token_file = tmp_path / "token"
+    op.token_file.write_text(OPERATOR_TOKEN + "\n")
+    yield op
+    served.close()
+
+
+def test_routing_set_with_the_operator_token(settable, monkeypatch):
+    op = settable
+    code, out, err = run("--url", op.url, "routing", "set", "ecmp", "--token-file", str(op.token_file))
+    assert (code, out, err) == (0, "default routing: ecmp (was dmodk)\n", "")
+    assert op.core.routing == "ecmp" and op.core.routes_dirty
+    op.fab.recompute()
+    op.fab.check_tables_consistent()
+    assert any(sw.groups for sw in op.fab.switches.values()), "ecmp routes use SELECT groups"
+    monkeypatch.setenv("SDNMPI_TOKEN", OPERATOR_TOKEN)
+    assert run("--url", op.url, "routing", "set", "ecmp") == (0, "default routing: ecmp (unchanged)\n", "")
+    code, out, _ = run("--url", op.url, "routing", "set", "single", "--json")
+    assert code == 0 and json.loads(out) == {"routing": "single", "previous": "ecmp", "changed": True}
+    op.fab.recompute()
+    op.fab.check_tables_consistent()
+    assert not any(sw.groups for sw in op.fab.switches.values()), "the ECMP groups are gone"
+
+
+def test_routing_set_refusals(settable, tmp_path, monkeypatch):
+    op = settable
+    wrong = tmp_path / "wrong"
+    wrong.write_text("not-the-operator-token\n")
+    cases = [
+        (["routing", "set", "ecmp", "--token-file", str(wrong)], 1,
+         "sdnmpi-ctl: /sdnmpi/routing: HTTP 401: wrong operator token\n"),
+        (["routing", "set", "ecmp", "--token-file", str(tmp_path / "missing")], 1,
+         "sdnmpi-ctl: cannot read the operator token: [Errno 2] No such file or directory: '%s'\n" % (tmp_path / "missing")),
+        (["routing", "set", "fastest", "--token-file", str(op.token_file)], 2,
+         "sdnmpi-ctl: error: unknown routing policy 'fastest' (choose from dmodk, ecmp, single)\n"),
+        (["routing", "set"], 2, None),
+        (["routing", "frob"], 2, None),
+    ]
+    for argv, want_code, want_err in cases:
+        code, out, err = run("--url", op.url, *argv)
+        assert (code, out) == (want_code, ""), argv
+        assert err.count("\n") == 1 and (want_err is None or err == want_err), (argv, err)
+    assert op.core.routing == "dmodk"
+    monkeypatch.setenv("SDNMPI_TOKEN", "also-wrong")
+    assert run("--url", op.url, "routing", "set", "ecmp")[0] == 1
+
+
+def test_the_clients_default_token_file_is_the_controllers():
+    from sdnmpi.controller import auth  # pylint: disable=import-outside-toplevel
+    from sdnmpi.ctl import client  # pylint: disable=import-outside-toplevel
+    assert client.DEFAULT_TOKEN_FILE == auth.DEFAULT_TOKEN_FILE
 
 
 def test_watch_refreshes_count_times(controller):
@@ -128,6 +187,6 @@ def test_unreachable_controller_and_bad_usage_exit_codes():
 def test_console_script_and_module_entry(controller):
     script = os.path.join(os.path.dirname(sys.executable), "sdnmpi-ctl")
     res = subprocess.run([script, "--url", controller.url, "routing"], capture_output=True, text=True, timeout=60)
-    assert (res.returncode, res.stdout, res.stderr) == (0, "default routing: dmodk\n", "")
+    assert (res.returncode, res.stderr) == (0, "") and res.stdout.startswith("default routing: dmodk ")
     res = subprocess.run([sys.executable, "-m", "sdnmpi.ctl", "job", "0"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "Traceback" not in res.stderr

@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from operator_harness import Operated, Served
+from operator_harness import OPERATOR_TOKEN, Operated, Served
 from sdnmpi.controller import web
 from sdnmpi.primitives import fattree
 
@@ -109,3 +109,41 @@ def test_view_carries_the_selected_jobs_detail_or_none_once_it_is_gone(kary):
     assert with_job["job"] == detail
     for query in ("", "?job=4242", "?job=abc"):
         assert json.loads(get(kary.url + "/sdnmpi/view" + query)[2])["job"] is None
+
+
+def test_routing_over_rest_is_read_by_anyone_and_set_by_the_operator_only():
+    op = Operated()
+    served = Served(op)
+    url = served.url + "/sdnmpi/routing"
+
+    def put(body, token=OPERATOR_TOKEN):
+        headers = {"Authorization": "Bearer " + token} if token else {}
+        req = urllib.request.Request(url, data=body, method="PUT", headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=5) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+
+    try:
+        assert json.loads(get(url)[2]) == {"routing": "dmodk", "policies": ["dmodk", "ecmp", "single"]}
+        assert put(b'{"routing": "ecmp"}', token=None)[0] == 401
+        assert put(b'{"routing": "ecmp"}', token="x" * 20)[0] == 401
+        assert put(b'{"routing": "nope"}') == (400, {"error": "unknown routing policy 'nope' (choose from dmodk, ecmp, single)"})
+        for bad in (b"not json", b'{"policy": "ecmp"}', b'{"routing": 3}', b"[]", b"\xff"):
+            assert put(bad)[0] == 400, bad
+        assert put(b"{" + b" " * 5000 + b"}")[0] == 413
+        assert op.core.routing == "dmodk" and not op.core.routes_dirty
+        assert put(b'{"routing": "ecmp"}') == (200, {"routing": "ecmp", "previous": "dmodk", "changed": True})
+        assert json.loads(get(served.url + "/sdnmpi/stats")[2])["routing"] == "ecmp"
+        assert json.loads(get(served.url + "/sdnmpi/view")[2])["routing"] == "ecmp"
+    finally:
+        served.close()
+    # The next route pass moves every switch to the new policy's routes, in place.
+    op.fab.recompute()
+    op.fab.check_tables_consistent()
+    for src in op.fab.hosts():
+        for dst in op.fab.hosts():
+            if src != dst:
+                outcomes = {outcome for outcome, _hops in op.fab.trace(src, op.fab.host_ip[dst])}
+                assert outcomes == {("host", dst)}
