@@ -6,6 +6,8 @@ controller restart on the same ports; no errors in the browser console. Screensh
 $SDNMPI_ARTIFACTS (else the test's tmp_path)."""
 import os
 import random
+import subprocess
+import sys
 import types
 
 import pytest
@@ -30,8 +32,9 @@ CONTROLLER_ARGS = ("--sdnmpi-stats-interval", "1", "--sdnmpi-link-capacity", "%g
 def env(tmp_path_factory):
     topo = LeafSpineTopo(spines=SPINES, leaves=LEAVES, hosts_per_leaf=HPL, host_bw=20, fabric_bw=20)
     tmp = tmp_path_factory.mktemp("webview")
-    with leaf_spine_fabric("dmodk", tmp, topo=topo, extra_args=CONTROLLER_ARGS) as (ctl, fab):
-        state = types.SimpleNamespace(ctl=ctl, fab=fab, tmp=tmp, restarted=[])
+    args = CONTROLLER_ARGS + ("--sdnmpi-operator-token-file", str(tmp / "operator-token"))
+    with leaf_spine_fabric("dmodk", tmp, topo=topo, extra_args=args) as (ctl, fab):
+        state = types.SimpleNamespace(ctl=ctl, fab=fab, tmp=tmp, args=args, restarted=[])
         try:
             with chromium() as driver:
                 state.driver = driver
@@ -157,6 +160,29 @@ def test_job_appears_its_routes_match_ovs_and_it_goes_on_release(env, tmp_path):
     assert console_errors(d) == []
 
 
+def select_groups(fab):
+    return {sw.name: [g for g, (kind, _ports) in ofdump.groups(sw.name).items() if kind == "select"]
+            for sw in fab.net.switches}
+
+
+def test_routing_set_by_sdnmpi_ctl_reaches_the_switches_and_the_page(env):
+    d, fab, ctl = env.driver, env.fab, env.ctl
+    ctl_cmd = [os.path.join(os.path.dirname(sys.executable), "sdnmpi-ctl"), "--url", ctl.url(""), "routing", "set"]
+    token = ["--token-file", str(env.tmp / "operator-token")]
+    res = subprocess.run(ctl_cmd + ["ecmp"] + token, capture_output=True, text=True, timeout=60)
+    assert (res.returncode, res.stdout, res.stderr) == (0, "default routing: ecmp (was dmodk)\n", "")
+    wait_until(lambda: text(d, "routing") == "routing: ecmp", 5, "the page to show the new policy")
+    wait_until(lambda: all(select_groups(fab)[leaf] for leaf in fab.topo.leaf_names), 15,
+               "SELECT groups on every leaf")
+    res = subprocess.run(ctl_cmd + ["dmodk"] + token, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    wait_until(lambda: not any(select_groups(fab).values()), 15, "the ECMP groups to go")
+    wait_until(lambda: text(d, "routing") == "routing: dmodk", 5, "the page to show dmodk again")
+    bad = subprocess.run(ctl_cmd + ["ecmp", "--token-file", os.devnull], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and bad.stderr.startswith("sdnmpi-ctl: ") and bad.stderr.count("\n") == 1
+    assert console_errors(d) == []
+
+
 def test_page_keeps_working_through_a_controller_restart(env):
     d, old = env.driver, env.ctl
     wait_live_fabric(d)
@@ -165,7 +191,7 @@ def test_page_keeps_working_through_a_controller_restart(env):
     assert fabric_counts(d)[0] == SPINES + LEAVES, "the last picture stays while the controller is away"
     new = controller_proc.start_controller(
         old.ofp_port, old.wsapi_port, routing="dmodk", log_path=str(env.tmp / "ryu-restarted.log"),
-        extra_args=("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(old.rpc_port)) + CONTROLLER_ARGS)
+        extra_args=("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(old.rpc_port)) + env.args)
     env.restarted.append(new)
     wait_live_fabric(d, timeout=90)
     away = console_errors(d)
