@@ -39,7 +39,7 @@ class Metrics:
         self.rpc = rpc_service
         self.registry = CollectorRegistry(auto_describe=True)
         reg = self.registry
-        self.rpc_requests = Counter("sdnmpi_rpc_requests", "RPC requests received, per op ('invalid': undecodable)",
+        self.rpc_requests = Counter("sdnmpi_rpc_requests", "RPC requests received, per op ('invalid': did not decode or validate)",
                                     ["op"], registry=reg)
         self.rpc_errors = Counter("sdnmpi_rpc_errors", "RPC requests answered with an error, per op and reason",
                                   ["op", "reason"], registry=reg)

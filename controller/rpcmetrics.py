@@ -8,8 +8,6 @@ connection's `rpc.Client`).
 import logging
 import re
 
-import msgpack
-
 from . import rpc
 from . import rpc_schema as schema
 
@@ -40,15 +38,6 @@ def error_reason(message):
     return "refused"
 
 
-def _peek_op(body):
-    """The op a request that failed validation meant, if it names a known one."""
-    try:
-        op = msgpack.unpackb(body, raw=False).get("op")
-    except Exception:  # pylint: disable=broad-except  # garbage of any kind
-        return INVALID_OP
-    return op if isinstance(op, str) and op in schema._VALIDATORS else INVALID_OP  # pylint: disable=protected-access
-
-
 class MeteredRpcService(rpc.RpcService):
     def __init__(self, core, confirm, metrics, *args, **kwargs):
         super().__init__(core, confirm, *args, **kwargs)
@@ -63,8 +52,8 @@ class MeteredRpcService(rpc.RpcService):
             reply = super().reply_for(body, client, *args, **kwargs)
         finally:
             op = self._op_of.pop(client, None)
-        if op is None:  # refused before handle(): the request did not validate
-            op = _peek_op(body)
+        if op is None:  # refused before handle(): the request did not decode or validate
+            op = INVALID_OP
             self.metrics.rpc_requests.labels(op=op).inc()
             self.metrics.rpc_errors.labels(op=op, reason="invalid_request").inc()
         self.metrics.rpc_seconds.labels(op=op).observe(self.clock() - t0)

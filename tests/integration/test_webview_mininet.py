@@ -151,6 +151,14 @@ def test_job_appears_its_routes_match_ovs_and_it_goes_on_release(env, tmp_path):
             css(d, "#job-steps button")[i + 1].click()
             wait_until(lambda want=want: halo_ends(d) == want, 5, "step %d's highlight" % (i + 1))
             d.save_screenshot(os.path.join(artifacts_dir(env.tmp), "webview-job-step%d.png" % (i + 1)))
+        # A Bcast tree: its highlight is the output ports of its ALL groups in the switches (the
+        # only ALL groups there: default routes use SELECT groups or none).
+        client.call("plan_bcast", job=job, comm=1, root=ips[0], members=sorted(ips))
+        wait_until(lambda: css(d, "#job-trees button"), 5, "the tree in the job's details")[0].click()
+        want = {"%s:%d" % (sw.dpid, port) for sw in fab.net.switches
+                for kind, ports in ofdump.groups(sw.name).values() if kind == "all" for port in ports}
+        assert len(want) >= N, "the tree reaches every member host"
+        wait_until(lambda: halo_ends(d) == want, 5, "the tree's highlight to equal its groups in OVS")
         client.call("release", job=job)
         wait_until(lambda: not css(d, item) and not css(d, "#halos line.halo"), 5, "job %d to disappear" % job)
         assert not d.find_element(By.ID, "job-detail").is_displayed()

@@ -171,6 +171,15 @@ def test_watch_refreshes_count_times(controller):
     assert "Busiest links" in out
 
 
+def test_watch_keeps_going_while_the_controller_is_away():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = "http://127.0.0.1:%d" % s.getsockname()[1]
+        code, out, err = run("--url", dead, "watch", "--count", "2", "--interval", "0.01")
+    assert (code, err) == (0, "")
+    assert out.count("sdnmpi-ctl: cannot reach the controller at %s" % dead) == 2
+
+
 def test_unreachable_controller_and_bad_usage_exit_codes():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
