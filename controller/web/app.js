@@ -110,11 +110,12 @@
     const byName = names.every((n) => n) && new Set(names).size === names.length;
     for (const h of view.hosts) {
       const p = pos[h.mac];
+      if (!p) continue;  // a host without an IP address on a switch that is no leaf: not drawn
       const g = svg("g", {class: "host", "data-mac": h.mac, "data-ip": h.ip || "", transform: "translate(" + p.x + "," + p.y + ")"}, hostLayer);
       svg("circle", {r: 11}, g);
       svg("text", {y: 26, text: byName ? h.name : h.ip || h.mac.slice(-8)}, g);
       svg("title", {text: (h.name ? h.name + " " : "") + (h.ip || "no IP") + " " + h.mac + " at " + h.dpid + ":" + h.port}, g);
-      state.hosts[h.ip] = {g, rank: svg("text", {class: "rank", y: 40}, g)};
+      if (h.ip) state.hosts[h.ip] = {g, rank: svg("text", {class: "rank", y: 40}, g)};
     }
   }
 
@@ -175,7 +176,7 @@
   function select(jobId) {
     state.selected = jobId; state.detail = null; state.detailShape = ""; state.mode = {kind: "all"};
     if (lastView) renderJobs(lastView, true);
-    refresh().catch(() => {});  // the next poll reports any failure
+    refresh();
   }
 
   function button(label, mode, parent) {
@@ -256,9 +257,13 @@
 
   function highlight() {
     if (!state.halos) return;
+    const ends = selectedEnds();
+    const shape = state.shape + JSON.stringify([ends, state.detail ? state.detail.ranks : null]);
+    if (shape === state.highlighted && state.halos.isConnected) return;  // unchanged: keep the elements
+    state.highlighted = shape;
     state.halos.replaceChildren();
     const byLink = {};
-    for (const end of selectedEnds()) {
+    for (const end of ends) {
       const id = state.ends[end];
       if (id) (byLink[id] = byLink[id] || []).push(end);
     }
@@ -286,9 +291,26 @@
   }
 
   // One request brings everything, the selected job's details included, so they always agree.
+  // A failed request means the controller is away ("reconnecting"); a failure to draw what came
+  // back is a bug of this page and goes to the console.
   async function refresh() {
     const asked = state.selected;
-    const view = await getJson("/sdnmpi/view" + (asked === null ? "" : "?job=" + asked));
+    let view;
+    try {
+      view = await getJson("/sdnmpi/view" + (asked === null ? "" : "?job=" + asked));
+    } catch (err) {
+      setStatus(false, err);
+      return;
+    }
+    setStatus(true);
+    try {
+      render(view, asked);
+    } catch (err) {
+      console.error("sdnmpi web view: cannot draw the controller's answer:", err);
+    }
+  }
+
+  function render(view, asked) {
     lastView = view;
     const shape = shapeOf(view);
     if (shape !== state.shape) { state.shape = shape; draw(view); }
@@ -303,12 +325,7 @@
   }
 
   async function poll() {
-    try {
-      await refresh();
-      setStatus(true);
-    } catch (err) {
-      setStatus(false, err);
-    }
+    await refresh();
     setTimeout(poll, POLL_MS);
   }
 

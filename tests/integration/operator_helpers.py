@@ -1,13 +1,13 @@
 """Helpers of the operator-surface integration tests (test_metrics_prometheus.py,
 test_webview_mininet.py): an RPC client that registers jobs from the test process, a Prometheus
-server from apt pointed at the controller, a headless Chromium under Selenium, and an iperf3 flow
-in the background."""
+server from apt pointed at the controller, an iperf3 flow in the background, and (from
+tests/unit/browser.py) a headless Chromium under Selenium."""
 import contextlib
 import json
 import os
 import socket
 import subprocess
-import tempfile
+import sys
 import threading
 import time
 import urllib.parse
@@ -22,12 +22,10 @@ from sdnmpi.primitives import schedule
 
 import ofdump
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit"))
+from browser import chromium, console_errors, halo_ends  # noqa: E402,F401  pylint: disable=wrong-import-position
+
 PROMETHEUS = "/usr/bin/prometheus"
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--window-size=1400,900")
 
 
 def artifacts_dir(tmp_path):
@@ -184,25 +182,3 @@ def prometheus_server(target_port, tmp_path, interval="1s"):
     finally:
         procs.terminate([proc], timeout=10)
         log.close()
-
-
-# ---------------------------------------------------------------------------------------------
-# Chromium
-@contextlib.contextmanager
-def chromium():
-    """A headless Chromium driven by Selenium (Debian's chromium and chromium-driver)."""
-    from selenium import webdriver  # pylint: disable=import-outside-toplevel
-    from selenium.webdriver.chrome.service import Service  # pylint: disable=import-outside-toplevel
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    profile = tempfile.mkdtemp(prefix="sdnmpi-chromium-")
-    options.add_argument("--user-data-dir=" + profile)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        subprocess.run(["rm", "-rf", profile], check=False)

@@ -20,8 +20,8 @@ from sdnmpi.primitives import schedule
 
 import ofdump
 from fabric_helpers import HPL, LEAVES, N, SPINES, bridge, ip, leaf_dpid, leaf_spine_fabric
-from operator_helpers import (RPC_ALLOW_LOCAL, BackgroundIperf, RpcClient, artifacts_dir, chromium, job_out_ports,
-                              route_port, wait_until)
+from operator_helpers import (RPC_ALLOW_LOCAL, BackgroundIperf, RpcClient, artifacts_dir, chromium, console_errors,
+                              halo_ends, job_out_ports, route_port, wait_until)
 
 IDLE = "#9aa5b1"   # controller/web/app.js: an idle link's colour
 LINK_BPS = 20e6
@@ -53,10 +53,6 @@ def text(driver, element_id):
     return driver.find_element(By.ID, element_id).text
 
 
-def console_errors(driver):
-    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
-
-
 def fabric_counts(driver):
     return (len(css(driver, "#fabric g.switch")), len(css(driver, "#fabric g.host")),
             len(css(driver, '#fabric line.link[data-kind="fabric"]')), len(css(driver, '#fabric line.link[data-kind="host"]')))
@@ -66,10 +62,6 @@ def wait_live_fabric(driver, timeout=30):
     want = (SPINES + LEAVES, N, SPINES * LEAVES, N)
     wait_until(lambda: fabric_counts(driver) == want and text(driver, "status") == "live", timeout,
                "the page to show %s switches, hosts, switch links, host links" % (want,))
-
-
-def halo_ends(driver):
-    return {end for h in css(driver, "#halos line.halo") for end in h.get_attribute("data-out").split()}
 
 
 SETTLED_JS = """
