@@ -43,6 +43,16 @@ class Operated:
         self.rpc = MeteredRpcService(self.core, self.confirm, self.metrics, clock=lambda: self.now)
         self.ips = [self.graph.nodes[m]["ip"] for m in fabric.hosts(self.graph)]
 
+    @classmethod
+    def with_job(cls, graph, **settings):
+        """A controller on ``graph`` with one job on every host: an Allreduce plan (comm 0) and a
+        Bcast tree (comm 1, root the 4th host, members hosts 3-11)."""
+        op = cls(graph, **settings)
+        op.job = op.register(hosts=op.ips)
+        assert op.plan_allreduce(op.job)["status"] == "ok"
+        assert op.call("plan_bcast", job=op.job, comm=1, root=op.ips[3], members=op.ips[2:11])["status"] == "ok"
+        return op
+
     def confirm(self, msgs):
         from sdnmpi.controller.rpc import ConfirmError  # pylint: disable=import-outside-toplevel
         if self.fail_confirm:

@@ -19,10 +19,7 @@ def get(url):
 
 @pytest.fixture(scope="module")
 def kary():
-    op = Operated(fattree.kary(4), link_capacity=20e6)
-    op.job = op.register(hosts=op.ips)
-    assert op.plan_allreduce(op.job)["status"] == "ok"
-    assert op.call("plan_bcast", job=op.job, comm=1, root=op.ips[3], members=op.ips[2:11])["status"] == "ok"
+    op = Operated.with_job(fattree.kary(4), link_capacity=20e6)
     served = Served(op)
     op.url = served.url
     yield op

@@ -2,10 +2,9 @@
 Mininet): a 3-tier fat-tree drawn in its tiers, a job's per-step and tree highlights equal to its
 plan, and odd topologies (a host without an IP address on a spine, a switch with no links)
 drawn without a console error. tests/integration/test_webview_mininet.py tests the page on OVS."""
-import time
-
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.wait import WebDriverWait
 
 from browser import chromium, console_errors, halo_ends
 from operator_harness import Operated, Served
@@ -14,22 +13,9 @@ from sdnmpi.primitives import fattree
 SPINE = 0x301
 
 
-def wait(predicate, what, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting for " + what)
-
-
 @pytest.fixture(scope="module")
 def page():
-    op = Operated(fattree.kary(4), link_capacity=10e6)
-    op.job = op.register(hosts=op.ips)
-    assert op.plan_allreduce(op.job)["status"] == "ok"
-    assert op.call("plan_bcast", job=op.job, comm=0, root=op.ips[5], members=op.ips[4:12])["status"] == "ok"
+    op = Operated.with_job(fattree.kary(4), link_capacity=10e6)
     served = Served(op)
     with chromium() as driver:
         driver.get(served.url + "/")
@@ -38,13 +24,17 @@ def page():
     served.close()
 
 
+def wait(driver, predicate, what, timeout=10):
+    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda _d: predicate(), "timed out: " + what)
+
+
 def css(driver, selector):
     return driver.find_elements(By.CSS_SELECTOR, selector)
 
 
 def test_three_tiers_and_every_link(page):
     d = page.driver
-    wait(lambda: len(css(d, "#fabric g.switch")) == 20, "20 switches")
+    wait(d, lambda: len(css(d, "#fabric g.switch")) == 20, "20 switches")
     tiers = [g.get_attribute("class") for g in css(d, "#fabric g.switch")]
     assert sorted(tiers) == ["switch tier0"] * 8 + ["switch tier1"] * 8 + ["switch tier2"] * 4
     assert len(css(d, '#fabric line.link[data-kind="fabric"]')) == 32
@@ -57,19 +47,19 @@ def test_three_tiers_and_every_link(page):
 
 def test_step_and_tree_highlights_follow_the_plan(page):
     d, op = page.driver, page
-    wait(lambda: css(d, '#jobs li[data-job="%d"]' % op.job), "the job")[0].click()
+    wait(d, lambda: css(d, '#jobs li[data-job="%d"]' % op.job), "the job")[0].click()
     job = op.rpc.jobs.jobs[op.job]
-    wait(lambda: halo_ends(d) == {"%016x:%d" % (dp, port) for (dp, _s, _t), port in job.flows().items()}
+    wait(d, lambda: halo_ends(d) == {"%016x:%d" % (dp, port) for (dp, _s, _t), port in job.flows().items()}
          | {"%016x:%d" % (dp, p) for t in job.trees.values() for dp, ports in t.out_ports.items() for p in ports},
          "all of the job's routes and its tree")
     for i, step in enumerate(job.plans[0].steps):
         pairs = {pair for pair, _count in step}
         want = {"%016x:%d" % (dp, port) for (dp, s, t), port in job.flows().items() if (s, t) in pairs}
         css(d, "#job-steps button")[i + 1].click()
-        wait(lambda want=want: halo_ends(d) == want, "step %d" % (i + 1))
+        wait(d, lambda want=want: halo_ends(d) == want, "step %d" % (i + 1))
     tree, = job.trees.values()
     css(d, "#job-trees button")[0].click()
-    wait(lambda: halo_ends(d) == {"%016x:%d" % (dp, p) for dp, ports in tree.out_ports.items() for p in ports}, "the tree")
+    wait(d, lambda: halo_ends(d) == {"%016x:%d" % (dp, p) for dp, ports in tree.out_ports.items() for p in ports}, "the tree")
     assert "tree %s:%d" % (tree.group_ip, tree.udp_port) in d.find_element(By.ID, "job-mode").text
     assert console_errors(d) == []
 
@@ -82,6 +72,6 @@ def test_odd_topologies_draw_without_errors(page):
     topo.switches[SPINE][9] = "0a:00:00:00:03:09"
     topo.learn_host("02:00:00:00:00:aa", None, SPINE, 9, "arp", op.now)
     assert "02:00:00:00:00:aa" in topo.hosts
-    wait(lambda: len(css(d, "#fabric g.switch")) == 21, "the new switch")
+    wait(d, lambda: len(css(d, "#fabric g.switch")) == 21, "the new switch")
     assert d.find_element(By.ID, "status").text == "live"
     assert console_errors(d) == []
