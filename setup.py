@@ -10,11 +10,13 @@ PACKAGES = {
     "sdnmpi.simulator": "simulator",
     "sdnmpi.profiler": "profiler",
     "sdnmpi.flows": "flows",
+    "sdnmpi.ctl": "ctl",
 }
 
 CONSOLE_SCRIPTS = [
     "sdnmpi-sim = sdnmpi.simulator.cli:main",
     "sdnmpi-prof = sdnmpi.profiler.cli:main",
+    "sdnmpi-ctl = sdnmpi.ctl.cli:main",
 ]
 
 setup(
@@ -24,7 +26,9 @@ setup(
     python_requires=">=3.9",
     packages=list(PACKAGES),
     package_dir=PACKAGES,
-    package_data={"sdnmpi.flows": ["model.json"]},
+    package_data={"sdnmpi.flows": ["model.json"],
+                  "sdnmpi.controller": ["web/*.html", "web/*.js", "web/*.css"]},
     entry_points={"console_scripts": CONSOLE_SCRIPTS},
-    install_requires=["ryu==4.34", "eventlet==0.33.3", "dnspython>=2,<3", "networkx>=3,<4", "msgpack>=1,<2"],
+    install_requires=["ryu==4.34", "eventlet==0.33.3", "dnspython>=2,<3", "networkx>=3,<4", "msgpack>=1,<2",
+                      "prometheus-client>=0.17,<1"],
 )

@@ -15,11 +15,13 @@ from ryu.controller.handler import DEAD_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
 from ryu.lib import hub
 from ryu.ofproto import ofproto_v1_3
 
-from . import options, rest, rpc
+from . import options, rest, rpc, web
 from .access import RegisterAccess, parse_networks
 from .auth import OperatorAuth
 from .barriers import Confirmer
 from .core import Core
+from .metrics import Metrics
+from .rpcmetrics import MeteredRpcService
 
 LOG = logging.getLogger(__name__)
 EXPIRY_INTERVAL = 0.5
@@ -53,11 +55,14 @@ class SdnMpiApp(app_manager.RyuApp):
         self.core = Core(self.settings)
         self.confirmer = Confirmer(self.settings.barrier_timeout)
         s = self.settings
-        self.rpc = rpc.RpcService(self.core, self.confirmer.confirm,
-                                  access=RegisterAccess(parse_networks(s.rpc_allow.split(","))))
+        self.metrics = Metrics(self.core)
+        self.rpc = MeteredRpcService(self.core, self.confirmer.confirm, self.metrics,
+                                     access=RegisterAccess(parse_networks(s.rpc_allow.split(","))))
         self.rpc_limits = rpc.Limits(max_connections=s.rpc_max_connections, idle_timeout=s.rpc_idle_timeout,
                                      frame_timeout=s.rpc_frame_timeout)
-        rest.register(kwargs["wsgi"], self.core, self.rpc, OperatorAuth.from_file(s.operator_token_file))
+        self.auth = OperatorAuth.from_file(s.operator_token_file)
+        rest.register(kwargs["wsgi"], self.core, self.rpc, self.auth)
+        web.register(kwargs["wsgi"], self.core, self.rpc, self.metrics, self.auth)
         LOG.info("sdnmpi controller: %s", self.settings)
 
     def start(self):
@@ -131,6 +136,18 @@ class SdnMpiApp(app_manager.RyuApp):
     def _port_stats_reply(self, ev):
         self.core.port_stats_reply(ev.msg.datapath.id, ev.msg.body, time.monotonic())
 
+    @set_ev_cls(ofp_event.EventOFPAggregateStatsReply, MAIN_DISPATCHER)
+    @_logged
+    def _aggregate_stats_reply(self, ev):
+        self.core.table_stats.flows_reply(ev.msg.datapath.id, ev.msg.body.flow_count)
+
+    @set_ev_cls(ofp_event.EventOFPGroupStatsReply, MAIN_DISPATCHER)
+    @_logged
+    def _group_stats_reply(self, ev):
+        msg = ev.msg
+        more = bool(msg.flags & msg.datapath.ofproto.OFPMPF_REPLY_MORE)
+        self.core.table_stats.groups_reply(msg.datapath.id, len(msg.body), more)
+
     @set_ev_cls(ofp_event.EventOFPBarrierReply, MAIN_DISPATCHER)
     @_logged
     def _barrier_reply(self, ev):
@@ -141,5 +158,6 @@ class SdnMpiApp(app_manager.RyuApp):
     def _error(self, ev):
         msg = ev.msg
         self.core.counters["switch_errors"] += 1
+        self.metrics.openflow_error(msg.type)
         self.confirmer.error(msg.datapath.id, msg.xid, msg.type, msg.code)
         LOG.warning("switch %016x reported OpenFlow error type=%d code=%d", msg.datapath.id, msg.type, msg.code)

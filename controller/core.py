@@ -15,6 +15,7 @@ from . import arp, lldp, ofmsgs
 from . import constants as C
 from .portstats import PortStats
 from .routes import SwitchRoutes, desired_by_switch
+from .tablestats import TableStats
 from .topology import SOURCE_ARP, SOURCE_IPV4, SOURCE_LLDP, Topology
 
 LOG = logging.getLogger(__name__)
@@ -24,12 +25,14 @@ ARP_PROBE_HOLDOFF = 1.0  # seconds between probes for the same unknown IP
 class Core:
     def __init__(self, settings):
         self.settings = settings
-        self.policy = DEFAULT_ROUTING[settings.default_routing]
+        self.routing = settings.default_routing   # the policy's name; set_routing changes it
+        self.policy = DEFAULT_ROUTING[self.routing]
         self.topology = Topology()
         self.datapaths = {}                # dpid -> Ryu datapath
         self.routes = {}                   # dpid -> SwitchRoutes installed there
         self.routes_dirty = False
         self.port_stats = PortStats()
+        self.table_stats = TableStats()
         self.counters = collections.Counter()
         self._last_probe = {}              # ip -> time of our last ARP probe for it
         self._probe_ttl = max(1, math.ceil(settings.link_timeout))
@@ -52,6 +55,7 @@ class Core:
         del self.datapaths[dp.id]
         del self.routes[dp.id]
         self.port_stats.forget_switch(dp.id)
+        self.table_stats.forget_switch(dp.id)
         self.routes_dirty |= self.topology.remove_switch(dp.id)
         return []
 
@@ -182,12 +186,28 @@ class Core:
         for dpid, dp in sorted(self.datapaths.items()):
             msgs += self.routes[dpid].sync(dp, desired.get(dpid, {}))
         self.counters["route_recomputes"] += 1
-        LOG.info("routes recomputed (%s): %d hosts, %d switches, %d messages", self.settings.default_routing,
+        LOG.info("routes recomputed (%s): %d hosts, %d switches, %d messages", self.routing,
                  len(self.topology.hosts), len(self.datapaths), len(msgs))
         return msgs
 
+    def set_routing(self, name):
+        """Makes ``name`` the default routing policy; the next route pass installs its routes
+        (changing each switch's flows and groups in place). True if the policy changed; ValueError
+        for an unknown name."""
+        if name not in DEFAULT_ROUTING:
+            raise ValueError("unknown routing policy %r (choose from %s)" % (name, ", ".join(sorted(DEFAULT_ROUTING))))
+        if name == self.routing:
+            return False
+        LOG.info("default routing: %s -> %s", self.routing, name)
+        self.routing, self.policy = name, DEFAULT_ROUTING[name]
+        self.routes_dirty = True
+        return True
+
     def stats_requests(self):
-        return [ofmsgs.port_stats_request(dp) for dp in self.datapaths.values()]
+        msgs = []
+        for dp in self.datapaths.values():
+            msgs += [ofmsgs.port_stats_request(dp), ofmsgs.aggregate_stats_request(dp), ofmsgs.group_stats_request(dp)]
+        return msgs
 
     def port_stats_reply(self, dpid, stats, now):
         self.port_stats.update(dpid, stats, now)
@@ -200,7 +220,7 @@ class Core:
     def stats_json(self):
         c = self.counters
         return {
-            "routing": self.settings.default_routing,
+            "routing": self.routing,
             "packet_in": {"total": c["packet_in"], "lldp": c["packet_in_lldp"], "arp": c["packet_in_arp"],
                           "ipv4": c["packet_in_ipv4"], "other": c["packet_in_other"]},
             "malformed": c["malformed"], "arp_replies": c["arp_replies"], "arp_probes": c["arp_probes"],

@@ -71,6 +71,17 @@ def port_stats_request(dp):
     return dp.ofproto_parser.OFPPortStatsRequest(dp, 0, dp.ofproto.OFPP_ANY)
 
 
+def aggregate_stats_request(dp):
+    """How many flows the switch has, in every table (answered with one OFPAggregateStatsReply)."""
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    return parser.OFPAggregateStatsRequest(dp, 0, ofp.OFPTT_ALL, ofp.OFPP_ANY, ofp.OFPG_ANY, 0, 0,
+                                           parser.OFPMatch())
+
+
+def group_stats_request(dp):
+    return dp.ofproto_parser.OFPGroupStatsRequest(dp, 0, dp.ofproto.OFPG_ALL)
+
+
 def ipv4_dst_match(dp, ip):
     return dp.ofproto_parser.OFPMatch(eth_type=C.ETH_TYPE_IPV4, ipv4_dst=ip)
 

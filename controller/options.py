@@ -60,6 +60,9 @@ OPTS = [
                     "random token if missing)"),
     cfg.FloatOpt("sdnmpi-barrier-timeout", default=5.0, min=0.1,
                  help="seconds to wait for switches to confirm a job's routes"),
+    cfg.FloatOpt("sdnmpi-link-capacity", default=0.0, min=0.0,
+                 help="bit/s of every switch port, for link utilisation in /metrics and the web view "
+                      "(0: each port's speed as the switch reports it)"),
     cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
                help="source MAC of the controller's ARP probes for unknown hosts"),
 ]
@@ -82,6 +85,7 @@ class Settings:
     rpc_frame_timeout: float = 10.0
     operator_token_file: str = DEFAULT_TOKEN_FILE
     barrier_timeout: float = 5.0
+    link_capacity: float = 0.0
 
 
 def register_cli(conf=cfg.CONF):

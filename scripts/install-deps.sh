@@ -12,6 +12,7 @@ APT_PACKAGES=(
   openmpi-bin libopenmpi-dev libmsgpack-dev
   iputils-ping iperf3 ethtool nftables iproute2 procps lldpd
   zlib1g-dev mpich libmpich-dev hpcc
+  prometheus chromium chromium-driver
 )
 
 missing=()

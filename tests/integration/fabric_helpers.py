@@ -66,10 +66,12 @@ def wait_for_routes(fab, hosts, timeout=30):
 
 
 @contextlib.contextmanager
-def leaf_spine_fabric(routing, tmp_path, lldpd=True):
+def leaf_spine_fabric(routing, tmp_path, lldpd=True, topo=None, extra_args=()):
     """The 2-tier fabric with controller and (by default) lldpd, once every switch link and host
-    is discovered and every switch routes every host. Without lldpd, hosts are not waited for."""
-    with running_fabric(make_topo(), routing, tmp_path, lldpd=lldpd) as (ctl, fab):
+    is discovered and every switch routes every host. Without lldpd, hosts are not waited for.
+    ``topo``: another LeafSpineTopo of the same shape (e.g. other bandwidths); ``extra_args``:
+    more controller flags."""
+    with running_fabric(topo or make_topo(), routing, tmp_path, lldpd=lldpd, extra_args=extra_args) as (ctl, fab):
         controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES,
                                           hosts=N if lldpd else 0, timeout=90)
         if lldpd:

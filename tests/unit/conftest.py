@@ -236,7 +236,8 @@ class SwitchSim:
             self._flow_mod(msg)
         elif isinstance(msg, PARSER.OFPGroupMod):
             self._group_mod(msg)
-        elif isinstance(msg, (PARSER.OFPBarrierRequest, PARSER.OFPPortStatsRequest)):
+        elif isinstance(msg, (PARSER.OFPBarrierRequest, PARSER.OFPPortStatsRequest, PARSER.OFPAggregateStatsRequest,
+                              PARSER.OFPGroupStatsRequest)):
             pass
         else:
             raise SwitchError("switch %#x: unexpected message %r" % (self.dpid, msg))

@@ -1,6 +1,7 @@
 """controller/core.py against fake datapaths and simulated switches: base flows, discovery, default
 routes for every policy, failures, IPv4 learning, robustness against garbage, and the Ryu app's
 error wrapper."""
+import collections
 import logging
 import math
 import random
@@ -576,7 +577,9 @@ def test_routes_and_stats_json(make_fabric):
                           "handler_errors", "host_claims_refused"}
     assert stats["host_claims_refused"] == 0
     assert stats["packet_in"]["total"] == sim.to_controller
-    assert len(sim.core.stats_requests()) == len(sim.switch_ids)
+    kinds = collections.Counter((m.datapath.id, type(m).__name__) for m in sim.core.stats_requests())
+    assert kinds == {(d, kind): 1 for d in sim.switch_ids
+                     for kind in ("OFPPortStatsRequest", "OFPAggregateStatsRequest", "OFPGroupStatsRequest")}
 
 
 # ---------------------------------------------------------------------------------------------

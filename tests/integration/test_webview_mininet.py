@@ -1,0 +1,204 @@
+"""The live web view in a real browser (headless Chromium under Selenium) with the controller and
+the Mininet fabric up: the right numbers of switches, hosts and links; a link's colour under iperf3
+load and back; a job appearing on register with its highlighted routes equal to the flows OVS holds
+(all of them, and per Allreduce step), disappearing on release; the page carrying on through a
+controller restart on the same ports; no errors in the browser console. Screenshots go to
+$SDNMPI_ARTIFACTS (else the test's tmp_path)."""
+import os
+import random
+import subprocess
+import sys
+import types
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from sdnmpi.controller import constants as C
+from sdnmpi.mininet_topos import controller_proc
+from sdnmpi.mininet_topos.fattree import LeafSpineTopo
+from sdnmpi.primitives import schedule
+
+import ofdump
+from fabric_helpers import HPL, LEAVES, N, SPINES, bridge, ip, leaf_dpid, leaf_spine_fabric
+from operator_helpers import (RPC_ALLOW_LOCAL, BackgroundIperf, RpcClient, artifacts_dir, chromium, console_errors,
+                              halo_ends, job_out_ports, route_port, wait_until)
+
+IDLE = "#9aa5b1"   # controller/web/app.js: an idle link's colour
+LINK_BPS = 20e6
+CONTROLLER_ARGS = ("--sdnmpi-stats-interval", "1", "--sdnmpi-link-capacity", "%g" % LINK_BPS) + RPC_ALLOW_LOCAL
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    topo = LeafSpineTopo(spines=SPINES, leaves=LEAVES, hosts_per_leaf=HPL, host_bw=20, fabric_bw=20)
+    tmp = tmp_path_factory.mktemp("webview")
+    args = CONTROLLER_ARGS + ("--sdnmpi-operator-token-file", str(tmp / "operator-token"))
+    with leaf_spine_fabric("dmodk", tmp, topo=topo, extra_args=args) as (ctl, fab):
+        state = types.SimpleNamespace(ctl=ctl, fab=fab, tmp=tmp, args=args, restarted=[])
+        try:
+            with chromium() as driver:
+                state.driver = driver
+                driver.get(ctl.url("/"))
+                yield state
+        finally:
+            for new in state.restarted:
+                new.stop()
+
+
+def css(driver, selector):
+    return driver.find_elements(By.CSS_SELECTOR, selector)
+
+
+def text(driver, element_id):
+    return driver.find_element(By.ID, element_id).text
+
+
+def fabric_counts(driver):
+    return (len(css(driver, "#fabric g.switch")), len(css(driver, "#fabric g.host")),
+            len(css(driver, '#fabric line.link[data-kind="fabric"]')), len(css(driver, '#fabric line.link[data-kind="host"]')))
+
+
+def wait_live_fabric(driver, timeout=30):
+    want = (SPINES + LEAVES, N, SPINES * LEAVES, N)
+    wait_until(lambda: fabric_counts(driver) == want and text(driver, "status") == "live", timeout,
+               "the page to show %s switches, hosts, switch links, host links" % (want,))
+
+
+SETTLED_JS = """
+const probe = document.createElement("span");
+document.body.appendChild(probe);
+const settled = Array.from(document.querySelectorAll("#fabric line.link")).every((line) => {
+  probe.style.color = line.getAttribute("stroke");
+  return getComputedStyle(line).stroke === getComputedStyle(probe).color;
+});
+probe.remove();
+return settled;
+"""
+
+
+def colours_settled(driver):
+    """Every link is drawn in its current colour (the page fades colours in)."""
+    return driver.execute_script(SETTLED_JS)
+
+
+def test_page_shows_the_fabric(env):
+    d = env.driver
+    wait_live_fabric(d)
+    assert text(d, "summary") == "%d switches \u00b7 %d links \u00b7 %d hosts \u00b7 0 jobs" % (SPINES + LEAVES, SPINES * LEAVES, N)
+    assert text(d, "routing") == "routing: dmodk"
+    tiers = {g.get_attribute("data-dpid"): g.get_attribute("class") for g in css(d, "#fabric g.switch")}
+    assert sorted(tiers.values()) == ["switch tier0"] * LEAVES + ["switch tier1"] * SPINES
+    assert console_errors(d) == []
+
+
+def test_link_colour_follows_iperf3_load(env):
+    d, fab = env.driver, env.fab
+    end = "%s:%d" % (leaf_dpid(1), route_port(fab, bridge(fab, leaf_dpid(1)), ip(N)))
+    selector = '#fabric line.link[data-a="%s"], #fabric line.link[data-b="%s"]' % (end, end)
+    link = lambda: css(d, selector)[0]  # noqa: E731  (the page may redraw the element)
+    wait_until(lambda: link().get_attribute("stroke") == IDLE, 20, "the uplink %s to be idle" % end)
+    flow = BackgroundIperf(fab, "h1", "h%d" % N, seconds=10)
+
+    def loaded():
+        util = link().get_attribute("data-util")
+        return util and float(util) > 0.5 and link().get_attribute("stroke")
+    colour = wait_until(loaded, 9, "the uplink to be shown more than half loaded")
+    hue = int(colour[len("hsl("):].split(",")[0])
+    assert colour.startswith("hsl(") and hue < 60, "a busy link is drawn orange to red, not %s" % colour
+    wait_until(lambda: colours_settled(d), 3, "the link colours to settle")
+    d.save_screenshot(os.path.join(artifacts_dir(env.tmp), "webview-iperf3.png"))
+    assert flow.join() > 5
+    wait_until(lambda: link().get_attribute("stroke") == IDLE, 10, "the uplink's colour to return to idle")
+    assert console_errors(d) == []
+
+
+def test_job_appears_its_routes_match_ovs_and_it_goes_on_release(env, tmp_path):
+    d, fab, ctl = env.driver, env.fab, env.ctl
+    ips = [ip(n) for n in range(1, N + 1)]
+    random.Random(18).shuffle(ips)   # ranks placed at random
+    client = RpcClient(ctl.rpc_port)
+    try:
+        job = client.register_and_plan(ips)
+        item = '#jobs li[data-job="%d"]' % job
+        wait_until(lambda: css(d, item), 5, "job %d in the list" % job)[0].click()
+        ovs = job_out_ports(fab, job)
+        assert ovs, "the plan installed flows"
+        wait_until(lambda: halo_ends(d) == ovs, 5, "the highlighted routes to equal the OVS flows of job %d" % job)
+        assert text(d, "summary").endswith("1 jobs")
+        # The picture for the README: the job's routes with a loaded link next to them.
+        flow = BackgroundIperf(fab, "h1", "h%d" % N, seconds=6)
+        wait_until(lambda: any(float(l.get_attribute("data-util") or 0) > 0.5 for l in css(d, "#fabric line.link")), 6,
+                   "a loaded link")
+        wait_until(lambda: colours_settled(d), 3, "the link colours to settle")
+        d.save_screenshot(os.path.join(artifacts_dir(env.tmp), "webview-job.png"))
+        flow.join()
+        # Per step: the highlight is the OVS flows of that step's host pairs.
+        steps = schedule.host_steps(schedule.recursive_doubling_steps(N), ips)
+        flows = {sw.dpid: ofdump.flows(sw.name) for sw in fab.net.switches}
+        for i, step in enumerate(steps):
+            pairs = {pair for pair, _count in step}
+            want = {"%s:%s" % (dpid, f["actions"][len("output:"):]) for dpid, fl in flows.items() for f in fl
+                    if f["cookie"] == C.COOKIE_JOB | job
+                    and (f["match"].get("nw_src"), f["match"].get("nw_dst")) in pairs}
+            css(d, "#job-steps button")[i + 1].click()
+            wait_until(lambda want=want: halo_ends(d) == want, 5, "step %d's highlight" % (i + 1))
+            d.save_screenshot(os.path.join(artifacts_dir(env.tmp), "webview-job-step%d.png" % (i + 1)))
+        # A Bcast tree: its highlight is the output ports of its ALL groups in the switches (the
+        # only ALL groups there: default routes use SELECT groups or none).
+        client.call("plan_bcast", job=job, comm=1, root=ips[0], members=sorted(ips))
+        wait_until(lambda: css(d, "#job-trees button"), 5, "the tree in the job's details")[0].click()
+        want = {"%s:%d" % (sw.dpid, port) for sw in fab.net.switches
+                for kind, ports in ofdump.groups(sw.name).values() if kind == "all" for port in ports}
+        assert len(want) >= N, "the tree reaches every member host"
+        wait_until(lambda: halo_ends(d) == want, 5, "the tree's highlight to equal its groups in OVS")
+        client.call("release", job=job)
+        wait_until(lambda: not css(d, item) and not css(d, "#halos line.halo"), 5, "job %d to disappear" % job)
+        assert not d.find_element(By.ID, "job-detail").is_displayed()
+        assert job_out_ports(fab, job) == set()
+    finally:
+        client.close()
+    assert console_errors(d) == []
+
+
+def select_groups(fab):
+    return {sw.name: [g for g, (kind, _ports) in ofdump.groups(sw.name).items() if kind == "select"]
+            for sw in fab.net.switches}
+
+
+def test_routing_set_by_sdnmpi_ctl_reaches_the_switches_and_the_page(env):
+    d, fab, ctl = env.driver, env.fab, env.ctl
+    ctl_cmd = [os.path.join(os.path.dirname(sys.executable), "sdnmpi-ctl"), "--url", ctl.url(""), "routing", "set"]
+    token = ["--token-file", str(env.tmp / "operator-token")]
+    res = subprocess.run(ctl_cmd + ["ecmp"] + token, capture_output=True, text=True, timeout=60)
+    assert (res.returncode, res.stdout, res.stderr) == (0, "default routing: ecmp (was dmodk)\n", "")
+    wait_until(lambda: text(d, "routing") == "routing: ecmp", 5, "the page to show the new policy")
+    wait_until(lambda: all(select_groups(fab)[leaf] for leaf in fab.topo.leaf_names), 15,
+               "SELECT groups on every leaf")
+    res = subprocess.run(ctl_cmd + ["dmodk"] + token, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    wait_until(lambda: not any(select_groups(fab).values()), 15, "the ECMP groups to go")
+    wait_until(lambda: text(d, "routing") == "routing: dmodk", 5, "the page to show dmodk again")
+    bad = subprocess.run(ctl_cmd + ["ecmp", "--token-file", os.devnull], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and bad.stderr.startswith("sdnmpi-ctl: ") and bad.stderr.count("\n") == 1
+    assert console_errors(d) == []
+
+
+def test_page_keeps_working_through_a_controller_restart(env):
+    d, old = env.driver, env.ctl
+    wait_live_fabric(d)
+    old.stop()
+    wait_until(lambda: text(d, "status") == "reconnecting", 10, "the page to notice the controller is gone")
+    assert fabric_counts(d)[0] == SPINES + LEAVES, "the last picture stays while the controller is away"
+    new = controller_proc.start_controller(
+        old.ofp_port, old.wsapi_port, routing="dmodk", log_path=str(env.tmp / "ryu-restarted.log"),
+        extra_args=("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(old.rpc_port)) + env.args)
+    env.restarted.append(new)
+    wait_live_fabric(d, timeout=90)
+    away = console_errors(d)
+    assert away, "the page kept polling while the controller was away (each failed poll is logged by Chromium)"
+    unexpected = [e for e in away if not ("/sdnmpi/" in e["message"] and "net::ERR_" in e["message"])]
+    assert unexpected == [], "only the failed polls while the controller was away may be reported"
+    # Polling goes on cleanly afterwards: a later update, and no new errors.
+    first = d.find_element(By.ID, "status").get_attribute("title")
+    wait_until(lambda: d.find_element(By.ID, "status").get_attribute("title") != first, 5, "another update")
+    assert console_errors(d) == []
