@@ -28,9 +28,13 @@ from browser import chromium, console_errors, halo_ends  # noqa: E402,F401  pyli
 PROMETHEUS = "/usr/bin/prometheus"
 
 
-def artifacts_dir(tmp_path):
-    """Where screenshots go: $SDNMPI_ARTIFACTS (CI keeps it) or the test's tmp_path."""
-    path = os.environ.get("SDNMPI_ARTIFACTS") or str(tmp_path)
+ARTIFACTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test-artifacts")
+
+
+def artifacts_dir(_tmp_path):
+    """Where screenshots go: $SDNMPI_ARTIFACTS, else test-artifacts/ in the checkout, which
+    outlives the run (CI's clone keeps it; git ignores it)."""
+    path = os.path.abspath(os.environ.get("SDNMPI_ARTIFACTS") or ARTIFACTS)
     os.makedirs(path, exist_ok=True)
     return path
 

@@ -3,7 +3,7 @@ the Mininet fabric up: the right numbers of switches, hosts and links; a link's 
 load and back; a job appearing on register with its highlighted routes equal to the flows OVS holds
 (all of them, and per Allreduce step), disappearing on release; the page carrying on through a
 controller restart on the same ports; no errors in the browser console. Screenshots go to
-$SDNMPI_ARTIFACTS (else the test's tmp_path)."""
+$SDNMPI_ARTIFACTS (else test-artifacts/ in the checkout)."""
 import os
 import random
 import subprocess
