@@ -1,113 +1,164 @@
 /* traffic_patterns.c -- communication patterns for traffic-aware job routing (issue 15): the
- * tests (tests/unit/test_libsdnmpi_traffic.py) profile them and send the traces, the benchmarks
- * rerun them under each routing policy. A plain MPI program: nothing of sdnmpi is linked in.
+ * library tests (tests/unit/test_libsdnmpi_traffic.py) profile them and send the traces, the
+ * pattern tests (tests/unit/test_traffic_patterns.py) check every pattern, the benchmarks rerun
+ * them under each routing policy. A plain MPI program: nothing of sdnmpi is linked in, so it runs
+ * unmodified under the profiler and under the preload library.
  *
- * Usage: traffic_patterns [--reps N] [--hints] PATTERN [ARGS] [PATTERN [ARGS] ...]
+ * Usage: traffic_patterns [--reps N] [--hints] STEP [ARGS] [STEP [ARGS] ...]
  *
  *   shift D B      rank r sends B bytes to r+D (mod p), receives from r-D
  *   perm SEED B    a random permutation (the same on every rank, from SEED): r sends B bytes to
  *                  perm[r]; fixed points send nothing
- *   halo2d B       a periodic 2-D grid (MPI_Dims_create): B bytes to each of the 4 neighbours
- *   alltoall B     B bytes from every rank to every other rank (Isend/Irecv)
+ *   halo2d B       a periodic 2-D grid (MPI_Dims_create, MPI_Cart_shift): B bytes to each distinct
+ *                  neighbour other than the rank itself (at most 4)
+ *   halo3d B       the same on a periodic 3-D grid (at most 6 neighbours)
+ *   alltoall B     B bytes from every rank to every other rank (Isend/Irecv, a transpose)
  *   phase K        MPI_Pcontrol(K) (K = 0 leaves the phase)
  *   pause MS       computes (spins) for MS milliseconds, no communication
  *
- * Each exchange is repeated --reps times (default 1). --hints: before each exchange, each rank
- * declares its sends with SDN_MPI_Flow_hints (looked up with dlsym, so only when the sdnmpi
- * preload library is loaded; otherwise the option does nothing). Every byte received is checked;
- * rank 0 prints "traffic_patterns: p=P ok seconds=S" (S: the exchanges' time, pauses excluded) or
- * the program exits 1.
+ * Each exchange is repeated --reps times (default 1); every byte of every repetition is checked
+ * (the data depend on sender, receiver, repetition and offset). --hints: before each exchange,
+ * each rank declares its sends (B * reps bytes per destination) with SDN_MPI_Flow_hints, looked up
+ * with dlsym, so only when the sdnmpi preload library is loaded; otherwise the option does nothing.
+ *
+ * Output (rank 0, stdout), one line per exchange, then one line at the end if every byte was right:
+ *   traffic_patterns: pattern=NAME bytes=B reps=N ranks=P seconds=T
+ *   traffic_patterns: ranks=P ok seconds=S
+ * T: the slowest rank's communication time for the exchange's N repetitions (filling and checking
+ * the buffers excluded); S: the sum of the T's (pauses excluded).
+ * Exit 1 on wrong data, 2 (one line on stderr, nothing run) on bad arguments.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#define MAX_BYTES (1L << 30)
+#define MAX_NEIGHBOURS 6
+
 typedef int (*hints_fn)(MPI_Comm, int, const int *, const long long *);
 
 static int rank, size, reps = 1, failed;
 static hints_fn hints;
-static double exchange_seconds;
+static double total_seconds;
 
-static unsigned char byte_of(int src, int dst, long i)
+/* One step of the command line: its name and up to two numbers. */
+struct step {
+    const char *name;
+    long a, b;
+};
+
+static void bad_arguments(const char *fmt, const char *what)
 {
-    return (unsigned char)(src * 131 + dst * 31 + i * 7);
+    if (rank == 0) {
+        fprintf(stderr, "traffic_patterns: ");
+        fprintf(stderr, fmt, what);
+        fprintf(stderr, " (usage: traffic_patterns [--reps N] [--hints] shift D B | perm SEED B | "
+                        "halo2d B | halo3d B | alltoall B | phase K | pause MS ...)\n");
+    }
+    MPI_Finalize();
+    exit(2);
+}
+
+static long number(int argc, char **argv, int i, long lo, long hi)
+{
+    if (i >= argc)
+        bad_arguments("%s needs an argument", argv[i - 1]);
+    char *end;
+    errno = 0;
+    long v = strtol(argv[i], &end, 10);
+    if (errno != 0 || end == argv[i] || *end != '\0' || v < lo || v > hi)
+        bad_arguments("bad number %s", argv[i]);
+    return v;
+}
+
+static unsigned char byte_of(int src, int dst, int rep, long i)
+{
+    return (unsigned char)(src * 131 + dst * 31 + rep * 17 + i * 7);
+}
+
+static void *alloc(size_t n)
+{
+    void *p = malloc(n + 1);
+    if (p == NULL) {
+        fprintf(stderr, "traffic_patterns[%d]: out of memory\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return p;
+}
+
+static void send_hints(const int *dst, int nd, long bytes)
+{
+    long long *b = alloc((size_t)nd * sizeof *b);
+    for (int i = 0; i < nd; i++)
+        b[i] = (long long)bytes * reps;
+    if (hints(MPI_COMM_WORLD, nd, dst, b) != MPI_SUCCESS)
+        fprintf(stderr, "traffic_patterns[%d]: SDN_MPI_Flow_hints failed\n", rank);
+    free(b);
 }
 
 /* One exchange: this rank sends bytes to dst[0..nd) and receives bytes from src[0..ns). */
-static void exchange(const int *dst, int nd, const int *src, int ns, long bytes)
+static void exchange(const char *name, const int *dst, int nd, const int *src, int ns, long bytes)
 {
-    if (hints != NULL && nd > 0) {
-        long long *b = malloc((size_t)nd * sizeof *b);
-        if (b == NULL)
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        for (int i = 0; i < nd; i++)
-            b[i] = (long long)bytes * reps;
-        if (hints(MPI_COMM_WORLD, nd, dst, b) != MPI_SUCCESS)
-            fprintf(stderr, "traffic_patterns[%d]: SDN_MPI_Flow_hints failed\n", rank);
-        free(b);
-    }
-    unsigned char **out = calloc((size_t)nd + 1, sizeof *out), **in = calloc((size_t)ns + 1, sizeof *in);
-    MPI_Request *req = malloc(((size_t)nd + (size_t)ns + 1) * sizeof *req);
-    if (out == NULL || in == NULL || req == NULL)
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    for (int i = 0; i < nd; i++) {
-        if ((out[i] = malloc((size_t)bytes + 1)) == NULL)
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        for (long k = 0; k < bytes; k++)
-            out[i][k] = byte_of(rank, dst[i], k);
-    }
-    for (int i = 0; i < ns; i++)
-        if ((in[i] = malloc((size_t)bytes + 1)) == NULL)
-            MPI_Abort(MPI_COMM_WORLD, 2);
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
+    if (hints != NULL && nd > 0)
+        send_hints(dst, nd, bytes);
+    unsigned char *out = alloc((size_t)nd * (size_t)bytes), *in = alloc((size_t)ns * (size_t)bytes);
+    MPI_Request *req = alloc(((size_t)nd + (size_t)ns) * sizeof *req);
+    double seconds = 0;
     for (int r = 0; r < reps; r++) {
+        for (int i = 0; i < nd; i++)
+            for (long k = 0; k < bytes; k++)
+                out[i * bytes + k] = byte_of(rank, dst[i], r, k);
+        memset(in, 0, (size_t)ns * (size_t)bytes);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
         int n = 0;
         for (int i = 0; i < ns; i++)
-            MPI_Irecv(in[i], (int)bytes, MPI_BYTE, src[i], 5, MPI_COMM_WORLD, &req[n++]);
+            MPI_Irecv(in + i * bytes, (int)bytes, MPI_BYTE, src[i], 5, MPI_COMM_WORLD, &req[n++]);
         for (int i = 0; i < nd; i++)
-            MPI_Isend(out[i], (int)bytes, MPI_BYTE, dst[i], 5, MPI_COMM_WORLD, &req[n++]);
+            MPI_Isend(out + i * bytes, (int)bytes, MPI_BYTE, dst[i], 5, MPI_COMM_WORLD, &req[n++]);
         MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        seconds += MPI_Wtime() - t0;
+        for (int i = 0; i < ns; i++)
+            for (long k = 0; k < bytes; k++)
+                if (in[i * bytes + k] != byte_of(src[i], rank, r, k)) {
+                    fprintf(stderr, "traffic_patterns[%d]: %s: wrong byte %ld from %d\n", rank, name, k, src[i]);
+                    failed = 1;
+                    break;
+                }
     }
-    MPI_Barrier(MPI_COMM_WORLD);
-    exchange_seconds += MPI_Wtime() - t0;
-    for (int i = 0; i < ns; i++)
-        for (long k = 0; k < bytes; k++)
-            if (in[i][k] != byte_of(src[i], rank, k)) {
-                fprintf(stderr, "traffic_patterns[%d]: wrong byte %ld from %d\n", rank, k, src[i]);
-                failed = 1;
-                break;
-            }
-    for (int i = 0; i < nd; i++)
-        free(out[i]);
-    for (int i = 0; i < ns; i++)
-        free(in[i]);
     free(out);
     free(in);
     free(req);
+    double slowest = 0;
+    MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("traffic_patterns: pattern=%s bytes=%ld reps=%d ranks=%d seconds=%.6f\n", name, bytes, reps, size,
+               slowest);
+        total_seconds += slowest;
+    }
 }
 
-static void shift(int d, long bytes)
+static void shift(long d, long bytes)
 {
     d = ((d % size) + size) % size;
-    int to = (rank + d) % size, from = (rank - d + size) % size;
-    exchange(&to, d ? 1 : 0, &from, d ? 1 : 0, bytes);
+    int to = (int)((rank + d) % size), from = (int)((rank - d + size) % size);
+    exchange("shift", &to, d ? 1 : 0, &from, d ? 1 : 0, bytes);
 }
 
-static void perm(unsigned seed, long bytes)
+static void perm(long seed, long bytes)
 {
-    int *p = malloc((size_t)size * sizeof *p);
-    if (p == NULL)
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    int *p = alloc((size_t)size * sizeof *p);
     for (int i = 0; i < size; i++)
         p[i] = i;
-    unsigned long long x = seed * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t x = (uint64_t)seed * 6364136223846793005ULL + 1442695040888963407ULL;
     for (int i = size - 1; i > 0; i--) { /* Fisher-Yates with a 64-bit LCG */
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        int j = (int)((x >> 33) % (unsigned long long)(i + 1));
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int j = (int)((x >> 33) % (uint64_t)(i + 1));
         int t = p[i];
         p[i] = p[j];
         p[j] = t;
@@ -117,35 +168,39 @@ static void perm(unsigned seed, long bytes)
         if (p[i] == rank)
             from = i;
     free(p);
-    exchange(&to, to != rank, &from, from != rank, bytes);
+    exchange("perm", &to, to != rank, &from, from != rank, bytes);
 }
 
-static void halo2d(long bytes)
+/* Periodic grid of ndims dimensions: the neighbour relation is symmetric, so the same distinct
+ * neighbours (this rank left out) are both the destinations and the sources. */
+static void halo(int ndims, long bytes)
 {
-    int dims[2] = {0, 0}, nb[4], n = 0;
-    MPI_Dims_create(size, 2, dims);
-    int x = rank % dims[0], y = rank / dims[0];
-    int cand[4] = {((x + 1) % dims[0]) + y * dims[0], ((x - 1 + dims[0]) % dims[0]) + y * dims[0],
-                   x + ((y + 1) % dims[1]) * dims[0], x + ((y - 1 + dims[1]) % dims[1]) * dims[0]};
-    for (int i = 0; i < 4; i++) { /* distinct neighbours other than this rank */
-        int dup = cand[i] == rank;
-        for (int j = 0; j < n; j++)
-            dup |= nb[j] == cand[i];
-        if (!dup)
-            nb[n++] = cand[i];
+    int dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, nb[MAX_NEIGHBOURS], n = 0;
+    MPI_Comm cart;
+    MPI_Dims_create(size, ndims, dims);
+    MPI_Cart_create(MPI_COMM_WORLD, ndims, dims, periods, 0, &cart);
+    for (int d = 0; d < ndims; d++) {
+        int cand[2];
+        MPI_Cart_shift(cart, d, 1, &cand[0], &cand[1]);
+        for (int c = 0; c < 2; c++) {
+            int dup = cand[c] == rank;
+            for (int j = 0; j < n; j++)
+                dup |= nb[j] == cand[c];
+            if (!dup)
+                nb[n++] = cand[c];
+        }
     }
-    exchange(nb, n, nb, n, bytes); /* the neighbour relation is symmetric */
+    MPI_Comm_free(&cart);
+    exchange(ndims == 2 ? "halo2d" : "halo3d", nb, n, nb, n, bytes);
 }
 
 static void alltoall(long bytes)
 {
-    int *peers = malloc((size_t)size * sizeof *peers), n = 0;
-    if (peers == NULL)
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    int *peers = alloc((size_t)size * sizeof *peers), n = 0;
     for (int i = 0; i < size; i++)
         if (i != rank)
             peers[n++] = i;
-    exchange(peers, n, peers, n, bytes);
+    exchange("alltoall", peers, n, peers, n, bytes);
     free(peers);
 }
 
@@ -158,14 +213,47 @@ static void pause_ms(long ms)
     while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
 
-static long num(int argc, char **argv, int i)
+/* Parses argv[i..] into steps (all of them before anything runs); returns their count. */
+static int parse(int argc, char **argv, int i, struct step *steps)
 {
-    if (i >= argc) {
-        if (rank == 0)
-            fprintf(stderr, "traffic_patterns: %s needs an argument\n", argv[i - 1]);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    int n = 0;
+    for (; i < argc; i++) {
+        struct step *s = &steps[n++];
+        s->name = argv[i];
+        if (!strcmp(s->name, "shift") || !strcmp(s->name, "perm")) {
+            s->a = number(argc, argv, ++i, -MAX_BYTES, MAX_BYTES);
+            s->b = number(argc, argv, ++i, 1, MAX_BYTES);
+        } else if (!strcmp(s->name, "halo2d") || !strcmp(s->name, "halo3d") || !strcmp(s->name, "alltoall")) {
+            s->b = number(argc, argv, ++i, 1, MAX_BYTES);
+        } else if (!strcmp(s->name, "phase")) {
+            s->a = number(argc, argv, ++i, 0, 1000000);
+        } else if (!strcmp(s->name, "pause")) {
+            s->a = number(argc, argv, ++i, 0, 3600000);
+        } else {
+            bad_arguments("unknown pattern %s", s->name);
+        }
     }
-    return strtol(argv[i], NULL, 10);
+    if (n == 0)
+        bad_arguments("%s", "no pattern given");
+    return n;
+}
+
+static void run(const struct step *s)
+{
+    if (!strcmp(s->name, "shift"))
+        shift(s->a, s->b);
+    else if (!strcmp(s->name, "perm"))
+        perm(s->a, s->b);
+    else if (!strcmp(s->name, "halo2d"))
+        halo(2, s->b);
+    else if (!strcmp(s->name, "halo3d"))
+        halo(3, s->b);
+    else if (!strcmp(s->name, "alltoall"))
+        alltoall(s->b);
+    else if (!strcmp(s->name, "phase"))
+        MPI_Pcontrol((int)s->a);
+    else
+        pause_ms(s->a);
 }
 
 int main(int argc, char **argv)
@@ -176,38 +264,21 @@ int main(int argc, char **argv)
     int i = 1;
     for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
         if (!strcmp(argv[i], "--reps"))
-            reps = (int)num(argc, argv, ++i);
+            reps = (int)number(argc, argv, ++i, 1, 1000000);
         else if (!strcmp(argv[i], "--hints"))
             *(void **)&hints = dlsym(RTLD_DEFAULT, "SDN_MPI_Flow_hints");
+        else
+            bad_arguments("unknown option %s", argv[i]);
     }
-    for (; i < argc; i++) {
-        const char *p = argv[i];
-        if (!strcmp(p, "shift")) {
-            long d = num(argc, argv, i + 1), b = num(argc, argv, i + 2);
-            i += 2;
-            shift((int)d, b);
-        } else if (!strcmp(p, "perm")) {
-            long s = num(argc, argv, i + 1), b = num(argc, argv, i + 2);
-            i += 2;
-            perm((unsigned)s, b);
-        } else if (!strcmp(p, "halo2d")) {
-            halo2d(num(argc, argv, ++i));
-        } else if (!strcmp(p, "alltoall")) {
-            alltoall(num(argc, argv, ++i));
-        } else if (!strcmp(p, "phase")) {
-            MPI_Pcontrol((int)num(argc, argv, ++i));
-        } else if (!strcmp(p, "pause")) {
-            pause_ms(num(argc, argv, ++i));
-        } else {
-            if (rank == 0)
-                fprintf(stderr, "traffic_patterns: unknown pattern %s\n", p);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
-    }
+    struct step *steps = alloc((size_t)argc * sizeof *steps);
+    int n = parse(argc, argv, i, steps);
+    for (int k = 0; k < n; k++)
+        run(&steps[k]);
+    free(steps);
     int any = 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0 && !any)
-        printf("traffic_patterns: p=%d ok seconds=%.6f\n", size, exchange_seconds);
+        printf("traffic_patterns: ranks=%d ok seconds=%.6f\n", size, total_seconds);
     MPI_Finalize();
     return any ? 1 : 0;
 }

@@ -25,7 +25,7 @@ CHECK = LIB / "tests" / "traffic_check"
 PROF = LIB / "libsdnmpi_prof.so"
 MPI_TIMEOUT = 120
 TRAFFIC_LINE = re.compile(r"^sdnmpi\[0\]: SDN_MPI_TRAFFIC: .*; the job runs on default routes$", re.M)
-OK_LINE = re.compile(r"traffic_patterns: p=(\d+) ok seconds=")
+OK_LINE = re.compile(r"^traffic_patterns: ranks=(\d+) ok seconds=", re.M)
 
 mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 needs_mpi = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")

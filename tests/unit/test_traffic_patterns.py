@@ -1,5 +1,10 @@
-"""bench/traffic_patterns.c: the point-to-point patterns of issue 15 under mpirun on localhost
-(every received byte is checked by the program itself; a wrong peer would deadlock or fail)."""
+"""libsdnmpi/tests/traffic_patterns.c: the patterns of issue 15 under mpirun on localhost (every
+received byte of every repetition is checked by the program itself; a wrong peer would deadlock or
+fail), its output lines and its bad-argument handling.
+
+Runs mpirun: take the machine-wide lock (COMMON.md):
+`flock /tmp/sdnmpi-mininet.lock timeout 900 .venv/bin/python -m pytest tests/unit/test_traffic_patterns.py`.
+"""
 import pathlib
 import subprocess
 
@@ -7,43 +12,66 @@ import pytest
 
 from libsdnmpi_harness import mpirun
 
-BENCH = pathlib.Path(__file__).resolve().parents[2] / "bench"
-PROGRAM = BENCH / "build" / "traffic_patterns"
+LIB = pathlib.Path(__file__).resolve().parents[2] / "libsdnmpi"
+PROGRAM = LIB / "tests" / "traffic_patterns"
 
 
 @pytest.fixture(scope="module")
 def program():
-    res = subprocess.run(["make", "-C", str(BENCH), "build/traffic_patterns"], capture_output=True, text=True)
+    res = subprocess.run(["make", "-C", str(LIB), "tests/traffic_patterns"], capture_output=True, text=True)
     if res.returncode != 0:
-        pytest.fail("make -C bench build/traffic_patterns failed:\n%s\n%s" % (res.stdout, res.stderr))
+        pytest.fail("make -C libsdnmpi tests/traffic_patterns failed:\n%s\n%s" % (res.stdout, res.stderr))
     return PROGRAM
 
 
-@pytest.mark.parametrize("np, argv", [
-    (4, ["shift", 1000, 3]), (6, ["shift", 4096, 2, 2]), (4, ["shift", 10, 1, 4]),
-    (6, ["perm", 3000, 2, 7]), (5, ["perm", 100, 2, 3]),
-    (4, ["halo2d", 2048, 3]), (6, ["halo2d", 100, 2]), (8, ["halo3d", 512, 2]), (2, ["halo3d", 64, 1]),
-    (4, ["alltoall", 1000, 3]), (3, ["alltoall", 1, 1]),
+def result_lines(stdout):
+    """The per-exchange lines as dicts, and the final `ranks=P ok seconds=S` line's fields."""
+    lines = [dict(kv.split("=") for kv in l.split()[1:]) for l in stdout.splitlines()
+             if l.startswith("traffic_patterns: pattern=")]
+    final = [l.split() for l in stdout.splitlines() if l.startswith("traffic_patterns: ranks=")]
+    return lines, final
+
+
+@pytest.mark.parametrize("np, reps, step", [
+    (4, 3, ["shift", 1, 1000]), (6, 2, ["shift", 2, 4096]), (4, 1, ["shift", 4, 10]),
+    (6, 2, ["perm", 7, 3000]), (5, 2, ["perm", 3, 100]),
+    (4, 3, ["halo2d", 2048]), (6, 2, ["halo2d", 100]), (8, 2, ["halo3d", 512]), (2, 1, ["halo3d", 64]),
+    (4, 3, ["alltoall", 1000]), (3, 1, ["alltoall", 1]),
 ])
-def test_patterns_deliver_every_byte_and_report_one_line(program, np, argv):
-    res, _seconds = mpirun(np, [program, *argv], timeout=120)
+def test_patterns_deliver_every_byte_and_report(program, np, reps, step):
+    res, _seconds = mpirun(np, [program, "--reps", reps, "phase", 1, *step, "phase", 0], timeout=120)
     assert res.returncode == 0, res.stderr
-    line, = [l for l in res.stdout.splitlines() if l.startswith("pattern=")]
-    fields = dict(kv.split("=") for kv in line.split())
-    assert fields["pattern"] == argv[0] and int(fields["bytes"]) == argv[1] and int(fields["iters"]) == argv[2]
-    assert int(fields["ranks"]) == np and float(fields["seconds"]) > 0
+    lines, final = result_lines(res.stdout)
+    (fields,) = lines
+    assert fields["pattern"] == step[0] and int(fields["bytes"]) == step[-1] and int(fields["reps"]) == reps
+    assert int(fields["ranks"]) == np and float(fields["seconds"]) >= 0
+    ((_, ranks, ok, total),) = final
+    assert ranks == "ranks=%d" % np and ok == "ok" and float(total.split("=")[1]) == float(fields["seconds"])
+
+
+def test_several_exchanges_one_line_each_and_the_sum(program):
+    res, _seconds = mpirun(4, [program, "shift", 1, 500, "pause", 10, "halo3d", 64, "alltoall", 32], timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines, final = result_lines(res.stdout)
+    assert [(l["pattern"], int(l["bytes"]), int(l["reps"])) for l in lines] == [
+        ("shift", 500, 1), ("halo3d", 64, 1), ("alltoall", 32, 1)]
+    ((_, _, _, total),) = final
+    assert float(total.split("=")[1]) == pytest.approx(sum(float(l["seconds"]) for l in lines), abs=3e-6)
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["spiral", 10, 1], "unknown pattern"),
-    (["shift", 0, 1], "BYTES"),
-    (["shift", "10x", 1], "BYTES"),
-    (["shift", 10, 0], "ITERS"),
-    (["shift", 10, 1, -1], "ARG"),
-    (["shift"], "wrong number"),
+    (["spiral", 10], "unknown pattern spiral"),
+    (["shift", 1, 0], "bad number 0"),
+    (["shift", 1, "10x"], "bad number 10x"),
+    (["--reps", 0, "shift", 1, 10], "bad number 0"),
+    (["--bogus", "shift", 1, 10], "unknown option --bogus"),
+    (["pause", -1], "bad number -1"),
+    (["shift", 1], "1 needs an argument"),
+    ([], "no pattern given"),
 ])
 def test_bad_arguments_exit_2_with_one_line(program, argv, message):
     res, _seconds = mpirun(2, [program, *argv], timeout=60)
     assert res.returncode == 2
-    errors = [l for l in res.stderr.splitlines() if l.startswith("traffic_patterns:")]
-    assert len(errors) == 1 and message in errors[0]
+    errors = [l for l in res.stderr.splitlines() if l.startswith("traffic_patterns")]
+    assert len(errors) == 1 and message in errors[0], res.stderr
+    assert "pattern=" not in res.stdout
