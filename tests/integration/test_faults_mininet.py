@@ -2,6 +2,7 @@
 ``ovs-vsctl del-br`` and re-added with the same ports, as Mininet builds it; a fabric link that
 goes down while an MPI job runs allreduces and bcasts through libsdnmpi."""
 import os
+import signal
 import subprocess
 import tempfile
 import threading
@@ -122,3 +123,44 @@ def test_link_down_during_a_job(fabric, fault_job):
             fab.net.configLinkStatus(leaf, spine, "up")
     assert result["rc"] == 0 and "fault_job OK" in result["out"], result["out"][-3000:]
     wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == SPINES * LEAVES, 15, "the link to come back")
+
+
+def test_controller_killed_and_restarted_during_a_job(fabric, fault_job, tmp_path):
+    """SIGKILL to the controller while the job repeats SDN_MPI_Allreduce and SDN_MPI_Bcast, then a
+    new one on the same ports: it wipes the switches' tables on connect (the old job's cookies
+    included), rediscovers the fabric and reinstalls default routes; the job completes and every
+    result is right (the library falls back to plain MPI). Runs last: it replaces the controller."""
+    ctl, fab = fabric
+    hold = tempfile.mkdtemp(prefix="sdnmpi-restart-")
+    env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8"}
+    result = {}
+
+    def run():
+        result["rc"], result["out"] = fab.mpirun(["h%d" % n for n in range(1, N + 1)], [fault_job, 65536, 50, hold],
+                                                 env=env, timeout=300)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    new = None
+    try:
+        wait_for(lambda: os.path.exists(os.path.join(hold, "running")) or not thread.is_alive(), 240, "the job")
+        assert thread.is_alive(), result.get("out")
+        job = wait_for(lambda: next((j for j in ctl.rest("/sdnmpi/jobs") if j["routes"]), None), 30, "the job's plan")
+        assert _job_outputs(fab, job["job"])
+        os.killpg(ctl.pid, signal.SIGKILL)
+        ctl.stop()
+        new = controller_proc.start_controller(ctl.ofp_port, ctl.wsapi_port, routing="dmodk", log_path=str(
+            tmp_path / "ryu2.log"), extra_args=("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(ctl.rpc_port)))
+        new.wait_rest_ready(timeout=30)
+        controller_proc.wait_for_topology(new, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N, timeout=30)
+        wait_for_routes(fab, N)
+        assert not _job_outputs(fab, job["job"])  # the old job's flows are gone
+        open(os.path.join(hold, "fault"), "w").close()
+        wait_for(lambda: os.path.exists(os.path.join(hold, "ready")) or not thread.is_alive(), 240, "phase 2")
+    finally:
+        open(os.path.join(hold, "fault"), "w").close()
+        open(os.path.join(hold, "go"), "w").close()
+        thread.join(300)
+        if new is not None:
+            new.stop()
+    assert result["rc"] == 0 and "fault_job OK" in result["out"], result["out"][-3000:]
