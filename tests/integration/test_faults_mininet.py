@@ -79,21 +79,27 @@ def _planned_ports(job):
     return ports
 
 
+def _start_job(ctl, fab, fault_job, after, hold):
+    """fault_job on every host in a thread; the result dict gets mpirun's rc and output."""
+    env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8"}
+    result = {}
+
+    def run():
+        result["rc"], result["out"] = fab.mpirun(["h%d" % n for n in range(1, N + 1)], [fault_job, 65536, after, hold],
+                                                 env=env, timeout=300)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, result
+
+
 def test_link_down_during_a_job(fabric, fault_job):
     """A leaf-spine link the job's routes use goes down while the job repeats SDN_MPI_Allreduce and
     SDN_MPI_Bcast: every call completes with the right result, the controller re-plans the job
     around the dead link (its flows in OVS avoid it), and a fresh communicator's plan avoids it."""
     ctl, fab = fabric
     hold = tempfile.mkdtemp(prefix="sdnmpi-fault-")
-    env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8"}
-    result = {}
-
-    def run():
-        result["rc"], result["out"] = fab.mpirun(["h%d" % n for n in range(1, N + 1)], [fault_job, 65536, 5, hold],
-                                                 env=env, timeout=300)
-
-    thread = threading.Thread(target=run)
-    thread.start()
+    thread, result = _start_job(ctl, fab, fault_job, 5, hold)
     leaf = spine = None
     try:
         wait_for(lambda: os.path.exists(os.path.join(hold, "running")) or not thread.is_alive(), 240, "the job")
@@ -132,15 +138,7 @@ def test_controller_killed_and_restarted_during_a_job(fabric, fault_job, tmp_pat
     result is right (the library falls back to plain MPI). Runs last: it replaces the controller."""
     ctl, fab = fabric
     hold = tempfile.mkdtemp(prefix="sdnmpi-restart-")
-    env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8"}
-    result = {}
-
-    def run():
-        result["rc"], result["out"] = fab.mpirun(["h%d" % n for n in range(1, N + 1)], [fault_job, 65536, 50, hold],
-                                                 env=env, timeout=300)
-
-    thread = threading.Thread(target=run)
-    thread.start()
+    thread, result = _start_job(ctl, fab, fault_job, 50, hold)
     new = None
     try:
         wait_for(lambda: os.path.exists(os.path.join(hold, "running")) or not thread.is_alive(), 240, "the job")

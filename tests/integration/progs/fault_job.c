@@ -9,22 +9,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "holdfile.h"
+
 #define MAX_ROUNDS 100000
-
-static int exists(const char *dir, const char *name) {
-    char path[4096];
-    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
-    return n > 0 && (size_t)n < sizeof path && access(path, F_OK) == 0;
-}
-
-static int touch(const char *dir, const char *name) {
-    char path[4096];
-    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (n <= 0 || (size_t)n >= sizeof path) return -1;
-    FILE *f = fopen(path, "w");
-    if (!f) return -1;
-    return fclose(f);
-}
 
 /* One allreduce and one bcast (root r % size) on comm; the number of wrong results. */
 static int round_on(MPI_Comm comm, int r, double *a, double *b, long n) {
