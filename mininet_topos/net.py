@@ -219,6 +219,20 @@ class FabricNet:
             if name in present:
                 run_cmd(["ip", "link", "del", name], check=False)
 
+    # --- faults -----------------------------------------------------------------------------
+
+    def delete_bridge(self, name):
+        """``ovs-vsctl del-br`` one of this fabric's switches: its flows, ports and OpenFlow
+        connection go; its interfaces stay. :meth:`readd_bridge` brings it back."""
+        if name not in self.bridge_names():
+            raise ValueError("%s is not a bridge of this fabric" % name)
+        run_cmd(["ovs-vsctl", "del-br", name])
+
+    def readd_bridge(self, name):
+        """Re-create a deleted bridge as Mininet built it: same dpid, ports (ofport numbers),
+        fail mode, protocols and controller; link shaping is re-applied."""
+        self.net[name].start(self.net.controllers)
+
     # --- names and addresses ----------------------------------------------------------------
 
     def bridge_names(self):

@@ -9,20 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int exists(const char *dir, const char *name) {
-    char path[4096];
-    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
-    return n > 0 && (size_t)n < sizeof path && access(path, F_OK) == 0;
-}
-
-static int touch(const char *dir, const char *name) {
-    char path[4096];
-    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (n <= 0 || (size_t)n >= sizeof path) return -1;
-    FILE *f = fopen(path, "w");
-    if (!f) return -1;
-    return fclose(f);
-}
+#include "holdfile.h"
 
 int main(int argc, char **argv) {
     if (argc != 4) { fprintf(stderr, "usage: %s BYTES REPS HOLD_DIR\n", argv[0]); return 2; }

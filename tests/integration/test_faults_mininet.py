@@ -1,0 +1,164 @@
+"""Faults during operation on the 2-tier fabric (issue 12): a switch restarted with
+``ovs-vsctl del-br`` and re-added with the same ports, as Mininet builds it; a fabric link that
+goes down while an MPI job runs allreduces and bcasts through libsdnmpi."""
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+
+from sdnmpi.controller import constants as C
+from sdnmpi.mininet_topos import controller_proc
+
+import ofdump
+from conftest import LIBSDNMPI
+from fabric_helpers import (HPL, LEAVES, N, PING_TIMEOUT, SPINES, bridge, leaf_dpid, leaf_spine_fabric, spine_dpid,
+                            wait_for, wait_for_routes)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+RECOVERY = 10.0  # seconds from re-adding the bridge until pingall must be clean (issue 12)
+
+
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory):
+    with leaf_spine_fabric("dmodk", tmp_path_factory.mktemp("faults")) as (ctl, fab):
+        yield ctl, fab
+
+
+@pytest.fixture(scope="module")
+def fault_job(tmp_path_factory):
+    exe = str(tmp_path_factory.mktemp("progs") / "fault_job")
+    subprocess.run(["mpicc", "-O2", "-Wall", "-Wextra", "-Werror", "-I" + os.path.join(LIBSDNMPI, "include"),
+                    os.path.join(HERE, "progs", "fault_job.c"), "-o", exe, os.path.join(LIBSDNMPI, "libsdnmpi.a"),
+                    "-lmsgpackc"], check=True)
+    return exe
+
+
+def _switches(ctl):
+    return {s["dpid"] for s in ctl.rest("/sdnmpi/topology")["switches"]}
+
+
+@pytest.mark.parametrize("dpid", [leaf_dpid(1), spine_dpid(2)], ids=["leaf", "spine"])
+def test_restarted_switch_recovers_within_10s(fabric, dpid):
+    """The bridge is deleted (its flows, ports and connection go) and re-added: the controller
+    rediscovers its links and hosts, reinstalls routes on it, and pingall is clean within 10 s."""
+    ctl, fab = fabric
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
+    name = bridge(fab, dpid)
+    fab.delete_bridge(name)
+    wait_for(lambda: dpid not in _switches(ctl), 10, "the controller to notice that %s left" % name)
+    start = time.monotonic()
+    fab.readd_bridge(name)
+    controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N,
+                                      timeout=RECOVERY)
+    wait_for_routes(fab, N, timeout=max(0.0, RECOVERY - (time.monotonic() - start)))
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
+    elapsed = time.monotonic() - start
+    assert elapsed <= RECOVERY, "pingall clean only %.1f s after the switch came back" % elapsed
+
+
+def _job_outputs(fab, job):
+    """{(dpid, output port)} of the job's flows (its cookie) in the switches."""
+    out = set()
+    for sw in fab.net.switches:
+        for f in ofdump.flows(sw.name):
+            if f["cookie"] == C.COOKIE_JOB | job and f["actions"].startswith("output:"):
+                out.add((sw.dpid, int(f["actions"].split(":")[1])))
+    return out
+
+
+def _planned_ports(job):
+    """{(dpid, port)} of the job's planned routes and bcast trees, from the controller."""
+    ports = {(r["dpid"], r["port"]) for r in job["routes"]}
+    for tree in job["trees"]:
+        ports |= {(d, p) for d, plist in tree["switches"].items() for p in plist}
+    return ports
+
+
+def _start_job(ctl, fab, fault_job, after, hold):
+    """fault_job on every host in a thread; the result dict gets mpirun's rc and output."""
+    env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8"}
+    result = {}
+
+    def run():
+        result["rc"], result["out"] = fab.mpirun(["h%d" % n for n in range(1, N + 1)], [fault_job, 65536, after, hold],
+                                                 env=env, timeout=300)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, result
+
+
+def test_link_down_during_a_job(fabric, fault_job):
+    """A leaf-spine link the job's routes use goes down while the job repeats SDN_MPI_Allreduce and
+    SDN_MPI_Bcast: every call completes with the right result, the controller re-plans the job
+    around the dead link (its flows in OVS avoid it), and a fresh communicator's plan avoids it."""
+    ctl, fab = fabric
+    hold = tempfile.mkdtemp(prefix="sdnmpi-fault-")
+    thread, result = _start_job(ctl, fab, fault_job, 5, hold)
+    leaf = spine = None
+    try:
+        wait_for(lambda: os.path.exists(os.path.join(hold, "running")) or not thread.is_alive(), 240, "the job")
+        assert thread.is_alive(), result.get("out")
+        job = wait_for(lambda: next((j for j in ctl.rest("/sdnmpi/jobs") if j["routes"] and j["trees"]), None), 30,
+                       "the job's plan and bcast trees")
+        uplink = next((r["dpid"], r["port"]) for r in job["routes"] if r["dpid"].startswith("00000000000002")
+                      and r["port"] > HPL)
+        assert uplink in _job_outputs(fab, job["job"])
+        leaf, spine = bridge(fab, uplink[0]), bridge(fab, spine_dpid(uplink[1] - HPL))
+        link = fab.net.linksBetween(fab.net[leaf], fab.net[spine])[0]
+        dead = {(intf.node.dpid, intf.node.ports[intf]) for intf in (link.intf1, link.intf2)}
+        fab.net.configLinkStatus(leaf, spine, "down")
+        wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == SPINES * LEAVES - 1, 15, "link removal")
+        wait_for(lambda: not _job_outputs(fab, job["job"]) & dead, 15, "the job's flows off the dead link")
+        open(os.path.join(hold, "fault"), "w").close()
+        wait_for(lambda: os.path.exists(os.path.join(hold, "ready")) or not thread.is_alive(), 240, "phase 2")
+        assert thread.is_alive(), result.get("out")
+        job = ctl.rest("/sdnmpi/jobs")[0]
+        assert len(job["comms"]) == 2, job["comms"]  # the duplicate got a plan of its own
+        assert _planned_ports(job) and not _planned_ports(job) & dead
+        assert _job_outputs(fab, job["job"]) and not _job_outputs(fab, job["job"]) & dead
+    finally:
+        open(os.path.join(hold, "go"), "w").close()
+        thread.join(300)
+        if leaf is not None:
+            fab.net.configLinkStatus(leaf, spine, "up")
+    assert result["rc"] == 0 and "fault_job OK" in result["out"], result["out"][-3000:]
+    wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == SPINES * LEAVES, 15, "the link to come back")
+
+
+def test_controller_killed_and_restarted_during_a_job(fabric, fault_job, tmp_path):
+    """SIGKILL to the controller while the job repeats SDN_MPI_Allreduce and SDN_MPI_Bcast, then a
+    new one on the same ports: it wipes the switches' tables on connect (the old job's cookies
+    included), rediscovers the fabric and reinstalls default routes; the job completes and every
+    result is right (the library falls back to plain MPI). Runs last: it replaces the controller."""
+    ctl, fab = fabric
+    hold = tempfile.mkdtemp(prefix="sdnmpi-restart-")
+    thread, result = _start_job(ctl, fab, fault_job, 50, hold)
+    new = None
+    try:
+        wait_for(lambda: os.path.exists(os.path.join(hold, "running")) or not thread.is_alive(), 240, "the job")
+        assert thread.is_alive(), result.get("out")
+        job = wait_for(lambda: next((j for j in ctl.rest("/sdnmpi/jobs") if j["routes"]), None), 30, "the job's plan")
+        assert _job_outputs(fab, job["job"])
+        os.killpg(ctl.pid, signal.SIGKILL)
+        ctl.stop()
+        new = controller_proc.start_controller(ctl.ofp_port, ctl.wsapi_port, routing="dmodk", log_path=str(
+            tmp_path / "ryu2.log"), extra_args=("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(ctl.rpc_port)))
+        new.wait_rest_ready(timeout=30)
+        controller_proc.wait_for_topology(new, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N, timeout=30)
+        wait_for_routes(fab, N)
+        assert not _job_outputs(fab, job["job"])  # the old job's flows are gone
+        open(os.path.join(hold, "fault"), "w").close()
+        wait_for(lambda: os.path.exists(os.path.join(hold, "ready")) or not thread.is_alive(), 240, "phase 2")
+    finally:
+        open(os.path.join(hold, "fault"), "w").close()
+        open(os.path.join(hold, "go"), "w").close()
+        thread.join(300)
+        if new is not None:
+            new.stop()
+    assert result["rc"] == 0 and "fault_job OK" in result["out"], result["out"][-3000:]
