@@ -24,7 +24,7 @@ BYTES = 1 << 20
 def programs(tmp_path_factory):
     out = tmp_path_factory.mktemp("progs")
     built = {}
-    for name, libs in (("allreduce_job", [os.path.join(LIBSDNMPI, "libsdnmpi.a"), "-lmsgpackc"]), ("plain_allreduce_job", [])):
+    for name, libs in (("allreduce_job", [os.path.join(LIBSDNMPI, "libsdnmpi.a"), "-lmsgpackc", "-lz"]), ("plain_allreduce_job", [])):
         exe = str(out / name)
         subprocess.run(["mpicc", "-O2", "-Wall", "-Werror", "-I" + os.path.join(LIBSDNMPI, "include"),
                         os.path.join(HERE, "progs", name + ".c"), "-o", exe, *libs], check=True)

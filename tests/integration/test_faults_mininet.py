@@ -34,7 +34,7 @@ def fault_job(tmp_path_factory):
     exe = str(tmp_path_factory.mktemp("progs") / "fault_job")
     subprocess.run(["mpicc", "-O2", "-Wall", "-Wextra", "-Werror", "-I" + os.path.join(LIBSDNMPI, "include"),
                     os.path.join(HERE, "progs", "fault_job.c"), "-o", exe, os.path.join(LIBSDNMPI, "libsdnmpi.a"),
-                    "-lmsgpackc"], check=True)
+                    "-lmsgpackc", "-lz"], check=True)
     return exe
 
 

@@ -575,7 +575,7 @@ def build_coll_bench(tmp_path, have):
     out = tmp_path / ("coll_bench%d" % have)
     subprocess.run([MPICC, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE",
                     "-DHAVE_SDN_BCAST=%d" % have, "-I" + os.path.join(ROOT, "libsdnmpi", "include"),
-                    "-o", str(out), os.path.join(BENCH, "coll_bench.c"), LIBSDNMPI, "-lmsgpackc", "-pthread"],
+                    "-o", str(out), os.path.join(BENCH, "coll_bench.c"), LIBSDNMPI, "-lmsgpackc", "-lz", "-pthread"],
                    check=True, capture_output=True, text=True)
     return out
 
