@@ -13,6 +13,7 @@ from sdnmpi.primitives import DEFAULT_ROUTING
 
 from .access import parse_networks
 from .auth import DEFAULT_TOKEN_FILE
+from .jobidle import DEFAULT_QUIET_S, DEFAULT_THRESHOLD_BPS
 
 
 class _Networks:
@@ -60,6 +61,12 @@ OPTS = [
                     "random token if missing)"),
     cfg.FloatOpt("sdnmpi-barrier-timeout", default=5.0, min=0.1,
                  help="seconds to wait for switches to confirm a job's routes"),
+    cfg.FloatOpt("sdnmpi-idle-threshold", default=DEFAULT_THRESHOLD_BPS, min=0.0,
+                 help="bit/s: a job whose hosts together send less than this into the fabric for "
+                      "--sdnmpi-idle-time seconds loses its traffic routes until its next phase entry or "
+                      "traffic op (0: never)"),
+    cfg.FloatOpt("sdnmpi-idle-time", default=DEFAULT_QUIET_S, min=0.0,
+                 help="seconds a job's traffic must stay under --sdnmpi-idle-threshold to count as idle"),
     cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
                help="source MAC of the controller's ARP probes for unknown hosts"),
 ]
@@ -82,6 +89,8 @@ class Settings:
     rpc_frame_timeout: float = 10.0
     operator_token_file: str = DEFAULT_TOKEN_FILE
     barrier_timeout: float = 5.0
+    idle_threshold: float = DEFAULT_THRESHOLD_BPS
+    idle_time: float = DEFAULT_QUIET_S
 
 
 def register_cli(conf=cfg.CONF):
