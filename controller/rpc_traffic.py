@@ -59,7 +59,8 @@ def _apply(service, job, change):
         job.traffic = saved
         raise schema.RpcError(str(err)) from None
     try:
-        service.confirm(msgs)
+        if msgs:
+            service.confirm(msgs)
     except ConfirmError as err:
         job.traffic = saved
         service.resync(job)
