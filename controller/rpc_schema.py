@@ -135,6 +135,16 @@ def _locate(msg):
     return dict(_job(msg), hosts=hosts)
 
 
+def _pair(item, third):
+    """(src, dst, third value) of a ``[src_ip, dst_ip, <third>]`` list with src != dst."""
+    if not isinstance(item, list) or len(item) != 3:
+        raise RpcError("a pair must be [src_ip, dst_ip, %s]" % third)
+    src, dst = _ipv4(item[0], "src"), _ipv4(item[1], "dst")
+    if src == dst:
+        raise RpcError("pair %s -> %s has src == dst" % (src, dst))
+    return src, dst, item[2]
+
+
 def _plan_allreduce(msg):
     comm = msg.get("comm")
     if not _is_int(comm) or comm < 0:
@@ -155,11 +165,7 @@ def _plan_allreduce(msg):
             raise RpcError("more than %d pairs" % MAX_PAIRS)
         pairs = {}
         for item in step:
-            if not isinstance(item, list) or len(item) != 3:
-                raise RpcError("a pair must be [src_ip, dst_ip, count]")
-            src, dst, count = _ipv4(item[0], "src"), _ipv4(item[1], "dst"), item[2]
-            if src == dst:
-                raise RpcError("pair %s -> %s has src == dst" % (src, dst))
+            src, dst, count = _pair(item, "count")
             if not _is_int(count) or not 1 <= count <= MAX_PAIRS:
                 raise RpcError("count of %s -> %s must be 1..%d" % (src, dst, MAX_PAIRS))
             pairs[(src, dst)] = pairs.get((src, dst), 0) + count
@@ -201,11 +207,7 @@ def _traffic(msg):
         raise RpcError("pairs must be a list of 1..%d [src_ip, dst_ip, bytes]" % MAX_PAIRS)
     out = []
     for item in items:
-        if not isinstance(item, list) or len(item) != 3:
-            raise RpcError("a pair must be [src_ip, dst_ip, bytes]")
-        src, dst, nbytes = _ipv4(item[0], "src"), _ipv4(item[1], "dst"), item[2]
-        if src == dst:
-            raise RpcError("pair %s -> %s has src == dst" % (src, dst))
+        src, dst, nbytes = _pair(item, "bytes")
         if not _is_int(nbytes) or nbytes < 1:
             raise RpcError("bytes of %s -> %s must be an integer >= 1" % (src, dst))
         out.append((src, dst, nbytes))
