@@ -190,3 +190,16 @@ def test_parameterised_topologies():
     assert edge[2]["bw"] == 30e6 / 8
     x = topology.from_spec("xgft:m=4/4,w=1/2")
     assert sum(1 for _, d in x.nodes(data=True) if d["kind"] == "host") == 16
+
+
+def test_job_routing_planners_on_the_cg_trace(capsys):
+    """sdnmpi-sim job with issue 15's routers (the registry the controller uses): sdn-optimal is
+    no worse than D-mod-K and Greedy2 in flows per link, and than D-mod-K in bytes; sdn-adaptive
+    leaves CG's dense demand to the one ECMP model, so its links are exactly ecmp's."""
+    out = {r: run_json(capsys, "--topology", "kary:k=8", "--trace", CG, "--mapping", "block", "--router", r)
+           for r in ("dmodk", "greedy2", "ecmp", "sdn-optimal", "sdn-adaptive")}
+    opt = out["sdn-optimal"]
+    assert opt["max_link_flows"] <= min(out["dmodk"]["max_link_flows"], out["greedy2"]["max_link_flows"])
+    assert opt["max_link_bytes"] < out["dmodk"]["max_link_bytes"]
+    assert opt["completion_s"] < out["dmodk"]["completion_s"]
+    assert out["sdn-adaptive"]["links"] == out["ecmp"]["links"]
