@@ -3,9 +3,8 @@
 For every fabric (leaf-spines and k-ary fat-trees up to 4096 hosts, primitives/fattree.py) and
 demand (``perm``: one random permutation; ``shift``: every host sends to the same position one
 leaf further, so every flow leaves its leaf; ``dense``: the union of 16 random permutations,
-~16 x hosts flows), every router of ``primitives.PAIR_ROUTERS`` plans the demand, and so do the
-default routes (``dmodk`` and ``ecmp``: the paths their route tables give, primitives/jobroute.py
-fabric_paths; their time includes building the route table).
+~16 x hosts flows), every router of ``primitives.PAIR_ROUTERS`` plans the demand (the default
+routes' models ``dmodk`` and ``ecmp`` of primitives/pair_routing.py among them).
 
 Reported per row: the planner's time (best of ``--repeat`` runs, wall and CPU: the machine is
 shared, CPU time is the steadier figure), the busiest directed switch link in flows
@@ -31,7 +30,7 @@ for path in (ROOT, HERE):
 
 from benchcore import fmt_seconds  # noqa: E402
 from planner_scale import build, fabric_hosts, fabric_name  # noqa: E402
-from sdnmpi.primitives import PAIR_ROUTERS, fabric, jobroute, pairs, routing  # noqa: E402
+from sdnmpi.primitives import PAIR_ROUTERS, fabric, pairs  # noqa: E402
 from sdnmpi.primitives.jobroute_optimal import lower_bound  # noqa: E402
 
 FABRICS = [
@@ -45,7 +44,6 @@ FABRICS = [
 ]
 QUICK_MAX_HOSTS = 1024
 DENSE = 16
-BASELINES = {"dmodk": routing.dmodk, "ecmp": routing.ecmp}
 
 
 def demands(graph, seed):
@@ -82,10 +80,7 @@ def run_one(kind, params, routers, repeat=3, seed=7):
     for dname, demand in demands(graph, seed).items():
         bound, nld = lower_bound(graph, demand), pairs.node_load(demand)
         for name in routers:
-            if name in BASELINES:
-                fn = lambda: jobroute.fabric_paths(graph, demand, BASELINES[name])  # noqa: E731
-            else:
-                fn = lambda: PAIR_ROUTERS[name](graph, demand, seed=seed)  # noqa: E731
+            fn = lambda: PAIR_ROUTERS[name](graph, demand, seed=seed)  # noqa: E731
             paths, wall, cpu = timed(fn, repeat)
             load = pairs.link_load(graph, demand, paths)
             rows.append({"fabric": fabric_name(kind, params), "hosts": len(fabric.hosts(graph)),
@@ -110,14 +105,14 @@ HEADER = "%-34s %5s %-5s %6s  %-17s %8s %8s  %4s %4s %4s  %9s" % (
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fabrics up to %d hosts" % QUICK_MAX_HOSTS)
-    parser.add_argument("--routers", default=",".join(sorted(PAIR_ROUTERS) + sorted(BASELINES)),
-                        help="comma-separated routers (default: all registered, dmodk, ecmp)")
+    parser.add_argument("--routers", default=",".join(sorted(PAIR_ROUTERS)),
+                        help="comma-separated routers (default: all registered)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row, the best is kept (default 3)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     args.routers = [r for r in args.routers.split(",") if r]
-    unknown = [r for r in args.routers if r not in PAIR_ROUTERS and r not in BASELINES]
+    unknown = [r for r in args.routers if r not in PAIR_ROUTERS]
     if unknown or args.repeat < 1:
         parser.error("unknown router(s) %s" % ", ".join(unknown) if unknown else "--repeat must be >= 1")
     return args

@@ -20,6 +20,7 @@ from .access import RegisterAccess, parse_networks
 from .auth import OperatorAuth
 from .barriers import Confirmer
 from .core import Core
+from .jobidle import IdleWatch
 from .metrics import Metrics
 from .rpcmetrics import MeteredRpcService
 
@@ -55,9 +56,11 @@ class SdnMpiApp(app_manager.RyuApp):
         self.core = Core(self.settings)
         self.confirmer = Confirmer(self.settings.barrier_timeout)
         s = self.settings
+        idle = IdleWatch(s.idle_threshold, s.idle_time) if s.idle_threshold > 0 else None
         self.metrics = Metrics(self.core)
         self.rpc = MeteredRpcService(self.core, self.confirmer.confirm, self.metrics,
-                                     access=RegisterAccess(parse_networks(s.rpc_allow.split(","))))
+                                     access=RegisterAccess(parse_networks(s.rpc_allow.split(","))),
+                                     idle_watch=idle)
         self.rpc_limits = rpc.Limits(max_connections=s.rpc_max_connections, idle_timeout=s.rpc_idle_timeout,
                                      frame_timeout=s.rpc_frame_timeout)
         self.auth = OperatorAuth.from_file(s.operator_token_file)
@@ -71,7 +74,7 @@ class SdnMpiApp(app_manager.RyuApp):
         for interval, work in ((s.lldp_interval, self.core.lldp_probes),
                                (EXPIRY_INTERVAL, lambda: self.core.expire(time.monotonic())),
                                (max(s.route_delay, 0.05), self._update_routes),
-                               (s.stats_interval, self.core.stats_requests),
+                               (s.stats_interval, self._poll_stats),
                                (EXPIRY_INTERVAL, self.rpc.expire)):
             self.threads.append(hub.spawn(self._every, interval, work))
         if s.rpc_port:
@@ -100,6 +103,11 @@ class SdnMpiApp(app_manager.RyuApp):
             self._send(msgs)
             self.rpc.replan()
         return []
+
+    def _poll_stats(self):
+        """Dynamic phase detection on the counters of the polls so far, then the next poll."""
+        self.rpc.watch_idle(time.monotonic())
+        return self.core.stats_requests()
 
     @staticmethod
     def _send(msgs):

@@ -1,5 +1,6 @@
 """Dynamic phase detection without hints (issue 15): a job whose hosts stop sending is computing,
-so its traffic routes (controller/jobtraffic.py) go; they come back at its next ``enter``.
+so its traffic routes (controller/jobtraffic.py) go; they come back at its next phase entry or
+`traffic` op (jobtraffic: the job is *dormant* until then).
 
 `IdleWatch.poll` reads the port counters the stats poller keeps (controller/portstats.py): the
 bytes per second that the job's hosts send into their access ports (the switch port's rx rate).

@@ -10,6 +10,10 @@ from . import constants as C
 from . import ofmsgs
 
 
+class ConfirmError(RuntimeError):
+    """The switches did not confirm a change (barrier timeout, OpenFlow error, disconnect)."""
+
+
 def plan_flows(graph, paths, ip_of):
     """{(dpid, src ip, dst ip): out port} for ``paths`` ({(src mac, dst mac): switch path})."""
     flows = {}

@@ -1,19 +1,26 @@
 """Per-job traffic routes (issue 15): a job's heavy host pairs, routed phase by phase.
 
 A job declares its traffic as one demand per phase (from a profile of an earlier run, or from hints
-its ranks give): a list of (src ip, dst ip, bytes) between its hosts. Phase 0 stands for the whole
-run when the traffic has no phases. When the first rank enters phase k, phase k's demand is routed
-by a pair router of ``primitives.PAIR_ROUTERS`` (default ``sdn-optimal``), which sees the load of
-every other job's active phases (two jobs sharing links are planned together), and its paths become
-per-job flows under the job's cookie and priority (controller/jobroutes.py); when the last rank
-leaves the phase, they go. A router that returns ``pairs.FabricRoutes`` (sdn-adaptive on a dense
-demand) leaves the pairs to the default routes: nothing is installed, but its modelled paths still
-count as load for the other jobs.
+its ranks give; the RPC ops `traffic` and `phase`, docs/rpc.md): a list of (src ip, dst ip, bytes)
+between its hosts, and the pair router of ``primitives.PAIR_ROUTERS`` that routes it (default
+``sdn-adaptive``). Phase 0 stands for the whole run: its routes are wanted from the moment it has a
+demand. A phase k >= 1 is wanted while a rank is inside it (each rank is in at most one phase).
+
+A wanted phase with a demand is planned once and kept (its plan sees the load of every other job's
+installed phases, so two jobs sharing links are planned together); its paths become per-job flows
+under the job's cookie and priority (controller/jobroutes.py). A phase no longer wanted loses its
+routes. A router that returns ``pairs.FabricRoutes`` (sdn-adaptive on a dense demand) leaves the
+pairs to the default routes: nothing is installed, but its modelled paths still count as load.
+
+Dynamic phase detection (controller/jobidle.py) makes a job *dormant*: every route goes, the
+phases stay as they are, and the next `enter` of a phase or the next `declare` brings back every
+wanted phase.
 
 Faucet style: the functions change the job's state and return the OpenFlow messages that take the
 switches there (``jobroutes.sync_messages`` between the job's flows before and after); the caller
-confirms them, as for the collective plans. A job's collective plans (Job.plans) override its
-traffic routes where both route the same host pair.
+confirms them, as for the collective plans, and on failure puts back ``JobTraffic.copy()`` taken
+before. A job's collective plans (Job.plans) override its traffic routes where both route the
+same host pair.
 """
 import dataclasses
 import ipaddress
@@ -25,10 +32,10 @@ from . import jobroutes
 
 LOG = logging.getLogger(__name__)
 
-DEFAULT_ROUTER = "sdn-optimal"
-MAX_PHASE = 1 << 16                # phases 0 .. MAX_PHASE - 1 (MPI_Pcontrol levels)
-MAX_PHASES = 256                   # phases with a demand, per job
-MAX_PAIRS = 1 << 16                # flows in one phase's demand
+DEFAULT_ROUTER = "sdn-adaptive"
+MAX_PHASE = 64                     # phases 0 .. MAX_PHASE (MPI_Pcontrol levels)
+MAX_PAIRS = 1 << 16                # flows in one phase's demand, after merging
+MAX_JOB_PAIRS = 1 << 18            # flows in all of a job's phases together
 
 
 class TrafficError(ValueError):
@@ -37,7 +44,7 @@ class TrafficError(ValueError):
 
 @dataclasses.dataclass
 class PhaseRoutes:
-    """The routes of one active phase."""
+    """The routes of one installed phase."""
     router: str
     demand: list             # pairs.Flow between host MACs, merged
     paths: dict              # (src mac, dst mac) -> host path, as the router gave it
@@ -53,29 +60,43 @@ class PhaseRoutes:
 
 @dataclasses.dataclass
 class JobTraffic:
-    """A job's declared traffic and the phases its ranks are in (``Job.traffic``)."""
-    router: str = DEFAULT_ROUTER
+    """A job's declared traffic, where its ranks are, and the installed phases (``Job.traffic``).
+    Values are replaced, never changed in place, so `copy` is a cheap snapshot."""
     demands: dict = dataclasses.field(default_factory=dict)   # phase -> [(src ip, dst ip, bytes)]
-    inside: dict = dataclasses.field(default_factory=dict)    # phase -> {rank, ...} (non-empty)
-    routes: dict = dataclasses.field(default_factory=dict)    # active phase with a demand -> PhaseRoutes
+    routers: dict = dataclasses.field(default_factory=dict)   # phase -> PAIR_ROUTERS name
+    rank_phase: dict = dataclasses.field(default_factory=dict)  # rank -> phase >= 1 it is inside
+    routes: dict = dataclasses.field(default_factory=dict)    # installed phase -> PhaseRoutes
+    dormant: bool = False                                     # idle: no routes until the next entry
+
+    def copy(self):
+        return JobTraffic(demands=dict(self.demands), routers=dict(self.routers),
+                          rank_phase=dict(self.rank_phase), routes=dict(self.routes), dormant=self.dormant)
+
+    def inside(self):
+        """{phase: {rank, ...}} of the phases k >= 1 with ranks inside."""
+        out = {}
+        for rank, phase in self.rank_phase.items():
+            out.setdefault(phase, set()).add(rank)
+        return out
+
+    def wanted(self):
+        """The phases whose routes should be installed."""
+        if self.dormant:
+            return set()
+        return {p for p in self.demands if p == 0 or p in self.rank_phase.values()}
 
     def flows(self):
-        """{(dpid, src ip, dst ip): port} of the active phases; a later phase wins a clash."""
+        """{(dpid, src ip, dst ip): port} of the installed phases; a later phase wins a clash."""
         out = {}
         for phase in sorted(self.routes):
             out.update(self.routes[phase].flows)
         return out
 
     def to_json(self):
-        return {"router": self.router, "phases": sorted(self.demands),
-                "inside": {str(p): sorted(r) for p, r in sorted(self.inside.items())},
+        return {"phases": {str(p): {"pairs": len(d), "router": self.routers[p]} for p, d in sorted(self.demands.items())},
+                "inside": {str(p): sorted(r) for p, r in sorted(self.inside().items())},
+                "dormant": self.dormant,
                 "active": {str(p): r.to_json() for p, r in sorted(self.routes.items())}}
-
-
-def set_router(job, name):
-    if name not in PAIR_ROUTERS:
-        raise TrafficError("unknown router %r (known: %s)" % (name, ", ".join(sorted(PAIR_ROUTERS))))
-    job.traffic.router = name
 
 
 def check_demand(job, demand):
@@ -95,74 +116,92 @@ def check_demand(job, demand):
                 raise TrafficError("bad IPv4 address %r in the demand" % (ip,))
             if ip not in hosts:
                 raise TrafficError("host %s is not one of the job's hosts" % ip)
-        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
-            raise TrafficError("bad byte count %r for %s -> %s" % (nbytes, src, dst))
+        if src == dst:
+            raise TrafficError("pair %s -> %s has src == dst" % (src, dst))
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 1:
+            raise TrafficError("bad byte count %r for %s -> %s (an integer >= 1)" % (nbytes, src, dst))
         out.append((src, dst, nbytes))
     return out
 
 
-def declare(core, jobs, job, phase, demand):
-    """Sets phase ``phase``'s demand (an empty demand removes it). If ranks are inside that phase,
-    its routes are planned again. Returns the messages."""
+def merged(demand):
+    """One (src ip, dst ip, bytes) per pair, bytes added up, heaviest first (pairs.merge)."""
+    return [tuple(f) for f in pairs.merge(pairs.Flow(*e) for e in demand)]
+
+
+def node_load(demand):
+    """NL_D of a demand of (src ip, dst ip, bytes)."""
+    return pairs.node_load([pairs.Flow(*e) for e in demand])
+
+
+def declare(core, jobs, job, phase, demand, add=False, router=None):
+    """Sets (``add``: adds to) phase ``phase``'s demand, routed by ``router`` (None: the phase's
+    router so far, else DEFAULT_ROUTER); an empty demand without ``add`` removes the phase. Wakes
+    a dormant job. A wanted phase is planned again. Checks everything before changing anything
+    (TrafficError). Returns the messages."""
     _check_phase(phase)
+    if router is not None and router not in PAIR_ROUTERS:
+        raise TrafficError("unknown router %r (known: %s)" % (router, ", ".join(sorted(PAIR_ROUTERS))))
     demand = check_demand(job, demand)
-    if demand and phase not in job.traffic.demands and len(job.traffic.demands) >= MAX_PHASES:
-        raise TrafficError("job %d already has %d phases with traffic" % (job.id, MAX_PHASES))
+    t = job.traffic
+    if add:
+        demand = t.demands.get(phase, []) + demand
+    demand = merged(demand)
+    if len(demand) > MAX_PAIRS:
+        raise TrafficError("phase %d would have %d pairs, more than %d" % (phase, len(demand), MAX_PAIRS))
+    total = len(demand) + sum(len(d) for p, d in t.demands.items() if p != phase)
+    if total > MAX_JOB_PAIRS:
+        raise TrafficError("job %d would have %d pairs in all phases, more than %d" % (job.id, total, MAX_JOB_PAIRS))
     before = job.flows()
     if demand:
-        job.traffic.demands[phase] = demand
+        t.demands[phase] = demand
+        t.routers[phase] = router or t.routers.get(phase, DEFAULT_ROUTER)
     else:
-        job.traffic.demands.pop(phase, None)
-    _replace(core, jobs, job, phase)
+        t.demands.pop(phase, None)
+        t.routers.pop(phase, None)
+    t.dormant = False
+    _sync(core, jobs, job, replan={phase})
     return jobroutes.sync_messages(core.datapaths, job, before, job.flows())
 
 
-def enter(core, jobs, job, phase, rank):
-    """Rank ``rank`` enters ``phase``: the first one in installs the phase's routes."""
+def move(core, jobs, job, rank, phase):
+    """Rank ``rank`` enters ``phase`` >= 1 (leaving the phase it was in), or leaves its phase
+    (``phase`` 0). Entering wakes a dormant job. Returns the messages."""
     _check_phase(phase)
     _check_rank(job, rank)
-    inside = job.traffic.inside.setdefault(phase, set())
-    first = not inside
-    inside.add(rank)
-    if not first:
-        return []
+    t = job.traffic
     before = job.flows()
-    _replace(core, jobs, job, phase)
-    return jobroutes.sync_messages(core.datapaths, job, before, job.flows())
-
-
-def leave(core, job, phase, rank):
-    """Rank ``rank`` leaves ``phase``: when every rank has left, the phase's routes go."""
-    _check_phase(phase)
-    _check_rank(job, rank)
-    inside = job.traffic.inside.get(phase, set())
-    inside.discard(rank)
-    if inside:
-        return []
-    job.traffic.inside.pop(phase, None)
-    before = job.flows()
-    job.traffic.routes.pop(phase, None)
+    if phase:
+        t.rank_phase[rank] = phase
+        t.dormant = False
+    else:
+        t.rank_phase.pop(rank, None)
+    _sync(core, jobs, job)
     return jobroutes.sync_messages(core.datapaths, job, before, job.flows())
 
 
 def idle(core, job):
-    """The job stopped communicating (e.g. its hosts' port counters went quiet): every phase is
-    left and its routes go. The next ``enter`` brings them back."""
+    """The job stopped communicating (its hosts' port counters went quiet): dormant, every route
+    goes. The next `move` into a phase or `declare` brings them back."""
     before = job.flows()
-    job.traffic.inside.clear()
+    job.traffic.dormant = True
     job.traffic.routes.clear()
     return jobroutes.sync_messages(core.datapaths, job, before, job.flows())
 
 
+def replan_job(core, jobs, job):
+    """After a topology change: the job's installed phases routed again on the new topology (state
+    only: the caller sends the difference of ``job.flows()``). A phase that no longer fits (a
+    host is gone) keeps no routes, so its pairs use the default routes."""
+    _sync(core, jobs, job, replan=set(job.traffic.routes))
+
+
 def replan(core, jobs):
-    """After a topology change: every job's active phases routed again on the new topology, jobs in
-    id order (each sees the ones before it). A phase that no longer fits (a host is gone) keeps no
-    routes, so its pairs use the default routes. Returns the messages of every job."""
+    """`replan_job` for every job, in id order (each sees the ones before it); the messages."""
     msgs = []
     for _job_id, job in sorted(jobs.jobs.items()):
         before = job.flows()
-        for phase in sorted(job.traffic.inside):
-            _replace(core, jobs, job, phase)
+        replan_job(core, jobs, job)
         msgs += jobroutes.sync_messages(core.datapaths, job, before, job.flows())
     return msgs
 
@@ -177,8 +216,8 @@ def _is_ipv4(text):
 
 
 def _check_phase(phase):
-    if isinstance(phase, bool) or not isinstance(phase, int) or not 0 <= phase < MAX_PHASE:
-        raise TrafficError("bad phase %r (0 .. %d)" % (phase, MAX_PHASE - 1))
+    if isinstance(phase, bool) or not isinstance(phase, int) or not 0 <= phase <= MAX_PHASE:
+        raise TrafficError("bad phase %r (0 .. %d)" % (phase, MAX_PHASE))
 
 
 def _check_rank(job, rank):
@@ -186,21 +225,24 @@ def _check_rank(job, rank):
         raise TrafficError("bad rank %r for a job of %d ranks" % (rank, len(job.hosts)))
 
 
-def _replace(core, jobs, job, phase):
-    """Plans ``phase`` if a rank is inside it and it has a demand, else drops its routes. A phase
-    that cannot be routed (a host not in the topology) keeps no routes and is logged."""
-    job.traffic.routes.pop(phase, None)
-    if not job.traffic.inside.get(phase) or phase not in job.traffic.demands:
-        return
-    try:
-        job.traffic.routes[phase] = plan(core, jobs, job, phase)
-    except TrafficError as err:
-        LOG.warning("job %d phase %d: default routes: %s", job.id, phase, err)
+def _sync(core, jobs, job, replan=()):
+    """Installed phases := wanted phases: unwanted ones dropped, wanted ones not installed (or in
+    ``replan``) planned. A phase that cannot be routed (a host not in the topology) keeps no
+    routes and is logged."""
+    t = job.traffic
+    wanted = t.wanted()
+    for phase in [p for p in t.routes if p not in wanted or p in replan]:
+        del t.routes[phase]
+    for phase in sorted(wanted - set(t.routes)):
+        try:
+            t.routes[phase] = plan(core, jobs, job, phase)
+        except TrafficError as err:
+            LOG.warning("job %d phase %d: default routes: %s", job.id, phase, err)
 
 
 def plan(core, jobs, job, phase):
     """PhaseRoutes of ``job``'s ``phase`` on the current topology, with the load of every other
-    job's active phases; raises TrafficError."""
+    job's installed phases; raises TrafficError."""
     graph = core.topology.graph()
     mac_of, ip_of = {}, {}
     for src, dst, _nbytes in job.traffic.demands[phase]:
@@ -211,11 +253,11 @@ def plan(core, jobs, job, phase):
                     raise TrafficError("host %s is not in the topology" % ip)
                 mac_of[ip], ip_of[host.mac] = host.mac, ip
     demand = pairs.merge(pairs.Flow(mac_of[s], mac_of[d], b) for s, d, b in job.traffic.demands[phase])
-    router = job.traffic.router
+    router = job.traffic.routers[phase]
     try:
         paths = PAIR_ROUTERS[router](graph, demand, load=_others_load(graph, jobs, job))
-    except pairs.DemandError as err:
-        raise TrafficError(str(err)) from None
+    except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
+        raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
     policy = paths.policy if isinstance(paths, pairs.FabricRoutes) else None
     switch_paths = {} if policy else {pair: path[1:-1] for pair, path in paths.items()}
     routes = PhaseRoutes(router=router, demand=demand, paths=dict(paths), fabric_policy=policy,
@@ -229,7 +271,7 @@ def plan(core, jobs, job, phase):
 
 
 def _others_load(graph, jobs, job):
-    """LinkLoad of every other job's active phases (paths on links that are gone are skipped)."""
+    """LinkLoad of every other job's installed phases (paths on links that are gone are skipped)."""
     load = pairs.LinkLoad()
     for other in jobs.jobs.values():
         if other is job:

@@ -13,6 +13,7 @@ from sdnmpi.primitives import DEFAULT_ROUTING
 
 from .access import parse_networks
 from .auth import DEFAULT_TOKEN_FILE
+from .jobidle import DEFAULT_QUIET_S, DEFAULT_THRESHOLD_BPS
 
 
 class _Networks:
@@ -63,6 +64,12 @@ OPTS = [
     cfg.FloatOpt("sdnmpi-link-capacity", default=0.0, min=0.0,
                  help="bit/s of every switch port, for link utilisation in /metrics and the web view "
                       "(0: each port's speed as the switch reports it)"),
+    cfg.FloatOpt("sdnmpi-idle-threshold", default=DEFAULT_THRESHOLD_BPS, min=0.0,
+                 help="bit/s: a job whose hosts together send less than this into the fabric for "
+                      "--sdnmpi-idle-time seconds loses its traffic routes until its next phase entry or "
+                      "traffic op (0: never)"),
+    cfg.FloatOpt("sdnmpi-idle-time", default=DEFAULT_QUIET_S, min=0.0,
+                 help="seconds a job's traffic must stay under --sdnmpi-idle-threshold to count as idle"),
     cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
                help="source MAC of the controller's ARP probes for unknown hosts"),
 ]
@@ -86,6 +93,8 @@ class Settings:
     operator_token_file: str = DEFAULT_TOKEN_FILE
     barrier_timeout: float = 5.0
     link_capacity: float = 0.0
+    idle_threshold: float = DEFAULT_THRESHOLD_BPS
+    idle_time: float = DEFAULT_QUIET_S
 
 
 def register_cli(conf=cfg.CONF):

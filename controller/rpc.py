@@ -24,9 +24,10 @@ from sdnmpi.primitives import ALLREDUCE_PLANNERS, bcast
 from sdnmpi.primitives.allreduce import PlanError
 
 from . import constants as C
-from . import jobroutes
+from . import jobroutes, jobtraffic, rpc_traffic
 from . import rpc_schema as schema
 from .access import RegisterAccess, peer_address
+from .jobroutes import ConfirmError
 from .jobs import BadToken, CommPlan, JobTable, TreePlan, UnknownJob
 
 LOG = logging.getLogger(__name__)
@@ -34,10 +35,6 @@ MULTICAST_BASE = (239 << 24) | (77 << 16)   # Bcast groups: 239.77.0.1 - 239.77.
 MULTICAST_SLOTS = 65534
 BCAST_UDP_PORT_BASE = 47000
 BCAST_UDP_PORTS = 1000
-
-
-class ConfirmError(RuntimeError):
-    """The switches did not confirm a change (barrier timeout, OpenFlow error, disconnect)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,8 +53,9 @@ class Client:
 
 
 class RpcService:
-    def __init__(self, core, confirm, clock=time.monotonic, access=None):
+    def __init__(self, core, confirm, clock=time.monotonic, access=None, idle_watch=None):
         self.core = core
+        self.idle_watch = idle_watch       # jobidle.IdleWatch, or None: no dynamic phase detection
         self.jobs = JobTable()
         self.confirm = confirm
         self.clock = clock
@@ -86,6 +84,10 @@ class RpcService:
             return {"locality": self.locality(req.args["hosts"])}, {}
         if req.op == "plan_bcast":
             return self._plan_bcast(job, req.args)
+        if req.op == "traffic":
+            return rpc_traffic.traffic(self, job, req.args), {}
+        if req.op == "phase":
+            return rpc_traffic.phase(self, job, req.args), {}
         return self._plan_allreduce(job, req.args)
 
     def _register(self, args, client, now):
@@ -126,7 +128,7 @@ class RpcService:
             self.confirm(jobroutes.sync_messages(self.core.datapaths, job, before, job.flows()))
         except ConfirmError as err:
             job.plans.pop(args["comm"], None)
-            self._resync(job)
+            self.resync(job)
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
         timings["install_s"] = self.clock() - t1
         self.counters["allreduce_plans"] += 1
@@ -175,7 +177,7 @@ class RpcService:
             self.confirm(jobroutes.tree_messages(self.core.datapaths, job, old, new))
         except ConfirmError as err:
             job.trees.pop(key, None)
-            self._resync(job)
+            self.resync(job)
             raise schema.RpcError("switches did not confirm the tree: %s" % err) from None
         timings["install_s"] = self.clock() - t1
         self.counters["bcast_trees"] += 1
@@ -214,11 +216,13 @@ class RpcService:
                         group_id=C.GROUP_JOB_BASE + slot, top=t.top, out_ports=t.out_ports)
 
     def replan(self):
-        """After a topology change: plans every job's communicators again on the new topology and
+        """After a topology change: plans every job's communicators and installed traffic phases
+        again on the new topology (jobs in id order, each job's phases seeing the ones before) and
         installs the difference. A plan that no longer fits (a host is gone) is dropped, so its
         pairs use the default routes. Nothing changes where the topology change did not matter."""
-        for job in list(self.jobs.jobs.values()):
+        for _job_id, job in sorted(self.jobs.jobs.items()):
             before = job.flows()
+            jobtraffic.replan_job(self.core, self.jobs, job)
             for comm, plan in list(job.plans.items()):
                 try:
                     job.plans[comm] = self._compute(plan.steps, plan.planner)
@@ -242,9 +246,13 @@ class RpcService:
                     self.confirm(msgs)
                 except ConfirmError as err:
                     LOG.warning("job %d: re-planned routes not confirmed: %s", job.id, err)
-                    self._resync(job)
+                    self.resync(job)
 
-    def _resync(self, job):
+    def watch_idle(self, now):
+        """After a stats poll: dynamic phase detection (controller/jobidle.py), if enabled."""
+        rpc_traffic.idle(self, now)
+
+    def resync(self, job):
         """After a failed install, the switches may hold part of it: start the job over clean."""
         msgs = jobroutes.release_messages(self.core.datapaths, job)
         msgs += jobroutes.sync_messages(self.core.datapaths, job, {}, job.flows())
@@ -284,7 +292,8 @@ class RpcService:
 
     def stats_json(self):
         return dict({name: self.counters[name] for name in
-                     ("requests", "errors", "jobs_registered", "allreduce_plans", "bcast_trees", "connections",
+                     ("requests", "errors", "jobs_registered", "allreduce_plans", "bcast_trees", "traffic_ops", "phase_ops",
+                      "idle_releases", "connections",
                       "registers_refused", "bad_tokens", "connections_refused", "idle_closed", "slow_closed")},
                     open_connections=self.open_connections)
 

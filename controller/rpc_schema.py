@@ -6,6 +6,8 @@ import struct
 
 import msgpack
 
+from sdnmpi.primitives import PAIR_ROUTERS
+
 VERSION = 1
 HEADER = struct.Struct("!I")
 MAX_FRAME = 1 << 20
@@ -18,6 +20,9 @@ MAX_STR = 4096           # bytes of one string
 DEFAULT_LEASE_S = 86400.0
 MAX_LEASE_S = 604800.0
 PLANNERS = ("balanced", "dmodk", "single")
+MAX_PHASE = 64           # `traffic` and `phase`: phases 0 .. MAX_PHASE
+MAX_RANK = MAX_HOSTS - 1
+DEFAULT_TRAFFIC_PLANNER = "sdn-adaptive"
 
 
 class RpcError(ValueError):
@@ -58,7 +63,7 @@ def decode_request(body):
     """A validated `Request` from one frame's body; raises RpcError."""
     try:
         msg = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True, max_str_len=MAX_STR,
-                              max_bin_len=0, max_ext_len=0, max_array_len=MAX_HOSTS, max_map_len=MAX_MAP_KEYS)
+                              max_bin_len=0, max_ext_len=0, max_array_len=max(MAX_HOSTS, MAX_PAIRS) + 1, max_map_len=MAX_MAP_KEYS)
     except Exception as err:  # msgpack raises several kinds on garbage
         raise RpcError("malformed msgpack: %s" % type(err).__name__) from err
     if not isinstance(msg, dict):
@@ -130,6 +135,16 @@ def _locate(msg):
     return dict(_job(msg), hosts=hosts)
 
 
+def _pair(item, third):
+    """(src, dst, third value) of a ``[src_ip, dst_ip, <third>]`` list with src != dst."""
+    if not isinstance(item, list) or len(item) != 3:
+        raise RpcError("a pair must be [src_ip, dst_ip, %s]" % third)
+    src, dst = _ipv4(item[0], "src"), _ipv4(item[1], "dst")
+    if src == dst:
+        raise RpcError("pair %s -> %s has src == dst" % (src, dst))
+    return src, dst, item[2]
+
+
 def _plan_allreduce(msg):
     comm = msg.get("comm")
     if not _is_int(comm) or comm < 0:
@@ -150,11 +165,7 @@ def _plan_allreduce(msg):
             raise RpcError("more than %d pairs" % MAX_PAIRS)
         pairs = {}
         for item in step:
-            if not isinstance(item, list) or len(item) != 3:
-                raise RpcError("a pair must be [src_ip, dst_ip, count]")
-            src, dst, count = _ipv4(item[0], "src"), _ipv4(item[1], "dst"), item[2]
-            if src == dst:
-                raise RpcError("pair %s -> %s has src == dst" % (src, dst))
+            src, dst, count = _pair(item, "count")
             if not _is_int(count) or not 1 <= count <= MAX_PAIRS:
                 raise RpcError("count of %s -> %s must be 1..%d" % (src, dst, MAX_PAIRS))
             pairs[(src, dst)] = pairs.get((src, dst), 0) + count
@@ -173,6 +184,43 @@ def _plan_bcast(msg):
     return dict(_job(msg), comm=comm, root=root, members=members)
 
 
+def _phase_number(msg):
+    phase = msg.get("phase")
+    if not _is_int(phase) or not 0 <= phase <= MAX_PHASE:
+        raise RpcError("phase must be an integer in 0..%d" % MAX_PHASE)
+    return phase
+
+
+def _traffic(msg):
+    """A job's demand for one phase: pairs [src_ip, dst_ip, bytes] (the service checks that the
+    hosts are the job's)."""
+    phase = _phase_number(msg)
+    planner = msg.get("planner", DEFAULT_TRAFFIC_PLANNER)
+    if not isinstance(planner, str) or planner not in PAIR_ROUTERS:
+        raise RpcError("unknown planner %r (known: %s)" % (planner if isinstance(planner, str) else type(planner).__name__,
+                                                            ", ".join(sorted(PAIR_ROUTERS))))
+    add = msg.get("add", False)
+    if not isinstance(add, bool):
+        raise RpcError("add must be true or false")
+    items = msg.get("pairs")
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_PAIRS:
+        raise RpcError("pairs must be a list of 1..%d [src_ip, dst_ip, bytes]" % MAX_PAIRS)
+    out = []
+    for item in items:
+        src, dst, nbytes = _pair(item, "bytes")
+        if not _is_int(nbytes) or nbytes < 1:
+            raise RpcError("bytes of %s -> %s must be an integer >= 1" % (src, dst))
+        out.append((src, dst, nbytes))
+    return dict(_job(msg), phase=phase, pairs=out, add=add, planner=planner)
+
+
+def _phase(msg):
+    rank = msg.get("rank")
+    if not _is_int(rank) or not 0 <= rank <= MAX_RANK:
+        raise RpcError("missing or invalid rank")
+    return dict(_job(msg), rank=rank, phase=_phase_number(msg))
+
+
 def _release(msg):
     return _job(msg)
 
@@ -184,4 +232,6 @@ _VALIDATORS = {
     "plan_allreduce": _plan_allreduce,
     "plan_bcast": _plan_bcast,
     "release": _release,
+    "traffic": _traffic,
+    "phase": _phase,
 }

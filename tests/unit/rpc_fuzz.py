@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from sdnmpi.controller import rpc_schema as schema
 
-OPS = ("hello", "register", "locate", "plan_allreduce", "plan_bcast", "release")
+OPS = ("hello", "register", "locate", "plan_allreduce", "plan_bcast", "release", "traffic", "phase")
 FAILURES = ("timeout", "hangup", "garbled", "internal")
 HOSTILE_STRINGS = ("10.0.0.1\x00", "10.0.0.256", "0x0a000001", " 10.0.0.1", "10.0.0.1 ", "1e3", "::1",
                    "10.0.0", "10.0.0.1/32", "255.255.255.255", "0.0.0.0", "127.0.0.1", "%s", "%d%n",
@@ -199,12 +199,19 @@ def messages(ips, victim_job):
            {"planner": st.one_of(st.sampled_from(schema.PLANNERS), value)}),
         op("plan_bcast", dict(job_fields, comm=st.one_of(st.integers(0, 3), integer), root=ip, members=hosts)),
         op("release", job_fields),
+        op("traffic", dict(job_fields, phase=st.one_of(st.integers(-1, 66), value),
+                           pairs=st.one_of(st.lists(pair, max_size=8), value)),
+           {"add": st.one_of(st.booleans(), value), "planner": st.one_of(st.sampled_from(["sdn-adaptive", "sdn-greedy"]), value)}),
+        op("phase", dict(job_fields, rank=st.one_of(st.integers(-1, 12), integer, value),
+                         phase=st.one_of(st.integers(-1, 66), value))),
     )
     valid = [_request("hello"), _request("register", hosts=ips[:4]), _request("locate", job="$job", token="$token",
                                                                                 hosts=ips),
              _request("plan_allreduce", job="$job", token="$token", comm=0,
                       steps=[[[ips[0], ips[-1], 1], [ips[-1], ips[0], 1]]]),
              _request("plan_bcast", job="$job", token="$token", comm=1, root=ips[0], members=ips),
+             _request("traffic", job="$job", token="$token", phase=1, pairs=[[ips[0], ips[-1], 100]]),
+             _request("phase", job="$job", token="$token", rank=0, phase=1),
              _request("release", job=victim_job, token="0" * 32)]
     edits = st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255),
                                st.sampled_from(["flip", "insert", "delete", "cut"])), min_size=1, max_size=6)

@@ -7,6 +7,7 @@ import struct
 import msgpack
 
 from sdnmpi.controller import rpc, rpc_schema as schema
+from sdnmpi.controller.portstats import PortStats
 from sdnmpi.controller.topology import Topology
 from sdnmpi.primitives import fabric, fattree, schedule
 
@@ -33,6 +34,7 @@ class FakeCore:
             dpid, port = fabric.attachment(graph, mac)
             self.topology.learn_host(mac, graph.nodes[mac]["ip"], dpid, port, "lldp", 0.0)
         self.datapaths = {d: FakeDatapath(d) for d in fabric.switches(graph)}
+        self.port_stats = PortStats()
 
 
 class Switches:

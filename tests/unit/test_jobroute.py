@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, jobroute, pairs, routing
+from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, jobroute, pair_routing, pairs, routing
 from sdnmpi.primitives.jobroute_greedy import sdn_greedy, sdn_greedy_bytes
 from sdnmpi.primitives.jobroute_optimal import NotATree, Tree, lower_bound, sdn_optimal, sdn_optimal_bytes
 
@@ -269,7 +269,7 @@ def test_adaptive_routes_a_permutation_optimally_and_leaves_dense_demands_to_ecm
     dense = random_demand(graph, random.Random(1), 3)
     paths = jobroute.sdn_adaptive(graph, dense, seed=4)
     assert isinstance(paths, pairs.FabricRoutes) and paths.policy == "ecmp"
-    assert dict(paths) == jobroute.fabric_paths(graph, dense, routing.ecmp, seed=4)
+    assert dict(paths) == pair_routing.ecmp(graph, dense)      # the one ECMP model
     assert_valid_paths(spec, dense, paths)
 
 
@@ -277,7 +277,7 @@ def test_ecmp_paths_follow_the_ecmp_table_and_spread_pairs():
     graph = topology(("leaf_spine", (4, 8, 4)))
     table = routing.ecmp(graph)
     demand = random_demand(graph, random.Random(2), 2)
-    paths = jobroute.fabric_paths(graph, demand, routing.ecmp, seed=0)
+    paths = pair_routing.ecmp(graph, demand)
     spines = set()
     for (src, dst), path in paths.items():
         for sw, nxt in zip(path[1:-1], path[2:]):
@@ -292,7 +292,7 @@ def test_dmodk_paths_follow_the_dmodk_table():
     graph = topology(("kary", (4,)))
     table = routing.dmodk(graph)
     demand = random_demand(graph, random.Random(0), 2)
-    for (src, dst), path in jobroute.fabric_paths(graph, demand, routing.dmodk).items():
+    for (src, dst), path in pair_routing.dmodk(graph, demand).items():
         for sw, nxt in zip(path[1:-2], path[2:-1]):
             assert table[sw][dst] == (fabric.port_towards(graph, sw, nxt),)
 

@@ -50,21 +50,22 @@ def test_first_rank_in_installs_the_planned_paths_and_last_rank_out_removes_them
     demand = permutation(sim, 3)
     default = {(s, d): route_of(sim, sim.mac_of_ip(s), sim.mac_of_ip(d)) for s, d, _b in demand}
     assert sim.run(jobtraffic.declare(sim.core, jobs, job, 1, demand)) == []   # nobody inside yet
+    assert job.traffic.routers[1] == "sdn-adaptive" and job.traffic.demands[1] == jobtraffic.merged(demand)
 
-    msgs = sim.run(jobtraffic.enter(sim.core, jobs, job, 1, rank=0))
+    msgs = sim.run(jobtraffic.move(sim.core, jobs, job, 0, 1))
     assert msgs and all(m.cookie == job.cookie and m.priority == job.priority for m in msgs)
     routes = job.traffic.routes[1]
-    assert routes.router == "sdn-optimal" and routes.max_flows == 1 == routes.nl_d   # contention-free
+    assert routes.fabric_policy is None and routes.max_flows == 1 == routes.nl_d   # contention-free
     for s, d, _b in demand:
         src, dst = sim.mac_of_ip(s), sim.mac_of_ip(d)
         assert route_of(sim, src, dst) == routes.paths[src, dst][1:-1]
     assert any(route_of(sim, sim.mac_of_ip(s), sim.mac_of_ip(d)) != default[s, d] for s, d, _b in demand)
 
-    assert jobtraffic.enter(sim.core, jobs, job, 1, rank=5) == []       # already installed
-    assert jobtraffic.leave(sim.core, job, 1, rank=0) == []             # rank 5 is still inside
-    msgs = sim.run(jobtraffic.leave(sim.core, job, 1, rank=5))
+    assert jobtraffic.move(sim.core, jobs, job, 5, 1) == []       # already installed
+    assert jobtraffic.move(sim.core, jobs, job, 0, 0) == []       # rank 5 is still inside
+    msgs = sim.run(jobtraffic.move(sim.core, jobs, job, 5, 0))
     assert msgs and all(m.command == m.datapath.ofproto.OFPFC_DELETE_STRICT for m in msgs)
-    assert job_flows(sim, job) == {} and job.traffic.routes == {} and job.traffic.inside == {}
+    assert job_flows(sim, job) == {} and job.traffic.routes == {} and job.traffic.inside() == {}
     for s, d, _b in demand:
         assert route_of(sim, sim.mac_of_ip(s), sim.mac_of_ip(d)) == default[s, d]
     sim.check_tables_consistent()
@@ -76,10 +77,10 @@ def test_phases_switch_routes_and_share_unchanged_flows(make_fabric):
     first, second = permutation(sim, 1), permutation(sim, 2)
     jobtraffic.declare(sim.core, jobs, job, 1, first)
     jobtraffic.declare(sim.core, jobs, job, 2, second)
-    sim.run(jobtraffic.enter(sim.core, jobs, job, 1, 0))
-    sim.run(jobtraffic.leave(sim.core, job, 1, 0))
-    sim.run(jobtraffic.enter(sim.core, jobs, job, 2, 0))
-    assert set(job.traffic.routes) == {2}
+    sim.run(jobtraffic.move(sim.core, jobs, job, 0, 1))
+    assert set(job.traffic.routes) == {1}
+    sim.run(jobtraffic.move(sim.core, jobs, job, 0, 2))       # entering phase 2 leaves phase 1
+    assert set(job.traffic.routes) == {2} and job.traffic.inside() == {2: {0}}
     assert sum(job_flows(sim, job).values()) == len(job.flows())
     for s, d, _b in second:
         src, dst = sim.mac_of_ip(s), sim.mac_of_ip(d)
@@ -91,14 +92,13 @@ def test_a_second_job_is_planned_around_the_first_and_its_release_keeps_the_firs
     sim, jobs = setup(make_fabric, graph)
     h1, h2, h3, h4 = sim.hosts()
     a, b = register(jobs, sim, [h1, h3]), register(jobs, sim, [h2, h4])
-    jobtraffic.declare(sim.core, jobs, a, 0, [(sim.host_ip[h1], sim.host_ip[h3], 10)])
-    jobtraffic.declare(sim.core, jobs, b, 0, [(sim.host_ip[h2], sim.host_ip[h4], 10)])
-    sim.run(jobtraffic.enter(sim.core, jobs, a, 0, 0))
-    sim.run(jobtraffic.enter(sim.core, jobs, b, 0, 0))
+    sim.run(jobtraffic.declare(sim.core, jobs, a, 0, [(sim.host_ip[h1], sim.host_ip[h3], 10)]))  # whole run: at once
+    sim.run(jobtraffic.declare(sim.core, jobs, b, 1, [(sim.host_ip[h2], sim.host_ip[h4], 10)]))
+    sim.run(jobtraffic.move(sim.core, jobs, b, 1, 1))
     spine_a, spine_b = route_of(sim, h1, h3)[1], route_of(sim, h2, h4)[1]
     assert spine_a != spine_b                       # b saw a's load on a's spine
     a_flows = job_flows(sim, a)
-    sim.run(jobtraffic.leave(sim.core, b, 0, 0))
+    sim.run(jobtraffic.move(sim.core, jobs, b, 1, 0))
     assert job_flows(sim, b) == {} and job_flows(sim, a) == a_flows
     assert route_of(sim, h1, h3)[1] == spine_a
 
@@ -106,18 +106,14 @@ def test_a_second_job_is_planned_around_the_first_and_its_release_keeps_the_firs
 def test_adaptive_leaves_a_dense_phase_to_ecmp_and_routes_a_permutation(make_fabric):
     sim, jobs = setup(make_fabric, fattree.kary(4), routing="ecmp")
     job = register(jobs, sim)
-    jobtraffic.set_router(job, "sdn-adaptive")
     dense = permutation(sim, 1) + permutation(sim, 2)
-    jobtraffic.declare(sim.core, jobs, job, 0, dense)
-    assert sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0)) == []
+    assert sim.run(jobtraffic.declare(sim.core, jobs, job, 0, dense, router="sdn-adaptive")) == []
     routes = job.traffic.routes[0]
     assert routes.fabric_policy == "ecmp" and routes.flows == {} and routes.nl_d == 2
     # Its modelled paths still count as load for the other jobs.
     other = register(jobs, sim)
     assert jobtraffic._others_load(sim.core.topology.graph(), jobs, other).max_flows() >= 1
-    sim.run(jobtraffic.leave(sim.core, job, 0, 0))
-    jobtraffic.declare(sim.core, jobs, job, 0, permutation(sim, 1))
-    assert sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))
+    assert sim.run(jobtraffic.declare(sim.core, jobs, job, 0, permutation(sim, 1)))
     assert job.traffic.routes[0].fabric_policy is None and job_flows(sim, job)
 
 
@@ -125,24 +121,42 @@ def test_declaring_for_an_active_phase_replans_and_an_empty_demand_removes_it(ma
     sim, jobs = setup(make_fabric, fattree.kary(4))
     job = register(jobs, sim)
     jobtraffic.declare(sim.core, jobs, job, 3, permutation(sim, 1))
-    sim.run(jobtraffic.enter(sim.core, jobs, job, 3, 0))
+    sim.run(jobtraffic.move(sim.core, jobs, job, 0, 3))
     msgs = sim.run(jobtraffic.declare(sim.core, jobs, job, 3, permutation(sim, 2)))
     assert msgs and sum(job_flows(sim, job).values()) == len(job.flows())
+    assert job.traffic.demands[3] == jobtraffic.merged(permutation(sim, 2))   # replaced
     sim.run(jobtraffic.declare(sim.core, jobs, job, 3, []))
     assert job_flows(sim, job) == {} and 3 not in job.traffic.demands
-    assert job.traffic.inside == {3: {0}}           # the rank is still inside the phase
+    assert job.traffic.inside() == {3: {0}}         # the rank is still inside the phase
+
+
+def test_add_merges_into_the_phases_demand(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.kary(4))
+    job = register(jobs, sim)
+    a, b, c = (sim.host_ip[m] for m in sim.hosts()[:3])
+    jobtraffic.declare(sim.core, jobs, job, 2, [(a, b, 5)])
+    jobtraffic.declare(sim.core, jobs, job, 2, [(a, b, 7), (b, c, 20)], add=True)
+    assert job.traffic.demands[2] == [(b, c, 20), (a, b, 12)]
+    jobtraffic.declare(sim.core, jobs, job, 2, [(c, a, 1)])
+    assert job.traffic.demands[2] == [(c, a, 1)]
 
 
 def test_idle_removes_every_phase_and_the_next_enter_restores_it(make_fabric):
     sim, jobs = setup(make_fabric, fattree.kary(4))
     job = register(jobs, sim)
-    jobtraffic.declare(sim.core, jobs, job, 0, permutation(sim, 1))
-    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 2))
+    sim.run(jobtraffic.declare(sim.core, jobs, job, 0, permutation(sim, 1)))
+    jobtraffic.declare(sim.core, jobs, job, 1, permutation(sim, 2))
+    sim.run(jobtraffic.move(sim.core, jobs, job, 2, 1))
     installed = job_flows(sim, job)
+    assert set(job.traffic.routes) == {0, 1}
     sim.run(jobtraffic.idle(sim.core, job))
-    assert job_flows(sim, job) == {} and job.traffic.inside == {}
-    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 2))
-    assert job_flows(sim, job) == installed
+    assert job_flows(sim, job) == {} and job.traffic.dormant and job.traffic.inside() == {1: {2}}
+    assert sim.run(jobtraffic.move(sim.core, jobs, job, 3, 0)) == []    # leaving does not wake it
+    sim.run(jobtraffic.move(sim.core, jobs, job, 2, 1))                 # entering does
+    assert job_flows(sim, job) == installed and set(job.traffic.routes) == {0, 1}
+    sim.run(jobtraffic.idle(sim.core, job))
+    sim.run(jobtraffic.declare(sim.core, jobs, job, 5, permutation(sim, 3)))  # so does a declare
+    assert job_flows(sim, job) == installed and not job.traffic.dormant
 
 
 def test_collective_plans_win_over_traffic_routes_on_the_same_pair(make_fabric):
@@ -150,7 +164,6 @@ def test_collective_plans_win_over_traffic_routes_on_the_same_pair(make_fabric):
     job = register(jobs, sim)
     demand = permutation(sim, 1)
     jobtraffic.declare(sim.core, jobs, job, 0, demand)
-    jobtraffic.enter(sim.core, jobs, job, 0, 0)
     key = next(iter(job.traffic.flows()))
     job.plans[0] = CommPlan(steps=[], planner="balanced", flows={key: 99}, max_load=(), lower_bound=())
     assert job.flows()[key] == 99
@@ -162,8 +175,7 @@ def test_replan_after_a_link_failure_routes_around_it(make_fabric):
     sim, jobs = setup(make_fabric, fattree.kary(4))
     job = register(jobs, sim)
     demand = permutation(sim, 4)
-    jobtraffic.declare(sim.core, jobs, job, 0, demand)
-    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))
+    sim.run(jobtraffic.declare(sim.core, jobs, job, 0, demand))
     used = {(u, v) for p in job.traffic.routes[0].paths.values() for u, v in zip(p[1:-2], p[2:-1])}
     a, b = sorted(used)[0]
     sim.cut_link(a, b)
@@ -180,9 +192,8 @@ def test_a_host_missing_from_the_topology_leaves_the_phase_on_default_routes(mak
     sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
     h1, _h2, h3, _h4 = sim.hosts()
     job = jobs.register([sim.host_ip[h1], "10.9.9.9"], 60.0, owner=object(), now=0.0)
-    jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[h1], "10.9.9.9", 5)])
-    assert jobtraffic.enter(sim.core, jobs, job, 0, 0) == []
-    assert job.traffic.routes == {} and job.traffic.inside == {0: {0}}
+    assert jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[h1], "10.9.9.9", 5)]) == []
+    assert job.traffic.routes == {} and job.traffic.demands == {0: [(sim.host_ip[h1], "10.9.9.9", 5)]}
 
 
 @pytest.mark.parametrize("demand, message", [
@@ -191,6 +202,8 @@ def test_a_host_missing_from_the_topology_leaves_the_phase_on_default_routes(mak
     ([("10.0.0.1", "10.0.0.300", 5)], "bad IPv4"),
     ([("10.0.0.1", "10.0.0.99", 5)], "not one of the job's hosts"),
     ([("10.0.0.1", "10.0.0.2", -1)], "bad byte count"),
+    ([("10.0.0.1", "10.0.0.2", 0)], "bad byte count"),
+    ([("10.0.0.1", "10.0.0.1", 3)], "src == dst"),
     ([("10.0.0.1", "10.0.0.2", 1.5)], "bad byte count"),
     ([("10.0.0.1", "10.0.0.2", True)], "bad byte count"),
     ([("10.0.0.1", "10.0.0.2", 1)] * (jobtraffic.MAX_PAIRS + 1), "more than"),
@@ -201,34 +214,50 @@ def test_bad_demands_are_refused_and_change_nothing(make_fabric, demand, message
     jobtraffic.declare(sim.core, jobs, job, 0, [("10.0.0.1", "10.0.0.3", 1)])
     with pytest.raises(jobtraffic.TrafficError, match=message):
         jobtraffic.declare(sim.core, jobs, job, 0, demand)
+    with pytest.raises(jobtraffic.TrafficError, match=message):
+        jobtraffic.declare(sim.core, jobs, job, 0, demand, add=True)
     assert job.traffic.demands == {0: [("10.0.0.1", "10.0.0.3", 1)]}
 
 
 def test_bad_phases_ranks_and_routers_are_refused(make_fabric):
     sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
     job = register(jobs, sim)
-    for phase in (-1, jobtraffic.MAX_PHASE, "1", True):
+    for phase in (-1, jobtraffic.MAX_PHASE + 1, "1", True):
         with pytest.raises(jobtraffic.TrafficError, match="bad phase"):
-            jobtraffic.enter(sim.core, jobs, job, phase, 0)
+            jobtraffic.move(sim.core, jobs, job, 0, phase)
+        with pytest.raises(jobtraffic.TrafficError, match="bad phase"):
+            jobtraffic.declare(sim.core, jobs, job, phase, [("10.0.0.1", "10.0.0.3", 1)])
     for rank in (-1, 4, None):
         with pytest.raises(jobtraffic.TrafficError, match="bad rank"):
-            jobtraffic.leave(sim.core, job, 0, rank)
+            jobtraffic.move(sim.core, jobs, job, rank, 0)
     with pytest.raises(jobtraffic.TrafficError, match="unknown router"):
-        jobtraffic.set_router(job, "fastest")
-    assert job.traffic.router == jobtraffic.DEFAULT_ROUTER and job.traffic.inside == {}
-    for phase in range(jobtraffic.MAX_PHASES):
-        jobtraffic.declare(sim.core, jobs, job, phase, [("10.0.0.1", "10.0.0.3", 1)])
-    with pytest.raises(jobtraffic.TrafficError, match="phases with traffic"):
-        jobtraffic.declare(sim.core, jobs, job, jobtraffic.MAX_PHASES, [("10.0.0.1", "10.0.0.3", 1)])
+        jobtraffic.declare(sim.core, jobs, job, 1, [("10.0.0.1", "10.0.0.3", 1)], router="fastest")
+    assert job.traffic.demands == {} and job.traffic.inside() == {}
+
+
+def test_a_job_holds_at_most_max_job_pairs(make_fabric, monkeypatch):
+    sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
+    job = register(jobs, sim)
+    monkeypatch.setattr(jobtraffic, "MAX_JOB_PAIRS", 3)
+    monkeypatch.setattr(jobtraffic, "MAX_PAIRS", 2)
+    one, two, three = ("10.0.0.1", "10.0.0.3", 1), ("10.0.0.2", "10.0.0.3", 1), ("10.0.0.3", "10.0.0.1", 1)
+    jobtraffic.declare(sim.core, jobs, job, 1, [one, two])
+    with pytest.raises(jobtraffic.TrafficError, match="phase 1 would have 3 pairs"):
+        jobtraffic.declare(sim.core, jobs, job, 1, [three], add=True)
+    jobtraffic.declare(sim.core, jobs, job, 2, [one])
+    with pytest.raises(jobtraffic.TrafficError, match="4 pairs in all phases"):
+        jobtraffic.declare(sim.core, jobs, job, 3, [two])
+    jobtraffic.declare(sim.core, jobs, job, 2, [three])          # replacing phase 2 keeps 3 in all
+    assert job.traffic.demands == {1: [one, two], 2: [three]}
 
 
 def test_to_json_reports_phases_and_active_routes(make_fabric):
     sim, jobs = setup(make_fabric, fattree.kary(4))
     job = register(jobs, sim)
-    jobtraffic.declare(sim.core, jobs, job, 2, permutation(sim, 1))
-    jobtraffic.enter(sim.core, jobs, job, 2, 1)
+    jobtraffic.declare(sim.core, jobs, job, 2, permutation(sim, 1), router="sdn-optimal")
+    jobtraffic.move(sim.core, jobs, job, 1, 2)
     doc = job.to_json()["traffic"]
-    assert doc["router"] == "sdn-optimal" and doc["phases"] == [2] and doc["inside"] == {"2": [1]}
+    assert doc["phases"] == {"2": {"pairs": len(permutation(sim, 1)), "router": "sdn-optimal"}} and doc["inside"] == {"2": [1]}
     assert doc["active"]["2"]["max_flows"] == 1 and doc["active"]["2"]["flows"] == len(job.flows())
     assert all(r["port"] for r in job.to_json()["routes"])
     assert pairs.node_load(job.traffic.routes[2].demand) == 1
@@ -254,8 +283,7 @@ def one_flow_job(make_fabric):
     sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
     macs = sim.hosts()
     job = register(jobs, sim)
-    jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[macs[0]], sim.host_ip[macs[2]], 10)])
-    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))
+    sim.run(jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[macs[0]], sim.host_ip[macs[2]], 10)]))
     return sim, jobs, job, macs
 
 
@@ -277,7 +305,7 @@ def test_idle_watch_releases_a_quiet_job_after_the_quiet_time_only(make_fabric):
     msgs = sim.run(watch.poll(sim.core, jobs, 10.0))           # quiet since 6.0, for 4 s
     assert msgs and job_flows(sim, job) == {} and job.traffic.routes == {}
     assert watch.poll(sim.core, jobs, 12.0) == []              # nothing left to release
-    sim.run(jobtraffic.enter(sim.core, jobs, job, 0, 0))      # the next phase entry brings them back
+    sim.run(jobtraffic.move(sim.core, jobs, job, 0, 1))       # the next phase entry brings them back
     assert job_flows(sim, job)
 
 

@@ -173,3 +173,31 @@ def test_path_index_is_memoised_per_graph_and_renewed_on_change():
     fabric.add_switch(g, 0x999)
     fabric.add_link(g, 0x999, 1, 0x201, 9)
     assert paths.index(g) is not first
+
+
+def test_the_ecmp_model_spreads_structured_demands_like_a_uniform_choice():
+    """Shifts give the hash keys a regular structure; a linear hash (CRC-32, the earlier model)
+    spreads them like a modulo rule, far below what a uniform choice of path gives."""
+    import statistics
+    import zlib
+
+    def max_load(g, demand, pick):
+        idx = paths.index(g)
+        routes = {}
+        for f in demand:
+            cands = idx.host_paths(f.src, f.dst)
+            routes[f.src, f.dst] = cands[pick(f, len(cands))]
+        return pairs.link_load(g, demand, routes).max_flows()
+
+    model, crc, uniform = [], [], []
+    rng = __import__("random").Random(0)
+    for g in (fattree.kary(8), fattree.leaf_spine(8, 16, 8)):
+        hosts = fabric.hosts(g)
+        for s in (4, 8, 16, 32, 64):
+            demand = [pairs.Flow(h, hosts[(i + s) % len(hosts)], 1) for i, h in enumerate(hosts)]
+            routes = pair_routing.ecmp(g, demand)
+            model.append(pairs.link_load(g, demand, routes).max_flows())
+            crc.append(max_load(g, demand, lambda f, n: zlib.crc32(f"{f.src}>{f.dst}".encode()) % n))
+            uniform.append(statistics.mean(max_load(g, demand, lambda f, n: rng.randrange(n)) for _ in range(10)))
+    assert statistics.mean(crc) < 0.75 * statistics.mean(uniform)          # the bias the model avoids
+    assert abs(statistics.mean(model) - statistics.mean(uniform)) < 0.15 * statistics.mean(uniform)

@@ -203,3 +203,16 @@ def test_link_plot_keeps_a_readable_width_on_large_fabrics(tmp_path):
         head = (tmp_path / f"{name}.png").read_bytes()[:24]
         widths[name] = struct.unpack(">I", head[16:20])[0]  # IHDR width
     assert widths == {"big": 1200, "small": 600}
+
+
+def test_job_routing_planners_on_the_cg_trace(capsys):
+    """sdnmpi-sim job with issue 15's routers (the registry the controller uses): sdn-optimal is
+    no worse than D-mod-K and Greedy2 in flows per link, and than D-mod-K in bytes; sdn-adaptive
+    leaves CG's dense demand to the one ECMP model, so its links are exactly ecmp's."""
+    out = {r: run_json(capsys, "--topology", "kary:k=8", "--trace", CG, "--mapping", "block", "--router", r)
+           for r in ("dmodk", "greedy2", "ecmp", "sdn-optimal", "sdn-adaptive")}
+    opt = out["sdn-optimal"]
+    assert opt["max_link_flows"] <= min(out["dmodk"]["max_link_flows"], out["greedy2"]["max_link_flows"])
+    assert opt["max_link_bytes"] < out["dmodk"]["max_link_bytes"]
+    assert opt["completion_s"] < out["dmodk"]["completion_s"]
+    assert out["sdn-adaptive"]["links"] == out["ecmp"]["links"]

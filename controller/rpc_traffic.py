@@ -1,0 +1,71 @@
+"""The RPC ops `traffic` and `phase` (docs/rpc.md, issue 15): a job's demand per phase and its
+ranks' phase changes, on controller/jobtraffic.py, installed through the service's ``confirm``.
+
+Either op changes nothing if it is refused: jobtraffic checks everything first, and if the
+switches do not confirm the change the job's traffic state is put back and its flows resynchronised.
+"""
+import logging
+
+from . import jobtraffic
+from .jobroutes import ConfirmError
+from . import rpc_schema as schema
+
+LOG = logging.getLogger(__name__)
+
+
+def traffic(service, job, args):
+    """Reply fields of `traffic`: flows installed now, NL_D, the plan's max load, stored."""
+    phase = args["phase"]
+    result = _apply(service, job, lambda: jobtraffic.declare(
+        service.core, service.jobs, job, phase, args["pairs"], add=args["add"], router=args["planner"]))
+    service.counters["traffic_ops"] += 1
+    routes = job.traffic.routes.get(phase)
+    demand = job.traffic.demands.get(phase, [])
+    LOG.info("job %d: traffic phase %d, %d pairs (%s), %s", job.id, phase, len(demand), args["planner"],
+             "installed, %d flow entries" % result if routes else "stored")
+    return {"flows": result, "node_load": jobtraffic.node_load(demand),
+            "max_load": routes.max_flows if routes else -1, "stored": routes is None}
+
+
+def phase(service, job, args):
+    """Reply fields of `phase`: whether phase k's routes are in place, entries installed."""
+    result = _apply(service, job, lambda: jobtraffic.move(service.core, service.jobs, job, args["rank"],
+                                                          args["phase"]))
+    service.counters["phase_ops"] += 1
+    return {"installed": args["phase"] in job.traffic.routes, "flows": result}
+
+
+def idle(service, now):
+    """Releases the traffic routes of the jobs ``service.idle_watch`` finds quiet (after a stats poll)."""
+    if service.idle_watch is None:
+        return
+    msgs = service.idle_watch.poll(service.core, service.jobs, now)
+    if msgs:
+        service.counters["idle_releases"] += 1
+        try:
+            service.confirm(msgs)
+        except ConfirmError as err:
+            LOG.warning("removing idle jobs' traffic routes was not confirmed: %s", err)
+
+
+def _apply(service, job, change):
+    """Runs ``change`` (a jobtraffic call returning messages) and confirms its messages; the number
+    of flow entries it installed. Raises schema.RpcError, with the job as it was."""
+    saved = job.traffic.copy()
+    before = job.flows()
+    try:
+        msgs = change()
+    except jobtraffic.TrafficError as err:
+        job.traffic = saved
+        raise schema.RpcError(str(err)) from None
+    try:
+        if msgs:
+            service.confirm(msgs)
+    except ConfirmError as err:
+        job.traffic = saved
+        service.resync(job)
+        raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
+    after = job.flows()
+    return sum(1 for key, port in after.items() if before.get(key) != port and key[0] in service.core.datapaths)
+
+

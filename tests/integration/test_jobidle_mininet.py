@@ -1,0 +1,67 @@
+"""Dynamic phase detection on the Mininet fabric (issue 15): a job whose hosts go quiet loses its
+traffic routes (the controller's stats poll, --sdnmpi-idle-threshold/--sdnmpi-idle-time), keeps
+them while its hosts send, and gets them back at its next phase entry. The 8-host leaf-spine; RPC
+from the root namespace as in test_jobtraffic_mininet.py."""
+import pytest
+
+from sdnmpi.mininet_topos import controller_proc
+
+from conftest import running_fabric
+from fabric_helpers import LEAVES, N, SPINES, ip, make_topo, wait_for, wait_for_routes
+from test_jobtraffic_mininet import Client, job_flows
+
+QUIET_S = 3.0
+
+
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory):
+    args = ("--sdnmpi-rpc-allow", "127.0.0.1", "--sdnmpi-idle-threshold", "1000000",
+            "--sdnmpi-idle-time", str(QUIET_S), "--sdnmpi-stats-interval", "0.5")
+    with running_fabric(make_topo(), "dmodk", tmp_path_factory.mktemp("jobidle"), extra_args=args) as (ctl, fab):
+        controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N, timeout=90)
+        wait_for_routes(fab, N)
+        yield ctl, fab
+
+
+def dormant(ctl, job):
+    return {j["job"]: j for j in ctl.rest("/sdnmpi/jobs")}[job]["traffic"]["dormant"]
+
+
+def test_quiet_hosts_lose_the_routes_busy_ones_keep_them_and_a_phase_entry_restores_them(fabric):
+    ctl, fab = fabric
+    conn = Client(ctl)
+    h1, h3 = fab.net.get("h1"), fab.net.get("h3")
+    iperf = None
+    try:
+        hosts = [ip(n) for n in (1, 2, 3, 4)]            # two leaves
+        r = conn.call("register", hosts=hosts)
+        job, token = r["job"], r["token"]
+        whole = [[hosts[0], hosts[2], 1 << 20], [hosts[1], hosts[3], 1 << 20]]
+        phase1 = [[hosts[2], hosts[0], 1 << 20], [hosts[3], hosts[1], 1 << 20]]
+        r = conn.call("traffic", job=job, token=token, phase=0, pairs=whole)
+        assert r["status"] == "ok" and r["flows"] > 0, r
+        assert conn.call("traffic", job=job, token=token, phase=1, pairs=phase1)["stored"]
+        # Nobody sends: after the quiet time the routes go.
+        wait_for(lambda: job_flows(fab, job) == {}, 30, "the idle job's routes to go")
+        assert dormant(ctl, job)
+        # h1 sends to h3 (about 40 Mbit/s) while a rank enters phase 1: phase 0 and 1 come back
+        # and stay while the traffic lasts (more than twice the quiet time).
+        h3.cmd("iperf3 -s -1 -D -p 5202")
+        wait_for(lambda: "5202" in h3.cmd("ss -ltn"), 10, "iperf3 to listen")
+        iperf = h1.popen(["iperf3", "-c", hosts[2], "-p", "5202", "-t", str(int(3 * QUIET_S))])
+        r = conn.call("phase", job=job, token=token, rank=1, phase=1)
+        assert r["status"] == "ok" and r["installed"] and r["flows"] > 0, r
+        installed = set(job_flows(fab, job))
+        assert {(s, d) for _dp, s, d in installed} == {tuple(p[:2]) for p in whole + phase1}
+        assert iperf.wait(timeout=60) == 0
+        assert not dormant(ctl, job) and set(job_flows(fab, job)) == installed
+        # Quiet again: gone; the next phase entry brings them back.
+        wait_for(lambda: job_flows(fab, job) == {}, 30, "the idle job's routes to go")
+        r = conn.call("phase", job=job, token=token, rank=0, phase=1)
+        assert r["installed"] and set(job_flows(fab, job)) == installed
+        assert ctl.rest("/sdnmpi/stats")["rpc"]["idle_releases"] == 2
+    finally:
+        if iperf is not None and iperf.poll() is None:
+            iperf.kill()
+            iperf.wait()
+        conn.close()

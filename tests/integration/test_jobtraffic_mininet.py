@@ -1,0 +1,209 @@
+"""Traffic-aware job routing on the Mininet fabric (issue 15, docs/rpc.md `traffic` and `phase`).
+
+The 8-host leaf-spine (2 spines, 4 leaves, full bisection). Two jobs talk RPC from the root
+namespace (the controller allows 127.0.0.1 like a batch system's node, --sdnmpi-rpc-allow):
+job B declares a whole-run (phase 0) shift, installed at once; job A declares a phase-1 shift,
+stored until a rank enters phase 1. The flows dumped from Open vSwitch, walked switch by switch,
+are exactly the planner's paths (sdn-optimal, A planned with B's load) and carry A's packets;
+leaving the phase removes A's flows while B's stay; malformed and oversized matrices get clear
+errors and leave the job on the default routes. Dynamic phase detection is off here (its
+threshold 0); it is tested on the RPC service (tests/unit/test_rpc_traffic.py).
+"""
+import socket
+import struct
+
+import msgpack
+import pytest
+
+from sdnmpi.controller import constants as C
+from sdnmpi.controller import rpc_schema as schema
+from sdnmpi.controller.topology import Topology
+from sdnmpi.mininet_topos import controller_proc
+from sdnmpi.primitives import PAIR_ROUTERS, pairs
+
+import ofdump
+from conftest import running_fabric
+from fabric_helpers import HPL, LEAVES, N, SPINES, ip, make_topo, wait_for, wait_for_routes
+
+IPS = [ip(n) for n in range(1, N + 1)]
+
+
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory):
+    args = ("--sdnmpi-rpc-allow", "127.0.0.1", "--sdnmpi-idle-threshold", "0")
+    with running_fabric(make_topo(), "dmodk", tmp_path_factory.mktemp("jobtraffic"), extra_args=args) as (ctl, fab):
+        controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N, timeout=90)
+        wait_for_routes(fab, N)
+        yield ctl, fab
+
+
+class Client:
+    """One RPC connection from the root namespace."""
+
+    def __init__(self, ctl):
+        self.sock = socket.create_connection(("127.0.0.1", ctl.rpc_port), timeout=30)
+        self.replies = self.sock.makefile("rb")
+        self.next_id = 0
+
+    def send(self, body):
+        self.sock.sendall(schema.frame(body))
+        header = self.replies.read(4)
+        assert len(header) == 4, "the controller closed the connection"
+        return msgpack.unpackb(self.replies.read(struct.unpack("!I", header)[0]))
+
+    def call(self, op, **fields):
+        self.next_id += 1
+        return self.send(msgpack.packb(dict(v=1, id=self.next_id, op=op, **fields)))
+
+    def close(self):
+        self.replies.close()
+        self.sock.close()
+
+
+def shift(by):
+    return [[IPS[i], IPS[(i + by) % N], 1 << 20] for i in range(N)]
+
+
+def job_flows(fab, job):
+    """{(dpid int, src ip, dst ip): (out port, packets)} of the job's cookie, from OVS."""
+    out = {}
+    for sw in fab.net.switches:
+        for f in ofdump.flows(sw.name):
+            if f["cookie"] == C.COOKIE_JOB | job:
+                port = int(f["actions"].split(":")[1])
+                out[(int(sw.dpid, 16), f["match"]["nw_src"], f["match"]["nw_dst"])] = (port, f["packets"])
+    return out
+
+
+def topology(ctl):
+    """The controller's view, rebuilt from /sdnmpi/topology (the graph its planners see)."""
+    doc = ctl.rest("/sdnmpi/topology")
+    topo = Topology()
+    for sw in doc["switches"]:
+        topo.add_switch(int(sw["dpid"], 16), {p: "00:00:00:00:00:00" for p in sw["ports"]})
+    for link in doc["links"]:
+        a = (int(link["src"]["dpid"], 16), link["src"]["port"])
+        b = (int(link["dst"]["dpid"], 16), link["dst"]["port"])
+        topo.saw_probe(a, b, 0.0)
+        topo.saw_probe(b, a, 0.0)
+    for h in doc["hosts"]:
+        topo.learn_host(h["mac"], h["ip"], int(h["dpid"], 16), h["port"], "lldp", 0.0)
+    return topo
+
+
+def walk(topo, flows, src, dst):
+    """The switches the job's OVS flows take a packet from src to dst through (to dst's port)."""
+    target, dpid, hops = topo.host_by_ip(dst), topo.host_by_ip(src).dpid, []
+    for _ in range(6):
+        hops.append(dpid)
+        port = flows[(dpid, src, dst)][0]
+        if (dpid, port) == (target.dpid, target.port):
+            return hops
+        dpid = topo.links[(dpid, port)].dpid
+    pytest.fail("no path of job flows from %s to %s" % (src, dst))
+
+
+def planned(topo, demand, load=None):
+    """sdn-optimal's switch paths {(src ip, dst ip): [dpid, ...]} on the controller's graph."""
+    graph = topo.graph()
+    mac = {h.ip: h.mac for h in topo.hosts.values()}
+    flows = pairs.merge(pairs.Flow(mac[s], mac[d], b) for s, d, b in demand)
+    paths = PAIR_ROUTERS["sdn-optimal"](graph, flows, load=load)
+    ip_of = {m: i for i, m in mac.items()}
+    return {(ip_of[s], ip_of[d]): p[1:-1] for (s, d), p in paths.items()}, pairs.link_load(graph, flows, paths)
+
+
+def test_phase_routes_follow_the_plan_and_leave_with_the_phase_while_the_other_job_stays(fabric):
+    ctl, fab = fabric
+    a_conn, b_conn = Client(ctl), Client(ctl)
+    try:
+        ra, rb = a_conn.call("register", hosts=IPS), b_conn.call("register", hosts=IPS)
+        assert ra["status"] == rb["status"] == "ok", (ra, rb)
+        a, b = ra["job"], rb["job"]
+        topo = topology(ctl)
+
+        # B: the whole run (phase 0), installed at once on sdn-optimal's contention-free paths.
+        demand_b = shift(HPL * 2)                  # every host two leaves on
+        r = b_conn.call("traffic", job=b, token=rb["token"], phase=0, pairs=demand_b, planner="sdn-optimal")
+        assert r["status"] == "ok" and not r["stored"] and r["node_load"] == 1 and r["max_load"] == 1, r
+        flows_b = job_flows(fab, b)
+        assert len(flows_b) == r["flows"] > 0
+        paths_b, load_b = planned(topo, demand_b)
+        assert {pair: walk(topo, flows_b, *pair) for pair in paths_b} == paths_b
+
+        # A: phase 1 is stored; nothing of A's is on the switches.
+        demand_a = shift(HPL)                      # every host one leaf on
+        r = a_conn.call("traffic", job=a, token=ra["token"], phase=1, pairs=demand_a, planner="sdn-optimal")
+        assert r["status"] == "ok" and r["stored"] and r["flows"] == 0 and r["max_load"] == -1, r
+        assert job_flows(fab, a) == {}
+
+        # A rank enters phase 1: A's flows, planned with B's load, carry A's packets.
+        r = a_conn.call("phase", job=a, token=ra["token"], rank=0, phase=1)
+        assert r["status"] == "ok" and r["installed"] and r["flows"] > 0, r
+        flows_a = job_flows(fab, a)
+        assert len(flows_a) == r["flows"]
+        paths_a, _load = planned(topo, demand_a, load=load_b)
+        assert {pair: walk(topo, flows_a, *pair) for pair in paths_a} == paths_a
+        h1 = fab.net.get("h1")
+        assert ", 0% packet loss" in h1.cmd("ping -c 3 -i 0.2 -W 2 %s" % IPS[HPL])
+        # (OVS's userspace datapath pushes flow counters up with a delay)
+        wait_for(lambda: all(job_flows(fab, a)[hop, IPS[0], IPS[HPL]][1] >= 3 for hop in paths_a[IPS[0], IPS[HPL]]),
+                 10, "the pings on A's flows in the counters")
+
+        r = a_conn.call("phase", job=a, token=ra["token"], rank=5, phase=1)     # already in place
+        assert r["installed"] and r["flows"] == 0
+        assert a_conn.call("phase", job=a, token=ra["token"], rank=0, phase=0)["status"] == "ok"
+        assert set(job_flows(fab, a)) == set(flows_a)                          # rank 5 is still inside
+        r = a_conn.call("phase", job=a, token=ra["token"], rank=5, phase=0)
+        assert r["status"] == "ok" and not r["installed"]
+        assert job_flows(fab, a) == {}
+        assert {k: v[0] for k, v in job_flows(fab, b).items()} == {k: v[0] for k, v in flows_b.items()}
+
+        assert b_conn.call("release", job=b, token=rb["token"])["status"] == "ok"
+        assert job_flows(fab, b) == {}
+    finally:
+        a_conn.close()
+        b_conn.close()
+
+
+def test_malformed_and_oversized_matrices_get_clear_errors_and_default_routes(fabric):
+    ctl, fab = fabric
+    conn = Client(ctl)
+    try:
+        r = conn.call("register", hosts=IPS[:4])
+        job, token = r["job"], r["token"]
+        cases = [
+            ({"pairs": [[IPS[0], IPS[5], 100]]}, "host %s is not one of the job's hosts" % IPS[5]),
+            ({"pairs": [[IPS[0], IPS[2], 0]]}, "must be an integer >= 1"),
+            ({"pairs": [[IPS[0], "10.0.0.300", 5]]}, "is not an IPv4 address"),
+            ({"pairs": [[IPS[0], IPS[2]]]}, "a pair must be [src_ip, dst_ip, bytes]"),
+            ({"phase": 65}, "phase must be an integer in 0..64"),
+            ({"planner": "fastest"}, "unknown planner 'fastest'"),
+        ]
+        for fields, reason in cases:
+            args = dict(job=job, token=token, phase=0, pairs=[[IPS[0], IPS[2], 100]])
+            args.update(fields)
+            r = conn.call("traffic", **args)
+            assert r["status"] == "error" and reason in r["error"], (fields, r)
+        # Over 1 MiB (65537 pairs): the frame's length is refused and that connection closed (the
+        # controller answers after the 4-byte header, so only the header is sent), nothing else.
+        body = msgpack.packb(dict(v=1, id=1, op="traffic", job=job, token=token, phase=0,
+                                  pairs=[[IPS[0], IPS[2], 1]] * 65537))
+        assert len(body) > schema.MAX_FRAME
+        other = Client(ctl)
+        try:
+            other.sock.sendall(schema.HEADER.pack(len(body)))
+            length = struct.unpack("!I", other.replies.read(4))[0]
+            r = msgpack.unpackb(other.replies.read(length))
+            assert r["status"] == "error" and r["error"] == "oversized request", r
+            assert other.replies.read(1) == b""                 # closed
+        finally:
+            other.close()
+        jobs = {j["job"]: j for j in ctl.rest("/sdnmpi/jobs")}
+        assert jobs[job]["traffic"]["phases"] == {} and jobs[job]["routes"] == []
+        assert job_flows(fab, job) == {}
+        h1 = fab.net.get("h1")
+        assert ", 0% packet loss" in h1.cmd("ping -c 2 -i 0.2 -W 2 %s" % IPS[2])   # default routes carry it
+        assert conn.call("release", job=job, token=token)["status"] == "ok"
+    finally:
+        conn.close()
