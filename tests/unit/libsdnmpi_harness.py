@@ -30,6 +30,8 @@ import msgpack
 
 from sdnmpi.controller import rpc_schema
 
+from rpc_helpers import recv_all as recv_exact  # pylint: disable=wrong-import-order
+
 ROOT = Path(__file__).resolve().parents[2]
 LIB = ROOT / "libsdnmpi"
 TOOL = LIB / "tests" / "unit_tool"
@@ -93,17 +95,6 @@ def reply(req_id, error=None, **fields):
                "timings": dict(TIMINGS)}
     message.update(fields)
     return message
-
-
-def recv_exact(sock, n):
-    """n bytes from sock, or None when the peer closed first."""
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data
 
 
 # ---------------------------------------------------------------------------------------------

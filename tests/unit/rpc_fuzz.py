@@ -23,6 +23,8 @@ from hypothesis import strategies as st
 
 from sdnmpi.controller import rpc_schema as schema
 
+from rpc_helpers import recv_all  # pylint: disable=wrong-import-order
+
 OPS = ("hello", "register", "locate", "plan_allreduce", "plan_bcast", "release", "traffic", "phase")
 FAILURES = ("timeout", "hangup", "garbled", "internal")
 HOSTILE_STRINGS = ("10.0.0.1\x00", "10.0.0.256", "0x0a000001", " 10.0.0.1", "10.0.0.1 ", "1e3", "::1",
@@ -60,22 +62,12 @@ class Tally(collections.Counter):
 
 
 # -- the client -------------------------------------------------------------------------------
-def _recv_exactly(sock, n):
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
-
-
 def read_reply(sock):
     """The next reply map; None at the end of the stream; "garbled" if it is no reply."""
-    header = _recv_exactly(sock, 4)
+    header = recv_all(sock, 4)
     if header is None:
         return None
-    body = _recv_exactly(sock, struct.unpack("!I", header)[0])
+    body = recv_all(sock, struct.unpack("!I", header)[0])
     if body is None:
         return "garbled"
     try:

@@ -1,7 +1,6 @@
 """What the RPC tests share: a fake core over a synthetic fabric, switches that apply the job flows,
 and request helpers (a test's requests naming a job it registered carry the job's token)."""
 import ipaddress
-import socket
 import struct
 
 import msgpack
@@ -132,6 +131,7 @@ def exchange(sock, body):
 
 
 def recv_all(sock, n):
+    """n bytes from sock, or None when the peer closed first."""
     data = b""
     while len(data) < n:
         chunk = sock.recv(n - len(data))
