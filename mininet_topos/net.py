@@ -409,6 +409,19 @@ class MpiJob:
         full.update({k: str(v) for k, v in (env or {}).items()})
         return full
 
+    def survivors(self, mpirun_pid):
+        """Post-mortem of a hung job: one line per live process (mpirun, the daemons, the ranks),
+        with the Mininet host whose network namespace it is in."""
+        names = {}
+        for host in self.hosts:
+            try:
+                names[os.readlink("/proc/%d/ns/net" % host.pid)] = host.name
+            except OSError:
+                continue
+        pids = [mpirun_pid] + sorted(set(procs.pids_with_environ(self.dir)) - {mpirun_pid})
+        lines = [procs.describe(pid, names) for pid in pids]
+        return [line for line in lines if line is not None]
+
     def run(self, argv, env=None, timeout=300.0):
         """Run mpirun in the first host; kill the whole job on timeout. (returncode, output)."""
         LOG.info("mpirun in %s: %s", self.hosts[0].name, " ".join(argv))
@@ -420,10 +433,15 @@ class MpiJob:
             output, _ = proc.communicate(timeout=timeout)
             returncode = proc.returncode
         except subprocess.TimeoutExpired:
-            LOG.error("mpirun timed out after %.0f s", timeout)
+            alive = self.survivors(proc.pid)
+            LOG.error("mpirun timed out after %.0f s; still running:\n%s", timeout, "\n".join(alive))
             procs.terminate([proc], timeout=2.0)
+            # Before reading to EOF: daemons and ranks run in other sessions and may hold
+            # mpirun's stdout, so communicate() would block on them forever.
+            procs.kill_by_environ(self.dir)
             output, _ = proc.communicate()
-            output += "\n[sdnmpi] mpirun timed out after %.0f s\n" % timeout
+            output += "\n[sdnmpi] mpirun timed out after %.0f s; still running were:\n%s\n" % (
+                timeout, "\n".join(alive))
             returncode = None
         # Daemons launched through the agent carry this job's directory in their environment.
         procs.kill_by_environ(self.dir)

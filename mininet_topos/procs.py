@@ -87,3 +87,23 @@ def kill_by_environ(marker):
     if pids:
         LOG.warning("killed %d leftover processes of %s", len(pids), marker)
     return pids
+
+
+def describe(pid, namespaces=None):
+    """One line about a live process for a post-mortem: PID, state, the kernel function it waits
+    in, its network namespace (named through ``namespaces``: {'net:[inode]': name}), command line.
+
+    Returns None when the process is gone.
+    """
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+        with open("/proc/%d/wchan" % pid) as wchan:
+            waits = wchan.read().strip() or "-"
+        with open("/proc/%d/cmdline" % pid, "rb") as cmdline:
+            argv = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        netns = os.readlink("/proc/%d/ns/net" % pid)
+        netns = (namespaces or {}).get(netns, netns)
+    except (OSError, IndexError):
+        return None
+    return "pid %d %s wchan=%s %s %s" % (pid, state, waits, netns, argv[:160])

@@ -10,6 +10,7 @@ import ipaddress
 import json
 import os
 import random
+import re
 import socket
 import subprocess
 import threading
@@ -206,6 +207,19 @@ def test_mpirun_np_subset(fabric, mpi_hello):
     rc, out = fabric.mpirun(["h2", "h4"], [mpi_hello], np=2, timeout=90)
     assert rc == 0, out
     assert "hello rank 0 of 2 sum 2" in out and "hello rank 1 of 2 sum 2" in out
+
+
+def test_mpirun_timeout_kills_the_whole_job_and_names_the_survivors(fabric):
+    """A job that never ends (its ranks ignore SIGTERM): run() returns None after the timeout,
+    says which processes were still alive and where, and leaves none of them behind."""
+    tag = "hang-%d" % os.getpid()
+    rc, out = fabric.mpirun(["h1", "h2"], ["sh", "-c", "trap '' TERM; sleep 600"],
+                            env={"SDNMPI_TEST_TAG": tag}, timeout=5)
+    assert rc is None and "mpirun timed out after 5 s; still running were:" in out, out
+    survivors = out.split("still running were:", 1)[1]
+    assert re.search(r"pid \d+ \S+ wchan=\S+ h1 mpirun ", survivors), survivors
+    assert all(re.search(r"h%d sleep 600" % n, survivors) for n in (1, 2)), survivors
+    assert procs.pids_with_environ(tag) == []
 
 
 def test_second_fabric_with_same_names_is_refused(fabric):
