@@ -98,7 +98,7 @@ def reply(req_id, error=None, **fields):
 
 
 # ---------------------------------------------------------------------------------------------
-# traffic and phase (issue 15): validated here as /work/wt/SPEC-traffic.md states them, until
+# traffic and phase (issue 15): validated here as docs/rpc.md states them, until
 # controller/rpc_schema.py knows the two ops (then the stub uses the schema for them too)
 SPEC_OPS = ("traffic", "phase")
 MAX_PHASE = 64

@@ -1,5 +1,5 @@
 """libsdnmpi, traffic-aware job routing (issue 15), the pure parts (no MPI, no lock needed): the
-`traffic` and `phase` ops (/work/wt/SPEC-traffic.md, docs/rpc.md) as unit_tool encodes and decodes
+`traffic` and `phase` ops (docs/rpc.md) as unit_tool encodes and decodes
 them, and the trace reader behind SDN_MPI_TRAFFIC (`unit_tool read`), checked against the Python
 references: sdnmpi.traces (reading) and simulator.job.host_demand (PFSim's folding of rank pairs
 into host pairs). The mpirun tests are in test_libsdnmpi_traffic.py.

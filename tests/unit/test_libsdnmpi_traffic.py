@@ -2,7 +2,7 @@
 at MPI_Init, the flow hints, MPI_Pcontrol under the preload library, the linked API, and the
 failures. Real programs (libsdnmpi/tests/traffic_patterns, traffic_check) run on localhost against
 the stub controller of libsdnmpi_harness.py, which checks every traffic/phase request against the
-SPEC (/work/wt/SPEC-traffic.md) and records it. `SDN_MPI_FAKE_HOSTS=N` puts rank r on host
+contract (docs/rpc.md) and records it. `SDN_MPI_FAKE_HOSTS=N` puts rank r on host
 10.255.0.(r % N + 1). Expected demands come from the Python reference (traffic_harness.expected).
 The pure parts (encoding, the reader) are in test_libsdnmpi_trace.py.
 
