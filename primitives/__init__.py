@@ -5,7 +5,7 @@ Planners are looked up by name in the read-only registries below, so new ones pl
 import logging
 from types import MappingProxyType
 
-from . import allreduce, pairs, routing
+from . import allreduce, pair_routing, pairs, routing
 
 LOG = logging.getLogger(__name__)
 
@@ -26,4 +26,10 @@ ALLREDUCE_PLANNERS = MappingProxyType({
 #: Host-pair routers (primitives/pairs.py): name -> router(graph, demand, load=None, seed=None)
 #: -> {(src, dst): path}. The one registry the controller's job routing and the simulator share.
 PAIR_ROUTERS = MappingProxyType({
+    "dmodk": pair_routing.dmodk,
+    "ecmp": pair_routing.ecmp,
+    "greedy": pair_routing.greedy,
+    "greedy2": pair_routing.greedy2,
+    "random": pair_routing.random,
+    "single": pair_routing.single,
 })

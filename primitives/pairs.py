@@ -75,9 +75,11 @@ def node_load(demand):
 
 def merge(demand):
     """One Flow per (src, dst), bytes added up, pairs with src == dst or no bytes dropped,
-    heaviest first (ties by pair, so the order is repeatable)."""
-    total = collections.Counter()
+    heaviest first; ties keep the order in which their pairs first appear in ``demand`` (PFSim's
+    order: a stable sort of the pairs as the rank traffic matrix lists them), so the order is
+    repeatable for a given demand."""
+    total = {}
     for f in demand:
         if f.src != f.dst and f.bytes > 0:
-            total[f.src, f.dst] += f.bytes
-    return [Flow(s, d, b) for (s, d), b in sorted(total.items(), key=lambda kv: (-kv[1], str(kv[0])))]
+            total[f.src, f.dst] = total.get((f.src, f.dst), 0) + f.bytes
+    return [Flow(s, d, b) for (s, d), b in sorted(total.items(), key=lambda kv: -kv[1])]

@@ -40,18 +40,30 @@ def dmodk(graph):
     takes next hop ``(d // D_h) mod u``, where D_h is the product of the uplink counts of the levels
     below h. On a 2-tier leaf-spine fabric that is simply ``d mod spines``: destination d always
     enters its leaf through the same spine, and a leaf's hosts are spread over all spines."""
-    per_level = fabric.uplinks_per_level(graph, fabric.heights(graph))
-
-    def divisor(h):
-        product = 1
-        for level in range(h):
-            product *= max(per_level.get(level, 1), 1)
-        return product
+    pick = dmodk_pick(graph)
 
     def choose(_sw, ports, index, h):
-        return (ports[(index // divisor(h)) % len(ports)],)
+        return (ports[pick(index, h, len(ports))],)
 
     return _per_destination(graph, choose)
+
+
+def dmodk_pick(graph, height=None):
+    """D-mod-K's choice: ``pick(dst_index, switch_height, count)`` -> the position among ``count``
+    equal-cost next hops (sorted by neighbour) that destination ``dst_index`` takes at a switch of
+    that height. Shared by `dmodk` and the host-pair router of primitives/pair_routing.py."""
+    per_level = fabric.uplinks_per_level(graph, fabric.heights(graph) if height is None else height)
+    divisors = {}
+
+    def pick(index, h, count):
+        if h not in divisors:
+            product = 1
+            for level in range(h):
+                product *= max(per_level.get(level, 1), 1)
+            divisors[h] = product
+        return (index // divisors[h]) % count
+
+    return pick
 
 
 def ecmp(graph):

@@ -49,7 +49,9 @@ class Trace(Phase):
     """A whole job. The whole-run matrices are this object's own (as in `Phase`); ``phases[0]`` is
     this object itself (the whole run), ``phases[k]`` the k-th ``MPI_Pcontrol`` phase when the
     files have phases. Also ``processor_names[i]``, ``n_events[i]`` and ``source`` (``"mpi_t"``,
-    ``"pmpi"`` or None for PFProf's files) and ``path``."""
+    ``"pmpi"`` or None for PFProf's files), ``path``, and ``file_order``: the ranks in the order
+    their files were read (archive member order; a directory's names sorted as strings), the
+    order in which PFSim walks the rows of the matrix, which decides its ties."""
 
     def __init__(self, n_procs, path):
         super().__init__(n_procs)
@@ -58,6 +60,7 @@ class Trace(Phase):
         self.n_events = [0] * n_procs
         self.source = None
         self.phases = [self]
+        self.file_order = list(range(n_procs))
 
 
 def load(path):
@@ -154,6 +157,7 @@ def _assemble(path, records):
         raise TraceError(f"{path}: rank file oxton-result{missing[0]}.json missing "
                          f"({len(missing)} of {n_procs} ranks absent)")
     trace = Trace(n_procs, path)
+    trace.file_order = list(records)
     n_phases = None
     sources = set()
     for rank in ranks:
