@@ -92,24 +92,10 @@ static void key(struct jw *w, int level, const char *name, int first)
     put(w, ": ", 2);
 }
 
-static void u64_list(struct jw *w, int level, const uint64_t *v, int n)
-{
-    if (n == 0) {
-        puts_(w, "[]");
-        return;
-    }
-    put(w, "[", 1);
-    for (int i = 0; i < n; i++) {
-        if (i > 0)
-            put(w, ",", 1);
-        indent(w, level + 1);
-        printf_(w, "%" PRIu64, v[i]);
-    }
-    indent(w, level);
-    put(w, "]", 1);
-}
-
-static void sizes_list(struct jw *w, int level, const struct prof_size_freq *v, size_t n)
+/* A JSON list of n items at `level`, each written by item(w, level + 1, i, ctx) after its
+ * indentation; "[]" when empty, as Python writes it. */
+static void list(struct jw *w, int level, size_t n, void (*item)(struct jw *, int, size_t, const void *),
+                 const void *ctx)
 {
     if (n == 0) {
         puts_(w, "[]");
@@ -120,16 +106,38 @@ static void sizes_list(struct jw *w, int level, const struct prof_size_freq *v, 
         if (i > 0)
             put(w, ",", 1);
         indent(w, level + 1);
-        put(w, "{", 1);
-        key(w, level + 2, "frequency", 1);
-        printf_(w, "%" PRIu64, v[i].freq);
-        key(w, level + 2, "message_size", 0);
-        printf_(w, "%" PRIu64, v[i].size);
-        indent(w, level + 1);
-        put(w, "}", 1);
+        item(w, level + 1, i, ctx);
     }
     indent(w, level);
     put(w, "]", 1);
+}
+
+static void u64_item(struct jw *w, int level, size_t i, const void *ctx)
+{
+    (void)level;
+    printf_(w, "%" PRIu64, ((const uint64_t *)ctx)[i]);
+}
+
+static void size_item(struct jw *w, int level, size_t i, const void *ctx)
+{
+    const struct prof_size_freq *v = (const struct prof_size_freq *)ctx + i;
+    put(w, "{", 1);
+    key(w, level + 1, "frequency", 1);
+    printf_(w, "%" PRIu64, v->freq);
+    key(w, level + 1, "message_size", 0);
+    printf_(w, "%" PRIu64, v->size);
+    indent(w, level);
+    put(w, "}", 1);
+}
+
+static void u64_list(struct jw *w, int level, const uint64_t *v, int n)
+{
+    list(w, level, (size_t)n, u64_item, v);
+}
+
+static void sizes_list(struct jw *w, int level, const struct prof_size_freq *v, size_t n)
+{
+    list(w, level, n, size_item, v);
 }
 
 static void phase(struct jw *w, int level, const struct prof_out_phase *ph, int k, int n)

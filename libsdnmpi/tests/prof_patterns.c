@@ -5,6 +5,9 @@
  *   alltoall     rank i sends (i*p + j + 1) * 8 bytes to every j != i (Isend/Irecv)
  *   split B      split by r % 2 (key -r: reversed order), Pcontrol(1), a ring of B + r bytes in
  *                each half (sub-rank s sends to s+1), Pcontrol(0)
+ *   comms B      Pcontrol(1): a ring of B bytes on a dup of MPI_COMM_WORLD; Pcontrol(2): on a 1-D
+ *                periodic Cartesian communicator (no reordering); Pcontrol(3): on
+ *                MPI_Comm_create_group of the even world ranks in reversed order; Pcontrol(0)
  *   allreduce B  one MPI_Allreduce of B/8 doubles on MPI_COMM_WORLD
  *   bcast B      one MPI_Bcast of B bytes from rank 0
  *   iallreduce B one MPI_Iallreduce of B/8 doubles, then MPI_Wait
@@ -101,6 +104,35 @@ int main(int argc, char **argv)
         ring(half, bytes + r);
         MPI_Pcontrol(0);
         MPI_Comm_free(&half);
+    } else if (strcmp(what, "comms") == 0) {
+        MPI_Comm dup, cart, evens = MPI_COMM_NULL;
+        MPI_Group world, group;
+        int dims[1] = {p}, periods[1] = {1}, n = (p + 1) / 2;
+        int *ranks = malloc((size_t)n * sizeof *ranks);
+        check(ranks != NULL, "out of memory");
+        for (int i = 0; i < n; i++)
+            ranks[i] = 2 * (n - 1 - i);
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_incl(world, n, ranks, &group);
+        if (r % 2 == 0)
+            MPI_Comm_create_group(MPI_COMM_WORLD, group, 9, &evens);
+        MPI_Pcontrol(1);
+        ring(dup, bytes);
+        MPI_Pcontrol(2);
+        ring(cart, bytes);
+        MPI_Pcontrol(3);
+        if (evens != MPI_COMM_NULL)
+            ring(evens, bytes);
+        MPI_Pcontrol(0);
+        if (evens != MPI_COMM_NULL)
+            MPI_Comm_free(&evens);
+        MPI_Group_free(&group);
+        MPI_Group_free(&world);
+        MPI_Comm_free(&cart);
+        MPI_Comm_free(&dup);
+        free(ranks);
     } else if (strcmp(what, "allreduce") == 0 || strcmp(what, "iallreduce") == 0) {
         int n = bytes / 8;
         double *in = malloc((size_t)n * sizeof *in), *out = malloc((size_t)n * sizeof *out);

@@ -86,6 +86,17 @@ def test_split_communicator_maps_to_world_ranks(mpi, tmp_path):
     assert all(f["n_phases"] == 2 for f in files)
 
 
+def test_dup_cart_and_create_group_map_to_world_ranks(mpi, tmp_path):
+    np, size = 6, 48
+    ph.run(mpi, np, ["comms", size], tmp_path)
+    files = ph.read_ranks(tmp_path, np)
+    world_ring = {(r, (r + 1) % np): (size, 1) for r in range(np)}
+    ph.assert_matrices(files, world_ring, phase=1)    # dup
+    ph.assert_matrices(files, world_ring, phase=2)    # cart, not reordered
+    evens = [4, 2, 0]                                 # the group's order: sub-rank s = evens[s]
+    ph.assert_matrices(files, {(w, evens[(s + 1) % 3]): (size, 1) for s, w in enumerate(evens)}, phase=3)
+
+
 def test_phases_sum_to_the_whole_run(mpi, tmp_path):
     np, size = 4, 64
     ph.run(mpi, np, ["phases", size], tmp_path)

@@ -1,5 +1,6 @@
 """sdnmpi-prof (show, plot) on traces of the profiler, of PFProf (the public CG trace) and of an
-unmodified real application (hpcc from apt on 4 ranks), and its one-line errors (exit 2) on
+unmodified real application (hpcc from apt on 4 ranks, also replayed by sdnmpi-sim), and its
+one-line errors (exit 2) on
 truncated, non-JSON, missing and disagreeing rank files."""
 import json
 import shutil
@@ -97,6 +98,13 @@ def test_hpcc_unmodified_under_the_profiler(built, tmp_path, capsys):
     assert (trace.rx_bytes == trace.tx_bytes.T).all()
     assert cli.main(["show", str(tmp_path / "hpcc.tar.gz")]) == 0
     assert "ranks      4" in capsys.readouterr().out
+    # ... and the simulator replays it: 4 ranks on 4 hosts of a leaf-spine, 12 host pairs
+    sim = subprocess.run([str(CLI.parent / "sdnmpi-sim"), "job", "--topology", "leafspine:spines=2,leaves=2,hosts=2",
+                          "--trace", str(tmp_path / "hpcc.tar.gz"), "--json"], capture_output=True, text=True,
+                         timeout=120)
+    assert sim.returncode == 0, sim.stderr
+    result = json.loads(sim.stdout)
+    assert result["n_procs"] == 4 and result["host_pairs"] == 12 and result["max_link_bytes"] > 0
 
 
 @pytest.mark.parametrize("damage,needles", [
