@@ -104,7 +104,7 @@ def parse_args(argv):
 # the emulated fabric, break the launch or let polling ranks starve Open vSwitch (and Open MPI
 # merges repeated --mca values of one name into a list, so they cannot simply be given twice).
 MCA_RESERVED = ("btl", "btl_tcp_if_include", "btl_tcp_if_exclude", "oob_tcp_if_include",
-                "oob_tcp_if_exclude", "plm_rsh_agent", "mpi_yield_when_idle")
+                "oob_tcp_if_exclude", "plm_rsh_agent", "mpi_yield_when_idle", "async_mpi_finalize")
 
 
 def parse_mca(items):
