@@ -1,5 +1,6 @@
 /* prof.h -- the traffic profiler (libsdnmpi_prof.so): what its translation units share.
  *
+ *   prof_state.c     the one state object (prof_g) and prof_warn; uses no other prof_*.c unit
  *   prof_init.c      MPI_Init*, MPI_Pcontrol, MPI_Finalize wrappers; start, phases, stop
  *   prof_counts.c    the per-phase matrices and the (peer, size) message histogram
  *   prof_map.c       communicator ranks -> MPI_COMM_WORLD ranks (cached per communicator)
@@ -59,7 +60,8 @@ struct prof_state {
 
 extern struct prof_state prof_g;
 
-/* prof_init.c: a warning line on stderr ("sdnmpi-prof[rank]: ..."). */
+/* prof_state.c: the one state object (prof_g, declared above) and a warning line on stderr
+ * ("sdnmpi-prof[rank]: ..."). */
 void prof_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* prof_counts.c */

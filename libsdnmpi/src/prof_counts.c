@@ -8,8 +8,6 @@
 
 #define HIST_INITIAL 256 /* slots; doubled when half full */
 
-struct prof_state prof_g;
-
 int prof_counts_init(int n)
 {
     memset(prof_g.phase, 0, sizeof prof_g.phase);

@@ -1,22 +1,12 @@
 /* prof_init.c -- the profiler's life cycle: MPI_Init / MPI_Init_thread start it, MPI_Pcontrol
  * moves between phases (phase.c), MPI_Finalize stops it and writes the files (prof_finish.c). */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chain.h"
-#include "logline.h"
 #include "prof.h"
 #include "prof_finish.h"
 #include "sdnmpi.h"
-
-void prof_warn(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sdnmpi_log_vline("sdnmpi-prof", prof_g.size > 0 ? prof_g.rank : -1, fmt, ap);
-    va_end(ap);
-}
 
 /* SDN_MPI_PROF_SOURCE: "pmpi" forces the PMPI wrappers, "mpi_t" or unset prefers MPI_T. */
 static int want_mpit(void)
