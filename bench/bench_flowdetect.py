@@ -104,7 +104,7 @@ class Fabric:
                "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8", "LD_PRELOAD": PRELOAD}
         argv = [PROGRAM, "--reps", str(args.reps)] + (["--hints"] if hints else []) + steps
         hosts = ["h%d" % n for n in range(1, HOSTS + 1)]
-        rc, out = self.fab.mpirun(hosts, argv, env=env, mca=(("mpi_yield_when_idle", "1"),), timeout=args.timeout)
+        rc, out = self.fab.mpirun(hosts, argv, env=env, timeout=args.timeout)
         m = re.search(r"^traffic_patterns: ranks=\d+ ok seconds=([0-9.eE+-]+)", out or "", re.M)
         if rc != 0 or not m:
             raise RuntimeError("mpirun %s failed (rc %s): %s" % (" ".join(steps), rc, (out or "")[-1500:]))
