@@ -15,7 +15,7 @@ from ryu.controller.handler import DEAD_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
 from ryu.lib import hub
 from ryu.ofproto import ofproto_v1_3
 
-from . import flowdetect, options, rest, rpc, web
+from . import flowdetect, options, rest, rest_flows, rpc, web
 from .access import RegisterAccess, parse_networks
 from .auth import OperatorAuth
 from .barriers import Confirmer
@@ -65,6 +65,7 @@ class SdnMpiApp(app_manager.RyuApp):
                                      frame_timeout=s.rpc_frame_timeout)
         self.auth = OperatorAuth.from_file(s.operator_token_file)
         self.flow_detection = flowdetect.from_settings(s)   # None: --sdnmpi-flow-detection none
+        rest_flows.register(kwargs["wsgi"], self.flow_detection)
         self._flows_polled = hub.Event()
         rest.register(kwargs["wsgi"], self.core, self.rpc, self.auth)
         web.register(kwargs["wsgi"], self.core, self.rpc, self.metrics, self.auth)

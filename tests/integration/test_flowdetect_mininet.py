@@ -78,6 +78,9 @@ def test_an_elephant_is_detected_and_routed_a_mouse_is_not(fabric):
         line = re.search(r"flow detection \(%s\): job %d: elephant %s -> %s after (\d+) polls"
                          % (mode, job, re.escape(ELEPHANT[0]), re.escape(ELEPHANT[1])), ctl.log_text())
         assert line and int(line.group(1)) <= 3, ctl.log_tail()
+        state = ctl.rest("/sdnmpi/flowdetect")
+        assert state["classifier"] == mode and state["counting_entries"] == 8, state
+        assert [(d["job"], d["src"], d["dst"]) for d in state["recent"]] == [(job,) + ELEPHANT], state
         # the elephant's packets take the job flows; OVS pushes counters up with a delay
         wait_for(lambda: all(job_flows(fab, job)[hop, ELEPHANT[0], ELEPHANT[1]][1] > 100 for hop in paths[ELEPHANT]),
                  10, "the elephant's packets on its job flows")
