@@ -118,19 +118,25 @@ class Fabric:
 
 
 def summary(results, pattern_names, modes):
-    rows = ["| pattern | mode | runs | median s | vs none | pairs detected (median) | delay median, polls "
-            "| delay max, polls |", "|" + "---|" * 8]
+    rows = ["| pattern | mode | runs | median s | vs none | vs hints | pairs detected (median) "
+            "| delay median, polls | delay max, polls |", "|" + "---|" * 9]
+
+    def median_of(p, mode):
+        runs = results.get(p, {}).get(mode)
+        return statistics.median(r["seconds"] for r in runs) if runs else None
+
+    def versus(med, base):
+        return "%+.0f %%" % (100 * (med / base - 1)) if base else "-"
+
     for p in pattern_names:
-        base = results.get(p, {}).get("none")
-        base_s = statistics.median(r["seconds"] for r in base) if base else None
         for mode in modes:
             runs = results.get(p, {}).get(mode, [])
             if not runs:
                 continue
-            med = statistics.median(r["seconds"] for r in runs)
+            med = median_of(p, mode)
             delays = [d for r in runs for _s, _t, d in r["detected"]]
-            rows.append("| %s | %s | %d | %.2f | %s | %s | %s | %s |" % (
-                p, mode, len(runs), med, "%+.0f %%" % (100 * (med / base_s - 1)) if base_s else "-",
+            rows.append("| %s | %s | %d | %.2f | %s | %s | %s | %s | %s |" % (
+                p, mode, len(runs), med, versus(med, median_of(p, "none")), versus(med, median_of(p, "hints")),
                 statistics.median(len(r["detected"]) for r in runs) if mode in ("threshold", "learned") else "-",
                 statistics.median(delays) if delays else "-", max(delays) if delays else "-"))
     return "\n".join(rows)
