@@ -22,6 +22,7 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import time
 
@@ -144,6 +145,10 @@ def summary(results, pattern_names, modes):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    res = subprocess.run(["make", "-C", LIB, "tests/traffic_patterns", "libsdnmpi-preload.so"],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit("bench_flowdetect: building the pattern program failed: %s" % res.stderr.strip()[-500:])
     for path in (PROGRAM, PRELOAD, LLDPD):
         if not os.path.exists(path):
             raise SystemExit("bench_flowdetect: %s missing (make setup)" % path)
