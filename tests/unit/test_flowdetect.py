@@ -246,3 +246,42 @@ def test_the_shipped_model_loads_and_none_means_no_detection(caplog):
     assert isinstance(fd.classifier, flows.LearnedClassifier) and fd.kind == "learned"
     assert [r.levelno for r in caplog.records] == [logging.INFO]
     assert flowdetect.from_settings(_settings(flow_detection="threshold")).kind == "threshold"
+
+
+@pytest.mark.parametrize("with_detection", [True, False])
+def test_the_rest_view_shows_the_detections(fab, with_detection):
+    import threading
+    import urllib.request
+    import wsgiref.simple_server
+
+    from ryu.app.wsgi import WSGIApplication
+
+    from sdnmpi.controller import rest_flows
+
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold()) if with_detection else None
+    if fd is not None:
+        hosts = sim.hosts()
+        job = register(sim, jobs, hosts)
+        big = (sim.host_ip[hosts[0]], sim.host_ip[hosts[15]])
+        poll(sim, jobs, service, fd, {})
+        poll(sim, jobs, service, fd, {big: int(LINK)})
+    app = WSGIApplication()
+    rest_flows.register(app, fd)
+    server = wsgiref.simple_server.make_server("127.0.0.1", 0, app)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/sdnmpi/flowdetect" % server.server_port, timeout=10) as r:
+            doc = json.loads(r.read())
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    if fd is None:
+        assert doc == {"classifier": "none"}
+        return
+    assert doc["classifier"] == "threshold" and doc["router"] == "sdn-optimal" and doc["counting_entries"] == 224
+    assert doc["counters"]["polls"] == 2 and doc["counters"]["elephants"] == doc["counters"]["routed"] == 1
+    assert doc["jobs"] == {str(job.id): 1}
+    assert doc["recent"] == [{"job": job.id, "src": big[0], "dst": big[1], "delay_polls": 0}]
