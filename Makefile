@@ -33,6 +33,12 @@ bench: setup
 bench-prof: setup
 	$(PYTHON) bench/prof_overhead.py $(ARGS)
 
+# Flow detection without hints (docs/flows.md): the pattern programs on the k=4 fat-tree under
+# none/threshold/learned/hints, about 15 minutes; runs Mininet, so under the machine's lock.
+.PHONY: bench-flowdetect
+bench-flowdetect: setup
+	flock /tmp/sdnmpi-mininet.lock $(PYTHON) bench/bench_flowdetect.py $(ARGS)
+
 unit-test: setup
 	$(PYTHON) -m pytest -ra tests/unit $(PYTEST_ARGS)
 

@@ -15,7 +15,7 @@ from ryu.controller.handler import DEAD_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
 from ryu.lib import hub
 from ryu.ofproto import ofproto_v1_3
 
-from . import options, rest, rpc, web
+from . import flowdetect, options, rest, rest_flows, rpc, web
 from .access import RegisterAccess, parse_networks
 from .auth import OperatorAuth
 from .barriers import Confirmer
@@ -64,6 +64,9 @@ class SdnMpiApp(app_manager.RyuApp):
         self.rpc_limits = rpc.Limits(max_connections=s.rpc_max_connections, idle_timeout=s.rpc_idle_timeout,
                                      frame_timeout=s.rpc_frame_timeout)
         self.auth = OperatorAuth.from_file(s.operator_token_file)
+        self.flow_detection = flowdetect.from_settings(s)   # None: --sdnmpi-flow-detection none
+        rest_flows.register(kwargs["wsgi"], self.flow_detection)
+        self._flows_polled = hub.Event()
         rest.register(kwargs["wsgi"], self.core, self.rpc, self.auth)
         web.register(kwargs["wsgi"], self.core, self.rpc, self.metrics, self.auth)
         LOG.info("sdnmpi controller: %s", self.settings)
@@ -77,6 +80,8 @@ class SdnMpiApp(app_manager.RyuApp):
                                (s.stats_interval, self._poll_stats),
                                (EXPIRY_INTERVAL, self.rpc.expire)):
             self.threads.append(hub.spawn(self._every, interval, work))
+        if self.flow_detection is not None:
+            self.threads.append(hub.spawn(self._flow_loop))
         if s.rpc_port:
             server = hub.StreamServer((s.rpc_host, s.rpc_port), self._rpc_connection)
             self.threads.append(hub.spawn(server.serve_forever))
@@ -109,6 +114,25 @@ class SdnMpiApp(app_manager.RyuApp):
         self.rpc.watch_idle(time.monotonic())
         return self.core.stats_requests()
 
+    def _flow_loop(self):
+        """Flow detection, once per --sdnmpi-flow-interval (measured from poll start to poll start)."""
+        interval = self.settings.flow_interval
+        while self.is_active:
+            started = time.monotonic()
+            self._run(self._flow_poll)
+            hub.sleep(max(0.0, interval - (time.monotonic() - started)))
+
+    def _flow_poll(self):
+        """Counting entries and flow-stats requests out, the replies awaited (at most half an
+        interval), then detection and the routes of new elephants (confirmed)."""
+        fd = self.flow_detection
+        self._flows_polled.clear()
+        self._send(fd.poll(self.core, self.rpc.jobs))
+        if not fd.counting.complete:
+            self._flows_polled.wait(timeout=self.settings.flow_interval / 2)
+        fd.detect(self.rpc)
+        return []
+
     @staticmethod
     def _send(msgs):
         for msg in msgs or ():
@@ -121,6 +145,8 @@ class SdnMpiApp(app_manager.RyuApp):
         if ev.state == MAIN_DISPATCHER:
             ports = {p.port_no: p.hw_addr for p in dp.ports.values() if _port_is_up(dp, p)}
             self._send(self.core.switch_enter(dp, ports))
+            if self.flow_detection is not None:
+                self.flow_detection.switch_reset(dp.id)   # the counting entries went with the tables
             self._send(self.rpc.switch_reset(dp.id))  # a reconnecting switch lost the jobs' flows
         elif dp.id is not None:
             self._send(self.core.switch_leave(dp))
@@ -148,6 +174,14 @@ class SdnMpiApp(app_manager.RyuApp):
     @_logged
     def _aggregate_stats_reply(self, ev):
         self.core.table_stats.flows_reply(ev.msg.datapath.id, ev.msg.body.flow_count)
+
+    @set_ev_cls(ofp_event.EventOFPFlowStatsReply, MAIN_DISPATCHER)
+    @_logged
+    def _flow_stats_reply(self, ev):
+        msg = ev.msg
+        more = bool(msg.flags & msg.datapath.ofproto.OFPMPF_REPLY_MORE)
+        if self.flow_detection is not None and self.flow_detection.reply(msg.datapath.id, msg.body, more):
+            self._flows_polled.set()
 
     @set_ev_cls(ofp_event.EventOFPGroupStatsReply, MAIN_DISPATCHER)
     @_logged

@@ -11,10 +11,18 @@ def flow_add(dp, priority, match, actions, cookie, idle_timeout=0, hard_timeout=
                              buffer_id=ofp.OFP_NO_BUFFER, match=match, instructions=inst)
 
 
-def flow_delete_strict(dp, priority, match, cookie=None):
+def goto_routing(dp, priority, match, cookie):
+    """A TABLE_COUNT entry: counts the packets it matches and hands them to the routing table."""
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    return parser.OFPFlowMod(datapath=dp, table_id=C.TABLE_COUNT, cookie=cookie, command=ofp.OFPFC_ADD,
+                             priority=priority, buffer_id=ofp.OFP_NO_BUFFER, match=match,
+                             instructions=[parser.OFPInstructionGotoTable(C.TABLE)])
+
+
+def flow_delete_strict(dp, priority, match, cookie=None, table=C.TABLE):
     """Deletes the flow with exactly this match and priority (and cookie, if given)."""
     ofp, parser = dp.ofproto, dp.ofproto_parser
-    return parser.OFPFlowMod(datapath=dp, table_id=C.TABLE, command=ofp.OFPFC_DELETE_STRICT,
+    return parser.OFPFlowMod(datapath=dp, table_id=table, command=ofp.OFPFC_DELETE_STRICT,
                              cookie=cookie or 0, cookie_mask=C.COOKIE_FULL_MASK if cookie else 0,
                              priority=priority, out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY, match=match)
 
@@ -78,6 +86,13 @@ def aggregate_stats_request(dp):
                                            parser.OFPMatch())
 
 
+def flow_stats_request(dp, table, cookie, cookie_mask):
+    """Every flow of ``table`` whose cookie matches, with its counters (OFPFlowStatsReply parts)."""
+    ofp, parser = dp.ofproto, dp.ofproto_parser
+    return parser.OFPFlowStatsRequest(dp, 0, table, ofp.OFPP_ANY, ofp.OFPG_ANY, cookie, cookie_mask,
+                                      parser.OFPMatch())
+
+
 def group_stats_request(dp):
     return dp.ofproto_parser.OFPGroupStatsRequest(dp, 0, dp.ofproto.OFPG_ALL)
 
@@ -88,12 +103,13 @@ def ipv4_dst_match(dp, ip):
 
 def base_flows(dp):
     """A clean slate for a switch that just connected: every flow and group removed, then the
-    fixed flows. LLDP and ARP go to the controller, unsolicited broadcast and multicast is dropped
+    fixed flows: the counting table passes everything on to routing. LLDP and ARP go to the controller, unsolicited broadcast and multicast is dropped
     (nothing is ever flooded), IPv4 with no route goes to the controller, the rest is dropped."""
     ofp, parser = dp.ofproto, dp.ofproto_parser
     return [
         flow_delete_cookie(dp, 0, 0),
         parser.OFPGroupMod(dp, ofp.OFPGC_DELETE, ofp.OFPGT_ALL, ofp.OFPG_ALL, []),
+        goto_routing(dp, C.PRIORITY_TABLE_MISS, parser.OFPMatch(), C.COOKIE_CONTROL),
         flow_add(dp, C.PRIORITY_TABLE_MISS, parser.OFPMatch(), [], C.COOKIE_CONTROL),
         flow_add(dp, C.PRIORITY_CONTROL, parser.OFPMatch(eth_type=C.ETH_TYPE_LLDP), [to_controller(dp)],
                  C.COOKIE_CONTROL),

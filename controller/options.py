@@ -9,10 +9,13 @@ import dataclasses
 
 from ryu import cfg
 
-from sdnmpi.primitives import DEFAULT_ROUTING
+from sdnmpi import flows
+from sdnmpi.primitives import DEFAULT_ROUTING, PAIR_ROUTERS
 
 from .access import parse_networks
 from .auth import DEFAULT_TOKEN_FILE
+from . import flowdetect
+from .flowcount import DEFAULT_MAX_ENTRIES
 from .jobidle import DEFAULT_QUIET_S, DEFAULT_THRESHOLD_BPS
 
 
@@ -70,6 +73,24 @@ OPTS = [
                       "traffic op (0: never)"),
     cfg.FloatOpt("sdnmpi-idle-time", default=DEFAULT_QUIET_S, min=0.0,
                  help="seconds a job's traffic must stay under --sdnmpi-idle-threshold to count as idle"),
+    cfg.StrOpt("sdnmpi-flow-detection", default=flowdetect.DEFAULT_MODE, choices=flowdetect.MODES,
+               help="how elephant flows of jobs that sent no profile or hints are found: none, threshold "
+                    "(bytes over a window) or learned (the model file); detected pairs get job routes "
+                    "(docs/flows.md)"),
+    cfg.FloatOpt("sdnmpi-flow-interval", default=flowdetect.DEFAULT_INTERVAL, min=0.1,
+                 help="seconds between polls of the job host pairs' byte counters (flow detection)"),
+    cfg.IntOpt("sdnmpi-flow-window", default=flows.DEFAULT_WINDOW, min=1, max=1000,
+               help="threshold detection: polling intervals summed"),
+    cfg.FloatOpt("sdnmpi-flow-fraction", default=flows.DEFAULT_FRACTION, min=0.001, max=1.0,
+                 help="threshold detection: an elephant sends more than this fraction of the host link's "
+                      "bytes over the window (the link: --sdnmpi-link-capacity, else 1 Gbit/s)"),
+    cfg.StrOpt("sdnmpi-flow-model", default="",
+               help="learned detection: the model file (JSON; default: the shipped sdnmpi/flows/model.json); "
+                    "an unusable file is logged and the threshold is used"),
+    cfg.StrOpt("sdnmpi-flow-router", default=flowdetect.DEFAULT_ROUTER, choices=sorted(PAIR_ROUTERS),
+               help="pair router for detected elephants"),
+    cfg.IntOpt("sdnmpi-flow-max-pairs", default=DEFAULT_MAX_ENTRIES, min=1,
+               help="counting entries (job host pairs) fabric-wide at most; pairs beyond are not counted"),
     cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
                help="source MAC of the controller's ARP probes for unknown hosts"),
 ]
@@ -95,6 +116,13 @@ class Settings:
     link_capacity: float = 0.0
     idle_threshold: float = DEFAULT_THRESHOLD_BPS
     idle_time: float = DEFAULT_QUIET_S
+    flow_detection: str = flowdetect.DEFAULT_MODE
+    flow_interval: float = flowdetect.DEFAULT_INTERVAL
+    flow_window: int = flows.DEFAULT_WINDOW
+    flow_fraction: float = flows.DEFAULT_FRACTION
+    flow_model: str = ""
+    flow_router: str = flowdetect.DEFAULT_ROUTER
+    flow_max_pairs: int = DEFAULT_MAX_ENTRIES
 
 
 def register_cli(conf=cfg.CONF):

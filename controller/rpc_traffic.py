@@ -16,7 +16,7 @@ LOG = logging.getLogger(__name__)
 def traffic(service, job, args):
     """Reply fields of `traffic`: flows installed now, NL_D, the plan's max load, stored."""
     phase = args["phase"]
-    result = _apply(service, job, lambda: jobtraffic.declare(
+    result = install(service, job, lambda: jobtraffic.declare(
         service.core, service.jobs, job, phase, args["pairs"], add=args["add"], router=args["planner"]))
     service.counters["traffic_ops"] += 1
     routes = job.traffic.routes.get(phase)
@@ -29,7 +29,7 @@ def traffic(service, job, args):
 
 def phase(service, job, args):
     """Reply fields of `phase`: whether phase k's routes are in place, entries installed."""
-    result = _apply(service, job, lambda: jobtraffic.move(service.core, service.jobs, job, args["rank"],
+    result = install(service, job, lambda: jobtraffic.move(service.core, service.jobs, job, args["rank"],
                                                           args["phase"]))
     service.counters["phase_ops"] += 1
     return {"installed": args["phase"] in job.traffic.routes, "flows": result}
@@ -48,7 +48,7 @@ def idle(service, now):
             LOG.warning("removing idle jobs' traffic routes was not confirmed: %s", err)
 
 
-def _apply(service, job, change):
+def install(service, job, change):
     """Runs ``change`` (a jobtraffic call returning messages) and confirms its messages; the number
     of flow entries it installed. Raises schema.RpcError, with the job as it was."""
     saved = job.traffic.copy()

@@ -43,6 +43,27 @@ def scaled_windows(counts, window, link_bytes):
     return np.clip(sliding_window_view(padded, window, axis=1) / link_bytes, 0.0, 1.0)
 
 
+N_SUMMARY = 8                # pair_features: summary features after the recent intervals
+
+
+def pair_features(counts, history, recent, link_bytes):
+    """pairs x intervals x (``recent`` + N_SUMMARY): what the learned model (version 2) sees of
+    pair p at poll t, from its last ``history`` intervals only (so that a poller keeping
+    ``history`` intervals sees the same): the last ``recent`` scaled intervals (oldest first);
+    then, with cum = the scaled bytes of the ``history`` intervals (link-intervals) and age = the
+    intervals since the pair's first bytes among them: min(cum, 2), cum >= 1, age == 0, 1, 2,
+    >= 3 (one-hot), cum / (age + 1) (the mean rate since its start) and
+    log(1 + 100 cum) / log(201)."""
+    x = scaled_windows(counts, history, link_bytes)
+    sent = x > 0
+    first = np.where(sent.any(axis=2), sent.argmax(axis=2), history - 1)
+    age = history - 1 - first
+    cum = x.sum(axis=2)
+    summary = [np.minimum(cum, 2.0), cum >= 1.0, age == 0, age == 1, age == 2, age >= 3,
+               cum / (age + 1), np.log1p(100.0 * cum) / np.log(201.0)]
+    return np.concatenate([x[..., history - recent:], np.stack(summary, axis=2).astype(float)], axis=2)
+
+
 class ThresholdClassifier:
     """Elephant when the bytes of the last ``window`` intervals exceed ``fraction`` of what the
     host link carries in that window."""
@@ -69,29 +90,39 @@ class ThresholdClassifier:
 
 
 class LearnedClassifier:
-    """One dense unit with a sigmoid over the last ``len(weights)`` intervals, scaled as in
-    `scaled_windows`; elephant when the output reaches ``cutoff`` and the pair sent bytes in the
-    latest interval (an idle pair is never newly flagged)."""
+    """One dense unit with a sigmoid; elephant when the output reaches ``cutoff`` and the pair
+    sent bytes in the latest interval (an idle pair is never newly flagged). Its inputs: the last
+    ``len(weights)`` intervals scaled as in `scaled_windows` (``history`` None, model version 1),
+    or `pair_features` over ``history`` intervals with the last ``recent`` (version 2)."""
     name = "learned"
 
     def __init__(self, weights, bias, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL,
-                 cutoff=0.5):
+                 cutoff=0.5, history=None, recent=None):
         self.weights = np.asarray(weights, dtype=float).reshape(-1)
         self.bias = float(bias)
         self.link_rate = _positive("link_rate", link_rate)
         self.interval = _positive("interval", interval)
         self.cutoff = float(cutoff)
+        self.history, self.recent = history, recent
+        if history is not None and not (1 <= recent <= history and len(self.weights) == recent + N_SUMMARY):
+            raise ValueError(f"{len(self.weights)} weights for history {history}, recent {recent}")
 
     @property
     def window(self):
-        return len(self.weights)
+        """Intervals of history the classifier needs."""
+        return len(self.weights) if self.history is None else self.history
+
+    def inputs(self, counts):
+        link_bytes = self.link_rate * self.interval
+        if self.history is None:
+            return scaled_windows(counts, self.window, link_bytes)
+        return pair_features(counts, self.history, self.recent, link_bytes)
 
     def probability(self, counts):
-        x = scaled_windows(counts, self.window, self.link_rate * self.interval)
-        return 1.0 / (1.0 + np.exp(-(x @ self.weights + self.bias)))
+        return 1.0 / (1.0 + np.exp(-(self.inputs(counts) @ self.weights + self.bias)))
 
     def flags(self, counts):
         return (self.probability(counts) >= self.cutoff) & (_counts(counts) > 0)
 
     def __repr__(self):
-        return f"LearnedClassifier(window={self.window}, link_rate={self.link_rate:g}, interval={self.interval:g})"
+        return f"LearnedClassifier(window={self.window}, inputs={len(self.weights)}, link_rate={self.link_rate:g}, interval={self.interval:g})"

@@ -1,6 +1,7 @@
 """What per-pair counting costs the switches and the control channel (docs/flows.md).
 
-Counting entries: for every ordered pair (A, B) of a registered job's hosts, one entry on A's edge
+Counting entries: for every ordered pair (A, B) of a registered job's hosts on different edge
+switches (a pair on one edge switch has one path: nothing to reroute), one entry on A's edge
 switch, in a table ahead of routing (``ipv4_src=A, ipv4_dst=B -> goto_table``). Each poll is one
 OFPMP_FLOW request per switch holding entries, filtered by table and cookie. Sizes are OpenFlow
 1.3's, as Ryu serialises them.
@@ -16,13 +17,14 @@ MAX_REPLY_BYTES = 65535      # one OpenFlow message; larger replies are split
 
 def counting_entries(jobs, edge_of):
     """{edge switch: [(a, b), ...]}: the counting entries of ``jobs`` (lists of hosts), each pair
-    on its source's edge switch (``edge_of[host]``). A pair in two jobs is counted once."""
+    on its source's edge switch (``edge_of[host]``), pairs on one edge switch left out. A pair in
+    two jobs is counted once (controller/flowcount.py installs exactly these)."""
     per_edge = collections.defaultdict(set)
     for hosts in jobs:
         hosts = list(dict.fromkeys(hosts))
         for a in hosts:
             for b in hosts:
-                if a != b:
+                if edge_of[a] != edge_of[b]:
                     per_edge[edge_of[a]].add((a, b))
     return {edge: sorted(pairs, key=repr) for edge, pairs in per_edge.items()}
 
@@ -44,8 +46,8 @@ def poll_bytes(entries_per_switch, entry_bytes=ENTRY_BYTES_IP):
 def bound(n_hosts, hosts_per_edge, entry_bytes=ENTRY_BYTES_IP):
     """Upper bounds with ``n_hosts`` hosts in registered jobs: (entries fabric-wide, entries per
     edge switch, bytes per poll counting at most one reply header per started entry batch)."""
-    total = n_hosts * (n_hosts - 1)
-    per_edge = hosts_per_edge * (n_hosts - 1)
+    total = n_hosts * (n_hosts - hosts_per_edge)
+    per_edge = hosts_per_edge * (n_hosts - hosts_per_edge)
     switches = -(-n_hosts // hosts_per_edge)
     per_message = (MAX_REPLY_BYTES - REPLY_HEADER_BYTES) // entry_bytes
     messages = switches * -(-per_edge // per_message)

@@ -1,7 +1,12 @@
 """The learned classifier's weights file: plain JSON, never pickle.
 
-    {"format": "sdnmpi-flows-model", "version": 1, "window": 8, "scaling": "link-interval",
-     "weights": [8 numbers], "bias": number, "cutoff": 0.5, "trained": {...}}
+    {"format": "sdnmpi-flows-model", "version": 2, "window": 32, "recent": 8,
+     "scaling": "link-interval", "weights": [8 + 8 numbers], "bias": number, "cutoff": 0.95,
+     "trained": {...}}
+
+Version 2: the inputs are `classify.pair_features` over ``window`` intervals (``recent`` of them
+raw, then the summary features). Version 1 (still read): the inputs are the last ``window``
+scaled intervals, one weight each.
 
 `load_model` raises `ModelError` with one line for a missing, malformed or mismatched file;
 `load_or_fallback` turns that into one log line and the threshold classifier.
@@ -11,13 +16,14 @@ import logging
 import math
 import os
 
-from .classify import (DEFAULT_INTERVAL, DEFAULT_LINK_RATE, LearnedClassifier,
+from .classify import (DEFAULT_INTERVAL, DEFAULT_LINK_RATE, N_SUMMARY, LearnedClassifier,
                        ThresholdClassifier)
 
 LOG = logging.getLogger(__name__)
 
 FORMAT = "sdnmpi-flows-model"
-VERSION = 1
+VERSION = 2                 # what save_model writes
+VERSIONS = (1, 2)           # what load_model reads
 SCALING = "link-interval"
 MAX_WINDOW = 1000
 DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.json")  # shipped
@@ -44,28 +50,39 @@ def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
         raise ModelError(f"{path}: not a JSON model: {' '.join(str(exc).split())}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ModelError(f"{path}: not an {FORMAT} file (format field missing or wrong)")
-    if doc.get("version") != VERSION:
-        raise ModelError(f"{path}: model version {doc.get('version')!r}, this code reads {VERSION}")
+    version = doc.get("version")
+    if isinstance(version, bool) or version not in VERSIONS:
+        raise ModelError(f"{path}: model version {version!r}, this code reads "
+                         f"{' and '.join(map(str, VERSIONS))}")
     if doc.get("scaling") != SCALING:
         raise ModelError(f"{path}: scaling {doc.get('scaling')!r}, this code reads {SCALING!r}")
     window, weights = doc.get("window"), doc.get("weights")
     if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= MAX_WINDOW:
         raise ModelError(f"{path}: window must be an integer in 1..{MAX_WINDOW}, got {window!r}")
-    if not isinstance(weights, list) or len(weights) != window:
+    recent = doc.get("recent") if version >= 2 else None
+    if version >= 2 and (isinstance(recent, bool) or not isinstance(recent, int) or not 1 <= recent <= window):
+        raise ModelError(f"{path}: recent must be an integer in 1..{window} (the window), got {recent!r}")
+    inputs, what = (window, "the window") if recent is None else (recent + N_SUMMARY, f"recent + {N_SUMMARY}")
+    if not isinstance(weights, list) or len(weights) != inputs:
         got = len(weights) if isinstance(weights, list) else type(weights).__name__
-        raise ModelError(f"{path}: weights must be a list of {window} numbers (the window), got {got}")
+        raise ModelError(f"{path}: weights must be a list of {inputs} numbers ({what}), got {got}")
     weights = [_number(path, f"weights[{i}]", w) for i, w in enumerate(weights)]
     bias = _number(path, "bias", doc.get("bias"))
     cutoff = _number(path, "cutoff", doc.get("cutoff", 0.5))
     if not 0 < cutoff < 1:
         raise ModelError(f"{path}: cutoff must be in (0, 1), got {cutoff}")
-    return LearnedClassifier(weights, bias, link_rate=link_rate, interval=interval, cutoff=cutoff)
+    return LearnedClassifier(weights, bias, link_rate=link_rate, interval=interval, cutoff=cutoff,
+                             history=window if recent is not None else None, recent=recent)
 
 
-def save_model(path, weights, bias, cutoff=0.5, trained=None):
-    doc = {"format": FORMAT, "version": VERSION, "scaling": SCALING, "window": len(weights),
+def save_model(path, weights, bias, cutoff=0.5, trained=None, history=None, recent=None):
+    """Writes a version 2 model (``history``, ``recent`` given) or a version 1 one."""
+    doc = {"format": FORMAT, "version": 1 if history is None else VERSION, "scaling": SCALING,
+           "window": len(weights) if history is None else history,
            "weights": [float(w) for w in weights], "bias": float(bias), "cutoff": float(cutoff),
            "trained": trained or {}}
+    if history is not None:
+        doc["recent"] = recent
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")

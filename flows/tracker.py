@@ -7,7 +7,8 @@ readings, ask which pairs are newly elephants. Pure Python + numpy, no Ryu, no I
 A pair missing from a poll counts 0 bytes in that interval (its entry may be gone); a reading lower
 than the previous one (the entry was re-installed and its counter restarted) counts the new
 reading as the interval's bytes. A pair is reported once, at the first poll that flags it, with
-the polls since its first interval with bytes; `forget` drops pairs (job ended, phase released).
+the polls since its first interval with bytes; `forget` drops pairs (job ended), `rearm` lets
+pairs be flagged again (their routes were released) without counting their old bytes twice.
 """
 import logging
 
@@ -63,11 +64,23 @@ class PairCounters:
             LOG.debug("elephants: %s", newly)
         return newly
 
+    def rearm(self, pairs):
+        """The pairs may be flagged again (their routes were released): history, age and flag
+        go, the last reading stays so that the next poll counts only the bytes after it."""
+        for pair in pairs:
+            self._series.pop(pair, None)
+            self._age.pop(pair, None)
+            self.flagged.discard(pair)
+
     def forget(self, pairs):
         for pair in pairs:
             for table in (self._last, self._series, self._age):
                 table.pop(pair, None)
             self.flagged.discard(pair)
+
+    def pairs(self):
+        """Every pair with a history."""
+        return set(self._series) | set(self._last)
 
     def __len__(self):
         return len(self._series)

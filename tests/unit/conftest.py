@@ -222,13 +222,16 @@ def _actions(dp, actions):
 
 
 class SwitchSim:
-    """One switch's table 0 and group table, changed by the flow-mods and group-mods sent to it."""
+    """One switch's routing table (C.TABLE), counting table (C.TABLE_COUNT: entries that only
+    count and go on to routing, so packets are looked up in the routing table alone) and group
+    table, changed by the flow-mods and group-mods sent to it."""
 
     def __init__(self, dpid, ports):
         self.dpid = dpid
         self.ports = set(ports)
-        self.flows = {}   # (priority, key) -> Flow
-        self.groups = {}  # group id -> (type, (bucket actions, ...))
+        self.flows = {}     # (priority, key) -> Flow, routing table
+        self.counting = {}  # (priority, key) -> Flow (no actions), counting table
+        self.groups = {}    # group id -> (type, (bucket actions, ...))
 
     # -- messages ----------------------------------------------------------------------------
     def apply(self, msg):
@@ -237,7 +240,7 @@ class SwitchSim:
         elif isinstance(msg, PARSER.OFPGroupMod):
             self._group_mod(msg)
         elif isinstance(msg, (PARSER.OFPBarrierRequest, PARSER.OFPPortStatsRequest, PARSER.OFPAggregateStatsRequest,
-                              PARSER.OFPGroupStatsRequest)):
+                              PARSER.OFPGroupStatsRequest, PARSER.OFPFlowStatsRequest)):
             pass
         else:
             raise SwitchError("switch %#x: unexpected message %r" % (self.dpid, msg))
@@ -250,14 +253,19 @@ class SwitchSim:
                 raise SwitchError("switch %#x: OFPBAC_BAD_OUT_GROUP (group %#x does not exist)" % (self.dpid, arg))
 
     def _flow_mod(self, msg):
-        if msg.table_id not in (C.TABLE, OFP.OFPTT_ALL):
+        if msg.table_id not in (C.TABLE, C.TABLE_COUNT, OFP.OFPTT_ALL):
             raise SwitchError("switch %#x: table %s" % (self.dpid, msg.table_id))
         key = match_key(msg.match)
         for name, _, _ in key:
             need = _PREREQ.get(name)
             if need is not None and ("eth_type", need, None) not in key:
                 raise SwitchError("switch %#x: OFPBMC_BAD_PREREQ for %s" % (self.dpid, name))
-        if msg.command == OFP.OFPFC_ADD:
+        if msg.command == OFP.OFPFC_ADD and msg.table_id == C.TABLE_COUNT:
+            inst = msg.instructions
+            if len(inst) != 1 or not isinstance(inst[0], PARSER.OFPInstructionGotoTable) or inst[0].table_id != C.TABLE:
+                raise SwitchError("switch %#x: a counting entry must only go to table %d" % (self.dpid, C.TABLE))
+            self.counting[(msg.priority, key)] = Flow(msg.priority, key, msg.cookie, ())
+        elif msg.command == OFP.OFPFC_ADD:
             if msg.table_id != C.TABLE:
                 raise SwitchError("switch %#x: OFPFC_ADD to table %s" % (self.dpid, msg.table_id))
             actions = ()
@@ -268,7 +276,9 @@ class SwitchSim:
             self._check_output(actions)
             self.flows[(msg.priority, key)] = Flow(msg.priority, key, msg.cookie, actions)
         elif msg.command in (OFP.OFPFC_DELETE, OFP.OFPFC_DELETE_STRICT):
-            for fkey, flow in list(self.flows.items()):
+            tables = [t for tid, t in ((C.TABLE, self.flows), (C.TABLE_COUNT, self.counting))
+                      if msg.table_id in (tid, OFP.OFPTT_ALL)]
+            for table, (fkey, flow) in [(t, item) for t in tables for item in list(t.items())]:
                 if (flow.cookie & msg.cookie_mask) != (msg.cookie & msg.cookie_mask):
                     continue
                 if msg.out_port != OFP.OFPP_ANY and ("output", msg.out_port) not in flow.actions:
@@ -280,7 +290,7 @@ class SwitchSim:
                         continue
                 elif not set(key) <= set(flow.key):
                     continue
-                del self.flows[fkey]
+                del table[fkey]
         else:
             raise SwitchError("switch %#x: unsupported flow-mod command %s" % (self.dpid, msg.command))
 

@@ -91,7 +91,12 @@ def test_switch_enter_base_flows_and_probes():
     assert second.group_id == OFP.OFPG_ALL
 
     # 2. the fixed flows
-    adds = {(m.priority, match_key(m.match)): m for m in flow_mods(msgs) if m.command == OFP.OFPFC_ADD}
+    adds = {(m.priority, match_key(m.match)): m for m in flow_mods(msgs)
+            if m.command == OFP.OFPFC_ADD and m.table_id == C.TABLE}
+    # the counting table (flow detection) hands every packet it has no entry for on to routing
+    miss, = [m for m in flow_mods(msgs) if m.command == OFP.OFPFC_ADD and m.table_id == C.TABLE_COUNT]
+    assert (miss.priority, list(miss.match.items()), miss.cookie) == (C.PRIORITY_TABLE_MISS, [], C.COOKIE_CONTROL)
+    assert [(type(i), i.table_id) for i in miss.instructions] == [(PARSER.OFPInstructionGotoTable, C.TABLE)]
     to_ctl = (("output", OFP.OFPP_CONTROLLER),)
 
     def actions(m):
@@ -135,15 +140,18 @@ def test_base_flows_wipe_a_dirty_switch_and_classify_packets():
     sw.apply(PARSER.OFPGroupMod(dp, OFP.OFPGC_ADD, OFP.OFPGT_SELECT, 7,
                                 [PARSER.OFPBucket(1, OFP.OFPP_ANY, OFP.OFPG_ANY, [PARSER.OFPActionOutput(1)])]))
     for cookie, match in ((0x1234, PARSER.OFPMatch(eth_type=0x800, ipv4_dst="10.0.0.1")), (0, PARSER.OFPMatch())):
-        sw.apply(PARSER.OFPFlowMod(dp, cookie=cookie, command=OFP.OFPFC_ADD, priority=5000, match=match,
-                                   instructions=[PARSER.OFPInstructionActions(
+        sw.apply(PARSER.OFPFlowMod(dp, table_id=C.TABLE, cookie=cookie, command=OFP.OFPFC_ADD, priority=5000,
+                                   match=match, instructions=[PARSER.OFPInstructionActions(
                                        OFP.OFPIT_APPLY_ACTIONS, [PARSER.OFPActionGroup(7)])]))
+        sw.apply(PARSER.OFPFlowMod(dp, table_id=C.TABLE_COUNT, cookie=cookie, command=OFP.OFPFC_ADD, priority=7,
+                                   match=match, instructions=[PARSER.OFPInstructionGotoTable(C.TABLE)]))
     for msg in core.switch_enter(dp, {1: "0a:00:00:00:00:01", 2: "0a:00:00:00:00:02", 3: "0a:00:00:00:00:03"}):
         if not isinstance(msg, PARSER.OFPPacketOut):
             sw.apply(msg)
     assert sw.groups == {}
     assert {f.priority for f in sw.flows.values()} == {0, 10, 20, 60000}
     assert all(f.cookie == C.COOKIE_CONTROL for f in sw.flows.values())
+    assert [(f.priority, f.key, f.cookie) for f in sw.counting.values()] == [(0, (), C.COOKIE_CONTROL)]
 
     def verdict(frame):
         flow = sw.lookup(packet_fields(frame, 1))
@@ -643,8 +651,8 @@ def test_port_is_up():
 # the simulated switch itself (conftest.SwitchSim): the route tests are only as good as it is
 def _flow(dp, priority, match, actions, cookie=C.COOKIE_ROUTE, command=OFP.OFPFC_ADD, **kw):
     inst = [PARSER.OFPInstructionActions(OFP.OFPIT_APPLY_ACTIONS, actions)] if actions else []
-    return PARSER.OFPFlowMod(dp, cookie=cookie, command=command, priority=priority, match=match,
-                             instructions=inst, out_port=kw.pop("out_port", OFP.OFPP_ANY),
+    return PARSER.OFPFlowMod(dp, table_id=kw.pop("table_id", C.TABLE), cookie=cookie, command=command,
+                             priority=priority, match=match, instructions=inst, out_port=kw.pop("out_port", OFP.OFPP_ANY),
                              out_group=kw.pop("out_group", OFP.OFPG_ANY), **kw)
 
 

@@ -63,7 +63,7 @@ def test_pair_scores_count_ever_flagged_pairs():
 
 
 def _model(tmp_path, **changes):
-    doc = {"format": flows.FORMAT, "version": flows.VERSION, "scaling": "link-interval",
+    doc = {"format": flows.FORMAT, "version": 1, "scaling": "link-interval",
            "window": 3, "weights": [1.0, 2.0, 3.0], "bias": -1.0, "cutoff": 0.5}
     doc.update(changes)
     path = tmp_path / "model.json"
@@ -79,7 +79,11 @@ def test_a_valid_model_file_loads(tmp_path):
 
 @pytest.mark.parametrize("changes, words", [
     ({"format": "pickle"}, "not an sdnmpi-flows-model"),
-    ({"version": 2}, "version 2"),
+    ({"version": 3}, "version 3, this code reads 1 and 2"),
+    ({"version": True}, "version True"),
+    ({"version": 2}, "recent must be an integer in 1..3"),                        # v2 without recent
+    ({"version": 2, "recent": 2}, "list of 10 numbers (recent + 8)"),
+    ({"version": 2, "recent": 4, "weights": [0.0] * 12}, "recent must be an integer in 1..3"),
     ({"scaling": "per-series"}, "scaling"),
     ({"window": 4}, "list of 4 numbers"),
     ({"window": 0}, "window must be"),
@@ -122,6 +126,22 @@ def test_load_or_fallback_logs_one_line_and_returns_the_threshold(tmp_path, capl
     caplog.clear()
     good = flows.load_or_fallback(_model(tmp_path), link_rate=LINK)
     assert isinstance(good, flows.LearnedClassifier) and not caplog.records
+
+
+def test_features_see_the_history_only_and_a_v2_model_round_trips(tmp_path):
+    # one pair: 3 intervals at half the link, then 3 idle, then a full one (history 4, recent 2)
+    counts = np.array([[50, 50, 50, 0, 0, 0, 100]], dtype=float)
+    f = flows.pair_features(counts, 4, 2, LINK)
+    assert f.shape == (1, 7, 2 + 8)
+    # poll 2: recent [0.5, 0.5], cum 1.5 (>= 1), age 2, mean rate 0.5
+    assert f[0, 2].tolist() == pytest.approx([0.5, 0.5, 1.5, 1, 0, 0, 1, 0, 0.5, np.log(151) / np.log(201)])
+    # poll 6: the first three intervals are out of the history: cum 1, age 0 (a new start)
+    assert f[0, 6, :8].tolist() == pytest.approx([0.0, 1.0, 1.0, 1, 1, 0, 0, 0])
+    weights = np.linspace(-1, 1, 10)
+    flows.save_model(tmp_path / "m.json", weights, 0.5, cutoff=0.7, history=4, recent=2)
+    clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
+    assert (clf.window, clf.recent, clf.cutoff) == (4, 2, 0.7)
+    assert clf.probability(counts) == pytest.approx(1 / (1 + np.exp(-(f @ weights + 0.5))))
 
 
 def test_the_shipped_model_loads():

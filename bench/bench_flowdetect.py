@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Flow detection without hints (issue 16): the pattern programs on the 16-host k=4 fat-tree under
+no detection, threshold detection, learned detection and hints; median time and detection delay.
+
+    make bench-flowdetect                        # or, under the machine's lock:
+    flock /tmp/sdnmpi-mininet.lock .venv/bin/python bench/bench_flowdetect.py [--repeats 3]
+
+One Mininet fabric (FatTreeTopo k=4, userspace OVS, D-mod-K default routes) per controller set-up:
+``--sdnmpi-flow-detection none`` (runs "none", and "hints": the program declares each exchange's
+sends with SDN_MPI_Flow_hints), ``threshold`` and ``learned``. Every run is one mpirun of
+libsdnmpi/tests/traffic_patterns over all 16 hosts under LD_PRELOAD=libsdnmpi-preload.so, so the
+job is registered (and released at MPI_Finalize) in every mode. Modes alternate within a repeat.
+
+Reported per pattern and mode: the program's own time (the sum of its exchanges, pauses excluded;
+median over the repeats), the pairs detected and the detection delay in polls (from the
+controller's log: polls from a pair's first counted bytes to its flag). Results: JSON in
+--out-dir and a markdown table on stdout (docs/flows.md).
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import benchcore
+
+from sdnmpi.mininet_topos import controller_proc
+from sdnmpi.mininet_topos.fattree import FatTreeTopo
+from sdnmpi.mininet_topos.net import FabricNet, ensure_ovs
+
+ROOT = benchcore.ROOT
+LIB = os.path.join(ROOT, "libsdnmpi")
+PROGRAM = os.path.join(LIB, "tests", "traffic_patterns")
+PRELOAD = os.path.join(LIB, "libsdnmpi-preload.so")
+LLDPD = os.path.join(ROOT, "lldpd", "sdnmpi-lldpd")
+K = 4
+SWITCHES, LINKS, HOSTS = 5 * K * K // 4, K ** 3 // 2, K ** 3 // 4
+MODES = ("none", "threshold", "learned", "hints")
+DETECTION = {"none": "none", "hints": "none", "threshold": "threshold", "learned": "learned"}
+ELEPHANT_RE = re.compile(r"flow detection \((\w+)\): job (\d+): elephant (\S+) -> (\S+) after (\d+) polls")
+
+
+def patterns(nbytes):
+    """{name: program steps}: the job routing issue's patterns (two phases: a shift, a 3 s pause,
+    a permutation)."""
+    b = str(nbytes)
+    return {"shift": ["shift", "4", b], "permutation": ["perm", "7", b], "halo3d": ["halo3d", b],
+            "alltoall": ["alltoall", str(max(1, nbytes // 8))],
+            "two-phases": ["shift", "4", b, "pause", "3000", "perm", "7", b]}
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="bench/bench_flowdetect.py", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--repeats", type=int, default=3, help="runs per pattern and mode")
+    p.add_argument("--bytes", type=int, default=4 << 20, help="bytes per pair and exchange (alltoall: 1/8)")
+    p.add_argument("--reps", type=int, default=2, help="the program's --reps (each exchange repeated)")
+    p.add_argument("--patterns", default=",".join(patterns(1)), help="comma-separated")
+    p.add_argument("--modes", default=",".join(MODES), help="comma-separated: " + ", ".join(MODES))
+    p.add_argument("--host-bw", type=float, default=40, help="host links, Mbit/s")
+    p.add_argument("--fabric-bw", type=float, default=20, help="switch links, Mbit/s")
+    p.add_argument("--interval", type=float, default=1.0, help="--sdnmpi-flow-interval, s")
+    p.add_argument("--timeout", type=float, default=300, help="s per mpirun")
+    p.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
+    args = p.parse_args(argv)
+    args.patterns = [x for x in args.patterns.split(",") if x]
+    args.modes = [x for x in args.modes.split(",") if x]
+    bad = [x for x in args.patterns if x not in patterns(1)] + [x for x in args.modes if x not in MODES]
+    if bad or args.repeats < 1 or args.bytes < 1 or args.reps < 1:
+        p.error("unknown pattern/mode %s or a count below 1" % ", ".join(bad))
+    return args
+
+
+class Fabric:
+    """A controller with one detection set-up and its k=4 fat-tree."""
+
+    def __init__(self, args, detection, log_dir):
+        self.rpc_port = controller_proc.free_port()
+        extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.rpc_port),
+                 "--sdnmpi-flow-detection", detection, "--sdnmpi-flow-interval", str(args.interval),
+                 "--sdnmpi-link-capacity", str(args.host_bw * 1e6))
+        self.log_path = os.path.join(log_dir, "ryu-%s.log" % detection)
+        self.ctl = controller_proc.start_controller(controller_proc.free_port(), controller_proc.free_port(),
+                                                    routing="dmodk", extra_args=extra, log_path=self.log_path)
+        self.fab = None
+        try:
+            self.ctl.wait_rest_ready(timeout=30)
+            self.fab = FabricNet(FatTreeTopo(k=K, host_bw=args.host_bw, fabric_bw=args.fabric_bw, prefix="fd"),
+                                 controller_port=self.ctl.ofp_port)
+            self.fab.start()
+            self.fab.start_lldpd(LLDPD, interval=1.0)
+            controller_proc.wait_for_topology(self.ctl, switches=SWITCHES, links=LINKS, hosts=HOSTS, timeout=180)
+        except BaseException:
+            self.close()
+            raise
+
+    def run(self, args, steps, hints):
+        """(seconds the program reports, [(src, dst, delay polls)] detected during the run)."""
+        offset = len(self.ctl.log_text())
+        env = {"SDN_MPI_CONTROLLER": "%s:%d" % (self.fab.mgmt.root_ip, self.rpc_port),
+               "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8", "LD_PRELOAD": PRELOAD}
+        argv = [PROGRAM, "--reps", str(args.reps)] + (["--hints"] if hints else []) + steps
+        hosts = ["h%d" % n for n in range(1, HOSTS + 1)]
+        rc, out = self.fab.mpirun(hosts, argv, env=env, timeout=args.timeout)
+        m = re.search(r"^traffic_patterns: ranks=\d+ ok seconds=([0-9.eE+-]+)", out or "", re.M)
+        if rc != 0 or not m:
+            raise RuntimeError("mpirun %s failed (rc %s): %s" % (" ".join(steps), rc, (out or "")[-1500:]))
+        found = [(s, d, int(n)) for _mode, _job, s, d, n in ELEPHANT_RE.findall(self.ctl.log_text()[offset:])]
+        return float(m.group(1)), found
+
+    def close(self):
+        if self.fab is not None:
+            self.fab.stop()
+        self.ctl.stop()
+
+
+def summary(results, pattern_names, modes):
+    rows = ["| pattern | mode | runs | median s | vs none | vs hints | pairs detected (median) "
+            "| delay median, polls | delay max, polls |", "|" + "---|" * 9]
+
+    def median_of(p, mode):
+        runs = results.get(p, {}).get(mode)
+        return statistics.median(r["seconds"] for r in runs) if runs else None
+
+    def versus(med, base):
+        return "%+.0f %%" % (100 * (med / base - 1)) if base else "-"
+
+    for p in pattern_names:
+        for mode in modes:
+            runs = results.get(p, {}).get(mode, [])
+            if not runs:
+                continue
+            med = median_of(p, mode)
+            delays = [d for r in runs for _s, _t, d in r["detected"]]
+            rows.append("| %s | %s | %d | %.2f | %s | %s | %s | %s | %s |" % (
+                p, mode, len(runs), med, versus(med, median_of(p, "none")), versus(med, median_of(p, "hints")),
+                statistics.median(len(r["detected"]) for r in runs) if mode in ("threshold", "learned") else "-",
+                statistics.median(delays) if delays else "-", max(delays) if delays else "-"))
+    return "\n".join(rows)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    res = subprocess.run(["make", "-C", LIB, "tests/traffic_patterns", "libsdnmpi-preload.so"],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit("bench_flowdetect: building the pattern program failed: %s" % res.stderr.strip()[-500:])
+    for path in (PROGRAM, PRELOAD, LLDPD):
+        if not os.path.exists(path):
+            raise SystemExit("bench_flowdetect: %s missing (make setup)" % path)
+    ensure_ovs()
+    os.makedirs(args.out_dir, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    log_dir = os.path.join(args.out_dir, "flowdetect-%s-logs" % stamp)
+    os.makedirs(log_dir, exist_ok=True)
+    steps = patterns(args.bytes)
+    results = {}
+    started = time.monotonic()
+    for detection in dict.fromkeys(DETECTION[m] for m in args.modes):
+        modes = [m for m in args.modes if DETECTION[m] == detection]
+        print("# controller --sdnmpi-flow-detection %s: %s" % (detection, ", ".join(modes)), file=sys.stderr)
+        fabric = Fabric(args, detection, log_dir)
+        try:
+            for rep in range(args.repeats):
+                for p in args.patterns:
+                    for mode in modes:
+                        seconds, found = fabric.run(args, steps[p], hints=(mode == "hints"))
+                        results.setdefault(p, {}).setdefault(mode, []).append({"seconds": seconds, "detected": found})
+                        print("%s %s #%d: %.2f s, %d detected" % (p, mode, rep + 1, seconds, len(found)),
+                              file=sys.stderr)
+        finally:
+            fabric.close()
+    doc = {"schema": 1, "started": stamp, "command": [sys.executable] + sys.argv, "wall_s": time.monotonic() - started,
+           "args": {k: v for k, v in vars(args).items()}, "patterns": {p: steps[p] for p in args.patterns},
+           "fabric": {"k": K, "hosts": HOSTS, "host_mbit": args.host_bw, "fabric_mbit": args.fabric_bw},
+           "results": results}
+    path = os.path.join(args.out_dir, "flowdetect-%s.json" % stamp)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+    print(summary(results, args.patterns, args.modes))
+    print("results: %s (controller logs: %s)" % (path, log_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Flow detection without hints (issue 16): the controller finds a job's elephant host pairs in
+the counters of controller/flowcount.py and routes them like hinted ones.
+
+Every ``--sdnmpi-flow-interval`` seconds the app calls `FlowDetection.poll` (counting entries
+brought up to date, one flow-stats request per edge switch), feeds the replies to `reply`, and
+then calls `detect`: the readings go to a `flows.PairCounters` over the classifier chosen by
+``--sdnmpi-flow-detection`` (threshold, or the learned model), and each newly flagged pair joins
+its job's detected demand. That demand is the job's phase 0 (wanted while the job is not
+dormant), declared through the same path as the RPC op `traffic` (jobtraffic.declare, confirmed
+and rolled back by rpc_traffic.install) with the router ``--sdnmpi-flow-router`` (sdn-optimal),
+so the routes carry the job's cookie and priority.
+
+Hints and profiles win: a job whose traffic demands are not exactly what detection declared (the
+job sent `traffic`) gets no detected routes. Release: dynamic phase detection
+(controller/jobidle.py) makes an idle job dormant and removes its routes; detection then forgets
+the job's detected pairs (`PairCounters.rearm`) so that the next busy phase is detected anew, and
+its next declaration wakes the job.
+"""
+import collections
+import logging
+
+from sdnmpi import flows
+
+from . import jobtraffic, rpc_traffic
+from . import rpc_schema as schema
+from .flowcount import CountingTable
+
+LOG = logging.getLogger(__name__)
+
+MODES = ("none", "threshold", "learned")
+DEFAULT_MODE = "none"
+DEFAULT_INTERVAL = 1.0             # s between counter polls
+DEFAULT_ROUTER = "sdn-optimal"
+DEFAULT_LINK_BPS = 1e9             # host link rate when --sdnmpi-link-capacity is 0
+PHASE = 0                          # detected demand: the job's whole-run phase
+RECENT = 1000                      # detections kept for the REST/stats view
+
+
+def make_classifier(mode, model_path, link_rate, interval, window, fraction):
+    """The classifier of ``mode`` ('threshold' or 'learned'); a learned model that cannot be
+    read gets one warning line (flows.load_or_fallback) and the threshold classifier."""
+    if mode == "threshold":
+        return flows.ThresholdClassifier(link_rate=link_rate, interval=interval, window=window, fraction=fraction)
+    path = model_path or flows.DEFAULT_MODEL
+    clf = flows.load_or_fallback(path, link_rate=link_rate, interval=interval, window=window, fraction=fraction)
+    if isinstance(clf, flows.LearnedClassifier):
+        LOG.info("flow detection: learned model %s (window %d intervals, cutoff %.2f)", path, clf.window, clf.cutoff)
+    return clf
+
+
+def from_settings(settings):
+    """The FlowDetection the options ask for, or None for ``--sdnmpi-flow-detection none``."""
+    if settings.flow_detection == "none":
+        return None
+    link_rate = (settings.link_capacity or DEFAULT_LINK_BPS) / 8
+    clf = make_classifier(settings.flow_detection, settings.flow_model, link_rate, settings.flow_interval,
+                          settings.flow_window, settings.flow_fraction)
+    return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs)
+
+
+class FlowDetection:
+    def __init__(self, classifier, router=DEFAULT_ROUTER, max_entries=None):
+        self.classifier = classifier
+        self.router = router
+        self.counting = CountingTable() if max_entries is None else CountingTable(max_entries)
+        self.book = flows.PairCounters(classifier)
+        self.detected = {}         # job id -> {(src ip, dst ip): bytes when flagged}, routed now
+        self.owned = {}            # job id -> phase-0 demand as detection declared it
+        self.recent = collections.deque(maxlen=RECENT)   # (job id, src, dst, delay in polls)
+        self.counters = collections.Counter()
+
+    @property
+    def kind(self):
+        return "learned" if isinstance(self.classifier, flows.LearnedClassifier) else "threshold"
+
+    # -- polling -------------------------------------------------------------------------------
+    def poll(self, core, jobs):
+        """Messages for one poll: counting entries synchronised with the live jobs, then the
+        flow-stats requests. Pairs no longer counted are forgotten."""
+        msgs = self.counting.sync(core.datapaths, core.topology, jobs)
+        gone = [p for p in self.book.pairs() if p not in self.counting.job_of]
+        if gone:
+            self.book.forget(gone)
+        self.counters["polls"] += 1
+        return msgs + self.counting.requests(core.datapaths)
+
+    def reply(self, dpid, stats, more):
+        """One flow-stats reply part; True when the poll is complete."""
+        return self.counting.reply(dpid, stats, more)
+
+    def switch_reset(self, dpid):
+        self.counting.switch_reset(dpid)
+
+    # -- detection -----------------------------------------------------------------------------
+    def hinted(self, job):
+        """True if the job declared traffic itself (hints or a profile): detection stays away."""
+        demands = job.traffic.demands
+        return bool(demands) and demands != ({PHASE: self.owned[job.id]} if job.id in self.owned else {})
+
+    def detect(self, service):
+        """Classifies the current poll's readings and routes every job's newly flagged pairs
+        (confirmed through ``service.confirm``). Returns {job id: [(src, dst, delay), ...]}."""
+        if not self.counting.complete:
+            self.counters["incomplete_polls"] += 1
+        jobs = service.jobs
+        self._follow_jobs(jobs)
+        readings = self.counting.readings()
+        found = {}
+        for pair, delay in sorted(self.book.poll(readings).items()):
+            job_id = self.counting.job_of.get(pair)
+            if job_id in jobs.jobs:
+                found.setdefault(job_id, []).append((pair[0], pair[1], delay))
+        for job_id, pairs in sorted(found.items()):
+            job = jobs.jobs[job_id]
+            for src, dst, delay in pairs:
+                self.recent.append((job_id, src, dst, delay))
+                self.counters["elephants"] += 1
+                LOG.info("flow detection (%s): job %d: elephant %s -> %s after %d polls", self.kind, job_id,
+                         src, dst, delay)
+            if self.hinted(job):
+                self.counters["left_to_hints"] += len(pairs)
+                LOG.info("flow detection: job %d declared its traffic: its hints win", job_id)
+                continue
+            self._route(service, job, {(s, d): max(1, int(readings.get((s, d), 1))) for s, d, _ in pairs})
+        return found
+
+    def _follow_jobs(self, jobs):
+        """Drops what detection knows of released jobs; a dormant job's detected pairs may be
+        detected again (its routes are gone)."""
+        for job_id in list(self.detected):
+            job = jobs.jobs.get(job_id)
+            if job is None:
+                self.detected.pop(job_id)
+                self.owned.pop(job_id, None)
+            elif job.traffic.dormant and self.detected[job_id]:
+                LOG.info("flow detection: job %d idle, %d detected pairs released", job_id, len(self.detected[job_id]))
+                self.book.rearm(list(self.detected[job_id]))
+                self.detected[job_id] = {}
+
+    def _route(self, service, job, new):
+        detected = dict(self.detected.get(job.id, {}))
+        detected.update(new)
+        demand = [(s, d, b) for (s, d), b in sorted(detected.items())]
+        try:
+            installed = rpc_traffic.install(service, job, lambda: jobtraffic.declare(
+                service.core, service.jobs, job, PHASE, demand, router=self.router))
+        except schema.RpcError as err:
+            self.counters["route_failures"] += 1
+            self.book.rearm(list(new))        # flagged again at a later poll, tried again then
+            LOG.warning("flow detection: job %d: detected pairs not routed: %s", job.id, err)
+            return
+        self.detected[job.id] = detected
+        self.owned[job.id] = job.traffic.demands.get(PHASE)
+        self.counters["routed"] += len(new)
+        LOG.info("flow detection: job %d: %d detected pairs routed by %s (%d flow entries changed)", job.id,
+                 len(demand), self.router, installed)
+
+    def to_json(self):
+        return {"classifier": self.kind, "router": self.router, "counting_entries": self.counting.entries(),
+                "uncounted_pairs": self.counting.left_out,
+                "counters": dict(sorted(self.counters.items())),
+                "jobs": {str(j): len(p) for j, p in sorted(self.detected.items())},
+                "recent": [{"job": j, "src": s, "dst": d, "delay_polls": t} for j, s, d, t in self.recent]}

@@ -1,0 +1,102 @@
+"""Flow detection without hints on the Mininet fabric (issue 16, docs/flows.md), once with the
+threshold and once with the learned classifier.
+
+The 8-host leaf-spine (host links 40 Mbit/s, fabric links 20 Mbit/s). A job on h1-h4 (two leaves)
+registers and declares nothing. An iperf3 elephant h1 -> h3 and a 200 kbit/s mouse h2 -> h4 run
+at once. The controller's counting entries (table 0 of the senders' edge switches, the job's
+counting cookie) count both pairs; the elephant is detected within a few polls and gets job
+flows (the job's cookie) along sdn-optimal's path, which carry its packets; the mouse stays on
+the default routes. When the traffic stops, dynamic phase detection removes the elephant's
+routes.
+"""
+import re
+
+import pytest
+
+from sdnmpi.controller import constants as C
+from sdnmpi.mininet_topos import controller_proc
+
+import ofdump
+from conftest import running_fabric
+from fabric_helpers import LEAVES, N, SPINES, ip, make_topo, wait_for, wait_for_routes
+from test_jobtraffic_mininet import Client, job_flows, planned, topology, walk
+
+HOST_MBIT = 40           # make_topo's host links
+INTERVAL = 1.0           # s between counter polls
+QUIET_S = 3.0            # idle release after this many quiet seconds
+ELEPHANT = (ip(1), ip(3))
+MOUSE = (ip(2), ip(4))
+
+
+@pytest.fixture(scope="module", params=["threshold", "learned"])
+def fabric(request, tmp_path_factory):
+    args = ("--sdnmpi-rpc-allow", "127.0.0.1", "--sdnmpi-flow-detection", request.param,
+            "--sdnmpi-flow-interval", str(INTERVAL), "--sdnmpi-link-capacity", str(HOST_MBIT * 1e6),
+            "--sdnmpi-idle-threshold", "1000000", "--sdnmpi-idle-time", str(QUIET_S),
+            "--sdnmpi-stats-interval", "0.5")
+    folder = tmp_path_factory.mktemp("flowdetect-" + request.param)
+    with running_fabric(make_topo(), "dmodk", folder, extra_args=args) as (ctl, fab):
+        controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N, timeout=90)
+        wait_for_routes(fab, N)
+        yield request.param, ctl, fab
+
+
+def counting(fab, job):
+    """{(src ip, dst ip): bytes} of the job's counting entries (table 0), from OVS."""
+    out = {}
+    for sw in fab.net.switches:
+        for f in ofdump.flows(sw.name):
+            if f["cookie"] == C.COOKIE_COUNT | job:
+                out[(f["match"]["nw_src"], f["match"]["nw_dst"])] = f["bytes"]
+    return out
+
+
+def test_an_elephant_is_detected_and_routed_a_mouse_is_not(fabric):
+    mode, ctl, fab = fabric
+    assert ("flow detection: learned model" in ctl.log_text()) == (mode == "learned")
+    conn = Client(ctl)
+    h1, h2, h3, h4 = (fab.net.get("h%d" % n) for n in (1, 2, 3, 4))
+    procs = []
+    try:
+        hosts = [ip(n) for n in (1, 2, 3, 4)]
+        r = conn.call("register", hosts=hosts)
+        assert r["status"] == "ok", r
+        job = r["job"]
+        # 4 hosts on two leaves: each host counts its 2 pairs to the other leaf
+        wait_for(lambda: len(counting(fab, job)) == 8, 10, "the job's counting entries")
+        for server, port in ((h3, 5301), (h4, 5302)):
+            server.cmd("iperf3 -s -1 -D -p %d" % port)
+            wait_for(lambda s=server, p=port: s.cmd("ss -Hltn 'sport = :%d'" % p).strip(), 10, "iperf3 to listen")
+        procs.append(h2.popen(["iperf3", "-c", MOUSE[1], "-p", "5302", "-b", "200k", "-t", "12"]))
+        procs.append(h1.popen(["iperf3", "-c", ELEPHANT[1], "-p", "5301", "-t", "10"]))
+
+        flows = wait_for(lambda: {k: v for k, v in job_flows(fab, job).items() if k[1:] == ELEPHANT}, 15,
+                         "the elephant's job flows")
+        topo = topology(ctl)
+        paths, _load = planned(topo, [[ELEPHANT[0], ELEPHANT[1], 1]])
+        assert walk(topo, flows, *ELEPHANT) == paths[ELEPHANT]
+        line = re.search(r"flow detection \(%s\): job %d: elephant %s -> %s after (\d+) polls"
+                         % (mode, job, re.escape(ELEPHANT[0]), re.escape(ELEPHANT[1])), ctl.log_text())
+        assert line and int(line.group(1)) <= 3, ctl.log_tail()
+        state = ctl.rest("/sdnmpi/flowdetect")
+        assert state["classifier"] == mode and state["counting_entries"] == 8, state
+        assert [(d["job"], d["src"], d["dst"]) for d in state["recent"]] == [(job,) + ELEPHANT], state
+        # the elephant's packets take the job flows; OVS pushes counters up with a delay
+        wait_for(lambda: all(job_flows(fab, job)[hop, ELEPHANT[0], ELEPHANT[1]][1] > 100 for hop in paths[ELEPHANT]),
+                 10, "the elephant's packets on its job flows")
+        assert [p.wait(timeout=60) for p in procs] == [0, 0]
+        seen = counting(fab, job)
+        assert seen[ELEPHANT] > 10 * seen[MOUSE] > 0, seen
+        # the mouse was counted all along and never routed
+        assert {k[1:] for k in job_flows(fab, job)} == {ELEPHANT}
+        assert "elephant %s -> %s" % MOUSE not in ctl.log_text()
+        # quiet: dynamic phase detection releases the detected routes
+        wait_for(lambda: job_flows(fab, job) == {}, 30, "the idle job's detected routes to go")
+        assert conn.call("release", job=job, token=r["token"])["status"] == "ok"
+        wait_for(lambda: counting(fab, job) == {}, 10, "the released job's counting entries to go")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        conn.close()

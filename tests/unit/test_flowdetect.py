@@ -1,0 +1,287 @@
+"""controller/flowcount.py and controller/flowdetect.py: counting entries per job host pair,
+flow-stats polls, detected elephants routed under the job's cookie, hints winning, release by
+idleness, and a bad model file, on a simulated k=4 fat-tree (conftest.FabricSim)."""
+import json
+import logging
+import types
+
+import pytest
+from ryu.ofproto import ofproto_v1_3 as OFP
+from ryu.ofproto import ofproto_v1_3_parser as PARSER
+
+from sdnmpi import flows
+from sdnmpi.controller import constants as C
+from sdnmpi.controller import flowdetect, jobtraffic, options
+from sdnmpi.controller.jobs import JobTable
+from sdnmpi.flows import cost
+from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs
+
+LINK = 125e6       # bytes/s of a host link (1 Gbit/s)
+
+
+@pytest.fixture
+def fab(make_fabric):
+    sim = make_fabric(fattree.kary(4))
+    sim.discover()
+    jobs = JobTable()
+    service = types.SimpleNamespace(core=sim.core, jobs=jobs, confirm=sim.run, resync=lambda job: None)
+    return sim, jobs, service
+
+
+def register(sim, jobs, macs):
+    return jobs.register([sim.host_ip[m] for m in macs], 60.0, owner=object(), now=0.0)
+
+
+def threshold():
+    return flows.ThresholdClassifier(link_rate=LINK, interval=1.0, window=2, fraction=0.1)
+
+
+def _ip(value):
+    return ".".join(str(value >> s & 255) for s in (24, 16, 8, 0))
+
+
+def answer(sim, fd, sent_bytes):
+    """The switches answer the poll's flow-stats requests from their counting tables, with the
+    cumulative bytes ``sent_bytes`` {(src ip, dst ip): bytes} (0 for other pairs); each switch's
+    reply in two parts. True once the poll is complete."""
+    done = False
+    for dpid, sw in sorted(sim.switches.items()):
+        stats = []
+        for flow in sw.counting.values():
+            if flow.cookie & C.COOKIE_KIND_MASK != C.COOKIE_COUNT:
+                continue
+            fields = {name: value for name, value, _mask in flow.key}
+            src, dst = _ip(fields["ipv4_src"]), _ip(fields["ipv4_dst"])
+            stats.append(PARSER.OFPFlowStats(table_id=C.TABLE_COUNT, cookie=flow.cookie, priority=flow.priority,
+                                             byte_count=sent_bytes.get((src, dst), 0),
+                                             match=PARSER.OFPMatch(eth_type=C.ETH_TYPE_IPV4, ipv4_src=src, ipv4_dst=dst)))
+        if stats:
+            half = len(stats) // 2
+            assert not fd.reply(dpid, stats[:half], True)
+            done = fd.reply(dpid, stats[half:], False)
+    return done
+
+
+def poll(sim, jobs, service, fd, sent_bytes):
+    msgs = sim.run(fd.poll(sim.core, jobs))
+    requests = [m for m in msgs if isinstance(m, PARSER.OFPFlowStatsRequest)]
+    assert answer(sim, fd, sent_bytes) == bool(requests)
+    return fd.detect(service), requests
+
+
+def route_of(sim, src_mac, dst_mac):
+    ways = sim.trace(src_mac, sim.host_ip[dst_mac])
+    assert len(ways) == 1 and ways[0][0] == ("host", dst_mac), ways
+    return [dpid for dpid, _in, _out in ways[0][1]]
+
+
+def test_counting_entries_follow_the_jobs_and_polls_read_them(fab):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    hosts = sim.hosts()
+    first = register(sim, jobs, hosts)
+    second = register(sim, jobs, hosts[:4])       # inside the first: its pairs are counted once
+    _, requests = poll(sim, jobs, service, fd, {})
+    edge_of = {sim.host_ip[h]: fabric.attachment(sim.graph, h)[0] for h in hosts}
+    want = cost.counting_entries([sorted(first.hosts), sorted(second.hosts)], edge_of)
+    for dpid, sw in sim.switches.items():
+        have = sorted(tuple(_ip(dict((n, v) for n, v, _ in f.key)[k]) for k in ("ipv4_src", "ipv4_dst"))
+                      for f in sw.counting.values() if f.priority == C.PRIORITY_COUNT)
+        assert have == sorted(want.get(dpid, []))
+        for f in sw.counting.values():
+            if f.priority == C.PRIORITY_COUNT:   # a pair of both jobs is counted for the smaller id
+                pair = tuple(_ip(dict((n, v) for n, v, _ in f.key)[k]) for k in ("ipv4_src", "ipv4_dst"))
+                both = set(pair) <= set(second.hosts)
+                assert f.cookie == C.COOKIE_COUNT | (min(first.id, second.id) if both else first.id)
+    assert fd.counting.entries() == 16 * 14 == sum(len(v) for v in want.values())
+    # one request per edge switch, for the counting table's entries only
+    assert sorted(r.datapath.id for r in requests) == sorted(want)
+    for r in requests:
+        assert (r.table_id, r.cookie, r.cookie_mask) == (C.TABLE_COUNT, C.COOKIE_COUNT, C.COOKIE_KIND_MASK)
+    # routing is untouched: every packet still goes the default way
+    sim.check_tables_consistent()
+
+    jobs.remove(first.id, "test")
+    poll(sim, jobs, service, fd, {})
+    left = sum(len(sw.counting) - 1 for sw in sim.switches.values())
+    edge_small = {sim.host_ip[h]: fabric.attachment(sim.graph, h)[0] for h in hosts[:4]}
+    assert left == fd.counting.entries() == sum(len(v) for v in cost.counting_entries([second.hosts], edge_small).values())
+    jobs.remove(second.id, "test")
+    _, requests = poll(sim, jobs, service, fd, {})
+    assert requests == [] and all(len(sw.counting) == 1 for sw in sim.switches.values())
+
+
+def test_the_cap_bounds_the_counting_entries(fab, caplog):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold(), max_entries=50)
+    register(sim, jobs, sim.hosts())
+    with caplog.at_level(logging.WARNING, logger="sdnmpi.controller.flowcount"):
+        poll(sim, jobs, service, fd, {})
+        poll(sim, jobs, service, fd, {})
+    assert fd.counting.entries() == 50 == sum(len(sw.counting) - 1 for sw in sim.switches.values())
+    assert [r.getMessage() for r in caplog.records] == [
+        "flow detection: 174 job host pairs over the cap of 50 counting entries are not counted "
+        "(--sdnmpi-flow-max-pairs)"]
+
+
+def test_an_elephant_is_routed_by_the_planner_under_the_job_cookie_and_a_mouse_is_not(fab):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold(), router="sdn-optimal")
+    hosts = sim.hosts()
+    job = register(sim, jobs, hosts)
+    big = (sim.host_ip[hosts[0]], sim.host_ip[hosts[15]])
+    mouse = (sim.host_ip[hosts[1]], sim.host_ip[hosts[14]])
+    default = {p: route_of(sim, sim.mac_of_ip(p[0]), sim.mac_of_ip(p[1])) for p in (big, mouse)}
+    found, _ = poll(sim, jobs, service, fd, {})
+    assert found == {}
+    sent = {big: 0, mouse: 0}
+    found = {}
+    for t in range(1, 4):
+        sent = {big: sent[big] + int(0.9 * LINK), mouse: sent[mouse] + 10_000}
+        found = poll(sim, jobs, service, fd, sent)[0]
+        if found:
+            break
+    assert t == 1 and found == {job.id: [(big[0], big[1], 0)]}     # the first interval that saw it
+    assert job.traffic.demands == {0: [(big[0], big[1], sent[big])]} and job.traffic.routers[0] == "sdn-optimal"
+    routes = job.traffic.routes[0]
+    src, dst = sim.mac_of_ip(big[0]), sim.mac_of_ip(big[1])
+    want = PAIR_ROUTERS["sdn-optimal"](sim.core.topology.graph(), [pairs.Flow(src, dst, sent[big])],
+                                       load=pairs.LinkLoad())[(src, dst)]
+    assert routes.paths[(src, dst)] == want and route_of(sim, src, dst) == want[1:-1]
+    on = {dpid for dpid, sw in sim.switches.items() for f in sw.flows.values() if f.cookie == job.cookie}
+    assert on == set(want[1:-1]) and all(f.priority == job.priority for sw in sim.switches.values()
+                                         for f in sw.flows.values() if f.cookie == job.cookie)
+    assert route_of(sim, sim.mac_of_ip(mouse[0]), sim.mac_of_ip(mouse[1])) == default[mouse]
+    # flagged once: more bytes change nothing
+    sent[big] += int(0.9 * LINK)
+    assert poll(sim, jobs, service, fd, sent)[0] == {}
+    assert fd.to_json()["recent"] == [{"job": job.id, "src": big[0], "dst": big[1], "delay_polls": 0}]
+    sim.check_tables_consistent()
+
+
+def test_hints_win_over_detection(fab):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    hosts = sim.hosts()
+    job = register(sim, jobs, hosts)
+    hinted = [(sim.host_ip[hosts[2]], sim.host_ip[hosts[9]], 1000)]
+    sim.run(jobtraffic.declare(sim.core, jobs, job, 0, hinted))
+    before = job.flows()
+    big = (sim.host_ip[hosts[0]], sim.host_ip[hosts[15]])
+    poll(sim, jobs, service, fd, {})
+    found, _ = poll(sim, jobs, service, fd, {big: int(LINK)})
+    assert found == {job.id: [(big[0], big[1], 0)]}              # seen ...
+    assert job.traffic.demands == {0: jobtraffic.merged(hinted)} and job.flows() == before   # ... left alone
+    assert fd.counters["left_to_hints"] == 1
+
+
+def test_detection_then_hints_then_idle_release_and_redetection(fab):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    hosts = sim.hosts()
+    job = register(sim, jobs, hosts)
+    a = (sim.host_ip[hosts[0]], sim.host_ip[hosts[8]])
+    b = (sim.host_ip[hosts[4]], sim.host_ip[hosts[12]])
+    poll(sim, jobs, service, fd, {})
+    poll(sim, jobs, service, fd, {a: int(LINK)})
+    found, _ = poll(sim, jobs, service, fd, {a: int(LINK), b: int(LINK)})
+    assert found == {job.id: [(b[0], b[1], 0)]}
+    assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {a, b} and job.traffic.routes[0].flows
+    # the job goes quiet: dynamic phase detection removes its routes, detection forgets the pairs
+    sim.run(jobtraffic.idle(sim.core, job))
+    assert job.flows() == {} and job.traffic.dormant
+    assert poll(sim, jobs, service, fd, {a: int(LINK), b: int(LINK)})[0] == {}
+    assert fd.detected[job.id] == {} and job.traffic.dormant
+    # the next busy phase: a again (old bytes not counted twice), the job wakes with a only
+    found, _ = poll(sim, jobs, service, fd, {a: 2 * int(LINK), b: int(LINK)})
+    assert found == {job.id: [(a[0], a[1], 0)]}
+    assert not job.traffic.dormant and {(s, d) for s, d, _ in job.traffic.demands[0]} == {a}
+    assert job.traffic.routes[0].flows
+    sim.check_tables_consistent()
+
+
+def test_a_switch_that_reconnects_gets_its_counting_entries_again(fab):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    register(sim, jobs, sim.hosts())
+    poll(sim, jobs, service, fd, {})
+    dpid = next(d for d, e in fd.counting.installed.items() if e)
+    n = len(fd.counting.installed[dpid])
+    sim.switches[dpid].counting = {}
+    fd.switch_reset(dpid)
+    msgs = sim.run(fd.poll(sim.core, jobs))
+    adds = [m for m in msgs if isinstance(m, PARSER.OFPFlowMod) and m.command == OFP.OFPFC_ADD]
+    assert len(adds) == n and {m.datapath.id for m in adds} == {dpid}
+    assert len(sim.switches[dpid].counting) == n
+
+
+def _settings(**kw):
+    return options.Settings(**{"flow_detection": "learned", "link_capacity": 50e6, **kw})
+
+
+@pytest.mark.parametrize("content,why", [
+    (None, "No such file"),
+    ("{not json", "not a JSON model"),
+    (json.dumps({"format": "sdnmpi-flows-model", "version": 1, "scaling": "link-interval", "window": 3,
+                 "weights": [1.0, 2.0], "bias": 0.0, "cutoff": 0.5}), "weights must be a list of 3"),
+])
+def test_an_unusable_model_file_is_one_log_line_and_the_threshold(tmp_path, caplog, content, why):
+    path = tmp_path / "model.json"
+    if content is not None:
+        path.write_text(content)
+    with caplog.at_level(logging.INFO, logger="sdnmpi"):
+        fd = flowdetect.from_settings(_settings(flow_model=str(path), flow_window=3, flow_fraction=0.2))
+    assert isinstance(fd.classifier, flows.ThresholdClassifier) and fd.kind == "threshold"
+    assert (fd.classifier.window, fd.classifier.fraction) == (3, 0.2)
+    assert (fd.classifier.link_rate, fd.classifier.interval) == (50e6 / 8, 1.0)
+    lines = [r for r in caplog.records if r.name.startswith("sdnmpi.flows")]
+    assert len(lines) == 1 and lines[0].levelno == logging.WARNING
+    assert why.lower() in lines[0].getMessage().lower() and "falling back" in lines[0].getMessage()
+
+
+def test_the_shipped_model_loads_and_none_means_no_detection(caplog):
+    assert flowdetect.from_settings(options.Settings()) is None
+    with caplog.at_level(logging.INFO, logger="sdnmpi"):
+        fd = flowdetect.from_settings(_settings())
+    assert isinstance(fd.classifier, flows.LearnedClassifier) and fd.kind == "learned"
+    assert [r.levelno for r in caplog.records] == [logging.INFO]
+    assert flowdetect.from_settings(_settings(flow_detection="threshold")).kind == "threshold"
+
+
+@pytest.mark.parametrize("with_detection", [True, False])
+def test_the_rest_view_shows_the_detections(fab, with_detection):
+    import threading
+    import urllib.request
+    import wsgiref.simple_server
+
+    from ryu.app.wsgi import WSGIApplication
+
+    from sdnmpi.controller import rest_flows
+
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold()) if with_detection else None
+    if fd is not None:
+        hosts = sim.hosts()
+        job = register(sim, jobs, hosts)
+        big = (sim.host_ip[hosts[0]], sim.host_ip[hosts[15]])
+        poll(sim, jobs, service, fd, {})
+        poll(sim, jobs, service, fd, {big: int(LINK)})
+    app = WSGIApplication()
+    rest_flows.register(app, fd)
+    server = wsgiref.simple_server.make_server("127.0.0.1", 0, app)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/sdnmpi/flowdetect" % server.server_port, timeout=10) as r:
+            doc = json.loads(r.read())
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    if fd is None:
+        assert doc == {"classifier": "none"}
+        return
+    assert doc["classifier"] == "threshold" and doc["router"] == "sdn-optimal" and doc["counting_entries"] == 224
+    assert doc["counters"]["polls"] == 2 and doc["counters"]["elephants"] == doc["counters"]["routed"] == 1
+    assert doc["jobs"] == {str(job.id): 1}
+    assert doc["recent"] == [{"job": job.id, "src": big[0], "dst": big[1], "delay_polls": 0}]
