@@ -28,7 +28,7 @@ import datetime
 import os
 import re
 import shutil
-import statistics
+import signal
 import sys
 import tempfile
 import urllib.request
@@ -74,6 +74,9 @@ def parse_args(argv):
     p.add_argument("--reps", type=int, default=3, help="rounds (each runs every policy once)")
     p.add_argument("--pattern-reps", type=int, default=2, help="traffic_patterns --reps")
     p.add_argument("--k4-bw", type=float, default=FABRICS["k4"]["host_bw"], help="k4: every link, Mbit/s")
+    p.add_argument("--k4-scale", type=float, default=0.5,
+                   help="k4: the pattern sizes times this (the k4 fabric's links are slower: its 20 userspace "
+                        "switches on 2 cores must stay below their CPU limit)")
     p.add_argument("--hpcc-n", type=int, default=1000, help="hpcc: HPL's N (a short run)")
     p.add_argument("--seed", type=int, default=7, help="the random rank placement's seed")
     p.add_argument("--quick", action="store_true", help="1 round, patterns only, smaller messages")
@@ -115,7 +118,9 @@ class RouteBench(Bench):
                                 prefix=args.prefix, mgmt_subnet=args.mgmt_subnet)
         Bench.__init__(self, ns)
         self.spec = spec
-        self.token_file = os.path.join(work_dir, "operator-token")
+        # the operator token the controller creates (kept out of the results, removed at the end)
+        self.token_dir = tempfile.mkdtemp(prefix="jobroute-token-")
+        self.token_file = os.path.join(self.token_dir, "operator-token")
         self.log_dir = self.out_dir = work_dir
 
     def start_controller(self, routing):
@@ -129,6 +134,10 @@ class RouteBench(Bench):
                                                     log_path=os.path.join(self.log_dir, "controller.log"))
         self.ctl.wait_rest_ready(timeout=60)
         self.routing = routing
+
+    def stop_controller(self):
+        Bench.stop_controller(self)
+        shutil.rmtree(self.token_dir, ignore_errors=True)
 
     def start_fabric(self):
         if self.spec["kind"] != "kary":
@@ -187,14 +196,18 @@ class RouteBench(Bench):
         return rc, out, now_s() - t0
 
 
+def _interrupted(signum, _frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def _sleep(seconds):
     import time
     time.sleep(seconds)
 
 
 def pattern_argv(spec, args):
-    scale = 4 if args.quick else 1
-    b = {k: v // scale for k, v in PATTERN_BYTES.items()}
+    scale = (0.25 if args.quick else 1.0) * (args.k4_scale if spec["name"] == "k4" else 1.0)
+    b = {k: int(v * scale) for k, v in PATTERN_BYTES.items()}
     return [PATTERNS, "--reps", args.pattern_reps,
             "phase", 1, "shift", spec["shift"], b["shift"], "phase", 2, "perm", spec["perm"], b["perm"],
             "phase", 3, "halo2d", b["halo2d"], "phase", 4, "halo3d", b["halo3d"],
@@ -346,19 +359,23 @@ def main(argv=None):
                "command": [sys.executable] + sys.argv, "software": software_versions(),
                "method": {"reps": args.reps, "pattern_reps": args.pattern_reps, "seed": args.seed,
                           "policies": args.policies, "default_routing": DEFAULT_ROUTING,
-                          "pattern_bytes": PATTERN_BYTES, "quick": args.quick, "hpcc_n": args.hpcc_n,
+                          "pattern_bytes": PATTERN_BYTES, "k4_scale": args.k4_scale, "quick": args.quick,
+                          "hpcc_n": args.hpcc_n,
                           "env": NO_COLLECTIVES},
                "fabrics": {}}
     progress = Progress(len(args.fabrics) * len(args.programs) * args.reps * len(args.policies))
     print("job-routing bench: results in %s" % out_dir, flush=True)
     t0 = now_s()
     failed = None
+    old_term = signal.signal(signal.SIGTERM, _interrupted)   # `timeout`: stop the fabric, keep the results
     try:
         for name in args.fabrics:
             run_fabric(name, args, results, out_dir, progress)
-    except Exception as exc:  # pylint: disable=broad-except
+    except (Exception, KeyboardInterrupt) as exc:  # pylint: disable=broad-except
         failed = "%s: %s" % (type(exc).__name__, exc)
         print("FAILED: %s" % failed, flush=True)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
     results["failed"] = failed
     results["wall_s"] = now_s() - t0
     write_json(os.path.join(out_dir, "results.json"), results)

@@ -119,7 +119,7 @@ def test_report_medians_ratios_rates_and_goals():
     assert rows["shift"]["rate"]["sdn-optimal"] == pytest.approx((2 << 20) * 8 / 1.8 / 1e7)
     text = jobroute_report.markdown(results)
     assert "| shift | 5.50, 31% | 1.80 (3.06x), 93% |" in text
-    assert "per-flow rate 93% of the host link (goal >= 90%: met), 3.06x D-mod-K (goal >= 1.5x: met)" in text
+    assert "per-flow rate 93% of that link (goal >= 90%: met), 3.06x D-mod-K (goal >= 1.5x: met)" in text
 
 
 def test_merge_unites_pieces():
