@@ -239,7 +239,7 @@ def test_a_profiled_program_rerun_with_its_trace_gets_the_planners_routes(fabric
     # the shift, then a pause long enough to look at the switches while the job still holds its routes
     program = [PATTERNS, "shift", "1", str(1 << 20), "pause", "20000"]
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8",
-           "SDN_MPI_VERBOSE": "1"}
+           "SDN_MPI_VERBOSE": "1", "SDN_MPI_MIN_BYTES": "1024g"}    # no allreduce plan: only the trace's routes
     prof_env = {"SDN_MPI_PROF_DIR": str(tmp_path), "SDN_MPI_PROF_JOB": "shift", "SDN_MPI_PROF_SOURCE": "pmpi"}
     rc, out = fab.mpirun(hosts, program, env=prof_env, timeout=180,
                          extra_args=["-x", "LD_PRELOAD=" + os.path.join(LIB, "libsdnmpi_prof.so")])
