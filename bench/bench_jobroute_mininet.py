@@ -31,6 +31,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -170,7 +171,7 @@ class RouteBench(Bench):
         while self.rpc_stats().get("route_recomputes", 0) <= before:
             if now_s() > deadline:
                 raise TimeoutError("the controller did not recompute its routes for %s" % routing)
-            _sleep(0.3)
+            time.sleep(0.3)
         self.wait_ready(timeout)
         want_groups = routing == "ecmp"
         while True:
@@ -181,7 +182,7 @@ class RouteBench(Bench):
                 break
             if now_s() > deadline:
                 raise TimeoutError("routes of %s not in place (switches with groups: %s)" % (routing, groups))
-            _sleep(0.3)
+            time.sleep(0.3)
         self.routing = routing
 
     def mpirun(self, prog, env, lib, timeout, wdir=None):
@@ -198,11 +199,6 @@ class RouteBench(Bench):
 
 def _interrupted(signum, _frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
-def _sleep(seconds):
-    import time
-    time.sleep(seconds)
 
 
 def pattern_argv(spec, args):

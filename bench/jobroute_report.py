@@ -279,15 +279,21 @@ def goal_lines(name, rows, full_bisection=True):
 
 
 def merge(docs):
-    """Several results.json (pieces of one measurement) -> one: fabrics and programs united, the
-    later piece winning a clash."""
+    """Several results.json (pieces of one measurement) -> one: fabrics and programs united; a
+    program measured in several pieces keeps the first piece's trace and simulation and all the
+    pieces' runs (each piece profiles the same program again: the same demand)."""
     out = {"fabrics": {}, "method": {}, "pieces": []}
     for doc in docs:
         out["method"] = out["method"] or doc.get("method", {})
         out["pieces"].append({k: doc.get(k) for k in ("started", "command", "wall_s", "failed")})
         for name, fab in doc.get("fabrics", {}).items():
             dst = out["fabrics"].setdefault(name, {"spec": fab["spec"], "model": fab.get("model"), "programs": {}})
-            dst["programs"].update(fab.get("programs", {}))
+            for program, prog in fab.get("programs", {}).items():
+                if program in dst["programs"]:
+                    dst["programs"][program] = dict(dst["programs"][program],
+                                                    runs=dst["programs"][program]["runs"] + prog.get("runs", []))
+                else:
+                    dst["programs"][program] = prog
         if doc.get("failed"):
             out["failed"] = doc["failed"]
     return out

@@ -114,28 +114,3 @@ def ranking_agreement(simulated, measured, sim_tie=SIM_TIE, measured_tie=MEASURE
             "contradictions": bad,
             "sim_order": sorted(policies, key=lambda p: simulated[p]),
             "measured_order": sorted(policies, key=lambda p: measured[p])}
-
-
-def max_load_check(trace_path, topology_spec, host_numbers=None, phases=None):
-    """The issue's criterion on one trace: SDN-optimal's max link load (flows and bytes) against
-    Greedy2's and D-mod-K's, per phase. ``host_numbers``: None places rank r on host r+1 (block,
-    linear hosts), one rank per host. Returns {phase: {router: (max flows, max bytes)}}."""
-    graph = simtopo.from_spec(topology_spec)
-    trace = traces.load(trace_path)
-    if host_numbers is None:
-        host_numbers = list(range(1, trace.n_procs + 1))
-    if phases is None:
-        phases = range(1, len(trace.phases)) if len(trace.phases) > 1 else [0]
-    out = {}
-    for k in phases:
-        demand, flows = phase_demand(trace, k, host_numbers)
-        row = {}
-        for router in ("sdn-optimal", "sdn-optimal-bytes", "greedy2", "dmodk"):
-            if not demand:
-                row[router] = (0, 0.0)
-                continue
-            routed = simjob.route(graph, demand, flows, router, seed=0)
-            max_bytes, max_flows = simjob.maxima(graph, routed.link_bytes, routed.link_flows)
-            row[router] = (int(max_flows), float(max_bytes))
-        out[k] = row
-    return out

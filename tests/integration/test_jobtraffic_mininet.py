@@ -264,8 +264,11 @@ def test_a_profiled_program_rerun_with_its_trace_gets_the_planners_routes(fabric
         flows = job_flows(fab, job)
         topo = topology(ctl)
         paths, _load = planned(topo, demand)
-        assert {pair: walk(topo, flows, *pair) for pair in paths} == paths
-        assert len(flows) == active["flows"] == sum(len(p) for p in paths.values())
+        crossing = {pair: path for pair, path in paths.items() if len(path) > 1}
+        assert crossing and len(crossing) < len(paths)       # the placement has a pair inside one leaf too
+        assert {pair: walk(topo, flows, *pair) for pair in crossing} == crossing
+        # a pair inside one leaf has one path: the default route carries it, no job flow
+        assert len(flows) == active["flows"] == sum(len(p) for p in crossing.values())
     finally:
         run.join(timeout=240)
     assert result.get("rc") == 0, result.get("out", "")[-3000:]

@@ -126,6 +126,8 @@ def test_merge_unites_pieces():
     a = {"fabrics": {"k4": {"spec": {"x": 1}, "programs": {"patterns": {"runs": [1]}}}}, "started": "a"}
     b = {"fabrics": {"k4": {"spec": {"x": 1}, "programs": {"hpcc": {"runs": [2]}}},
                      "leafspine": {"spec": {"y": 2}, "programs": {}}}, "failed": "boom"}
-    m = jobroute_report.merge([a, b])
+    c = {"fabrics": {"k4": {"spec": {"x": 1}, "programs": {"patterns": {"runs": [3], "trace": "later"}}}}}
+    m = jobroute_report.merge([a, b, c])
     assert set(m["fabrics"]) == {"k4", "leafspine"} and set(m["fabrics"]["k4"]["programs"]) == {"patterns", "hpcc"}
-    assert m["failed"] == "boom" and len(m["pieces"]) == 2
+    assert m["fabrics"]["k4"]["programs"]["patterns"] == {"runs": [1, 3]}
+    assert m["failed"] == "boom" and len(m["pieces"]) == 3
