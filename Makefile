@@ -32,7 +32,8 @@ bench: setup
 	$(PYTHON) bench/bench_jobroute_mininet.py $(if $(QUICK),--quick) $(JOBROUTE_ARGS)
 
 # Traffic-aware job routing on Mininet (docs/jobroute.md): D-mod-K, ECMP and the SDN planners on
-# the pattern program and hpcc, k=4 fat-tree and the 8-host 2:1 fabric; about 45 minutes.
+# the pattern program (hpcc with JOBROUTE_ARGS="--programs patterns,hpcc"), k=4 fat-tree and the
+# 8-host 2:1 fabric; about 30 minutes.
 bench-jobroute: setup
 	$(PYTHON) bench/bench_jobroute_mininet.py $(JOBROUTE_ARGS)
 
