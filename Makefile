@@ -7,6 +7,7 @@ PYTEST_ARGS ?=
 
 .PHONY: all setup build demo test unit-test integration-test bench install clean
 .PHONY: bench-prof
+.PHONY: bench-jobroute
 
 all: build
 
@@ -28,6 +29,13 @@ test: setup
 bench: setup
 	$(VENV)/bin/pip install -q -r requirements-bench.txt
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick) $(ARGS)
+	$(PYTHON) bench/bench_jobroute_mininet.py $(if $(QUICK),--quick) $(JOBROUTE_ARGS)
+
+# Traffic-aware job routing on Mininet (docs/jobroute.md): D-mod-K, ECMP and the SDN planners on
+# the pattern program (hpcc with JOBROUTE_ARGS="--programs patterns,hpcc"), k=4 fat-tree and the
+# 8-host 2:1 fabric; about 30 minutes.
+bench-jobroute: setup
+	$(PYTHON) bench/bench_jobroute_mininet.py $(JOBROUTE_ARGS)
 
 # The traffic profiler's overhead (docs/profiler.md): a markdown table, about 2 minutes.
 bench-prof: setup

@@ -183,6 +183,8 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     parse_str("SDN_MPI_TRAFFIC", cfg->traffic, sizeof cfg->traffic);
     parse_str("SDN_MPI_TRAFFIC_PLANNER", cfg->traffic_planner, sizeof cfg->traffic_planner);
     cfg->traffic_max_bytes = parse_bytes("SDN_MPI_TRAFFIC_MAX_BYTES", SDNMPI_TRAFFIC_DEFAULT_MAX_BYTES, 0);
+    cfg->traffic_min_share = (int)parse_long("SDN_MPI_TRAFFIC_MIN_SHARE", SDNMPI_TRAFFIC_DEFAULT_MIN_SHARE,
+                                             0, 100);
 
     const char *fip = env("SDN_MPI_FABRIC_IP");
     if (fip != NULL) {

@@ -32,6 +32,7 @@ struct sdnmpi_config {
     char traffic[SDNMPI_PATH_MAX];    /* SDN_MPI_TRAFFIC: a trace sent at Init ("" = none) */
     char traffic_planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_TRAFFIC_PLANNER: "" = controller default */
     uint64_t traffic_max_bytes;       /* SDN_MPI_TRAFFIC_MAX_BYTES: largest rank file read */
+    int traffic_min_share;            /* SDN_MPI_TRAFFIC_MIN_SHARE: % of a phase's heaviest pair */
     /* SDN_MPI_Bcast (bcast*.c) */
     uint64_t bcast_min_bytes;         /* SDN_MPI_BCAST_MIN_BYTES: smaller messages use PMPI */
     int bcast_min_hosts;              /* SDN_MPI_BCAST_MIN_HOSTS: communicators on fewer use PMPI */
@@ -45,6 +46,10 @@ struct sdnmpi_config {
  * Open MPI's on the benchmark fabric (README's Benchmarks). */
 #define SDNMPI_DEFAULT_RAB_MIN 8192
 #define SDNMPI_TRAFFIC_DEFAULT_MAX_BYTES (64u << 20)
+/* A trace's pairs below 1 % of their phase's heaviest are left to the default routes: a profiled
+ * phase also holds the few bytes of its barriers and reductions, which would otherwise count as
+ * flows as heavy as the exchange's (docs/jobroute.md, "Measured on Mininet"). */
+#define SDNMPI_TRAFFIC_DEFAULT_MIN_SHARE 1
 #define SDNMPI_BCAST_DEFAULT_MIN_BYTES 65536
 /* With two hosts there is one receiving host: nothing for the switches to copy. */
 #define SDNMPI_BCAST_DEFAULT_MIN_HOSTS 3

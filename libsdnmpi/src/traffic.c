@@ -27,6 +27,44 @@ static void noop_line(const char *what, const char *why)
     }
 }
 
+size_t sdnmpi_traffic_heavy(struct sdnmpi_traffic_pair *pairs, size_t npairs, int min_share)
+{
+    int64_t top = 0;
+    for (size_t i = 0; i < npairs; i++)
+        if (pairs[i].bytes > top)
+            top = pairs[i].bytes;
+    if (min_share <= 0)
+        return npairs;
+    /* bytes >= top * share / 100, without overflow (bytes and top are at most INT64_MAX) */
+    const long double least = (long double)top * (long double)min_share / 100.0L;
+    size_t kept = 0;
+    for (size_t i = 0; i < npairs; i++)
+        if ((long double)pairs[i].bytes >= least)
+            pairs[kept++] = pairs[i];
+    return kept;
+}
+
+int sdnmpi_traffic_send_pairs(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                              const struct sdnmpi_job_ref *job, int phase,
+                              const struct sdnmpi_traffic_pair *pairs, size_t npairs, int add,
+                              struct sdnmpi_rpc_reply *total, size_t *requests, char *why,
+                              size_t whylen)
+{
+    int64_t flows = 0;
+    *requests = 0;
+    for (size_t at = 0; at < npairs; at += SDNMPI_TRAFFIC_CHUNK_PAIRS) {
+        size_t n = npairs - at < SDNMPI_TRAFFIC_CHUNK_PAIRS ? npairs - at : SDNMPI_TRAFFIC_CHUNK_PAIRS;
+        int rc = sdnmpi_conn_traffic(c, cfg, job, phase, pairs + at, n, at > 0 ? 1 : add, total,
+                                     why, whylen);
+        if (rc != SDNMPI_CTRL_OK)
+            return rc;
+        (*requests)++;
+        flows += total->flows > 0 ? total->flows : 0;
+    }
+    total->flows = flows;
+    return SDNMPI_CTRL_OK;
+}
+
 void sdnmpi_traffic_send_trace(const uint32_t *hosts, int n)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
@@ -42,35 +80,39 @@ void sdnmpi_traffic_send_trace(const uint32_t *hosts, int n)
     int sent = 0, empty = 0;
     int64_t flows = 0;
     for (int i = 0; i < d.nphases; i++) {
-        const struct sdnmpi_trace_phase *ph = &d.phase[i];
+        struct sdnmpi_trace_phase *ph = &d.phase[i];
+        size_t all = ph->npairs;
+        ph->npairs = sdnmpi_traffic_heavy(ph->pairs, ph->npairs, s->cfg.traffic_min_share);
         if (ph->npairs == 0) {
             empty++;
             continue;
         }
         struct sdnmpi_rpc_reply reply = {0};
+        size_t requests = 0;
         if (pthread_mutex_lock(&s->lock) != 0) {
             snprintf(why, sizeof why, "cannot lock the library state");
             break;
         }
         int rc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
         if (rc == SDNMPI_CTRL_OK)
-            rc = sdnmpi_conn_traffic(&s->conn, &s->cfg, &s->job, ph->phase, ph->pairs, ph->npairs, 0,
-                                     &reply, why, sizeof why);
+            rc = sdnmpi_traffic_send_pairs(&s->conn, &s->cfg, &s->job, ph->phase, ph->pairs,
+                                           ph->npairs, 0, &reply, &requests, why, sizeof why);
         (void)pthread_mutex_unlock(&s->lock);
         if (rc != SDNMPI_CTRL_OK) {
-            sdnmpi_warn("SDN_MPI_TRAFFIC: phase %d (%zu host pairs) not accepted: %s; %d of %d "
-                        "phases sent, the rest runs on default routes", ph->phase, ph->npairs, why,
-                        sent, d.nphases - empty);
+            sdnmpi_warn("SDN_MPI_TRAFFIC: phase %d (%zu host pairs) not accepted%s: %s; %d of %d "
+                        "phases sent, the rest runs on default routes", ph->phase, ph->npairs,
+                        requests ? " in full (its first parts were)" : "", why, sent,
+                        d.nphases - empty);
             sdnmpi_trace_demand_free(&d);
             return;
         }
         sent++;
-        flows += reply.flows > 0 ? reply.flows : 0;
-        sdnmpi_log("traffic phase=%d pairs=%zu: flows=%" PRId64 " node_load=%" PRId64
-                   " max_load=%" PRId64 " stored=%d", ph->phase, ph->npairs, reply.flows,
-                   reply.node_load, reply.plan_max_load, reply.stored);
+        flows += reply.flows;
+        sdnmpi_log("traffic phase=%d pairs=%zu (of %zu) requests=%zu: flows=%" PRId64
+                   " node_load=%" PRId64 " max_load=%" PRId64 " stored=%d", ph->phase, ph->npairs,
+                   all, requests, reply.flows, reply.node_load, reply.plan_max_load, reply.stored);
     }
-    sdnmpi_log("SDN_MPI_TRAFFIC %s: %d phases sent (%d without traffic between hosts), %" PRId64
+    sdnmpi_log("SDN_MPI_TRAFFIC %s: %d phases sent (%d without heavy traffic between hosts), %" PRId64
                " flow entries installed now", path, sent, empty, flows);
     sdnmpi_trace_demand_free(&d);
 }

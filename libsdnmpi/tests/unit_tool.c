@@ -22,6 +22,14 @@
  *   unit_tool unwire HEX                       the header fields, or "invalid"
  *   unit_tool decode                           a reply body on stdin -> JSON of what was parsed
  *   unit_tool hostport TEXT                    "host port" or "invalid"
+ *   unit_tool heavy SHARE SRC,DST,BYTES...     the pairs sdnmpi_traffic_heavy keeps (one a line)
+ *   unit_tool send-traffic NHOSTS PHASE        not pure: registers hosts 10.255.0.1..NHOSTS with
+ *                                              the controller at SDN_MPI_CONTROLLER and sends every
+ *                                              ordered pair of them (bytes 1000 + its index) as
+ *                                              PHASE's demand with sdnmpi_traffic_send_pairs:
+ *                                              {"requests": R, "flows": F, "pairs": P,
+ *                                              "chunk": SDNMPI_TRAFFIC_CHUNK_PAIRS} or
+ *                                              {"error": "...", "requests": R}
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -35,6 +43,7 @@
 #include "rpc.h"
 #include "schedule.h"
 #include "trace_read.h"
+#include "traffic.h"
 
 static int parse_ips(int n, char **text, uint32_t *out)
 {
@@ -335,8 +344,75 @@ static int cmd_order(const char *loads_text, int p, char **text)
     return 0;
 }
 
+static int cmd_heavy(int share, int n, char **text)
+{
+    struct sdnmpi_traffic_pair *pairs = calloc((size_t)n + 1, sizeof *pairs);
+    if (pairs == NULL || parse_pairs((size_t)n, text, pairs)) {
+        free(pairs);
+        return 2;
+    }
+    size_t kept = sdnmpi_traffic_heavy(pairs, (size_t)n, share);
+    char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+    for (size_t i = 0; i < kept; i++)
+        printf("%s,%s,%lld\n", ip_text(pairs[i].src, a), ip_text(pairs[i].dst, b),
+               (long long)pairs[i].bytes);
+    free(pairs);
+    return 0;
+}
+
+static int cmd_send_traffic(int nhosts, int phase)
+{
+    if (nhosts < 2 || nhosts > 254)
+        return 2;
+    struct sdnmpi_config cfg;
+    sdnmpi_env_load(&cfg);
+    size_t npairs = (size_t)nhosts * (size_t)(nhosts - 1);
+    uint32_t ips[254];
+    struct sdnmpi_traffic_pair *pairs = malloc(npairs * sizeof *pairs);
+    if (pairs == NULL)
+        return 1;
+    for (int i = 0; i < nhosts; i++)
+        ips[i] = htonl(0x0aff0000u | (uint32_t)(i + 1));
+    size_t k = 0;
+    for (int i = 0; i < nhosts; i++)
+        for (int j = 0; j < nhosts; j++)
+            if (i != j) {
+                pairs[k].src = ips[i];
+                pairs[k].dst = ips[j];
+                pairs[k].bytes = 1000 + (int64_t)k;
+                k++;
+            }
+    struct sdnmpi_conn c;
+    struct sdnmpi_job_ref job;
+    struct sdnmpi_rpc_reply total = {0};
+    size_t requests = 0;
+    char why[256] = "";
+    sdnmpi_conn_init(&c);
+    int rc = sdnmpi_conn_open(&c, &cfg, why, sizeof why);
+    if (rc == SDNMPI_CTRL_OK)
+        rc = sdnmpi_conn_register(&c, &cfg, ips, (size_t)nhosts, &job, why, sizeof why);
+    if (rc == SDNMPI_CTRL_OK)
+        rc = sdnmpi_traffic_send_pairs(&c, &cfg, &job, phase, pairs, npairs, 0, &total, &requests,
+                                       why, sizeof why);
+    if (rc == SDNMPI_CTRL_OK) {
+        printf("{\"requests\": %zu, \"flows\": %lld, \"pairs\": %zu, \"chunk\": %d}\n", requests,
+               (long long)total.flows, npairs, (int)SDNMPI_TRAFFIC_CHUNK_PAIRS);
+    } else {
+        printf("{\"error\": ");
+        json_str(why);
+        printf(", \"requests\": %zu}\n", requests);
+    }
+    sdnmpi_conn_close(&c);
+    free(pairs);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "heavy"))
+        return cmd_heavy(atoi(argv[2]), argc - 3, argv + 3);
+    if (argc == 4 && !strcmp(argv[1], "send-traffic"))
+        return cmd_send_traffic(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 3 && !strcmp(argv[1], "order"))
         return cmd_order(argv[2], argc - 3, argv + 3);
     if (argc >= 2 && !strcmp(argv[1], "schedule"))

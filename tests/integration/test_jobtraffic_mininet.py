@@ -8,9 +8,17 @@ are exactly the planner's paths (sdn-optimal, A planned with B's load) and carry
 leaving the phase removes A's flows while B's stay; malformed and oversized matrices get clear
 errors and leave the job on the default routes. Dynamic phase detection is off here (its
 threshold 0); it is tested on the RPC service (tests/unit/test_rpc_traffic.py).
+
+The last test is the whole path through the C library: the pattern program profiled once with
+libsdnmpi_prof.so, then rerun under the preload library with SDN_MPI_TRAFFIC=<its trace>; while
+it runs, the job's flows dumped from Open vSwitch are the planner's paths for the trace's heavy
+host pairs.
 """
+import os
+import random
 import socket
 import struct
+import threading
 
 import msgpack
 import pytest
@@ -19,13 +27,17 @@ from sdnmpi.controller import constants as C
 from sdnmpi.controller import rpc_schema as schema
 from sdnmpi.controller.topology import Topology
 from sdnmpi.mininet_topos import controller_proc
+from sdnmpi import traces
 from sdnmpi.primitives import PAIR_ROUTERS, pairs
+from sdnmpi.simulator import job as simjob
 
 import ofdump
 from conftest import running_fabric
 from fabric_helpers import HPL, LEAVES, N, SPINES, ip, make_topo, wait_for, wait_for_routes
 
 IPS = [ip(n) for n in range(1, N + 1)]
+LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "libsdnmpi")
+PATTERNS = os.path.join(LIB, "tests", "traffic_patterns")
 
 
 @pytest.fixture(scope="module")
@@ -207,3 +219,59 @@ def test_malformed_and_oversized_matrices_get_clear_errors_and_default_routes(fa
         assert conn.call("release", job=job, token=token)["status"] == "ok"
     finally:
         conn.close()
+
+
+def trace_demand(path, rank_ips, min_share=1):
+    """The heavy host pairs SDN_MPI_TRAFFIC sends for a trace without phases: PFSim's fold
+    (simulator.job.host_demand), then pairs with >= min_share % of the heaviest's bytes."""
+    trace = traces.load(path)
+    phase = trace.phases[0]
+    demand, _ = simjob.host_demand(phase.traffic_matrix(), phase.tx_messages > 0, rank_ips, trace.file_order)
+    top = max(f.bytes for f in demand)
+    return [(f.src, f.dst, f.bytes) for f in demand if f.bytes * 100 >= top * min_share]
+
+
+def test_a_profiled_program_rerun_with_its_trace_gets_the_planners_routes(fabric, tmp_path):
+    ctl, fab = fabric
+    hosts = ["h%d" % n for n in range(1, N + 1)]
+    random.Random(7).shuffle(hosts)                      # a placement where the shift crosses leaves
+    rank_ips = [fab.host_ips()[h] for h in hosts]
+    # the shift, then a pause long enough to look at the switches while the job still holds its routes
+    program = [PATTERNS, "shift", "1", str(1 << 20), "pause", "20000"]
+    env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8",
+           "SDN_MPI_VERBOSE": "1", "SDN_MPI_MIN_BYTES": "1024g"}    # no allreduce plan: only the trace's routes
+    prof_env = {"SDN_MPI_PROF_DIR": str(tmp_path), "SDN_MPI_PROF_JOB": "shift", "SDN_MPI_PROF_SOURCE": "pmpi"}
+    rc, out = fab.mpirun(hosts, program, env=prof_env, timeout=180,
+                         extra_args=["-x", "LD_PRELOAD=" + os.path.join(LIB, "libsdnmpi_prof.so")])
+    trace = tmp_path / "shift.tar.gz"
+    assert rc == 0 and trace.is_file(), out[-3000:]
+    demand = trace_demand(str(trace), rank_ips)
+    assert sorted((s, d) for s, d, _ in demand) == sorted((rank_ips[r], rank_ips[(r + 1) % N]) for r in range(N))
+
+    result = {}
+    env.update(SDN_MPI_TRAFFIC=str(trace), SDN_MPI_TRAFFIC_PLANNER="sdn-optimal")
+    run = threading.Thread(target=lambda: result.update(zip(("rc", "out"), fab.mpirun(
+        hosts, program, env=env, timeout=180, extra_args=["-x", "LD_PRELOAD=" + os.path.join(LIB, "libsdnmpi-preload.so")]))))
+    run.start()
+    try:
+        def installed():
+            jobs = ctl.rest("/sdnmpi/jobs")
+            active = jobs[0]["traffic"]["active"].get("0") if jobs else None
+            return (jobs[0]["job"], active) if active and active["flows"] > 0 else None
+        wait_for(installed, 60, "the job's traffic routes (phase 0, installed at MPI_Init)")
+        job, active = installed()
+        assert active["router"] == "sdn-optimal" and active["pairs"] == N and active["max_flows"] == 1, active
+        flows = job_flows(fab, job)
+        topo = topology(ctl)
+        paths, _load = planned(topo, demand)
+        crossing = {pair: path for pair, path in paths.items() if len(path) > 1}
+        assert crossing and len(crossing) < len(paths)       # the placement has a pair inside one leaf too
+        assert {pair: walk(topo, flows, *pair) for pair in crossing} == crossing
+        # a pair inside one leaf has one path: the default route carries it, no job flow
+        assert len(flows) == active["flows"] == sum(len(p) for p in crossing.values())
+    finally:
+        run.join(timeout=240)
+    assert result.get("rc") == 0, result.get("out", "")[-3000:]
+    assert "traffic_patterns: ranks=%d ok" % N in result["out"]
+    assert "sdnmpi[0]: traffic phase=0 pairs=%d" % N in result["out"]
+    wait_for(lambda: job_flows(fab, job) == {}, 30, "the job's flows to go with the job")

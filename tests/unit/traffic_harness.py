@@ -29,17 +29,20 @@ def read(path, hosts, max_bytes=BIG):
     return {p["phase"]: [tuple(x) for x in p["pairs"]] for p in out["phases"]}
 
 
-def expected(path, hosts):
+def expected(path, hosts, min_share=0):
     """The Python reference: sdnmpi.traces reads the trace, simulator.job.host_demand folds each
     phase (PFSim's rule: tx_bytes where tx_messages > 0; same-host pairs dropped; 0 bytes dropped).
-    Phase 0 only without phases; phases 1..K with."""
+    Phase 0 only without phases; phases 1..K with. ``min_share``: only the pairs with at least
+    that percentage of their phase's heaviest pair's bytes (what SDN_MPI_TRAFFIC sends, libsdnmpi's
+    SDN_MPI_TRAFFIC_MIN_SHARE)."""
     trace = traces.load(path)
     phases = list(enumerate(trace.phases))
     phases = phases[1:] if len(phases) > 1 else phases
     out = {}
     for k, phase in phases:
         demand, _ = simjob.host_demand(phase.traffic_matrix(), phase.tx_messages > 0, list(hosts))
-        out[k] = {(f.src, f.dst): f.bytes for f in demand}
+        top = max((f.bytes for f in demand), default=0)
+        out[k] = {(f.src, f.dst): f.bytes for f in demand if f.bytes * 100 >= top * min_share}
     return out
 
 

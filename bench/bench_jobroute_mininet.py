@@ -1,0 +1,388 @@
+"""Traffic-aware job routing measured on Mininet (issue 15): D-mod-K, ECMP, SDN-greedy, SDN-optimal
+and SDN-adaptive on the pattern program and on hpcc, each profiled once and rerun with its trace.
+
+    .venv/bin/python bench/bench_jobroute_mininet.py [--fabrics k4,leafspine] [--programs patterns[,hpcc]]
+        [--reps 3] [--quick] [--out-dir bench/results]   (--help lists every option)
+
+Per fabric: one Mininet fabric and one controller (started with an operator token, so that the
+default routing can be switched between runs over REST). Per program: one profiled run
+(libsdnmpi_prof.so, default routes D-mod-K) gives the trace; then ``--reps`` rounds, each running
+every policy once in turn (interleaved, so slow drifts of the shared machine hit every policy
+alike). Every run uses the preload library with sdnmpi's own collectives off (SDN_MPI_MIN_BYTES,
+SDN_MPI_BCAST_MIN_BYTES), so only the routing differs:
+
+- dmodk, ecmp: the default routing policy, no SDN_MPI_TRAFFIC;
+- sdn-greedy, sdn-optimal: SDN_MPI_TRAFFIC=<trace>, SDN_MPI_TRAFFIC_PLANNER=<policy>, default D-mod-K;
+- sdn-adaptive: the same with default ECMP (its dense phases are left to the fabric's multipath).
+
+Ranks sit on a random permutation of the hosts (``--seed``, bench/benchcore.placement_hosts), as a
+batch scheduler may place them; the shift distance and the permutation seed are the ones where
+D-mod-K collides on that placement (the model's loads are recorded and printed). The pattern
+program marks one phase per pattern (MPI_Pcontrol), so the trace has one demand per pattern.
+
+Outputs: bench/results/jobroute-<timestamp>/ (results.json, results.md, traces/, logs/). The
+simulator's side (jobroute_sim.py) runs on the same traces at the end of each fabric.
+"""
+import argparse
+import datetime
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_common import (FABRIC_SUBNET, HERE, PRIORITY_ROUTE, ROOT, Progress, csv_list, fmt_duration,  # noqa: E402
+                          now_s, software_versions, write_json)
+from bench_fabric import Bench  # noqa: E402
+from bench_flows import ofctl  # noqa: E402
+import jobroute_report  # noqa: E402
+import jobroute_sim  # noqa: E402
+
+LIB = os.path.join(ROOT, "libsdnmpi")
+PRELOAD = os.path.join(LIB, "libsdnmpi-preload.so")
+PROF = os.path.join(LIB, "libsdnmpi_prof.so")
+PATTERNS = os.path.join(LIB, "tests", "traffic_patterns")
+HPCC = shutil.which("hpcc") or "/usr/bin/hpcc"
+POLICIES = jobroute_sim.POLICIES
+DEFAULT_ROUTING = {"dmodk": "dmodk", "ecmp": "ecmp", "sdn-greedy": "dmodk", "sdn-optimal": "dmodk",
+                   "sdn-adaptive": "ecmp"}
+
+FABRICS = jobroute_report.FABRIC_MODELS
+PATTERN_BYTES = {"shift": 2 << 20, "perm": 2 << 20, "halo2d": 512 << 10, "halo3d": 512 << 10,
+                 "alltoall": 128 << 10}
+PATTERN_ORDER = ("shift", "perm", "halo2d", "halo3d", "alltoall")
+PATTERN_LINE = re.compile(r"^traffic_patterns: pattern=(?P<name>\w+) bytes=(?P<bytes>\d+) reps=(?P<reps>\d+) "
+                          r"ranks=(?P<ranks>\d+) seconds=(?P<s>[\d.]+)", re.M)
+PATTERNS_OK = re.compile(r"^traffic_patterns: ranks=\d+ ok seconds=(?P<s>[\d.]+)", re.M)
+HPCC_KEY = re.compile(r"^(?P<k>[A-Za-z_][A-Za-z0-9_]*)=(?P<v>[-+0-9.eE]+)\s*$", re.M)
+HPCC_KEYS = ("HPL_time", "PTRANS_time", "MPIFFT_time", "MPIRandomAccess_time", "RandomlyOrderedRingBandwidth_GBytes",
+             "NaturallyOrderedRingBandwidth_GBytes")
+# sdnmpi's collectives stay out of every run (the measure is about routing, not algorithms).
+NO_COLLECTIVES = {"SDN_MPI_MIN_BYTES": "1024g", "SDN_MPI_BCAST_MIN_BYTES": "unlimited"}
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="bench/bench_jobroute_mininet.py", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--fabrics", default="k4,leafspine", help="k4, leafspine")
+    p.add_argument("--programs", default="patterns",
+                   help="patterns, hpcc (hpcc: opt-in, its LatencyBandwidth section alone ran over 3 minutes)")
+    p.add_argument("--policies", default=",".join(POLICIES))
+    p.add_argument("--reps", type=int, default=3, help="rounds (each runs every policy once)")
+    p.add_argument("--pattern-reps", type=int, default=2, help="traffic_patterns --reps")
+    p.add_argument("--k4-bw", type=float, default=FABRICS["k4"]["host_bw"], help="k4: every link, Mbit/s")
+    p.add_argument("--k4-scale", type=float, default=0.5,
+                   help="k4: the pattern sizes times this (the k4 fabric's links are slower: its 20 userspace "
+                        "switches on 2 cores must stay below their CPU limit)")
+    p.add_argument("--hpcc-n", type=int, default=1000, help="hpcc: HPL's N (a short run)")
+    p.add_argument("--seed", type=int, default=7, help="the random rank placement's seed")
+    p.add_argument("--quick", action="store_true", help="1 round, patterns only, smaller messages")
+    p.add_argument("--job-timeout", type=float, default=300.0)
+    p.add_argument("--discovery-timeout", type=float, default=180.0)
+    p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    p.add_argument("--prefix", default="jr", help="switch name prefix (unique among running fabrics)")
+    p.add_argument("--mgmt-subnet", default="172.30.0.0/16")
+    args = p.parse_args(argv)
+    try:
+        args.fabrics = csv_list(args.fabrics, tuple(FABRICS))
+        args.programs = csv_list(args.programs, ("patterns", "hpcc"))
+        args.policies = csv_list(args.policies, POLICIES)
+    except ValueError as exc:
+        p.error(str(exc))
+    if args.reps < 1 or args.pattern_reps < 1:
+        p.error("--reps and --pattern-reps must be >= 1")
+    if args.quick:
+        args.reps, args.programs = 1, ["patterns"]
+    return args
+
+
+def fabric_spec(name, args):
+    spec = dict(FABRICS[name], name=name)
+    if name == "k4":
+        spec["host_bw"] = spec["fabric_bw"] = args.k4_bw
+    spec["sim"] = spec["sim"] % (spec["host_bw"], spec["fabric_bw"])
+    spec["placement"] = jobroute_report.bench_placement(spec["hosts"], args.seed)
+    return spec
+
+
+class RouteBench(Bench):
+    """bench_fabric.Bench on either fabric, with a controller whose default routing can be switched."""
+
+    def __init__(self, spec, args, work_dir):
+        ns = argparse.Namespace(spines=spec.get("spines", 2), leaves=spec.get("leaves", 4),
+                                hosts_per_leaf=spec.get("hosts_per_leaf", 2), host_bw=spec["host_bw"],
+                                fabric_bw=spec["fabric_bw"], ofp_port=0, wsapi_port=0, rpc_port=0,
+                                prefix=args.prefix, mgmt_subnet=args.mgmt_subnet)
+        Bench.__init__(self, ns)
+        self.spec = spec
+        # the operator token the controller creates (kept out of the results, removed at the end)
+        self.token_dir = tempfile.mkdtemp(prefix="jobroute-token-")
+        self.token_file = os.path.join(self.token_dir, "operator-token")
+        self.log_dir = self.out_dir = work_dir
+
+    def start_controller(self, routing):
+        from sdnmpi.mininet_topos import controller_proc
+        extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.ports["rpc"]),
+                 "--sdnmpi-operator-token-file", self.token_file,
+                 # dynamic phase detection off: the runs measure the routes, not when they go
+                 "--sdnmpi-idle-threshold", "0")
+        self.ctl = controller_proc.start_controller(self.ports["ofp"], self.ports["wsapi"], routing=routing,
+                                                    extra_args=extra,
+                                                    log_path=os.path.join(self.log_dir, "controller.log"))
+        self.ctl.wait_rest_ready(timeout=60)
+        self.routing = routing
+
+    def stop_controller(self):
+        Bench.stop_controller(self)
+        shutil.rmtree(self.token_dir, ignore_errors=True)
+
+    def start_fabric(self):
+        if self.spec["kind"] != "kary":
+            return Bench.start_fabric(self)
+        from sdnmpi.mininet_topos.fattree import FatTreeTopo
+        from sdnmpi.mininet_topos.net import FabricNet
+        self._mininet_log_to_file()
+        self.topo = FatTreeTopo(k=self.spec["k"], host_bw=self.spec["host_bw"], fabric_bw=self.spec["fabric_bw"],
+                                prefix=self.args.prefix)
+        self.fabric = FabricNet(self.topo, controller_port=self.ports["ofp"], mgmt_prefix=self.args.mgmt_subnet)
+        self.fabric.start()
+        self.fabric.start_lldpd(os.path.join(ROOT, "lldpd", "sdnmpi-lldpd"), interval=1.0, log_dir=self.log_dir)
+        return None
+
+    def set_routing(self, routing, timeout):
+        """The controller's default routing becomes ``routing`` and every switch holds its routes
+        (ECMP: SELECT groups on the edge/leaf switches; D-mod-K: none)."""
+        if routing == self.routing:
+            return
+        before = self.rpc_stats().get("route_recomputes", 0)
+        with open(self.token_file) as src:
+            token = src.read().strip()
+        req = urllib.request.Request(self.ctl.url("/sdnmpi/routing"), method="PUT",
+                                     data=('{"routing": "%s"}' % routing).encode(),
+                                     headers={"Authorization": "Bearer " + token,
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            resp.read()
+        deadline = now_s() + timeout
+        while self.rpc_stats().get("route_recomputes", 0) <= before:
+            if now_s() > deadline:
+                raise TimeoutError("the controller did not recompute its routes for %s" % routing)
+            time.sleep(0.3)
+        self.wait_ready(timeout)
+        want_groups = routing == "ecmp"
+        while True:
+            groups = [br for br in self.topo.switch_names
+                      if "group:" in "".join(line for line in ofctl("dump-flows", br).stdout.splitlines()
+                                             if "priority=%d," % PRIORITY_ROUTE in line)]
+            if bool(groups) == want_groups:
+                break
+            if now_s() > deadline:
+                raise TimeoutError("routes of %s not in place (switches with groups: %s)" % (routing, groups))
+            time.sleep(0.3)
+        self.routing = routing
+
+    def mpirun(self, prog, env, lib, timeout, wdir=None):
+        """(rc, output, wall seconds) of one job on the placement; ``lib`` is LD_PRELOADed into
+        the ranks only (-x), not into mpirun."""
+        hosts = ["h%d" % n for n in self.spec["placement"]]
+        extra = ["-x", "LD_PRELOAD=%s" % lib]
+        if wdir:
+            extra += ["--wdir", wdir]
+        t0 = now_s()
+        rc, out = self.fabric.mpirun(hosts, prog, np=len(hosts), env=env, timeout=timeout, extra_args=extra)
+        return rc, out, now_s() - t0
+
+
+def _interrupted(signum, _frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def pattern_argv(spec, args):
+    scale = (0.25 if args.quick else 1.0) * (args.k4_scale if spec["name"] == "k4" else 1.0)
+    b = {k: int(v * scale) for k, v in PATTERN_BYTES.items()}
+    return [PATTERNS, "--reps", args.pattern_reps,
+            "phase", 1, "shift", spec["shift"], b["shift"], "phase", 2, "perm", spec["perm"], b["perm"],
+            "phase", 3, "halo2d", b["halo2d"], "phase", 4, "halo3d", b["halo3d"],
+            "phase", 5, "alltoall", b["alltoall"], "phase", 0]
+
+
+def hpcc_input(path, spec, n):
+    """hpccinf.txt: the Debian example with HPL's N and the P x Q grid of the job."""
+    src = "/usr/share/doc/hpcc/examples/_hpccinf.txt"
+    with open(src) as f:
+        lines = f.read().splitlines()
+    p, q = spec["grid"]
+    for i, line in enumerate(lines):
+        if line.rstrip().endswith(" Ns"):
+            lines[i] = "%-13d Ns" % n
+        elif line.rstrip().endswith(" Ps"):
+            lines[i] = "%-13d Ps" % p
+        elif line.rstrip().endswith(" Qs"):
+            lines[i] = "%-13d Qs" % q
+    with open(os.path.join(path, "hpccinf.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def parse_patterns(output):
+    """{pattern: {"bytes", "reps", "seconds"}} and the total, or None if the run did not finish ok."""
+    ok = PATTERNS_OK.search(output)
+    if not ok:
+        return None
+    out = {m["name"]: {"bytes": int(m["bytes"]), "reps": int(m["reps"]), "seconds": float(m["s"])}
+           for m in PATTERN_LINE.finditer(output)}
+    out["total"] = {"seconds": float(ok["s"])}
+    return out
+
+
+def parse_hpcc(path):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    if "End of HPC Challenge tests" not in text:
+        return None
+    values = {m["k"]: float(m["v"]) for m in HPCC_KEY.finditer(text)}
+    return {k: values[k] for k in HPCC_KEYS if k in values}
+
+
+def run_program(bench, program, policy, trace, args, log):
+    """One run; returns a record (None values if it failed)."""
+    spec = bench.spec
+    env = {"SDN_MPI_CONTROLLER": "%s:%d" % (bench.fabric.mgmt.root_ip, bench.ports["rpc"]),
+           "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET, "SDN_MPI_VERBOSE": "1", **NO_COLLECTIVES}
+    if policy.startswith("sdn-"):
+        env.update({"SDN_MPI_TRAFFIC": trace, "SDN_MPI_TRAFFIC_PLANNER": policy})
+    return _run(bench, program, PRELOAD, env, args, log)
+
+
+def _run(bench, program, lib, env, args, log):
+    wdir = tempfile.mkdtemp(prefix="jr-", dir=bench.fabric.tmpdir)
+    try:
+        if program == "patterns":
+            prog = pattern_argv(bench.spec, args)
+        else:
+            hpcc_input(wdir, bench.spec, args.hpcc_n)
+            prog = [HPCC]
+        rc, out, wall = bench.mpirun(prog, env, lib, args.job_timeout, wdir=wdir)
+        log.write("$ %s\n%s\n[rc %s, %.1f s]\n" % (" ".join(map(str, prog)), out, rc, wall))
+        log.flush()
+        rec = {"rc": rc, "wall_s": wall}
+        if program == "patterns":
+            rec["patterns"] = parse_patterns(out) if rc == 0 else None
+        else:
+            rec["hpcc"] = parse_hpcc(os.path.join(wdir, "hpccoutf.txt")) if rc == 0 else None
+        rec["traffic_lines"] = [ln for ln in out.splitlines() if "traffic phase=" in ln or "SDN_MPI_TRAFFIC" in ln][:12]
+        return rec
+    finally:
+        shutil.rmtree(wdir, ignore_errors=True)
+
+
+def profile(bench, program, trace_dir, args, log):
+    name = "%s-%s" % (bench.spec["name"], program)
+    env = {"SDN_MPI_PROF_DIR": trace_dir, "SDN_MPI_PROF_JOB": name, "SDN_MPI_PROF_SOURCE": "pmpi"}
+    rec = _run(bench, program, PROF, env, args, log)
+    path = os.path.join(trace_dir, name + ".tar.gz")
+    if rec["rc"] != 0 or not os.path.isfile(path):
+        raise RuntimeError("profiling %s failed (rc %s): see %s" % (program, rec["rc"], log.name))
+    for f in os.listdir(trace_dir):
+        if f.startswith("oxton-result"):
+            os.unlink(os.path.join(trace_dir, f))
+    return path, rec
+
+
+def run_fabric(name, args, results, out_dir, progress):
+    spec = fabric_spec(name, args)
+    work = os.path.join(out_dir, "logs", name)
+    trace_dir = os.path.join(out_dir, "traces")
+    os.makedirs(work, exist_ok=True)
+    os.makedirs(trace_dir, exist_ok=True)
+    fab_res = results["fabrics"].setdefault(name, {"spec": spec, "model": jobroute_report.model_loads(spec),
+                                                    "programs": {}})
+    progress.say("%s: D-mod-K's model loads on this placement: %s" % (name, fab_res["model"]))
+    bench = RouteBench(spec, args, work)
+    try:
+        bench.start_controller("dmodk")
+        progress.say("%s: starting the fabric (%d hosts, host links %g, fabric links %g Mbit/s)"
+                     % (name, spec["hosts"], spec["host_bw"], spec["fabric_bw"]))
+        bench.start_fabric()
+        bench.wait_ready(args.discovery_timeout)
+        progress.say("%s: fabric discovered and routed" % name)
+        for program in args.programs:
+            with open(os.path.join(work, "%s.log" % program), "w") as log:
+                bench.set_routing("dmodk", args.discovery_timeout)
+                trace, prof = profile(bench, program, trace_dir, args, log)
+                prog_res = fab_res["programs"].setdefault(program, {"runs": []})
+                prog_res.update({"trace": os.path.relpath(trace, out_dir), "profiled_run": prof})
+                progress.say("%s/%s: profiled in %.0f s -> %s" % (name, program, prof["wall_s"], trace))
+                for rep in range(args.reps):
+                    order = args.policies[rep % len(args.policies):] + args.policies[:rep % len(args.policies)]
+                    for policy in order:
+                        bench.set_routing(DEFAULT_ROUTING[policy], args.discovery_timeout)
+                        rec = run_program(bench, program, policy, trace, args, log)
+                        rec.update({"policy": policy, "round": rep})
+                        prog_res["runs"].append(rec)
+                        write_json(os.path.join(out_dir, "results.json"), results)
+                        progress.add(1)
+                        progress.say("%s/%s round %d %s: rc %s, %.1f s%s" % (
+                            name, program, rep + 1, policy, rec["rc"], rec["wall_s"],
+                            jobroute_report.run_summary(rec)))
+                prog_res["sim"] = jobroute_report.simulate_program(spec, program, trace, args.policies)
+    finally:
+        bench.stop_controller()
+        bench.stop_fabric()
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if os.geteuid() != 0:
+        print("bench_jobroute_mininet.py needs root (Mininet, Open vSwitch)", file=sys.stderr)
+        return 2
+    for path in (PRELOAD, PROF, PATTERNS) + ((HPCC,) if "hpcc" in args.programs else ()):
+        if not os.path.exists(path):
+            print("missing %s (make setup; apt-get install hpcc)" % path, file=sys.stderr)
+            return 2
+    from sdnmpi.mininet_topos.net import ensure_ovs
+    ensure_ovs()
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_dir = os.path.join(args.out_dir, "jobroute-" + stamp)
+    os.makedirs(out_dir)
+    results = {"schema": 1, "started": datetime.datetime.now().isoformat(timespec="seconds"),
+               "command": [sys.executable] + sys.argv, "software": software_versions(),
+               "method": {"reps": args.reps, "pattern_reps": args.pattern_reps, "seed": args.seed,
+                          "policies": args.policies, "default_routing": DEFAULT_ROUTING,
+                          "pattern_bytes": PATTERN_BYTES, "k4_scale": args.k4_scale, "quick": args.quick,
+                          "hpcc_n": args.hpcc_n,
+                          "env": NO_COLLECTIVES},
+               "fabrics": {}}
+    progress = Progress(len(args.fabrics) * len(args.programs) * args.reps * len(args.policies))
+    print("job-routing bench: results in %s" % out_dir, flush=True)
+    t0 = now_s()
+    failed = None
+    old_term = signal.signal(signal.SIGTERM, _interrupted)   # `timeout`: stop the fabric, keep the results
+    try:
+        for name in args.fabrics:
+            run_fabric(name, args, results, out_dir, progress)
+    except (Exception, KeyboardInterrupt) as exc:  # pylint: disable=broad-except
+        failed = "%s: %s" % (type(exc).__name__, exc)
+        print("FAILED: %s" % failed, flush=True)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+    results["failed"] = failed
+    results["wall_s"] = now_s() - t0
+    write_json(os.path.join(out_dir, "results.json"), results)
+    text = jobroute_report.markdown(results)
+    with open(os.path.join(out_dir, "results.md"), "w") as f:
+        f.write(text)
+    print(text)
+    print("results: %s (wall %s)" % (out_dir, fmt_duration(results["wall_s"])), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
