@@ -1,4 +1,4 @@
-"""Bcast tree planner: one multicast tree from the root's host to every member host.
+"""Bcast tree planner: multicast trees from the root's host to every member host.
 
 The tree goes from the root's leaf up to one top-tier switch (a spine, or a core of a 3-tier tree)
 and down to every member leaf; members on the root's own leaf are served by the leaf itself. The
@@ -8,6 +8,13 @@ leaf is unique, so the union of those paths is a tree.
 
 `tree` returns a `Tree`: for every switch on it, the output ports a packet of the group leaves by
 (switch links towards the members, and host ports of members), oriented away from the root.
+
+`trees` plans up to ``count`` such trees for one message split over them (issue 17), each through
+a different top switch reached from the root's leaf by a different uplink: a spine each on a
+leaf-spine, a core of a different core group (a different aggregation switch of the root's pod)
+on a k-ary fat-tree. Their links are then disjoint (in a fat-tree the path between a top switch
+and a leaf is unique, and tops reached by different uplinks share no link), so the root's leaf
+sends over all its uplinks at once and every tree delivers one copy to every member.
 """
 import dataclasses
 
@@ -31,22 +38,38 @@ class Tree:
 def tree(graph, root, members, load=None):
     """``members``: host macs (the root may be among them; it receives nothing). ``load``: {top
     switch dpid: trees already on it}."""
+    return trees(graph, root, members, 1, load)[0]
+
+
+def trees(graph, root, members, count, load=None):
+    """Up to ``count`` (>= 1) `Tree`s through distinct top switches whose paths from the root's
+    leaf start with distinct uplinks, the least loaded first (``load`` as in `tree`). One tree
+    (top None) if every member is on the root's leaf."""
     load = load or {}
     for mac in [root, *members]:
         if mac not in graph or graph.nodes[mac].get("kind") != fabric.HOST:
             raise TreeError("host %s is not in the topology" % (mac,))
     receivers = sorted(set(members) - {root})
     root_leaf = fabric.attachment(graph, root)[0]
-    leaves = sorted({fabric.attachment(graph, m)[0] for m in receivers})
-    remote = [leaf for leaf in leaves if leaf != root_leaf]
-    edges = set()
-    top = None
-    if remote:
-        top = _choose_top(graph, root_leaf, remote, load)
-        sg = fabric.switch_graph(graph)
-        for leaf in [root_leaf, *remote]:
-            path = nx.shortest_path(sg, top, leaf)
-            edges.update(zip(path, path[1:]))
+    remote = sorted({fabric.attachment(graph, m)[0] for m in receivers} - {root_leaf})
+    if not remote:
+        return [_build(graph, root, root_leaf, receivers, None, [])]
+    sg = fabric.switch_graph(graph)
+    out, uplinks = [], set()
+    for top in _tops(graph, root_leaf, remote, load):
+        paths = [nx.shortest_path(sg, top, leaf) for leaf in [root_leaf, *remote]]
+        uplink = paths[0][-2]           # the root leaf's neighbour on the way up to ``top``
+        if uplink in uplinks:
+            continue
+        uplinks.add(uplink)
+        out.append(_build(graph, root, root_leaf, receivers, top, paths))
+        if len(out) == count:
+            break
+    return out
+
+
+def _build(graph, root, root_leaf, receivers, top, paths):
+    edges = {link for path in paths for link in zip(path, path[1:])}
     t = nx.Graph()
     t.add_node(root_leaf)
     t.add_edges_from(edges)
@@ -63,8 +86,9 @@ def tree(graph, root, members, load=None):
                 switches=tuple(order))
 
 
-def _choose_top(graph, root_leaf, remote, load):
-    """The least-loaded highest-tier switch that reaches the root's leaf and every remote leaf."""
+def _tops(graph, root_leaf, remote, load):
+    """The highest-tier switches that reach the root's leaf and every remote leaf, least loaded
+    first (ties by dpid)."""
     height = fabric.heights(graph)
     top_height = max(height.values())
     sg = fabric.switch_graph(graph)
@@ -75,4 +99,4 @@ def _choose_top(graph, root_leaf, remote, load):
             candidates.append(sw)
     if not candidates:
         raise TreeError("no spine reaches every member leaf")
-    return min(candidates, key=lambda sw: (load.get(sw, 0), sw))
+    return sorted(candidates, key=lambda sw: (load.get(sw, 0), sw))
