@@ -23,7 +23,6 @@ from sdnmpi import __version__
 from sdnmpi.primitives import ALLREDUCE_PLANNERS
 from sdnmpi.primitives.allreduce import PlanError
 
-from . import constants as C
 from . import jobroutes, jobtraffic, rpc_bcast, rpc_traffic
 from . import rpc_schema as schema
 from .access import RegisterAccess, peer_address

@@ -26,7 +26,6 @@ import dataclasses
 import math
 
 from . import fabric, jobroute_optimal, pairs, routing
-from .colouring import bipartite_edge_colouring  # noqa: F401 (re-exported for tests)
 from .paths import index as path_index
 from .leastload import LeastLoadRouter, NoPathError
 

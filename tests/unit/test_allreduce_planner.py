@@ -5,6 +5,7 @@ import networkx as nx
 import pytest
 
 from sdnmpi.primitives import ALLREDUCE_PLANNERS, allreduce, fabric, fattree, schedule
+from sdnmpi.primitives.colouring import bipartite_edge_colouring
 
 
 def simulate_recursive_doubling(p):
@@ -192,7 +193,7 @@ def test_bipartite_edge_colouring_is_proper_with_max_degree_colours():
     rng = random.Random(5)
     for _ in range(200):
         edges = [(("L", rng.randrange(6)), ("R", rng.randrange(6))) for _ in range(rng.randrange(1, 40))]
-        colours = allreduce.bipartite_edge_colouring(edges)
+        colours = bipartite_edge_colouring(edges)
         degree = {}
         for u, v in edges:
             degree[u] = degree.get(u, 0) + 1
