@@ -21,6 +21,7 @@ import dataclasses
 import networkx as nx
 
 from . import fabric
+from .paths import index as path_index
 
 
 class TreeError(ValueError):
@@ -54,10 +55,19 @@ def trees(graph, root, members, count, load=None):
     remote = sorted({fabric.attachment(graph, m)[0] for m in receivers} - {root_leaf})
     if not remote:
         return [_build(graph, root, root_leaf, receivers, None, [])]
-    sg = fabric.switch_graph(graph)
+    index = path_index(graph)
+    height = index.heights()
+    top_height = max(height.values())
+    tops = sorted((sw for sw, h in height.items() if h == top_height), key=lambda sw: (load.get(sw, 0), sw))
+    towards_root = index.next_hops(root_leaf)
     out, uplinks = [], set()
-    for top in _tops(graph, root_leaf, remote, load):
-        paths = [nx.shortest_path(sg, top, leaf) for leaf in [root_leaf, *remote]]
+    for top in tops:
+        up = _paths_down(towards_root, root_leaf, [top], top_height)
+        if up is None or up[0][1] in uplinks:     # [root leaf, its uplink, ..., top]
+            continue
+        paths = _paths_down(index.next_hops(top), top, [root_leaf, *remote], top_height)
+        if paths is None:
+            continue
         uplink = paths[0][-2]           # the root leaf's neighbour on the way up to ``top``
         if uplink in uplinks:
             continue
@@ -65,6 +75,27 @@ def trees(graph, root, members, count, load=None):
         out.append(_build(graph, root, root_leaf, receivers, top, paths))
         if len(out) == count:
             break
+    if not out:
+        raise TreeError("no spine reaches every member leaf")
+    return out
+
+
+def _paths_down(hops, top, leaves, top_height):
+    """[top ... leaf] for each leaf (shortest; unique in a fat-tree), or None if some leaf is not
+    ``top_height`` hops from ``top``. ``hops``: paths.PathIndex.next_hops(top). (Also used the
+    other way round: from the root's leaf to a top switch.)"""
+    out = []
+    for leaf in leaves:
+        path, node = [leaf], leaf
+        while node != top:
+            closer = hops.get(node)
+            if not closer or len(path) > top_height:
+                return None
+            node = closer[0]
+            path.append(node)
+        if len(path) - 1 != top_height:
+            return None
+        out.append(path[::-1])
     return out
 
 
@@ -84,19 +115,3 @@ def _build(graph, root, root_leaf, receivers, top, paths):
         out[leaf].append(port)
     return Tree(root=root, top=top, out_ports={sw: tuple(sorted(set(p))) for sw, p in out.items() if p},
                 switches=tuple(order))
-
-
-def _tops(graph, root_leaf, remote, load):
-    """The highest-tier switches that reach the root's leaf and every remote leaf, least loaded
-    first (ties by dpid)."""
-    height = fabric.heights(graph)
-    top_height = max(height.values())
-    sg = fabric.switch_graph(graph)
-    candidates = []
-    for sw in sorted(s for s, h in height.items() if h == top_height):
-        dist = nx.single_source_shortest_path_length(sg, sw)
-        if all(leaf in dist and dist[leaf] == top_height for leaf in [root_leaf, *remote]):
-            candidates.append(sw)
-    if not candidates:
-        raise TreeError("no spine reaches every member leaf")
-    return sorted(candidates, key=lambda sw: (load.get(sw, 0), sw))
