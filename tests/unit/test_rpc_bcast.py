@@ -2,18 +2,8 @@
 cached, re-planned after a link failure, shrunk, released; the single-tree reply stays as it was."""
 import pytest
 
-from sdnmpi.controller import rpc
-
-from rpc_helpers import GRAPH, IPS, FakeCore, Switches, call
-from test_rpc import bcast_walk, register
-
-
-@pytest.fixture
-def service():
-    switches = Switches()
-    svc = rpc.RpcService(FakeCore(GRAPH), switches.confirm)
-    svc.switches = switches
-    return svc
+from rpc_helpers import IPS, call
+from test_rpc import bcast_walk, register, service  # noqa: F401 (the fixture)
 
 
 def walks(service, root, reply):
