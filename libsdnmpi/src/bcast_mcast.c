@@ -16,7 +16,9 @@
 
 #define FLAG_STOP 1u          /* flag word: a rank cannot go on with multicast */
 #define FLAG_NOTHING 2u       /* flag word: a rank that needed datagrams heard nothing at all */
-#define MAX_BLACKOUTS 2       /* calls in a row with FLAG_NOTHING in round 0: plan the tree again */
+#define FLAG_TREE_SILENT 4u   /* flag word: ... heard nothing on one of the trees it needed */
+#define MAX_BLACKOUTS 2       /* calls in a row with FLAG_NOTHING or FLAG_TREE_SILENT in round 0:
+                                 plan the trees again */
 #define MAX_REPLANS 2         /* plans after the first; then the tree is given up */
 #define END_MARKERS 3         /* end-of-round markers per round */
 #define POLL_MS 10            /* receivers check the root's signal this often */
@@ -202,10 +204,10 @@ static int drain(const struct sdnmpi_bcast_tree *t, int fd, struct sdnmpi_bcast_
 /* Receives until complete, the round's end marker on every tree, or (once the root's Ibcast `req` says it is
  * done) SDN_MPI_BCAST_IDLE_MS without a datagram. Completes `req`. Returns 0, or 1 if this rank
  * cannot go on with multicast (socket error, or the root's sends failed). `how` says why the
- * loop ended; *heard whether anything of this call arrived. */
+ * loop ended; heard[j] whether anything of this call arrived on tree j. */
 static int receive_round(const struct sdnmpi_bcast_tree *t, struct sdnmpi_bcast_call *c,
                          uint32_t epoch, int round, MPI_Request *req, const int64_t *sig,
-                         const char **how, int *heard, int *rc)
+                         const char **how, int heard[], int *rc)
 {
     const int64_t idle_ns = (int64_t)sdnmpi_g.cfg.bcast_idle_ms * 1000000;
     int signalled = 0, stop = 0, ended = 0; /* ended: bit j, tree j's end marker came */
@@ -232,7 +234,7 @@ static int receive_round(const struct sdnmpi_bcast_tree *t, struct sdnmpi_bcast_
             if (!pfd[j].revents)
                 continue;
             int got = 0;
-            dr = drain(t, t->fd[j], c, epoch, round, &got, heard);
+            dr = drain(t, t->fd[j], c, epoch, round, &got, &heard[j]);
             if (got)
                 mark = sdnmpi_now_ns();
             if (dr == RX_END)
@@ -414,11 +416,11 @@ int sdnmpi_bcast_run(struct sdnmpi_bcast_comm *bc, int root, struct sdnmpi_bcast
             const char *how = "";
             const uint32_t needed = c->missing;
             uint32_t needed_on[SDNMPI_BCAST_MAX_TREES], missing_on[SDNMPI_BCAST_MAX_TREES];
-            int heard = 0;
+            int heard[SDNMPI_BCAST_MAX_TREES] = {0}, heard_any = 0, silent = 0;
             missing_per_tree(c, t->n, needed_on);
             if ((rc = PMPI_Ibcast(&sig, 1, MPI_INT64_T, root, bc->priv, &req)) != MPI_SUCCESS)
                 return rc;
-            stop = receive_round(t, c, epoch, round, &req, &sig, &how, &heard, &rc);
+            stop = receive_round(t, c, epoch, round, &req, &sig, &how, heard, &rc);
             if (rc != MPI_SUCCESS)
                 return rc;
             sdnmpi_log("bcast comm=%" PRId64 " root=%d epoch=%" PRIu32 " round=%d: have %" PRIu32
@@ -432,8 +434,14 @@ int sdnmpi_bcast_run(struct sdnmpi_bcast_comm *bc, int root, struct sdnmpi_bcast
             missing_per_tree(c, t->n, missing_on);
             for (int j = 0; j < t->n; j++)
                 c->need[c->words + 1 + j] = loss_bit(needed_on[j], missing_on[j]);
-            if (needed > 0 && !heard)
+            for (int j = 0; j < t->n; j++) {
+                heard_any |= heard[j];
+                silent |= needed_on[j] > 0 && !heard[j];
+            }
+            if (needed > 0 && !heard_any)
                 c->need[c->words] |= FLAG_NOTHING;
+            else if (silent)
+                c->need[c->words] |= FLAG_TREE_SILENT;
         }
         if (stop)
             c->need[c->words] |= FLAG_STOP;
@@ -448,19 +456,21 @@ int sdnmpi_bcast_run(struct sdnmpi_bcast_comm *bc, int root, struct sdnmpi_bcast
         uint32_t missing = popcount_map(c->need, c->words);
         int stopped = (c->need[c->words] & FLAG_STOP) != 0;
         int nothing = (c->need[c->words] & FLAG_NOTHING) != 0;
+        int silent = (c->need[c->words] & FLAG_TREE_SILENT) != 0;
         if (round == 0)
-            t->blackouts = nothing ? t->blackouts + 1 : 0;
+            t->blackouts = nothing || silent ? t->blackouts + 1 : 0;
         if (missing == 0) {
             st->path = SDNMPI_BCAST_MCAST;
             break;
         }
-        if (stopped || nothing || round + 1 >= rounds) {
+        if (stopped || nothing || silent || round + 1 >= rounds) {
             if (is_root)
                 sdnmpi_log("bcast comm=%" PRId64 " root=%d epoch=%" PRIu32 " round=%d: %" PRIu32
                            " datagrams missing somewhere, finishing them with PMPI_Bcast (%s)",
                            bc->comm_id, root, epoch, round, missing,
                            stopped   ? "a rank cannot go on with multicast"
                            : nothing ? "a rank heard nothing of this round"
+                           : silent  ? "a rank heard nothing of one of the trees"
                                      : "no rounds left");
             int whole = 0;
             st->path = SDNMPI_BCAST_MCAST_PMPI;

@@ -385,6 +385,24 @@ def test_a_lossy_tree_is_repaired_and_slowed_down_on_its_own(built, stub_factory
     assert lowered.count(1) > lowered.count(0), slowed
 
 
+def test_a_silent_tree_finishes_with_pmpi_and_is_planned_again(built, stub_factory, netns):
+    """One of two trees a black hole (what the receivers see when the controller dropped it after
+    a topology change): the first round ends at once with PMPI_Bcast for that tree's datagrams,
+    instead of repair rounds on a dead tree, and after two such calls the trees are planned again."""
+    stub = stub_factory(netns=netns, bcast_trees=2)
+    nft_drop(netns, "%d-%d" % (stub.port_base + 1, stub.port_base + 1), 100)   # tree 1 of the first plan
+    env = sdn_env(stub, 4, SDN_MPI_VERBOSE=1, SDN_MPI_BCAST_IDLE_MS=100)
+    out = run_check(4, "any", env, quick=True, repeat=3, netns=netns)
+    text = out["stderr"]
+    assert nft_dropped(netns) > 0 and out["mcast_pmpi"] > 0 and out["finished"] > 0
+    assert "finishing them with PMPI_Bcast (a rank heard nothing of one of the trees)" in text
+    assert not re.search(r"comm=0 root=0 epoch=\d+ round=1", text)   # no repair round on a dead tree
+    assert "sdnmpi[0]: bcast comm=0 root=0: 2 calls in a row reached some rank not at all, planning the " \
+           "tree again (1 of 2)" in text
+    world_root0 = [r for _, r in stub.requests("plan_bcast") if r["comm"] == 0 and r["root"] == "10.255.0.1"]
+    assert len(world_root0) == 3
+
+
 def test_black_hole_finishes_with_pmpi_and_gives_up_the_tree(built, stub_factory, netns):
     """A group nobody forwards: no datagram ever arrives. Every call still completes correctly
     (PMPI_Bcast finishes it after the first round); after two such calls in a row the tree is
