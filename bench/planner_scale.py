@@ -11,8 +11,8 @@ and planned by
 Reported per run: the planner's wall time (for ``dmodk`` it includes building the D-mod-K route
 table, which is also timed on its own as ``route_table_s``), the number of flows per step
 (host pairs), and the quality: per step, the flows on the busiest directed switch link
-(``max_load``) against the least possible (``lower_bound``: max over leaves of
-ceil(inter-leaf flows it sends or receives / its uplinks)). ``ratio`` is the worst step's
+(``max_load``) against the least possible (``lower_bound``: the cut bound, max over tree levels
+and blocks — a leaf, a pod — of ceil(flows it sends or receives across its uplinks / its uplinks)). ``ratio`` is the worst step's
 max_load / lower_bound (1.0 = optimal in every step); ``sum_ratio`` is sum(max_load) /
 sum(lower_bound), which is what the bandwidth term of a recursive-doubling allreduce scales with.
 
@@ -54,6 +54,7 @@ FABRICS = [
     ("kary", {"k": 16}),                                                    # 1024
     ("kary", {"k": 16, "hosts_per_edge": 16}),                              # 2048 (2:1)
     ("kary", {"k": 16, "hosts_per_edge": 32}),                              # 4096 (4:1)
+    ("kary", {"k": 24}),                                                    # 3456 (full bisection)
 ]
 QUICK_MAX_HOSTS = 256
 PLANNERS = ("balanced", "dmodk")

@@ -43,10 +43,12 @@ class TreePlan:
     group_id: int        # OpenFlow group id (the same on every switch of the tree)
     top: int             # the spine/core the tree crosses (None: root's leaf only)
     out_ports: dict      # dpid -> tuple of output ports
+    index: int = 0       # this tree's number in the set of (communicator, root) (controller/rpc_bcast.py)
+    wanted: int = 1      # the trees the client asked for
 
     def to_json(self):
         return {"root": self.root, "members": self.members, "group": self.group_ip, "port": self.udp_port,
-                "group_id": self.group_id, "top": None if self.top is None else "%016x" % self.top,
+                "group_id": self.group_id, "tree": self.index, "top": None if self.top is None else "%016x" % self.top,
                 "switches": {"%016x" % d: list(p) for d, p in sorted(self.out_ports.items())}}
 
 
@@ -60,7 +62,7 @@ class Job:
     token: str = dataclasses.field(default="", repr=False)
     slot: int = 0                  # priority slot, unique among the live jobs
     plans: dict = dataclasses.field(default_factory=dict)   # comm -> CommPlan
-    trees: dict = dataclasses.field(default_factory=dict)   # (comm, root ip) -> TreePlan
+    trees: dict = dataclasses.field(default_factory=dict)   # (comm, root ip[, i >= 1]) -> TreePlan
     traffic: JobTraffic = dataclasses.field(default_factory=JobTraffic)   # phases (jobtraffic.py)
 
     @property
@@ -94,7 +96,7 @@ class Job:
                           for c, p in sorted(self.plans.items())},
                 "routes": [{"dpid": "%016x" % d, "src": s, "dst": t, "port": port}
                            for (d, s, t), port in sorted(self.flows().items())],
-                "trees": [dict(comm=c, **t.to_json()) for (c, _r), t in sorted(self.trees.items())],
+                "trees": [dict(comm=key[0], **t.to_json()) for key, t in sorted(self.trees.items())],
                 "traffic": self.traffic.to_json()}
 
 

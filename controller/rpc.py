@@ -20,21 +20,16 @@ import socket
 import time
 
 from sdnmpi import __version__
-from sdnmpi.primitives import ALLREDUCE_PLANNERS, bcast
+from sdnmpi.primitives import ALLREDUCE_PLANNERS
 from sdnmpi.primitives.allreduce import PlanError
 
-from . import constants as C
-from . import jobroutes, jobtraffic, rpc_traffic
+from . import jobroutes, jobtraffic, rpc_bcast, rpc_traffic
 from . import rpc_schema as schema
 from .access import RegisterAccess, peer_address
 from .jobroutes import ConfirmError
-from .jobs import BadToken, CommPlan, JobTable, TreePlan, UnknownJob
+from .jobs import BadToken, CommPlan, JobTable, UnknownJob
 
 LOG = logging.getLogger(__name__)
-MULTICAST_BASE = (239 << 24) | (77 << 16)   # Bcast groups: 239.77.0.1 - 239.77.255.254
-MULTICAST_SLOTS = 65534
-BCAST_UDP_PORT_BASE = 47000
-BCAST_UDP_PORTS = 1000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +78,7 @@ class RpcService:
         if req.op == "locate":
             return {"locality": self.locality(req.args["hosts"])}, {}
         if req.op == "plan_bcast":
-            return self._plan_bcast(job, req.args)
+            return rpc_bcast.plan_bcast(self, job, req.args)
         if req.op == "traffic":
             return rpc_traffic.traffic(self, job, req.args), {}
         if req.op == "phase":
@@ -162,59 +157,6 @@ class RpcService:
         return CommPlan(steps=steps, planner=planner, flows=jobroutes.plan_flows(graph, plan.paths, ip_of),
                         max_load=plan.max_load, lower_bound=plan.lower_bound)
 
-    def _plan_bcast(self, job, args):
-        key = (args["comm"], args["root"])
-        old = job.trees.get(key)
-        if old is not None and old.members == args["members"]:
-            return _tree_fields(old, cached=True), {}
-        t0 = self.clock()
-        slot = old.group_id - C.GROUP_JOB_BASE if old else self._free_tree_slot()
-        new = self._compute_tree(args["root"], args["members"], slot, exclude=old)
-        timings = {"plan_s": self.clock() - t0}
-        job.trees[key] = new
-        t1 = self.clock()
-        try:
-            self.confirm(jobroutes.tree_messages(self.core.datapaths, job, old, new))
-        except ConfirmError as err:
-            job.trees.pop(key, None)
-            self.resync(job)
-            raise schema.RpcError("switches did not confirm the tree: %s" % err) from None
-        timings["install_s"] = self.clock() - t1
-        self.counters["bcast_trees"] += 1
-        LOG.info("job %d comm %d root %s: bcast tree %s:%d over %d switches (top %s)", job.id, args["comm"],
-                 new.root, new.group_ip, new.udp_port, len(new.out_ports),
-                 "-" if new.top is None else "%016x" % new.top)
-        return _tree_fields(new, cached=False), timings
-
-    def _free_tree_slot(self):
-        used = {t.group_id - C.GROUP_JOB_BASE for j in self.jobs.jobs.values() for t in j.trees.values()}
-        for slot in range(1, MULTICAST_SLOTS + 1):
-            if slot not in used:
-                return slot
-        raise schema.RpcError("no free multicast group")
-
-    def _compute_tree(self, root, members, slot, exclude=None):
-        """A TreePlan on the current topology, the top switch chosen by load; raises RpcError."""
-        hosts = {}
-        for ip in members:
-            host = self.core.topology.host_by_ip(ip)
-            if host is None:
-                raise schema.RpcError("host %s is not in the topology" % ip)
-            hosts[ip] = host.mac
-        load = {}
-        for job in self.jobs.jobs.values():
-            for tree in job.trees.values():
-                if tree is not exclude and tree.top is not None:
-                    load[tree.top] = load.get(tree.top, 0) + 1
-        try:
-            t = bcast.tree(self.core.topology.graph(), hosts[root], list(hosts.values()), load)
-        except bcast.TreeError as err:
-            raise schema.RpcError(str(err)) from None
-        address = MULTICAST_BASE + slot
-        return TreePlan(root=root, members=list(members), udp_port=BCAST_UDP_PORT_BASE + slot % BCAST_UDP_PORTS,
-                        group_ip="%d.%d.%d.%d" % (address >> 24, (address >> 16) & 255, (address >> 8) & 255, address & 255),
-                        group_id=C.GROUP_JOB_BASE + slot, top=t.top, out_ports=t.out_ports)
-
     def replan(self):
         """After a topology change: plans every job's communicators and installed traffic phases
         again on the new topology (jobs in id order, each job's phases seeing the ones before) and
@@ -230,16 +172,7 @@ class RpcService:
                     LOG.warning("job %d comm %d: plan dropped after a topology change: %s", job.id, comm, err)
                     del job.plans[comm]
             msgs = jobroutes.sync_messages(self.core.datapaths, job, before, job.flows())
-            for key, old in list(job.trees.items()):
-                try:
-                    new = self._compute_tree(old.root, old.members, old.group_id - C.GROUP_JOB_BASE, exclude=old)
-                except schema.RpcError as err:
-                    LOG.warning("job %d comm %d: bcast tree dropped after a topology change: %s", job.id, key[0], err)
-                    new = None
-                    del job.trees[key]
-                else:
-                    job.trees[key] = new
-                msgs += jobroutes.tree_messages(self.core.datapaths, job, old, new)
+            msgs += rpc_bcast.replan(self, job)
             if msgs:
                 LOG.info("job %d: %d route changes after a topology change", job.id, len(msgs))
                 try:
@@ -325,11 +258,6 @@ class RpcService:
 def _plan_fields(plan, cached):
     return {"flows": len(plan.flows), "max_load": list(plan.max_load), "lower_bound": list(plan.lower_bound),
             "cached": cached}
-
-
-def _tree_fields(tree, cached):
-    return {"group": tree.group_ip, "port": tree.udp_port, "switches": len(tree.out_ports),
-            "top": "" if tree.top is None else "%016x" % tree.top, "cached": cached}
 
 
 class _Timeout(Exception):

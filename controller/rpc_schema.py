@@ -21,6 +21,7 @@ DEFAULT_LEASE_S = 86400.0
 MAX_LEASE_S = 604800.0
 PLANNERS = ("balanced", "dmodk", "single")
 MAX_PHASE = 64           # `traffic` and `phase`: phases 0 .. MAX_PHASE
+MAX_TREES = 8            # `plan_bcast`: trees per (communicator, root)
 MAX_RANK = MAX_HOSTS - 1
 DEFAULT_TRAFFIC_PLANNER = "sdn-adaptive"
 
@@ -181,7 +182,10 @@ def _plan_bcast(msg):
     root = _ipv4(msg.get("root"), "root")
     if root not in members:
         raise RpcError("root %s is not among the members" % root)
-    return dict(_job(msg), comm=comm, root=root, members=members)
+    trees = msg.get("trees", 1)
+    if not _is_int(trees) or not 1 <= trees <= MAX_TREES:
+        raise RpcError("trees must be an integer in 1..%d" % MAX_TREES)
+    return dict(_job(msg), comm=comm, root=root, members=members, trees=trees)
 
 
 def _phase_number(msg):

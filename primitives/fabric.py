@@ -54,8 +54,8 @@ def hosts(graph):
 
 def attachment(graph, mac):
     """(dpid, port) where host ``mac`` is attached."""
-    for sw in graph.neighbors(mac):
-        return sw, graph.edges[mac, sw]["ports"][sw]
+    for sw, edge in graph._adj[mac].items():  # noqa: SLF001 (plain dicts: planners call this per flow)
+        return sw, edge["ports"][sw]
     raise KeyError(mac)
 
 
@@ -70,8 +70,9 @@ def switch_graph(graph):
 
 
 def leaves(graph):
-    """Switches with at least one host attached."""
-    return sorted({attachment(graph, mac)[0] for mac in hosts(graph)})
+    """Switches with at least one host (with an IPv4 address) attached."""
+    return sorted({attachment(graph, n)[0] for n, d in graph.nodes(data=True)
+                   if d.get("kind") == HOST and d.get("ip")})
 
 
 def heights(graph):

@@ -114,16 +114,21 @@ class Tree:
 def lower_bound(graph, demand, tree=None):
     """The cut bound: max over levels and blocks of ceil(flows leaving (or entering) the block /
     its uplinks). No single-path routing of ``demand`` puts fewer flows on its busiest link."""
-    tree = tree or Tree(graph)
-    merged, bound = pairs.merge(demand), 0
+    merged = pairs.merge(demand)
     leaf = pairs.leaves_of(graph, merged)
+    return cut_bound(tree or Tree(graph), [(leaf[f.src], leaf[f.dst], 1) for f in merged])
+
+
+def cut_bound(tree, leaf_flows):
+    """``lower_bound`` of flows given as (source leaf, destination leaf, number of flows)."""
+    bound = 0
     for h, block in enumerate(tree.block):
         out, into = collections.Counter(), collections.Counter()
-        for f in merged:
-            a, b = block.get(leaf[f.src]), block.get(leaf[f.dst])
-            if a != b:
-                out[a] += 1
-                into[b] += 1
+        for a, b, count in leaf_flows:
+            ba, bb = block.get(a), block.get(b)
+            if ba != bb:
+                out[ba] += count
+                into[bb] += count
         for counts in (out, into):
             for b, n in counts.items():
                 if tree.uplinks[h][b]:
@@ -140,9 +145,16 @@ class _Walk:
 
 
 def _route(graph, demand, load, by_bytes):
-    flows = pairs.checked(graph, demand)
+    return route_checked(graph, pairs.checked(graph, demand), load, by_bytes)
+
+
+def route_checked(graph, flows, load=None, by_bytes=False, tree=None):
+    """The router on ``flows`` already checked and merged (pairs.checked); ``tree``: the graph's
+    `Tree` if the caller has it (None: built here; False: the graph is known not to be a tree)."""
     try:
-        tree = Tree(graph)
+        if tree is False:
+            raise NotATree("not a multi-rooted tree")
+        tree = tree or Tree(graph)
         paths = _colour_levels(graph, tree, flows, load, by_bytes)
     except NotATree as err:
         LOG.info("not a fat-tree (%s): greedy routing instead", err)
@@ -175,7 +187,8 @@ def _colour_levels(graph, tree, flows, load, by_bytes):
     level = 0
     while walks:
         ups = _uplinks(tree, walks)
-        colours = bipartite_edge_colouring([(("out", w.up[-1]), ("in", w.down[-1])) for w in walks])
+        # left nodes: source-side switches (dpids, ints >= 0); right: ~dpid of destination-side ones
+        colours = bipartite_edge_colouring([(w.up[-1], ~w.down[-1]) for w in walks])
         if aware:
             group = _deal_by_load(graph, tree, walks, colours, ups, total, by_bytes, level)
         else:

@@ -16,7 +16,9 @@
 
 #define FLAG_STOP 1u          /* flag word: a rank cannot go on with multicast */
 #define FLAG_NOTHING 2u       /* flag word: a rank that needed datagrams heard nothing at all */
-#define MAX_BLACKOUTS 2       /* calls in a row with FLAG_NOTHING in round 0: plan the tree again */
+#define FLAG_TREE_SILENT 4u   /* flag word: ... heard nothing on one of the trees it needed */
+#define MAX_BLACKOUTS 2       /* calls in a row with FLAG_NOTHING or FLAG_TREE_SILENT in round 0:
+                                 plan the trees again */
 #define MAX_REPLANS 2         /* plans after the first; then the tree is given up */
 #define END_MARKERS 3         /* end-of-round markers per round */
 #define POLL_MS 10            /* receivers check the root's signal this often */
@@ -24,6 +26,8 @@
 #define MAX_FINISH_RUNS 64    /* more runs of missing datagrams: PMPI_Bcast the whole message */
 #define LOSS_SAMPLE 20        /* a receiver reports its loss if it needed at least this many */
 #define RATE_FLOOR_DIV 16     /* the rate never drops below the knob / this */
+/* need[]: the bitmap's words, then the flag word, then one loss word per tree */
+#define NEED_EXTRA (1 + SDNMPI_BCAST_MAX_TREES)
 
 static int bit(const uint64_t *map, uint32_t i)
 {
@@ -43,13 +47,13 @@ int sdnmpi_bcast_call_init(struct sdnmpi_bcast_call *c, void *buffer, uint64_t b
     c->bytes = bytes;
     c->payload = (uint32_t)(datagram - SDNMPI_WIRE_HEADER);
     uint64_t n = (bytes + c->payload - 1) / c->payload;
-    if (n >= UINT32_MAX || n / 64 + 3 > (uint64_t)INT_MAX) {
+    if (n >= UINT32_MAX - SDNMPI_BCAST_MAX_TREES || n / 64 + NEED_EXTRA + 1 > (uint64_t)INT_MAX) {
         *why = "message too large for the multicast protocol";
         return -1;
     }
     c->n = (uint32_t)n;
     c->words = (size_t)((n + 63) / 64);
-    c->need = calloc(c->words + 2, sizeof *c->need);
+    c->need = calloc(c->words + NEED_EXTRA, sizeof *c->need);
     if (!is_root) {
         c->have = calloc(c->words, sizeof *c->have);
         c->dgram_cap = (size_t)datagram;
@@ -101,49 +105,76 @@ static int send_one(int fd, const struct sdnmpi_wire_hdr *h, const void *payload
     }
 }
 
-/* Multicasts the datagrams marked in `need` (NULL: all), then the end markers. 0, or -1 if a
- * send failed (the rest of the round is not sent). */
+/* Multicasts the datagrams marked in `need` (NULL: all), datagram i on tree i mod n, each tree
+ * paced at its own rate (the next datagram to go is the one due first), then the end markers of
+ * every tree on that tree. 0, or -1 if a send failed (the rest of the round is not sent). */
 static int send_round(const struct sdnmpi_bcast_tree *t, const struct sdnmpi_bcast_call *c,
                       uint32_t epoch, int round, const uint64_t *need, uint32_t *sent)
 {
-    struct sdnmpi_pacer pacer;
-    struct sdnmpi_wire_hdr h = {.tag = t->tag, .epoch = epoch, .round = (uint16_t)round,
-                                .kind = SDNMPI_WIRE_DATA};
+    struct sdnmpi_pacer pacer[SDNMPI_BCAST_MAX_TREES];
+    uint64_t next[SDNMPI_BCAST_MAX_TREES];  /* the tree's next datagram to look at */
+    uint32_t sent_on[SDNMPI_BCAST_MAX_TREES];
+    int ends[SDNMPI_BCAST_MAX_TREES];       /* end markers still to send */
+    struct sdnmpi_wire_hdr h = {.tag = t->tag, .epoch = epoch, .round = (uint16_t)round};
+    const int n = t->n;
     int retries = 0;
     *sent = 0;
-    sdnmpi_pacer_init(&pacer, t->rate_mbps);
-    for (uint32_t i = 0; i < c->n; i++) {
-        if (need != NULL && !bit(need, i))
-            continue;
-        uint32_t len = dgram_len(c, i);
-        sdnmpi_pace(&pacer, (size_t)len + SDNMPI_WIRE_HEADER + SDNMPI_WIRE_OVERHEAD);
-        h.index = i;
-        if (send_one(t->fd, &h, c->data + (uint64_t)i * c->payload, len, &retries))
-            return -1;
-        ++*sent;
+    for (int j = 0; j < n; j++) {
+        sdnmpi_pacer_init(&pacer[j], t->rate_mbps[j]);
+        next[j] = (uint64_t)j;
+        sent_on[j] = 0;
+        ends[j] = END_MARKERS;
     }
-    h.kind = SDNMPI_WIRE_END;
-    h.index = *sent;
-    for (int k = 0; k < END_MARKERS; k++) {
-        sdnmpi_pace(&pacer, SDNMPI_WIRE_HEADER + SDNMPI_WIRE_OVERHEAD);
-        if (send_one(t->fd, &h, NULL, 0, &retries))
-            return -1;
+    for (;;) {
+        int j = -1;
+        double due = 0;
+        for (int k = 0; k < n; k++) {
+            while (next[k] < c->n && need != NULL && !bit(need, (uint32_t)next[k]))
+                next[k] += (uint64_t)n;
+            if (next[k] >= c->n && ends[k] == 0)
+                continue;
+            double at = (double)pacer[k].start_ns + pacer[k].due_ns;
+            if (j < 0 || at < due) {
+                j = k;
+                due = at;
+            }
+        }
+        if (j < 0)
+            return 0;
+        if (next[j] < c->n) {
+            uint32_t i = (uint32_t)next[j], len = dgram_len(c, i);
+            sdnmpi_pace(&pacer[j], (size_t)len + SDNMPI_WIRE_HEADER + SDNMPI_WIRE_OVERHEAD);
+            h.kind = SDNMPI_WIRE_DATA;
+            h.index = i;
+            if (send_one(t->fd[j], &h, c->data + (uint64_t)i * c->payload, len, &retries))
+                return -1;
+            ++*sent;
+            sent_on[j]++;
+            next[j] += (uint64_t)n;
+        } else {
+            sdnmpi_pace(&pacer[j], SDNMPI_WIRE_HEADER + SDNMPI_WIRE_OVERHEAD);
+            h.kind = SDNMPI_WIRE_END;
+            h.index = sent_on[j];
+            if (send_one(t->fd[j], &h, NULL, 0, &retries))
+                return -1;
+            ends[j]--;
+        }
     }
-    return 0;
 }
 
 /* ---- the receivers ----------------------------------------------------------------------- */
 
 enum { RX_MORE = 0, RX_END = 1, RX_ERROR = -1 };
 
-/* Reads every datagram waiting. RX_END if this round's end marker was among them. *got: a new
+/* Reads every datagram waiting on one tree's socket. RX_END if this round's end marker was among
+ * them. *got: a new
  * datagram arrived; *heard: anything of this call (data, also known data, or this round's end). */
-static int drain(const struct sdnmpi_bcast_tree *t, struct sdnmpi_bcast_call *c, uint32_t epoch,
-                 int round, int *got, int *heard)
+static int drain(const struct sdnmpi_bcast_tree *t, int fd, struct sdnmpi_bcast_call *c,
+                 uint32_t epoch, int round, int *got, int *heard)
 {
     int end = 0;
     for (;;) {
-        ssize_t n = sdnmpi_mcast_recv(t->fd, c->dgram, c->dgram_cap);
+        ssize_t n = sdnmpi_mcast_recv(fd, c->dgram, c->dgram_cap);
         if (n < 0)
             return RX_ERROR;
         if (n == 0)
@@ -170,16 +201,16 @@ static int drain(const struct sdnmpi_bcast_tree *t, struct sdnmpi_bcast_call *c,
     }
 }
 
-/* Receives until complete, the round's end marker, or (once the root's Ibcast `req` says it is
+/* Receives until complete, the round's end marker on every tree, or (once the root's Ibcast `req` says it is
  * done) SDN_MPI_BCAST_IDLE_MS without a datagram. Completes `req`. Returns 0, or 1 if this rank
  * cannot go on with multicast (socket error, or the root's sends failed). `how` says why the
- * loop ended; *heard whether anything of this call arrived. */
+ * loop ended; heard[j] whether anything of this call arrived on tree j. */
 static int receive_round(const struct sdnmpi_bcast_tree *t, struct sdnmpi_bcast_call *c,
                          uint32_t epoch, int round, MPI_Request *req, const int64_t *sig,
-                         const char **how, int *heard, int *rc)
+                         const char **how, int heard[], int *rc)
 {
     const int64_t idle_ns = (int64_t)sdnmpi_g.cfg.bcast_idle_ms * 1000000;
-    int signalled = 0, stop = 0;
+    int signalled = 0, stop = 0, ended = 0; /* ended: bit j, tree j's end marker came */
     int64_t mark = sdnmpi_now_ns(); /* the last datagram, or the root's signal */
     *how = "complete";
     *rc = MPI_SUCCESS;
@@ -189,29 +220,36 @@ static int receive_round(const struct sdnmpi_bcast_tree *t, struct sdnmpi_bcast_
             int64_t left = mark + idle_ns - sdnmpi_now_ns();
             timeout = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
         }
-        struct pollfd pfd = {.fd = t->fd, .events = POLLIN, .revents = 0};
-        int pr = poll(&pfd, 1, timeout);
+        struct pollfd pfd[SDNMPI_BCAST_MAX_TREES];
+        for (int j = 0; j < t->n; j++)
+            pfd[j] = (struct pollfd){.fd = t->fd[j], .events = POLLIN, .revents = 0};
+        int pr = poll(pfd, (nfds_t)t->n, timeout);
         if (pr < 0 && errno != EINTR) {
             *how = "poll failed";
             stop = 1;
             break;
         }
-        if (pr > 0) {
+        int dr = RX_MORE;
+        for (int j = 0; pr > 0 && j < t->n && dr != RX_ERROR; j++) {
+            if (!pfd[j].revents)
+                continue;
             int got = 0;
-            int dr = drain(t, c, epoch, round, &got, heard);
+            dr = drain(t, t->fd[j], c, epoch, round, &got, &heard[j]);
             if (got)
                 mark = sdnmpi_now_ns();
-            if (dr == RX_ERROR) {
-                *how = "receive failed";
-                stop = 1;
-                break;
-            }
-            if (c->missing == 0)
-                break;
-            if (dr == RX_END) {
-                *how = "end marker";
-                break;
-            }
+            if (dr == RX_END)
+                ended |= 1 << j;
+        }
+        if (dr == RX_ERROR) {
+            *how = "receive failed";
+            stop = 1;
+            break;
+        }
+        if (c->missing == 0)
+            break;
+        if (ended == (1 << t->n) - 1) {
+            *how = "end marker";
+            break;
         }
         if (!signalled) {
             int flag = 0;
@@ -299,13 +337,13 @@ static uint32_t popcount_map(const uint64_t *map, size_t words)
     return n;
 }
 
-/* The root: adapts the tree's rate to the worst receiver's loss in a round (bcast_mcast.h). */
-static void adapt_rate(struct sdnmpi_bcast_tree *t, const struct sdnmpi_bcast_comm *bc, int root,
-                       int round, uint64_t loss_word)
+/* The root: adapts tree j's rate to the worst receiver's loss on it in a round (bcast_mcast.h). */
+static void adapt_rate(struct sdnmpi_bcast_tree *t, int j, const struct sdnmpi_bcast_comm *bc,
+                       int root, int round, uint64_t loss_word)
 {
     const double ceiling = sdnmpi_g.cfg.bcast_rate_mbps, floor = ceiling / RATE_FLOOR_DIV;
     int worst = loss_word ? 63 - __builtin_clzll(loss_word) : 0;
-    double old = t->rate_mbps, rate = old;
+    double old = t->rate_mbps[j], rate = old;
     if (worst >= 10)
         rate = old / 2;
     else if (worst >= 5)
@@ -314,10 +352,10 @@ static void adapt_rate(struct sdnmpi_bcast_tree *t, const struct sdnmpi_bcast_co
         rate = old * 5 / 4;
     rate = rate < floor ? floor : rate > ceiling ? ceiling : rate;
     if (rate != old)
-        sdnmpi_log("bcast comm=%" PRId64 " root=%d round=%d: worst receiver lost %d%%, rate %.1f -> "
-                   "%.1f Mbit/s",
-                   bc->comm_id, root, round, worst, old, rate);
-    t->rate_mbps = rate;
+        sdnmpi_log("bcast comm=%" PRId64 " root=%d round=%d tree=%d: worst receiver lost %d%%, rate "
+                   "%.1f -> %.1f Mbit/s",
+                   bc->comm_id, root, round, j, worst, old, rate);
+    t->rate_mbps[j] = rate;
 }
 
 /* This receiver's loss in a round as a bit of the loss word: bit k = k % (0..63) of the
@@ -328,6 +366,16 @@ static uint64_t loss_bit(uint32_t needed, uint32_t missing)
         return 0;
     uint64_t pct = (uint64_t)missing * 100 / needed;
     return (uint64_t)1 << (pct > 63 ? 63 : pct);
+}
+
+/* Receivers: per tree j, the datagrams i = j mod n not received yet. */
+static void missing_per_tree(const struct sdnmpi_bcast_call *c, int n, uint32_t out[])
+{
+    for (int j = 0; j < n; j++)
+        out[j] = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (!bit(c->have, i))
+            out[i % (uint32_t)n]++;
 }
 
 int sdnmpi_bcast_run(struct sdnmpi_bcast_comm *bc, int root, struct sdnmpi_bcast_call *c, int count,
@@ -363,14 +411,16 @@ int sdnmpi_bcast_run(struct sdnmpi_bcast_comm *bc, int root, struct sdnmpi_bcast
             if ((rc = PMPI_Ibcast(&sig, 1, MPI_INT64_T, root, bc->priv, &req)) != MPI_SUCCESS
                 || (rc = PMPI_Wait(&req, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
                 return rc;
-            memset(c->need, 0, (c->words + 2) * sizeof *c->need);
+            memset(c->need, 0, (c->words + NEED_EXTRA) * sizeof *c->need);
         } else {
             const char *how = "";
             const uint32_t needed = c->missing;
-            int heard = 0;
+            uint32_t needed_on[SDNMPI_BCAST_MAX_TREES], missing_on[SDNMPI_BCAST_MAX_TREES];
+            int heard[SDNMPI_BCAST_MAX_TREES] = {0}, heard_any = 0, silent = 0;
+            missing_per_tree(c, t->n, needed_on);
             if ((rc = PMPI_Ibcast(&sig, 1, MPI_INT64_T, root, bc->priv, &req)) != MPI_SUCCESS)
                 return rc;
-            stop = receive_round(t, c, epoch, round, &req, &sig, &how, &heard, &rc);
+            stop = receive_round(t, c, epoch, round, &req, &sig, &how, heard, &rc);
             if (rc != MPI_SUCCESS)
                 return rc;
             sdnmpi_log("bcast comm=%" PRId64 " root=%d epoch=%" PRIu32 " round=%d: have %" PRIu32
@@ -381,35 +431,46 @@ int sdnmpi_bcast_run(struct sdnmpi_bcast_comm *bc, int root, struct sdnmpi_bcast
             if (c->n % 64)
                 c->need[c->words - 1] &= ((uint64_t)1 << (c->n % 64)) - 1;
             c->need[c->words] = 0;
-            c->need[c->words + 1] = loss_bit(needed, c->missing);
-            if (needed > 0 && !heard)
+            missing_per_tree(c, t->n, missing_on);
+            for (int j = 0; j < t->n; j++)
+                c->need[c->words + 1 + j] = loss_bit(needed_on[j], missing_on[j]);
+            for (int j = 0; j < t->n; j++) {
+                heard_any |= heard[j];
+                silent |= needed_on[j] > 0 && !heard[j];
+            }
+            if (needed > 0 && !heard_any)
                 c->need[c->words] |= FLAG_NOTHING;
+            else if (silent)
+                c->need[c->words] |= FLAG_TREE_SILENT;
         }
         if (stop)
             c->need[c->words] |= FLAG_STOP;
-        rc = PMPI_Allreduce(MPI_IN_PLACE, c->need, (int)(c->words + 2), MPI_UINT64_T, MPI_BOR,
-                            bc->priv);
+        rc = PMPI_Allreduce(MPI_IN_PLACE, c->need, (int)(c->words + 1 + (size_t)t->n), MPI_UINT64_T,
+                            MPI_BOR, bc->priv);
         if (rc != MPI_SUCCESS)
             return rc;
         if (is_root)
-            adapt_rate(t, bc, root, round, c->need[c->words + 1]);
+            for (int j = 0; j < t->n; j++)
+                adapt_rate(t, j, bc, root, round, c->need[c->words + 1 + j]);
         st->rounds = round + 1;
         uint32_t missing = popcount_map(c->need, c->words);
         int stopped = (c->need[c->words] & FLAG_STOP) != 0;
         int nothing = (c->need[c->words] & FLAG_NOTHING) != 0;
+        int silent = (c->need[c->words] & FLAG_TREE_SILENT) != 0;
         if (round == 0)
-            t->blackouts = nothing ? t->blackouts + 1 : 0;
+            t->blackouts = nothing || silent ? t->blackouts + 1 : 0;
         if (missing == 0) {
             st->path = SDNMPI_BCAST_MCAST;
             break;
         }
-        if (stopped || nothing || round + 1 >= rounds) {
+        if (stopped || nothing || silent || round + 1 >= rounds) {
             if (is_root)
                 sdnmpi_log("bcast comm=%" PRId64 " root=%d epoch=%" PRIu32 " round=%d: %" PRIu32
                            " datagrams missing somewhere, finishing them with PMPI_Bcast (%s)",
                            bc->comm_id, root, epoch, round, missing,
                            stopped   ? "a rank cannot go on with multicast"
                            : nothing ? "a rank heard nothing of this round"
+                           : silent  ? "a rank heard nothing of one of the trees"
                                      : "no rounds left");
             int whole = 0;
             st->path = SDNMPI_BCAST_MCAST_PMPI;
@@ -441,17 +502,18 @@ int sdnmpi_bcast_run(struct sdnmpi_bcast_comm *bc, int root, struct sdnmpi_bcast
                            "not at all, PMPI_Bcast for this root from now on",
                            bc->comm_id, root, t->blackouts);
         }
-        sdnmpi_mcast_close(&t->fd);
+        sdnmpi_bcast_tree_close(t);
     }
     if (sdnmpi_log_enabled() && is_root) {
         double s = (double)(sdnmpi_now_ns() - t0) / 1e9;
         sdnmpi_log("bcast comm=%" PRId64 " root=%d epoch=%" PRIu32 " bytes=%" PRIu64 " datagrams=%"
                    PRIu32 ": %s, %d round%s, %" PRId64 " resent, %" PRId64 " by PMPI_Bcast, in "
-                   "%.3fs (%.1f Mbit/s; pacing now %.1f Mbit/s)",
+                   "%.3fs (%.1f Mbit/s; %d tree%s, pacing tree 0 now %.1f Mbit/s)",
                    bc->comm_id, root, epoch, c->bytes, c->n,
                    st->path == SDNMPI_BCAST_MCAST ? "multicast" : "multicast + PMPI_Bcast",
                    st->rounds, st->rounds == 1 ? "" : "s", st->resent, st->finished, s,
-                   s > 0 ? (double)c->bytes * 8 / s / 1e6 : 0.0, t->rate_mbps);
+                   s > 0 ? (double)c->bytes * 8 / s / 1e6 : 0.0, t->n, t->n == 1 ? "" : "s",
+                   t->rate_mbps[0]);
     }
     return MPI_SUCCESS;
 }

@@ -21,13 +21,19 @@
  * multicast rate (the kernel counts a datagram's full buffer, about twice its payload). */
 #define RCVBUF_BYTES (8 << 20)
 
+void sdnmpi_bcast_tree_close(struct sdnmpi_bcast_tree *t)
+{
+    for (int j = 0; j < SDNMPI_BCAST_MAX_TREES; j++)
+        sdnmpi_mcast_close(&t->fd[j]);
+}
+
 static void comm_free(struct sdnmpi_bcast_comm *bc)
 {
     if (bc == NULL)
         return;
     if (bc->trees != NULL)
         for (int r = 0; r < bc->size; r++)
-            sdnmpi_mcast_close(&bc->trees[r].fd);
+            sdnmpi_bcast_tree_close(&bc->trees[r]);
     if (bc->priv != MPI_COMM_NULL) {
         /* During MPI_Finalize's own teardown of leaked communicators MPI is past freeing
          * anything; it reclaims the duplicate itself. */
@@ -95,7 +101,8 @@ static int comm_create(MPI_Comm comm, struct sdnmpi_bcast_comm **out)
         bc->trees = calloc((size_t)p, sizeof *bc->trees);
         if (bc->trees != NULL)
             for (int r = 0; r < p; r++)
-                bc->trees[r].fd = -1;
+                for (int j = 0; j < SDNMPI_BCAST_MAX_TREES; j++)
+                    bc->trees[r].fd[j] = -1;
     }
     int local_ok = bc != NULL && bc->ips != NULL && bc->trees != NULL, all_ok = 0;
     if ((rc = PMPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
@@ -151,8 +158,27 @@ static const char *ip_text(uint32_t ip, char *buf)
     return inet_ntop(AF_INET, &in, buf, INET_ADDRSTRLEN) ? buf : "?";
 }
 
-/* Rank 0: plan_bcast. outcome = {1, group, port} if the controller installed a tree. */
-static void leader_request(const struct sdnmpi_bcast_comm *bc, int root, int64_t outcome[3])
+/* outcome[]: ok, trees, then group and port of each tree. */
+#define OUTCOME_LEN (2 + 2 * SDNMPI_BCAST_MAX_TREES)
+
+/* A reply's group text as a multicast address (network byte order) and port; 0, or -1 (`why`). */
+static int valid_tree(const char *text, int64_t port, int64_t *group, char *why, size_t whylen)
+{
+    struct in_addr in = {.s_addr = 0};
+    if (inet_pton(AF_INET, text, &in) != 1 || !sdnmpi_mcast_is_group(in.s_addr) || port < 1
+        || port > 65535) {
+        snprintf(why, whylen, "reply without a valid group (\"%s\") and port (%" PRId64 ")", text,
+                 port);
+        return -1;
+    }
+    *group = (int64_t)in.s_addr;
+    return 0;
+}
+
+/* Rank 0: plan_bcast. outcome = {1, n, group 0, port 0, ...} if the controller installed trees:
+ * the reply's `trees` (at most SDNMPI_BCAST_MAX_TREES of them), or its one group and port (a
+ * controller that predates issue 17). */
+static void leader_request(const struct sdnmpi_bcast_comm *bc, int root, int64_t outcome[OUTCOME_LEN])
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     char why[256] = "", rootip[INET_ADDRSTRLEN];
@@ -173,13 +199,20 @@ static void leader_request(const struct sdnmpi_bcast_comm *bc, int root, int64_t
                                      bc->ips, (size_t)bc->size, &reply, why, sizeof why);
     (void)pthread_mutex_unlock(&s->lock);
     double rtt = (double)(sdnmpi_now_ms() - t0) / 1000.0;
-    struct in_addr group = {.s_addr = 0};
-    if (crc == SDNMPI_CTRL_OK
-        && (inet_pton(AF_INET, reply.group, &group) != 1 || !sdnmpi_mcast_is_group(group.s_addr)
-            || reply.port < 1 || reply.port > 65535)) {
-        snprintf(why, sizeof why, "reply without a valid group (\"%s\") and port (%" PRId64 ")",
-                 reply.group, reply.port);
-        crc = SDNMPI_CTRL_REFUSED;
+    int n = 1;
+    if (crc == SDNMPI_CTRL_OK && reply.n_trees > 0) {
+        n = reply.n_trees < SDNMPI_BCAST_MAX_TREES ? (int)reply.n_trees : SDNMPI_BCAST_MAX_TREES;
+        for (int j = 0; j < n && crc == SDNMPI_CTRL_OK; j++)
+            if (valid_tree(reply.tree_group[j], reply.tree_port[j], &outcome[2 + 2 * j], why,
+                           sizeof why))
+                crc = SDNMPI_CTRL_REFUSED;
+            else
+                outcome[3 + 2 * j] = reply.tree_port[j];
+    } else if (crc == SDNMPI_CTRL_OK) {
+        if (valid_tree(reply.group, reply.port, &outcome[2], why, sizeof why))
+            crc = SDNMPI_CTRL_REFUSED;
+        else
+            outcome[3] = reply.port;
     }
     if (crc != SDNMPI_CTRL_OK) {
         sdnmpi_log("bcast plan comm=%" PRId64 " root=%d (%s) ranks=%d hosts=%d: failed after "
@@ -188,12 +221,11 @@ static void leader_request(const struct sdnmpi_bcast_comm *bc, int root, int64_t
         return;
     }
     outcome[0] = 1;
-    outcome[1] = (int64_t)group.s_addr;
-    outcome[2] = reply.port;
+    outcome[1] = n;
     sdnmpi_log("bcast plan comm=%" PRId64 " root=%d (%s) ranks=%d hosts=%d: ok group=%s:%" PRId64
-               " switches=%" PRId64 " top=%s%s in %.3fs (controller total %.3fs plan %.3fs "
+               " trees=%d switches=%" PRId64 " top=%s%s in %.3fs (controller total %.3fs plan %.3fs "
                "install %.3fs)",
-               bc->comm_id, root, rootip, bc->size, bc->hosts, reply.group, reply.port,
+               bc->comm_id, root, rootip, bc->size, bc->hosts, reply.group, reply.port, n,
                reply.switches, reply.top[0] ? reply.top : "-", reply.cached ? " cached" : "", rtt,
                reply.total_s, reply.plan_s, reply.install_s);
 }
@@ -229,37 +261,43 @@ static int tree_plan(struct sdnmpi_bcast_comm *bc, int root)
                        bc->comm_id, root, bc->size, bc->hosts, sdnmpi_g.cfg.bcast_min_hosts);
         return MPI_SUCCESS;
     }
-    int64_t outcome[3] = {0, 0, 0}; /* ok, group, port */
+    int64_t outcome[OUTCOME_LEN] = {0};
     if (bc->rank == 0)
         leader_request(bc, root, outcome);
-    if ((rc = PMPI_Bcast(outcome, 3, MPI_INT64_T, 0, bc->priv)) != MPI_SUCCESS)
+    if ((rc = PMPI_Bcast(outcome, OUTCOME_LEN, MPI_INT64_T, 0, bc->priv)) != MPI_SUCCESS)
         return rc;
-    if (!outcome[0])
+    if (!outcome[0] || outcome[1] < 1 || outcome[1] > SDNMPI_BCAST_MAX_TREES)
         return MPI_SUCCESS;
-    t->group = (uint32_t)outcome[1];
-    t->port = (uint16_t)outcome[2];
+    t->n = (int)outcome[1];
     char why[192] = "";
-    if (bc->rank == root)
-        t->fd = sdnmpi_mcast_sender(t->group, t->port, iface_ip(), why, sizeof why);
-    else
-        t->fd = sdnmpi_mcast_receiver(t->group, t->port, iface_ip(), RCVBUF_BYTES, why, sizeof why);
-    int local_ok = t->fd >= 0, all_ok = 0;
+    int local_ok = 1, all_ok = 0;
+    for (int j = 0; j < t->n && local_ok; j++) {
+        t->group[j] = (uint32_t)outcome[2 + 2 * j];
+        t->port[j] = (uint16_t)outcome[3 + 2 * j];
+        if (bc->rank == root)
+            t->fd[j] = sdnmpi_mcast_sender(t->group[j], t->port[j], iface_ip(), why, sizeof why);
+        else
+            t->fd[j] = sdnmpi_mcast_receiver(t->group[j], t->port[j], iface_ip(), RCVBUF_BYTES, why,
+                                             sizeof why);
+        local_ok = t->fd[j] >= 0;
+    }
     if (!local_ok)
         sdnmpi_log("bcast comm=%" PRId64 " root=%d: cannot open the %s socket (%s)", bc->comm_id,
                    root, bc->rank == root ? "sending" : "receiving", why);
     if ((rc = PMPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, bc->priv)) != MPI_SUCCESS) {
-        sdnmpi_mcast_close(&t->fd);
+        sdnmpi_bcast_tree_close(t);
         return rc;
     }
     if (!all_ok) {
-        sdnmpi_mcast_close(&t->fd);
+        sdnmpi_bcast_tree_close(t);
         if (bc->rank == 0)
             sdnmpi_log("bcast comm=%" PRId64 " root=%d: some rank could not open its socket, "
                        "falling back for this root",
                        bc->comm_id, root);
         return MPI_SUCCESS;
     }
-    t->rate_mbps = sdnmpi_g.cfg.bcast_rate_mbps;
+    for (int j = 0; j < t->n; j++)
+        t->rate_mbps[j] = sdnmpi_g.cfg.bcast_rate_mbps;
     t->blackouts = 0;
     t->state = SDNMPI_TREE_OK;
     return MPI_SUCCESS;

@@ -17,19 +17,25 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "env.h"
+
 /* UNPLANNED also after the protocol decided to ask the controller again (bcast_mcast.h). */
 enum { SDNMPI_TREE_UNPLANNED = 0, SDNMPI_TREE_OK = 1, SDNMPI_TREE_FAILED = -1 };
 
+/* The multicast trees of one root (issue 17: the message is split over them, datagram i on tree
+ * i mod n; one tree from a controller that predates that, or with SDN_MPI_BCAST_TREES=1). */
 struct sdnmpi_bcast_tree {
     int state;        /* SDNMPI_TREE_*, agreed by all ranks */
-    uint32_t group;   /* multicast address, network byte order */
-    uint16_t port;    /* UDP port */
-    int fd;           /* the root's sender or this rank's receiver; -1 */
+    int n;            /* trees, 1..SDNMPI_BCAST_MAX_TREES (agreed) */
+    uint32_t group[SDNMPI_BCAST_MAX_TREES]; /* multicast addresses, network byte order */
+    uint16_t port[SDNMPI_BCAST_MAX_TREES];  /* UDP ports */
+    int fd[SDNMPI_BCAST_MAX_TREES];         /* the root's senders or this rank's receivers; -1 */
     uint32_t tag;     /* in every datagram: job, communicator and root */
-    uint32_t epoch;   /* SDN_MPI_Bcast calls on this tree so far (identical on all ranks) */
+    uint32_t epoch;   /* SDN_MPI_Bcast calls on these trees so far (identical on all ranks) */
     int blackouts;    /* calls in a row in which round 0 reached some rank not at all (agreed) */
     int replans;      /* plans after the first one (bcast_mcast.c) */
-    double rate_mbps; /* the root's pacing rate: SDN_MPI_BCAST_RATE_MBPS, lower after losses */
+    /* the root's pacing rate per tree: SDN_MPI_BCAST_RATE_MBPS, lower after losses on that tree */
+    double rate_mbps[SDNMPI_BCAST_MAX_TREES];
 };
 
 struct sdnmpi_bcast_comm {
@@ -45,6 +51,9 @@ struct sdnmpi_bcast_comm {
  * MPI_COMM_SELF (SDN_MPI_Finalize). MPI error codes. */
 int sdnmpi_bcast_keyval_create(void);
 int sdnmpi_bcast_keyval_free(void);
+
+/* Closes the sockets of a root's trees (a no-op for those that are closed). */
+void sdnmpi_bcast_tree_close(struct sdnmpi_bcast_tree *t);
 
 /* The Bcast state of `comm` with the tree of `root` planned (collective over comm the first time
  * for the communicator and the first time for the root). *out is NULL, on every rank alike, if

@@ -159,7 +159,8 @@ int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cf
 {
     struct sdnmpi_rpc_buf buf = {0};
     int64_t id = c->next_id++;
-    if (sdnmpi_rpc_encode_plan_bcast(&buf, id, job, comm_id, root, members, nmembers))
+    if (sdnmpi_rpc_encode_plan_bcast(&buf, id, job, comm_id, root, members, nmembers,
+                                     cfg->bcast_trees))
         return encode_failed(&buf, why, whylen);
     return exchange(c, cfg, &buf, id, reply, why, whylen);
 }

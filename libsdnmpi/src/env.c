@@ -204,6 +204,8 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
                                            2, INT_MAX);
     cfg->bcast_rate_mbps = (int)parse_long("SDN_MPI_BCAST_RATE_MBPS", SDNMPI_BCAST_DEFAULT_RATE_MBPS,
                                            1, SDNMPI_BCAST_MAX_RATE_MBPS);
+    cfg->bcast_trees = (int)parse_long("SDN_MPI_BCAST_TREES", SDNMPI_BCAST_DEFAULT_TREES, 1,
+                                       SDNMPI_BCAST_MAX_TREES);
     cfg->bcast_rounds = (int)parse_long("SDN_MPI_BCAST_ROUNDS", SDNMPI_BCAST_DEFAULT_ROUNDS, 1,
                                         SDNMPI_BCAST_MAX_ROUNDS);
     cfg->bcast_idle_ms = (int)parse_long("SDN_MPI_BCAST_IDLE_MS", SDNMPI_BCAST_DEFAULT_IDLE_MS, 1,

@@ -36,7 +36,8 @@ struct sdnmpi_config {
     /* SDN_MPI_Bcast (bcast*.c) */
     uint64_t bcast_min_bytes;         /* SDN_MPI_BCAST_MIN_BYTES: smaller messages use PMPI */
     int bcast_min_hosts;              /* SDN_MPI_BCAST_MIN_HOSTS: communicators on fewer use PMPI */
-    int bcast_rate_mbps;              /* SDN_MPI_BCAST_RATE_MBPS: the root's sending rate */
+    int bcast_rate_mbps;              /* SDN_MPI_BCAST_RATE_MBPS: the root's rate per tree */
+    int bcast_trees;                  /* SDN_MPI_BCAST_TREES: trees to split a message over */
     int bcast_rounds;                 /* SDN_MPI_BCAST_ROUNDS: multicast rounds before PMPI */
     int bcast_idle_ms;                /* SDN_MPI_BCAST_IDLE_MS: receivers' wait after a round */
     int bcast_datagram;               /* SDN_MPI_BCAST_DATAGRAM: UDP payload bytes (header incl.) */
@@ -55,6 +56,9 @@ struct sdnmpi_config {
 #define SDNMPI_BCAST_DEFAULT_MIN_HOSTS 3
 #define SDNMPI_BCAST_DEFAULT_RATE_MBPS 18
 #define SDNMPI_BCAST_MAX_RATE_MBPS 1000000
+/* Two trees: one per spine on the demo and bench fabrics (2 x 18 Mbit/s fits their host links). */
+#define SDNMPI_BCAST_DEFAULT_TREES 2
+#define SDNMPI_BCAST_MAX_TREES 8 /* SDNMPI_RPC_MAX_TREES */
 #define SDNMPI_BCAST_DEFAULT_ROUNDS 5
 #define SDNMPI_BCAST_MAX_ROUNDS 100
 #define SDNMPI_BCAST_DEFAULT_IDLE_MS 200

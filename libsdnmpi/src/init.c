@@ -44,6 +44,7 @@ struct agreement {
     char planner[SDNMPI_PLANNER_MAX];
     uint64_t bcast_min_bytes;
     int64_t bcast_min_hosts, bcast_rate_mbps, bcast_rounds, bcast_idle_ms, bcast_datagram;
+    int64_t bcast_trees;
 };
 
 static const char *const reasons[] = {
@@ -113,6 +114,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.bcast_min_hosts = s->cfg.bcast_min_hosts;
         a.bcast_rate_mbps = s->cfg.bcast_rate_mbps;
         a.bcast_rounds = s->cfg.bcast_rounds;
+        a.bcast_trees = s->cfg.bcast_trees;
         a.bcast_idle_ms = s->cfg.bcast_idle_ms;
         a.bcast_datagram = s->cfg.bcast_datagram;
         a.reason = s->cfg.disable ? R_DISABLED : !s->cfg.has_controller ? R_NO_CONTROLLER : R_ON;
@@ -164,6 +166,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.bcast_min_hosts = (int)a.bcast_min_hosts;
     s->cfg.bcast_rate_mbps = (int)a.bcast_rate_mbps;
     s->cfg.bcast_rounds = (int)a.bcast_rounds;
+    s->cfg.bcast_trees = (int)a.bcast_trees;
     s->cfg.bcast_idle_ms = (int)a.bcast_idle_ms;
     s->cfg.bcast_datagram = (int)a.bcast_datagram;
     s->initialized = 1;

@@ -171,12 +171,14 @@ int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id,
 
 int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id,
                                  const struct sdnmpi_job_ref *job, int64_t comm, uint32_t root,
-                                 const uint32_t *members, size_t nmembers)
+                                 const uint32_t *members, size_t nmembers, int trees)
 {
     msgpack_packer pk;
-    if (nmembers < 1 || nmembers > SDNMPI_RPC_MAX_HOSTS)
+    if (nmembers < 1 || nmembers > SDNMPI_RPC_MAX_HOSTS || trees < 1 || trees > SDNMPI_RPC_MAX_TREES)
         return -1;
-    if (begin(buf, &pk, 8, id, "plan_bcast") || pack_job(&pk, job) || pack_cstr(&pk, "comm")
+    if (begin(buf, &pk, trees > 1 ? 9 : 8, id, "plan_bcast") || pack_job(&pk, job)
+        || (trees > 1 && (pack_cstr(&pk, "trees") || msgpack_pack_int64(&pk, trees)))
+        || pack_cstr(&pk, "comm")
         || msgpack_pack_int64(&pk, comm) || pack_cstr(&pk, "root") || pack_ip(&pk, root)
         || pack_cstr(&pk, "members") || msgpack_pack_array(&pk, nmembers))
         return -1;
@@ -296,6 +298,40 @@ static int decode_timings(const msgpack_object *o, struct sdnmpi_rpc_reply *out)
     return 0;
 }
 
+/* plan_bcast's `trees`: an array of maps with a string `group` and an int `port` each. */
+static int decode_trees(const msgpack_object *o, struct sdnmpi_rpc_reply *out)
+{
+    if (o->type != MSGPACK_OBJECT_ARRAY)
+        return -1;
+    out->n_trees = o->via.array.size;
+    for (uint32_t j = 0; j < o->via.array.size; j++) {
+        const msgpack_object *t = &o->via.array.ptr[j];
+        int have_group = 0, have_port = 0;
+        if (t->type != MSGPACK_OBJECT_MAP)
+            return -1;
+        for (uint32_t i = 0; i < t->via.map.size; i++) {
+            const msgpack_object *k = &t->via.map.ptr[i].key, *v = &t->via.map.ptr[i].val;
+            int64_t port = 0;
+            if (key_is(k, "group")) {
+                if (v->type != MSGPACK_OBJECT_STR)
+                    return -1;
+                if (j < SDNMPI_RPC_MAX_TREES)
+                    copy_str(v, out->tree_group[j], sizeof out->tree_group[j]);
+                have_group = 1;
+            } else if (key_is(k, "port")) {
+                if (get_int(v, &port))
+                    return -1;
+                if (j < SDNMPI_RPC_MAX_TREES)
+                    out->tree_port[j] = port;
+                have_port = 1;
+            }
+        }
+        if (!have_group || !have_port)
+            return -1;
+    }
+    return 0;
+}
+
 static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
 {
     int have_v = 0, have_id = 0, have_status = 0;
@@ -370,6 +406,9 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
             if (v->type != MSGPACK_OBJECT_STR)
                 return -1;
             copy_str(v, out->top, sizeof out->top);
+        } else if (key_is(k, "trees")) {
+            if (decode_trees(v, out))
+                return -1;
         } else if (key_is(k, "cached")) {
             if (v->type != MSGPACK_OBJECT_BOOLEAN)
                 return -1;

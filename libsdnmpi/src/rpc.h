@@ -41,6 +41,7 @@ struct sdnmpi_rpc_buf {
 };
 
 #define SDNMPI_RPC_MAX_LOADS 16
+#define SDNMPI_RPC_MAX_TREES 8 /* plan_bcast: trees per (communicator, root) */
 
 struct sdnmpi_rpc_reply {
     int64_t id;
@@ -58,6 +59,10 @@ struct sdnmpi_rpc_reply {
     int64_t switches;                        /* plan_bcast: switches on the tree; -1 if absent */
     char top[24];                            /* plan_bcast: dpid of the top switch ("" if none) */
     int cached;                              /* plan_allreduce/plan_bcast: answered from the cache */
+    size_t n_trees;                          /* plan_bcast: entries of `trees` (0: absent, an older
+                                                controller: use group/port above) ... */
+    char tree_group[SDNMPI_RPC_MAX_TREES][16]; /* ... the first SDNMPI_RPC_MAX_TREES of them */
+    int64_t tree_port[SDNMPI_RPC_MAX_TREES];
     int64_t node_load;                       /* traffic: NL_D of the phase's demand; -1 if absent */
     int64_t plan_max_load;                   /* traffic: max flows on a link (an int there); -1 if
                                                 absent or not planned yet */
@@ -82,10 +87,11 @@ int sdnmpi_rpc_encode_plan_allreduce(struct sdnmpi_rpc_buf *buf, int64_t id,
                                      int64_t comm, const char *planner,
                                      const struct sdnmpi_host_steps *steps);
 /* plan_bcast: members are the host IPs of the communicator's ranks (duplicates allowed), root
- * the root rank's; all network byte order. */
+ * the root rank's; all network byte order. trees: 1..SDNMPI_RPC_MAX_TREES trees wanted (1 leaves
+ * the field out, as clients before issue 17 did). */
 int sdnmpi_rpc_encode_plan_bcast(struct sdnmpi_rpc_buf *buf, int64_t id,
                                  const struct sdnmpi_job_ref *job, int64_t comm, uint32_t root,
-                                 const uint32_t *members, size_t nmembers);
+                                 const uint32_t *members, size_t nmembers, int trees);
 int sdnmpi_rpc_encode_release(struct sdnmpi_rpc_buf *buf, int64_t id,
                               const struct sdnmpi_job_ref *job);
 /* traffic (SPEC of issue 15, docs/rpc.md): phase 0..SDNMPI_RPC_MAX_PHASE, 1..

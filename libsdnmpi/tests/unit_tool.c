@@ -10,6 +10,7 @@
  *   unit_tool encode register ID IP...
  *   unit_tool encode plan ID JOB COMM PLANNER|- IP...   (steps of the ranks on IP...)
  *   unit_tool encode plan_bcast ID JOB COMM ROOT_IP IP...   (members IP...)
+ *   unit_tool encode plan_bcast_trees ID JOB COMM TREES ROOT_IP IP...
  *   unit_tool encode locate ID IP...           (job 42, token "tok42")
  *   unit_tool encode release ID JOB
  *   unit_tool encode traffic ID JOB PHASE ADD PLANNER|- SRC,DST,BYTES...
@@ -158,14 +159,16 @@ static int cmd_encode(int argc, char **argv)
                                                   strcmp(argv[4], "-") ? argv[4] : NULL, &hs);
             sdnmpi_host_steps_free(&hs);
         }
-    } else if (argc >= 5 && !strcmp(argv[0], "plan_bcast")) {
-        int n = argc - 5;
+    } else if ((argc >= 5 && !strcmp(argv[0], "plan_bcast"))
+               || (argc >= 6 && !strcmp(argv[0], "plan_bcast_trees"))) {
+        int skip = strcmp(argv[0], "plan_bcast") != 0, trees = skip ? atoi(argv[4]) : 1;
+        int n = argc - 5 - skip;
         uint32_t *ips = malloc((size_t)(n > 0 ? n : 1) * sizeof *ips);
         uint32_t root;
         struct sdnmpi_job_ref job = job_arg(argv[2]);
-        if (ips != NULL && !parse_ips(1, argv + 4, &root) && !parse_ips(n, argv + 5, ips))
+        if (ips != NULL && !parse_ips(1, argv + 4 + skip, &root) && !parse_ips(n, argv + 5 + skip, ips))
             rc = sdnmpi_rpc_encode_plan_bcast(&buf, atoll(argv[1]), &job, atoll(argv[3]),
-                                              root, ips, (size_t)n);
+                                              root, ips, (size_t)n, trees);
         free(ips);
     } else if (argc >= 3 && !strcmp(argv[0], "release")) {
         struct sdnmpi_job_ref job = job_arg(argv[2]);
@@ -241,7 +244,13 @@ static int cmd_decode(void)
     printf(", \"port\": %lld, \"switches\": %lld, \"top\": ", (long long)rep.port,
            (long long)rep.switches);
     json_str(rep.top);
-    printf(", \"cached\": %d", rep.cached);
+    printf(", \"cached\": %d, \"n_trees\": %zu, \"trees\": [", rep.cached, rep.n_trees);
+    for (size_t i = 0; i < rep.n_trees && i < SDNMPI_RPC_MAX_TREES; i++) {
+        printf("%s{\"group\": ", i ? ", " : "");
+        json_str(rep.tree_group[i]);
+        printf(", \"port\": %lld}", (long long)rep.tree_port[i]);
+    }
+    printf("]");
     printf(", \"node_load\": %lld, \"traffic_max_load\": %lld, \"stored\": %d, \"installed\": %d}\n",
            (long long)rep.node_load, (long long)rep.plan_max_load, rep.stored, rep.installed);
     return 0;

@@ -209,7 +209,9 @@ class StubController:
                 K, host a.b.c.d on leaf d % K
 
     plan_bcast gets a group 239.77.X.Y and a port of the stub's own per (comm, root), like the
-    controller; the same pair when repeated.
+    controller; the same pair when repeated. With ``bcast_trees`` = K, the reply also lists
+    min(K, the trees asked for) trees (`trees`, issue 17), each with its own group and port, the
+    first the one above; without it, the reply has no `trees`, as from a controller before that.
 
     traffic and phase (issue 15) are checked against the SPEC (`spec_request`): traffic with a
     host outside the registered job is refused; phase 0 is answered as installed at once (flows =
@@ -218,7 +220,7 @@ class StubController:
     """
 
     def __init__(self, mode="ok", loads="flat", netns=None, job=JOB, server=SERVER, plan_reply=None,
-                 leaves=None):
+                 leaves=None, bcast_trees=None):
         if mode not in MODES or loads not in LOADS:
             raise ValueError("unknown mode %r or loads %r" % (mode, loads))
         self.mode = mode
@@ -228,13 +230,14 @@ class StubController:
         self.server = server
         self.plan_reply = plan_reply
         self.leaves = leaves
+        self.bcast_trees = bcast_trees
         self.hosts = set()       # the registered job's hosts
         self.lock = threading.Lock()
         self.idle = threading.Condition(self.lock)   # notified when a connection closes
         self.open_conns = 0
         self.conns = []          # one dict per connection: {"requests": [...], "closed": bool}
         self.errors = []         # requests the schema refused, protocol violations
-        self.trees = {}          # (comm, root) -> (group, port)
+        self.trees = {}          # (comm, root, tree index) -> (group, port)
         rnd = random.Random()
         self.base = rnd.randrange(*GROUP_BASES)
         self.port_base = rnd.randrange(*PORT_BASES)
@@ -406,13 +409,19 @@ class StubController:
         group, port = self.tree_for(req.args["comm"], req.args["root"])
         if self.mode == "not_group":
             group = NOT_A_GROUP
+        extra = {}
+        if self.bcast_trees is not None:
+            trees = [(group, port)] + [self.tree_for(req.args["comm"], req.args["root"], i)
+                                       for i in range(1, min(self.bcast_trees, req.args["trees"]))]
+            extra["trees"] = [{"group": g, "port": p, "switches": BCAST_SWITCHES, "top": BCAST_TOP} for g, p in trees]
         return reply(req.id, group=group, port=port, switches=BCAST_SWITCHES, top=BCAST_TOP, cached=False,
-                     timings=dict(BCAST_TIMINGS))
+                     timings=dict(BCAST_TIMINGS), **extra)
 
-    def tree_for(self, comm, root):
-        """(group, port) of (comm, root): a new pair per new tree, the same one when repeated."""
+    def tree_for(self, comm, root, index=0):
+        """(group, port) of tree ``index`` of (comm, root): a new pair per new tree, the same one
+        when repeated."""
         with self.lock:
-            key = (comm, root)
+            key = (comm, root, index)
             if key not in self.trees:
                 n = len(self.trees)
                 self.trees[key] = (GROUP % (self.base, n + 1), self.port_base + n)

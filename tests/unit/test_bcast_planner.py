@@ -86,3 +86,49 @@ def test_a_failed_link_is_avoided():
     tree = bcast.tree(graph, h[0], h)
     assert tree.top == 0x102
     assert deliveries(graph, tree) == {m: 1 for m in h[1:]}
+
+
+def tree_links(graph, tree):
+    """The directed switch-to-switch links a packet of ``tree`` crosses."""
+    links = set()
+    for sw, ports in tree.out_ports.items():
+        for port in ports:
+            peer = next(n for n in graph.neighbors(sw) if graph.edges[sw, n]["ports"].get(sw) == port)
+            if graph.nodes[peer]["kind"] == fabric.SWITCH:
+                links.add((sw, peer))
+    return links
+
+
+@pytest.mark.parametrize("graph,uplinks", [(fattree.leaf_spine(2, 4, 2), 2), (fattree.leaf_spine(4, 5, 3), 4),
+                                           (fattree.kary(4), 2), (fattree.kary(6), 3), (fattree.kary(8, 2), 4)],
+                         ids=["ls-2-4-2", "ls-4-5-3", "k4", "k6", "k8-2"])
+def test_several_trees_cover_every_member_once_each_on_disjoint_links(graph, uplinks):
+    rng = random.Random(uplinks)
+    hosts = fabric.hosts(graph)
+    for _ in range(30):
+        members = rng.sample(hosts, rng.randint(2, len(hosts)))
+        root = rng.choice(members)
+        count = rng.randint(1, uplinks + 2)
+        got = bcast.trees(graph, root, members, count)
+        want = {m: 1 for m in members if m != root}
+        remote = {fabric.attachment(graph, m)[0] for m in members} - {fabric.attachment(graph, root)[0]}
+        assert len(got) == (min(count, uplinks) if remote else 1)
+        for t in got:
+            assert t.root == root and deliveries(graph, t) == want
+        # the trees share no link anywhere, so they leave the root's leaf by different uplinks
+        links = [tree_links(graph, t) for t in got]
+        for i in range(len(got)):
+            for j in range(i):
+                assert not links[i] & links[j]
+        assert len({t.top for t in got}) == len(got)
+
+
+def test_two_trees_on_the_bench_fabric_use_both_spines_and_the_least_loaded_first():
+    graph = fattree.leaf_spine(2, 4, 2)
+    h = fabric.hosts(graph)
+    got = bcast.trees(graph, h[0], h, 4)
+    assert [t.top for t in got] == [0x101, 0x102]
+    assert [t.out_ports[0x201] for t in got] == [(2, 3), (2, 4)]   # host 2, then uplink to spine 1 / 2
+    assert [t.top for t in bcast.trees(graph, h[0], h, 2, load={0x101: 1})] == [0x102, 0x101]
+    local = bcast.trees(graph, h[0], h[:2], 4)
+    assert len(local) == 1 and local[0].top is None

@@ -158,7 +158,34 @@ def test_plan_bcast_request_passes_the_controller_schema(built):
                    "members": members}
     req = rpc_schema.decode_request(body)
     assert req.op == "plan_bcast" and req.args == {"job": 42, "token": "c0ffee", "comm": 5, "root": "10.0.0.2",
-                                                   "members": ["10.0.0.1", "10.0.0.2", "10.0.0.3"]}
+                                                   "members": ["10.0.0.1", "10.0.0.2", "10.0.0.3"], "trees": 1}
+
+
+def test_plan_bcast_request_with_trees(built):
+    members = ["10.0.0.%d" % (r % 3 + 1) for r in range(5)]
+    body = frame_body(tool("encode", "plan_bcast_trees", 9, "42:c0ffee", 5, 3, "10.0.0.2", *members))
+    raw = msgpack.unpackb(body, raw=False)
+    assert raw["trees"] == 3 and raw["members"] == members
+    req = rpc_schema.decode_request(body)
+    assert req.args["trees"] == 3
+    for bad in (0, 9):
+        with pytest.raises(subprocess.CalledProcessError):
+            tool("encode", "plan_bcast_trees", 9, "42:c0ffee", 5, bad, "10.0.0.2", *members)
+
+
+def test_plan_bcast_reply_with_trees_decoding(built):
+    trees = [{"group": "239.77.0.%d" % i, "port": 47000 + i, "switches": 3, "top": "%016x" % (0x100 + i)}
+             for i in range(1, 4)]
+    real = rpc_schema.encode_reply(4, group="239.77.0.1", port=47001, switches=3, top="0000000000000101",
+                                   cached=False, trees=trees)
+    got = json.loads(tool("decode", stdin=frame_body(real)))
+    assert got["valid"] and got["n_trees"] == 3
+    assert got["trees"] == [{"group": t["group"], "port": t["port"]} for t in trees]
+    old = decode({"v": 1, "id": 1, "status": "ok", "group": "239.77.0.1", "port": 47001})
+    assert old["n_trees"] == 0 and old["trees"] == []
+    for bad in ({"trees": 1}, {"trees": [1]}, {"trees": [{"group": "239.77.0.1"}]},
+                {"trees": [{"group": 5, "port": 1}]}, {"trees": [{"group": "239.77.0.1", "port": "1"}]}):
+        assert decode(dict({"v": 1, "id": 1, "status": "ok"}, **bad)) == {"valid": False}, bad
 
 
 def test_plan_bcast_reply_decoding(built):
@@ -270,12 +297,38 @@ def test_multicast_equals_pmpi(built, stub_factory, np, nhosts, full):
         assert conn["closed"]
 
 
+@pytest.mark.parametrize("np,nhosts", [(3, 3), (5, 3), (8, 4)])
+def test_multicast_over_two_trees_equals_pmpi(built, stub_factory, np, nhosts):
+    """The message split over two trees (issue 17): datagram i on tree i mod 2, bit-exact."""
+    stub = stub_factory(bcast_trees=4)
+    out = run_check(np, "sdn", sdn_env(stub, nhosts, SDN_MPI_VERBOSE=1), big=np == 5, quick=np != 5)
+    assert out["mcast"] + out["mcast_pmpi"] > 0
+    plans = stub.requests("plan_bcast")
+    assert plans and all(r["trees"] == 2 for _, r in plans)   # SDN_MPI_BCAST_TREES' default
+    assert re.search(r"sdnmpi\[0\]: bcast plan comm=0 root=0 .* trees=2 switches=3", out["stderr"])
+    assert re.search(r"datagrams=\d+: multicast, \d+ rounds?, .* 2 trees, pacing", out["stderr"])
+    assert stub.errors == []
+
+
+def test_bcast_trees_knob_and_an_older_controller(built, stub_factory):
+    stub = stub_factory(bcast_trees=4)
+    out = run_check(3, "sdn", sdn_env(stub, 3, SDN_MPI_VERBOSE=1, SDN_MPI_BCAST_TREES=3), quick=True)
+    assert all(r["trees"] == 3 for _, r in stub.requests("plan_bcast"))
+    assert "trees=3 switches" in out["stderr"] and " 3 trees, pacing" in out["stderr"]
+    old = stub_factory()   # answers without `trees`: one tree
+    out = run_check(3, "sdn", sdn_env(old, 3, SDN_MPI_VERBOSE=1), quick=True)
+    assert out["mcast"] > 0 and "trees=1 switches" in out["stderr"] and " 1 tree, pacing" in out["stderr"]
+    one = stub_factory(bcast_trees=4)
+    run_check(3, "sdn", sdn_env(one, 3, SDN_MPI_BCAST_TREES=1), quick=True)
+    assert all("trees" not in r for _, r in one.requests("plan_bcast"))   # 1: the field left out
+
+
 def test_verbose_log(built, stub_factory):
     stub = stub_factory()
     out = run_check(3, "sdn", sdn_env(stub, 3, SDN_MPI_VERBOSE=1), quick=True)
     text = out["stderr"]
     assert re.search(r"sdnmpi\[0\]: bcast plan comm=0 root=0 \(10\.255\.0\.1\) ranks=3 hosts=3: ok "
-                     r"group=239\.77\.\d+\.\d+:\d+ switches=3 top=0000000000000101 in \d+\.\d+s "
+                     r"group=239\.77\.\d+\.\d+:\d+ trees=1 switches=3 top=0000000000000101 in \d+\.\d+s "
                      r"\(controller total 0\.500s plan 0\.125s install 0\.250s\)", text)
     assert re.search(r"sdnmpi\[0\]: bcast comm=0 root=0 epoch=\d+ round=0: sent 723 datagrams in", text)
     assert re.search(r"sdnmpi\[1\]: bcast comm=0 root=0 epoch=\d+ round=0: have 723 of 723 datagrams "
@@ -317,6 +370,37 @@ def test_lost_datagrams_are_repaired(built, stub_factory, netns, percent):
     assert nft_dropped(netns) > 0
     assert out["resent"] > 0 and out["rounds"] > out["mcast"] + out["mcast_pmpi"]
     assert "multicasting them again" in out["stderr"]
+
+
+def test_a_lossy_tree_is_repaired_and_slowed_down_on_its_own(built, stub_factory, netns):
+    """Loss on one of two trees: its datagrams are sent again, and its rate, not the other
+    tree's, goes down."""
+    stub = stub_factory(netns=netns, bcast_trees=2)
+    nft_drop(netns, "%d-%d" % (stub.port_base + 1, stub.port_base + 1), 20)   # tree 1 of the first plan
+    out = run_check(4, "sdn", sdn_env(stub, 4, SDN_MPI_VERBOSE=1), quick=True, repeat=3, netns=netns)
+    assert nft_dropped(netns) > 0 and out["resent"] > 0
+    slowed = re.findall(r"sdnmpi\[0\]: bcast comm=0 root=0 round=\d+ tree=(\d): worst receiver lost \d+%, "
+                        r"rate \S+ -> (\S+) Mbit/s", out["stderr"])
+    lowered = [int(tree) for tree, rate in slowed if float(rate) < float(LOCAL_RATE)]
+    assert lowered.count(1) > lowered.count(0), slowed
+
+
+def test_a_silent_tree_finishes_with_pmpi_and_is_planned_again(built, stub_factory, netns):
+    """One of two trees a black hole (what the receivers see when the controller dropped it after
+    a topology change): the first round ends at once with PMPI_Bcast for that tree's datagrams,
+    instead of repair rounds on a dead tree, and after two such calls the trees are planned again."""
+    stub = stub_factory(netns=netns, bcast_trees=2)
+    nft_drop(netns, "%d-%d" % (stub.port_base + 1, stub.port_base + 1), 100)   # tree 1 of the first plan
+    env = sdn_env(stub, 4, SDN_MPI_VERBOSE=1, SDN_MPI_BCAST_IDLE_MS=100)
+    out = run_check(4, "any", env, quick=True, repeat=3, netns=netns)
+    text = out["stderr"]
+    assert nft_dropped(netns) > 0 and out["mcast_pmpi"] > 0 and out["finished"] > 0
+    assert "finishing them with PMPI_Bcast (a rank heard nothing of one of the trees)" in text
+    assert not re.search(r"comm=0 root=0 epoch=\d+ round=1", text)   # no repair round on a dead tree
+    assert "sdnmpi[0]: bcast comm=0 root=0: 2 calls in a row reached some rank not at all, planning the " \
+           "tree again (1 of 2)" in text
+    world_root0 = [r for _, r in stub.requests("plan_bcast") if r["comm"] == 0 and r["root"] == "10.255.0.1"]
+    assert len(world_root0) == 3
 
 
 def test_black_hole_finishes_with_pmpi_and_gives_up_the_tree(built, stub_factory, netns):
