@@ -14,6 +14,7 @@ from bench_sampling import CpuMonitor
 from bench_flows import RouteSwitch
 from bench_limits import parallel_iperf
 import benchcore
+import bounds
 
 
 PLAN_RE = re.compile(r"plan comm=\d+ ranks=(?P<ranks>\d+) hosts=\d+ steps=(?P<steps>\d+) pairs=(?P<pairs>\d+): ok "
@@ -329,6 +330,8 @@ def job_records(bench, job, events, meta):
             rec["limits_s"] = benchcore.allreduce_limits(fab, hosts, rec["bytes"])
         else:
             rec["limits_s"] = benchcore.bcast_limits(fab, hosts, rec["root"] or 0, rec["bytes"])
+        if rec["collective"] in bounds.COLLECTIVES:   # the any-algorithm bound (bounds.py)
+            rec["bound_s"] = bounds.bound(rec["collective"], fab, hosts, rec["bytes"], rec["root"] or 0)
         rec["job"] = job["name"]
     init = {}
     for ev in events:

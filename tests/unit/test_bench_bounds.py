@@ -1,0 +1,117 @@
+"""bench/bounds.py: the any-algorithm bound of every collective, against hand-computed cases on the
+bench's default fabric (2 spines, 4 leaves x 2 hosts, host links 30 Mbit/s, fabric links 15 Mbit/s)."""
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.join(ROOT, "bench")
+if BENCH not in sys.path:
+    sys.path.insert(0, BENCH)
+
+import benchcore  # noqa: E402
+import bounds  # noqa: E402
+
+MIB = 1 << 20
+FAB = benchcore.Fabric()                    # 30 / 15 Mbit/s, 2 spines, 4 leaves x 2 hosts
+ALL8 = list(range(1, 9))
+RANDOM8 = benchcore.placement_hosts("random", 8, 8, 7)
+
+
+def secs(nbytes, mbit):
+    return nbytes * 8.0 / (mbit * 1e6)
+
+
+def test_allreduce_8_hosts_is_host_bound():
+    b = bounds.allreduce_bound(FAB, ALL8, MIB)
+    assert b["host"] == pytest.approx(0.48934, abs=1e-5)        # issue 17: 0.49 s
+    assert b["cut"] == pytest.approx(0.27962, abs=1e-5)          # 1 MiB over 2 x 15 Mbit/s
+    assert b["bound"] == b["host"]
+    # the placement does not change it: every leaf still holds some but not all ranks
+    assert bounds.allreduce_bound(FAB, RANDOM8, MIB) == b
+
+
+def test_allreduce_small_cases():
+    one_leaf = bounds.allreduce_bound(FAB, [1, 2], MIB)
+    assert one_leaf == {"host": pytest.approx(secs(MIB, 30)), "cut": 0.0, "bound": pytest.approx(secs(MIB, 30))}
+    two_leaves = bounds.allreduce_bound(FAB, [1, 3], MIB)
+    assert two_leaves["host"] == pytest.approx(secs(MIB, 30)) and two_leaves["cut"] == pytest.approx(secs(MIB, 30))
+    assert bounds.allreduce_bound(FAB, [5], MIB) == {"host": 0.0, "cut": 0.0, "bound": 0.0}
+    # 4 ranks on one leaf of a 4-host leaf: no cut
+    fab = benchcore.Fabric(leaves=2, hosts_per_leaf=4)
+    assert bounds.allreduce_bound(fab, [1, 2, 3, 4], 3000)["cut"] == 0.0
+    assert bounds.allreduce_bound(fab, [1, 2, 3, 4], 3000)["host"] == pytest.approx(secs(2 * 3 / 4 * 3000, 30))
+
+
+def test_a_thin_fabric_makes_the_cut_the_bound():
+    fab = benchcore.Fabric(spines=2, leaves=4, hosts_per_leaf=2, host_bw=30, fabric_bw=2)
+    b = bounds.allreduce_bound(fab, ALL8, MIB)
+    assert b["cut"] == pytest.approx(secs(MIB, 4)) and b["bound"] == b["cut"] > b["host"]
+
+
+def test_unlimited_links():
+    fab = benchcore.Fabric(host_bw=0, fabric_bw=15)
+    b = bounds.allreduce_bound(fab, ALL8, MIB)
+    assert b["host"] is None and b["bound"] == b["cut"] == pytest.approx(secs(MIB, 30))
+    fab = benchcore.Fabric(host_bw=0, fabric_bw=0)
+    assert bounds.allreduce_bound(fab, ALL8, MIB)["bound"] is None
+
+
+def test_bcast_equals_the_existing_any_limit():
+    b = bounds.bcast_bound(FAB, ALL8, 0, MIB)
+    assert b["bound"] == pytest.approx(0.27962, abs=1e-5)        # results.md: 279.6 ms (any algorithm)
+    for hosts in (ALL8, RANDOM8, [1, 2], [1, 3, 5], [2, 7]):
+        for root in range(len(hosts)):
+            assert bounds.bcast_bound(FAB, hosts, root, 4 * MIB)["bound"] == pytest.approx(
+                benchcore.bcast_limits(FAB, hosts, root, 4 * MIB)["any"])
+
+
+def test_reduce():
+    b = bounds.reduce_bound(FAB, ALL8, 3, MIB)
+    assert b["host"] == pytest.approx(secs(MIB, 30)) and b["cut"] == pytest.approx(secs(MIB, 30))
+    assert bounds.reduce_bound(FAB, [1, 2], 0, MIB)["cut"] == 0.0
+    with pytest.raises(ValueError):
+        bounds.reduce_bound(FAB, ALL8, 8, MIB)
+
+
+def test_allgather():
+    block = 128 << 10
+    b = bounds.allgather_bound(FAB, ALL8, block)
+    assert b["host"] == pytest.approx(secs(7 * block, 30))       # 0.2447 s: 7 blocks in
+    assert b["cut"] == pytest.approx(secs(6 * block, 30))        # a leaf of 2 takes 6 blocks in
+    assert b["bound"] == b["host"]
+    # 2 leaves x 4 hosts: 4 blocks each way over 2 x 15 Mbit/s
+    fab = benchcore.Fabric(leaves=2, hosts_per_leaf=4)
+    assert bounds.allgather_bound(fab, ALL8, block)["cut"] == pytest.approx(secs(4 * block, 30))
+    # 3 ranks, two on leaf 1: that leaf sends 2 blocks out, the other takes 2 in
+    assert bounds.allgather_bound(FAB, [1, 2, 3], block)["cut"] == pytest.approx(secs(2 * block, 30))
+
+
+def test_alltoall_is_cut_bound_on_the_default_fabric():
+    block = 64 << 10
+    b = bounds.alltoall_bound(FAB, ALL8, block)
+    assert b["host"] == pytest.approx(secs(7 * block, 30))
+    assert b["cut"] == pytest.approx(secs(2 * 6 * block, 30))   # 2 ranks x 6 outside partners
+    assert b["bound"] == b["cut"] == pytest.approx(0.20972, abs=1e-5)
+    fab = benchcore.Fabric(leaves=2, hosts_per_leaf=4)
+    assert bounds.alltoall_bound(fab, ALL8, block)["cut"] == pytest.approx(secs(16 * block, 30))
+
+
+def test_dispatch_and_errors():
+    for coll in bounds.COLLECTIVES:
+        assert bounds.bound(coll, FAB, ALL8, MIB)["bound"] > 0
+    with pytest.raises(ValueError):
+        bounds.bound("scan", FAB, ALL8, MIB)
+    with pytest.raises(ValueError):
+        bounds.allreduce_bound(FAB, [1, 1, 2], MIB)              # one rank per host
+    assert bounds.ratio(0.98, 0.49) == pytest.approx(2.0)
+    assert bounds.ratio(None, 0.49) is None and bounds.ratio(1.0, 0.0) is None
+
+
+def test_no_algorithm_limit_beats_the_bound():
+    """The per-schedule limits (benchcore) are limits of particular algorithms: never below the bound."""
+    for hosts in (ALL8, RANDOM8, [1, 2, 3, 5, 8], [2, 4, 6]):
+        for nbytes in (4096, MIB):
+            lim = benchcore.allreduce_limit(FAB, hosts, nbytes)
+            assert lim >= bounds.allreduce_bound(FAB, hosts, nbytes)["bound"] * (1 - 1e-9)
