@@ -37,6 +37,8 @@ def run_mpi_job(bench, job, progress):
         prog += ["--calls", ",".join(str(c) for c in job["calls"])]
     if job.get("roots"):
         prog += ["--roots", ",".join(str(r) for r in job["roots"])]
+    if job.get("sdn_algs"):
+        prog += ["--sdn-algs", ",".join(job["sdn_algs"])]
     prog += ["--tiny-reps", job.get("tiny_reps", 0), "--tiny-block", job.get("tiny_block", 10),
              "--toggle", toggle_dir]
     if job.get("lib_verbose"):
@@ -177,6 +179,9 @@ def sdn_env(args):
     env = {"SDN_MPI_TIMEOUT_MS": str(args.sdn_timeout_ms)}
     if args.bcast_rate_mbps is not None:
         env["SDN_MPI_BCAST_RATE_MBPS"] = str(args.bcast_rate_mbps)
+    for item in getattr(args, "sdn_env", None) or []:   # --sdn-env NAME=VALUE
+        name, _, value = item.partition("=")
+        env[name] = value
     return env
 
 

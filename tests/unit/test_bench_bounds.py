@@ -115,3 +115,53 @@ def test_no_algorithm_limit_beats_the_bound():
         for nbytes in (4096, MIB):
             lim = benchcore.allreduce_limit(FAB, hosts, nbytes)
             assert lim >= bounds.allreduce_bound(FAB, hosts, nbytes)["bound"] * (1 - 1e-9)
+
+
+# --- results.md's section (report_bounds.py) -----------------------------------------------------
+
+import report_bounds  # noqa: E402
+
+
+def _rec(impl, median, nbytes=MIB, routing="dmodk", placement="block", job="allreduce-dmodk-block-p8"):
+    return {"collective": "allreduce", "impl": impl, "routing": routing, "placement": placement, "nprocs": 8,
+            "bytes": nbytes, "root": None, "median_s": median, "samples_s": [median], "job": job}
+
+
+RESULTS = {"fabric": {"spines": 2, "leaves": 4, "hosts_per_leaf": 2, "host_bw_mbit": 30, "fabric_bw_mbit": 15},
+           "jobs": [{"name": "allreduce-dmodk-block-p8", "hosts": ALL8}]}
+
+
+def test_bound_table_computes_bounds_from_the_jobs_hosts():
+    results = dict(RESULTS, records=[_rec("openmpi", 1.61), _rec("sdnmpi", 0.98), _rec("sdnmpi", 0.01, nbytes=8)])
+    table = report_bounds.bound_table(results)
+    rows = [line for line in table.splitlines() if line.startswith("| allreduce")]
+    assert len(rows) == 1                                        # 8 B is below MIN_BYTES
+    assert "489.3 ms" in rows[0] and "279.6 ms" in rows[0]
+    assert "| 3.29x | 2.00x |" in rows[0]                        # 1.61 / 0.4893, 0.98 / 0.4893
+    assert report_bounds.median_ratio(results, "allreduce") == pytest.approx(0.98 / 0.48934, rel=1e-4)
+
+
+def test_choice_check_within_five_percent():
+    recs = [_rec("sdnmpi", 1.04), _rec("sdnmpi:rd", 2.0), _rec("sdnmpi:hier", 1.0),
+            _rec("sdnmpi", 1.10, nbytes=256 << 10), _rec("sdnmpi:hier", 1.0, nbytes=256 << 10),
+            _rec("openmpi", 3.0, nbytes=512 << 10)]
+    checks = report_bounds.choice_check(recs)
+    assert [(c[0][4], c[2], c[4]) for c in checks] == [(256 << 10, "sdnmpi:hier", False), (MIB, "sdnmpi:hier", True)]
+    text = report_bounds.choice_table(recs)
+    assert "1 of 2 rows within 5 %" in text and "**no**" in text
+
+
+def test_forced_algorithms_are_planned_and_passed_to_coll_bench():
+    import bench_cli
+    import bench_jobs
+    import bench_limits
+    base = ["--quick", "--collectives", "allreduce", "--routings", "dmodk"]
+    plain = bench_limits.plan_jobs(bench_cli.parse_args(base), benchcore.Fabric(), True)
+    forced = bench_limits.plan_jobs(bench_cli.parse_args(base + ["--sdn-algs", "rd,hier"]), benchcore.Fabric(), True)
+    assert [j["sdn_algs"] for j in forced] == [["rd", "hier"]] * len(plain) and all(j["nimpl"] == 4 for j in forced)
+    assert all(f["work"] > p["work"] for f, p in zip(forced, plain))
+    args = bench_cli.parse_args(base + ["--sdn-env", "SDN_MPI_HIER_SEGMENT=32768"])
+    assert bench_jobs.sdn_env(args)["SDN_MPI_HIER_SEGMENT"] == "32768"
+    for bad in (["--sdn-algs", "ring"], ["--sdn-env", "FOO=1"]):
+        with pytest.raises(SystemExit):
+            bench_cli.parse_args(base + bad)
