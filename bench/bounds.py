@@ -68,27 +68,27 @@ def allreduce_bound(fab, hosts, nbytes):
     return _result(fab, 2.0 * (p - 1) / p * nbytes, nbytes if split else 0)
 
 
-def bcast_bound(fab, hosts, root, nbytes):
-    """Host: every receiver takes nbytes in (and the root sends at least nbytes). Cut: the root's
-    leaf sends nbytes out and every other leaf with a receiver takes nbytes in."""
+def _rooted(fab, hosts, root, nbytes):
+    """nbytes through the root's host link and, if a rank is on another leaf, across the cut."""
     if not 0 <= root < len(hosts):
         raise ValueError("root %d out of range for %d ranks" % (root, len(hosts)))
     split, p = _split_leaves(fab, hosts)
     if p < 2:
         return _result(fab, 0, 0)
     return _result(fab, nbytes, nbytes if split else 0)
+
+
+def bcast_bound(fab, hosts, root, nbytes):
+    """Host: every receiver takes nbytes in (and the root sends at least nbytes). Cut: the root's
+    leaf sends nbytes out and every other leaf with a receiver takes nbytes in."""
+    return _rooted(fab, hosts, root, nbytes)
 
 
 def reduce_bound(fab, hosts, root, nbytes):
     """Host: the root takes at least nbytes in (the reduction of the others' data), and every other
     rank's data must leave its host: nbytes out. Cut: the root's leaf takes nbytes in if a rank is
     outside it, and every other leaf with a rank sends nbytes out (pre-reduced)."""
-    if not 0 <= root < len(hosts):
-        raise ValueError("root %d out of range for %d ranks" % (root, len(hosts)))
-    split, p = _split_leaves(fab, hosts)
-    if p < 2:
-        return _result(fab, 0, 0)
-    return _result(fab, nbytes, nbytes if split else 0)
+    return _rooted(fab, hosts, root, nbytes)
 
 
 def allgather_bound(fab, hosts, block):
