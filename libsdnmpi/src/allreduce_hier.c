@@ -10,10 +10,11 @@
  *      are the recursive-doubling pairs at distance d*k, whose routes the controller balanced);
  *   3. the allgather of stage 2 in reverse;
  *   4. the allgather inside the leaf (the ring again).
- * Pipelining: the vector is cut into segments of about call->segment bytes; at tick t, segment s
- * runs its step t - s, so the host-link stages of some segments overlap the fabric stages of
- * others. Every step of every active segment is posted at once (Irecv + Isend) and the tick
- * ends when all of them are done; reductions follow. Each element is reduced on exactly one rank
+ * Pipelining: the vector is cut into segments of about call->segment bytes, which flow through
+ * the steps independently (dataflow: a segment's next step is posted as soon as its current one
+ * has completed and been reduced; MPI_Waitsome). A new segment starts when the previous one has
+ * left its first step, at most (number of steps) segments in flight, so the host-link stages of
+ * some segments overlap the fabric stages of others. Each element is reduced on exactly one rank
  * (its lane owner) in a fixed order and then only copied, so every rank's result is bit-identical.
  */
 #include <stdlib.h>
@@ -111,6 +112,48 @@ static void step_of(const struct hier *h, int s, int i, struct step *st)
     st->reduce = rs;
 }
 
+/* A segment in flight: its current step, posted as two requests. */
+struct slot {
+    int seg, step; /* seg -1: a free slot */
+    struct step st;
+};
+
+/* Posts x's current step (Irecv, Isend) into r[0], r[1]. */
+static int post(const struct hier *h, struct slot *x, MPI_Request *r, char *buf, char *scratch,
+                MPI_Aint extent, MPI_Datatype datatype, MPI_Comm comm)
+{
+    step_of(h, x->seg, x->step, &x->st);
+    int tag = HIER_TAG_BASE + (x->seg & HIER_TAG_MASK);
+    char *into = x->st.reduce ? scratch : buf;
+    int rc = PMPI_Irecv(into + (size_t)x->st.recv_off * (size_t)extent, x->st.recv_n, datatype,
+                        x->st.recv_from, tag, comm, &r[0]);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Isend(buf + (size_t)x->st.send_off * (size_t)extent, x->st.send_n, datatype,
+                        x->st.send_to, tag, comm, &r[1]);
+    return rc;
+}
+
+/* Starts the next segment in a free slot if the newest one has left its first step. */
+static int admit(const struct hier *h, struct slot *sl, MPI_Request *req, char *buf,
+                 char *scratch, MPI_Aint extent, MPI_Datatype datatype, MPI_Comm comm, int window,
+                 int *next, int *newest, int *active)
+{
+    if (*next >= h->nseg)
+        return MPI_SUCCESS;
+    if (*newest >= 0 && sl[*newest].seg == *next - 1 && sl[*newest].step == 0)
+        return MPI_SUCCESS;
+    for (int w = 0; w < window; w++) {
+        if (sl[w].seg >= 0)
+            continue;
+        sl[w].seg = (*next)++;
+        sl[w].step = 0;
+        *newest = w;
+        (*active)++;
+        return post(h, &sl[w], &req[2 * w], buf, scratch, extent, datatype, comm);
+    }
+    return MPI_SUCCESS;
+}
+
 int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call)
 {
     int count = call->count;
@@ -139,41 +182,49 @@ int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call)
     h.segcount = (count + h.nseg - 1) / h.nseg; /* even segments; the last may be shorter */
     h.nseg = (count + h.segcount - 1) / h.segcount;
     int nsteps = 2 * (h.k - 1) + 2 * h.ldims;
-    int active_max = nsteps < h.nseg ? nsteps : h.nseg;
+    int window = nsteps < h.nseg ? nsteps : h.nseg; /* segments in flight at most */
 
     char *scratch = sdnmpi_scratch(bytes, comm);
-    MPI_Request *req = sdnmpi_scratch((size_t)active_max * 2 * sizeof *req, comm);
-    struct step *st = sdnmpi_scratch((size_t)active_max * sizeof *st, comm);
-    for (int tick = 0; rc == MPI_SUCCESS && tick < h.nseg + nsteps - 1; tick++) {
-        int first = tick - nsteps + 1 > 0 ? tick - nsteps + 1 : 0;
-        int last = tick < h.nseg - 1 ? tick : h.nseg - 1;
-        int n = 0;
-        for (int s = first; s <= last && rc == MPI_SUCCESS; s++) {
-            struct step *x = &st[s - first];
-            step_of(&h, s, tick - s, x);
-            int tag = HIER_TAG_BASE + (s & HIER_TAG_MASK);
-            char *into = x->reduce ? scratch : buf;
-            rc = PMPI_Irecv(into + (size_t)x->recv_off * (size_t)extent, x->recv_n, datatype,
-                            x->recv_from, tag, comm, &req[n]);
-            if (rc == MPI_SUCCESS && ++n
-                && (rc = PMPI_Isend(buf + (size_t)x->send_off * (size_t)extent, x->send_n,
-                                    datatype, x->send_to, tag, comm, &req[n])) == MPI_SUCCESS)
-                n++;
-        }
-        /* Complete what was posted even after an error, so no request outlives the buffers. */
-        int wrc = n ? PMPI_Waitall(n, req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
-        if (rc == MPI_SUCCESS)
-            rc = wrc;
-        for (int s = first; s <= last && rc == MPI_SUCCESS; s++) {
-            const struct step *x = &st[s - first];
-            if (x->reduce && x->recv_n > 0)
-                rc = PMPI_Reduce_local(scratch + (size_t)x->recv_off * (size_t)extent,
-                                       buf + (size_t)x->recv_off * (size_t)extent, x->recv_n,
+    MPI_Request *req = sdnmpi_scratch((size_t)window * 2 * sizeof *req, comm);
+    int *idx = sdnmpi_scratch((size_t)window * 2 * sizeof *idx, comm);
+    struct slot *sl = sdnmpi_scratch((size_t)window * sizeof *sl, comm);
+    for (int w = 0; w < 2 * window; w++)
+        req[w] = MPI_REQUEST_NULL;
+    for (int w = 0; w < window; w++)
+        sl[w].seg = -1;
+    int next = 0, newest = -1, active = 0;
+    /* The first segment starts at once; each next one when the newest has finished its first
+     * step, so that the segments stagger along the stages instead of moving in a block. */
+    rc = admit(&h, sl, req, buf, scratch, extent, datatype, comm, window, &next, &newest, &active);
+    while (rc == MPI_SUCCESS && active > 0) {
+        int done = 0;
+        rc = PMPI_Waitsome(2 * window, req, &done, idx, MPI_STATUSES_IGNORE);
+        for (int w = 0; rc == MPI_SUCCESS && w < window; w++) {
+            struct slot *x = &sl[w];
+            if (x->seg < 0 || req[2 * w] != MPI_REQUEST_NULL || req[2 * w + 1] != MPI_REQUEST_NULL)
+                continue;
+            if (x->st.reduce && x->st.recv_n > 0)
+                rc = PMPI_Reduce_local(scratch + (size_t)x->st.recv_off * (size_t)extent,
+                                       buf + (size_t)x->st.recv_off * (size_t)extent, x->st.recv_n,
                                        datatype, call->op);
+            if (rc != MPI_SUCCESS)
+                break;
+            if (++x->step == nsteps) {
+                x->seg = -1;
+                active--;
+            } else {
+                rc = post(&h, x, &req[2 * w], buf, scratch, extent, datatype, comm);
+            }
         }
+        if (rc == MPI_SUCCESS)
+            rc = admit(&h, sl, req, buf, scratch, extent, datatype, comm, window, &next, &newest,
+                       &active);
     }
+    if (rc != MPI_SUCCESS) /* complete what was posted, so no request outlives the buffers */
+        (void)PMPI_Waitall(2 * window, req, MPI_STATUSES_IGNORE);
+    free(idx);
     free(req);
-    free(st);
+    free(sl);
     free(scratch);
     return rc;
 }
