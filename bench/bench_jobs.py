@@ -335,6 +335,9 @@ def job_records(bench, job, events, meta):
             rec["limits_s"] = benchcore.allreduce_limits(fab, hosts, rec["bytes"])
         else:
             rec["limits_s"] = benchcore.bcast_limits(fab, hosts, rec["root"] or 0, rec["bytes"])
+        if rec["impl"] == "sdnmpi" and rec["collective"] == "allreduce":   # the algorithms the library chose
+            rec["sdn_paths"] = sorted({ev["path"] for ev in events if ev.get("bench") == "sample" and ev.get("path")
+                                       and ev.get("impl") == "sdnmpi" and ev.get("bytes") == rec["bytes"]})
         if rec["collective"] in bounds.COLLECTIVES:   # the any-algorithm bound (bounds.py)
             rec["bound_s"] = bounds.bound(rec["collective"], fab, hosts, rec["bytes"], rec["root"] or 0)
         rec["job"] = job["name"]

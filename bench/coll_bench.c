@@ -102,7 +102,7 @@ static const char *alg_name(int path)
     for (size_t i = 0; i < sizeof alg_names / sizeof alg_names[0]; i++)
         if (alg_names[i].path == path)
             return alg_names[i].name;
-    return "?";
+    return path == 1 ? "pmpi" : "?";
 }
 
 static int rank, nprocs;
@@ -507,7 +507,13 @@ static void run_allreduce(void)
                     if (var < 2) {
                         enum impl which = (enum impl)var;
                         double t = timed_allreduce(which, opt.sizes[k]);
-                        emit_sample("allreduce", which, opt.sizes[k], -1, rep * calls + c, t);
+                        if (which == SDNMPI) /* with the algorithm the library chose */
+                            emit("\"sample\", \"collective\": \"allreduce\", \"impl\": \"sdnmpi\", "
+                                 "\"bytes\": %ld, \"root\": -1, \"rep\": %d, \"t_s\": %.9f, "
+                                 "\"path\": \"%s\"", opt.sizes[k], rep * calls + c, t,
+                                 alg_name(sdnmpi_test_last_path()));
+                        else
+                            emit_sample("allreduce", which, opt.sizes[k], -1, rep * calls + c, t);
                         continue;
                     }
                     int path = opt.algs[var - 2];

@@ -146,9 +146,16 @@ def test_choice_check_within_five_percent():
             _rec("sdnmpi", 1.10, nbytes=256 << 10), _rec("sdnmpi:hier", 1.0, nbytes=256 << 10),
             _rec("openmpi", 3.0, nbytes=512 << 10)]
     checks = report_bounds.choice_check(recs)
-    assert [(c[0][4], c[2], c[4]) for c in checks] == [(256 << 10, "sdnmpi:hier", False), (MIB, "sdnmpi:hier", True)]
+    assert [(c[0][4], c[1], c[3], c[5]) for c in checks] == [(256 << 10, "?", "hier", False), (MIB, "?", "hier", True)]
     text = report_bounds.choice_table(recs)
     assert "1 of 2 rows within 5 %" in text and "**no**" in text
+    # the library reports its algorithm: its samples join that algorithm's
+    recs[0].update(sdn_paths=["hier"], samples_s=[1.04, 1.06, 1.08])
+    recs[2].update(samples_s=[0.9, 1.0, 1.0])
+    recs[1].update(samples_s=[1.0, 1.01, 1.02])
+    recs[1]["impl"] = "sdnmpi:rabenseifner"
+    checks = report_bounds.choice_check(recs)
+    assert checks[1][1:] == ("hier", pytest.approx(1.02), "rabenseifner", pytest.approx(1.01), True)
 
 
 def test_forced_algorithms_are_planned_and_passed_to_coll_bench():
