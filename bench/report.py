@@ -43,6 +43,7 @@ def _pct(value):
 
 SCHEDULE_NAMES = {"rd": "rec. doubling", "rabenseifner_dh": "Rabenseifner, dist. halving",
                   "rabenseifner_dd": "Rabenseifner, dist. doubling", "ring": "ring",
+                  "hierarchical": "hierarchical",
                   "any": "any algorithm", "tree": "one tree"}
 
 

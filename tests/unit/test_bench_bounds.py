@@ -172,3 +172,14 @@ def test_forced_algorithms_are_planned_and_passed_to_coll_bench():
     for bad in (["--sdn-algs", "ring"], ["--sdn-env", "FOO=1"]):
         with pytest.raises(SystemExit):
             bench_cli.parse_args(base + bad)
+
+
+def test_the_hierarchical_limit_meets_the_bound_where_its_layout_fits():
+    lim = benchcore.allreduce_limits(FAB, ALL8, MIB)
+    assert lim["hierarchical"] == pytest.approx(bounds.allreduce_bound(FAB, ALL8, MIB)["bound"])
+    assert benchcore.allreduce_limit(FAB, RANDOM8, MIB) == pytest.approx(0.48934, abs=1e-5)
+    # 2 leaves x 4: uplinks carry 2 (2-1)/2 n = n over 2 x 15 Mbit/s, host links 1.75 n over 30
+    fab = benchcore.Fabric(leaves=2, hosts_per_leaf=4)
+    assert benchcore.hierarchical_limit(fab, ALL8, MIB) == pytest.approx(secs(1.75 * MIB, 30))
+    for hosts in ([1, 2, 3], [1, 3, 5, 7], [1, 2, 3, 4, 5, 6]):   # 2+1; one per leaf; 3 leaves
+        assert benchcore.allreduce_limits(FAB, hosts, MIB)["hierarchical"] is None
