@@ -37,13 +37,13 @@ def _ratio_cell(rec, bound_s):
     return "-" if value is None else "%.2fx" % value
 
 
-def _rows(records):
-    """{row key: {impl: record}} of the collective rows (not init, not superseded) >= MIN_BYTES."""
+def _rows(records, min_bytes=MIN_BYTES):
+    """{row key: {impl: record}} of the collective rows (not init, not superseded) >= min_bytes."""
     rows = {}
     for rec in records:
         if rec.get("superseded") or rec.get("collective") not in bounds.COLLECTIVES:
             continue
-        if (rec.get("bytes") or 0) < MIN_BYTES:
+        if (rec.get("bytes") or 0) < min_bytes:
             continue
         rows.setdefault(benchcore.row_key(rec), {})[rec["impl"]] = rec
     return rows
@@ -83,7 +83,7 @@ def choice_check(records, tolerance=CHOICE_TOLERANCE):
     the choice is judged by that algorithm's median against the best; otherwise the library's own
     median is."""
     out = []
-    for key, row in sorted(_rows(records).items(), key=lambda kv: _order(kv[0])):
+    for key, row in sorted(_rows(records, 0).items(), key=lambda kv: _order(kv[0])):
         forced = {impl.split(":", 1)[1]: list(rec.get("samples_s") or [rec["median_s"]])
                   for impl, rec in row.items() if impl.startswith("sdnmpi:") and rec.get("median_s")}
         auto = row.get("sdnmpi")
@@ -91,8 +91,8 @@ def choice_check(records, tolerance=CHOICE_TOLERANCE):
             continue
         paths = auto.get("sdn_paths") or []
         chosen = paths[0] if len(paths) == 1 else "?"
-        if chosen in forced:
-            forced[chosen] = forced[chosen] + list(auto.get("samples_s") or [])
+        if chosen != "?":   # the library's calls are samples of the algorithm they took
+            forced[chosen] = forced.get(chosen, []) + list(auto.get("samples_s") or [])
         medians = {alg: statistics.median(samples) for alg, samples in forced.items()}
         best = min(medians, key=medians.get)
         chosen_s = medians[chosen] if chosen in medians else auto["median_s"]
