@@ -48,7 +48,7 @@ struct sdnmpi_config {
 #define SDNMPI_DEFAULT_RAB_MIN 8192
 /* SDN_MPI_HIER_MIN's and SDN_MPI_HIER_SEGMENT's defaults (bench/README.md, "Allreduce: the
  * selection rule"). */
-#define SDNMPI_DEFAULT_HIER_MIN 65536
+#define SDNMPI_DEFAULT_HIER_MIN 4096
 #define SDNMPI_DEFAULT_HIER_SEGMENT 65536
 #define SDNMPI_TRAFFIC_DEFAULT_MAX_BYTES (64u << 20)
 #define SDNMPI_BCAST_DEFAULT_MIN_BYTES 65536
