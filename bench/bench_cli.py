@@ -57,6 +57,9 @@ def parse_args(argv):
     g.add_argument("--max-calls", type=int, default=8, help="at most this many back-to-back calls (8)")
     g.add_argument("--init-reps", type=int, help="extra init-only jobs per routing (%d)" % FULL["init_reps"])
     g.add_argument("--seed", type=int, default=7, help="seed of the random placement")
+    g.add_argument("--sdn-algs", default="",
+                   help="also time SDN_MPI_Allreduce forced to each of these algorithms (rd, rabenseifner, "
+                        "hier; comma-separated; records 'sdnmpi:ALG'), to check the library's choice")
     g.add_argument("--no-hide-job-flows", action="store_true",
                    help="do not override sdnmpi's job routes during Open MPI's calls (Open MPI then "
                         "also rides on them)")
@@ -78,6 +81,8 @@ def parse_args(argv):
                         "ompi_info's coll tuned settings are read with it), e.g. --ompi-mca "
                         "coll_tuned_use_dynamic_rules=1 --ompi-mca coll_tuned_allreduce_algorithm=4. "
                         "Not allowed: %s (the harness sets them)" % ", ".join(sorted(MCA_RESERVED)))
+    g.add_argument("--sdn-env", action="append", default=[], metavar="SDN_MPI_X=VALUE",
+                   help="an extra libsdnmpi setting for every job (repeatable), e.g. SDN_MPI_HIER_SEGMENT=32768")
     g.add_argument("--sdn-timeout-ms", type=int, default=30000, help="SDN_MPI_TIMEOUT_MS for the jobs")
     g.add_argument("--sdn-bcast-rate", default="auto", metavar="MBIT|auto|lib",
                    help="SDN_MPI_BCAST_RATE_MBPS for the jobs (the multicast root's sending rate): "
@@ -95,6 +100,10 @@ def parse_args(argv):
     try:
         args.mca = parse_mca(args.ompi_mca)
         args.bcast_rate_mbps = bcast_rate(args.sdn_bcast_rate, args.host_bw, args.fabric_bw)
+        bad = [e for e in args.sdn_env if not e.startswith("SDN_MPI_") or "=" not in e]
+        if bad:
+            raise ValueError("--sdn-env wants SDN_MPI_NAME=VALUE, got %s" % bad[0])
+        csv_list(args.sdn_algs, ("rd", "rabenseifner", "hier"))
     except ValueError as exc:
         parser.error(str(exc))
     return args

@@ -14,6 +14,7 @@ from bench_sampling import CpuMonitor
 from bench_flows import RouteSwitch
 from bench_limits import parallel_iperf
 import benchcore
+import bounds
 
 
 PLAN_RE = re.compile(r"plan comm=\d+ ranks=(?P<ranks>\d+) hosts=\d+ steps=(?P<steps>\d+) pairs=(?P<pairs>\d+): ok "
@@ -36,6 +37,8 @@ def run_mpi_job(bench, job, progress):
         prog += ["--calls", ",".join(str(c) for c in job["calls"])]
     if job.get("roots"):
         prog += ["--roots", ",".join(str(r) for r in job["roots"])]
+    if job.get("sdn_algs"):
+        prog += ["--sdn-algs", ",".join(job["sdn_algs"])]
     prog += ["--tiny-reps", job.get("tiny_reps", 0), "--tiny-block", job.get("tiny_block", 10),
              "--toggle", toggle_dir]
     if job.get("lib_verbose"):
@@ -176,6 +179,9 @@ def sdn_env(args):
     env = {"SDN_MPI_TIMEOUT_MS": str(args.sdn_timeout_ms)}
     if args.bcast_rate_mbps is not None:
         env["SDN_MPI_BCAST_RATE_MBPS"] = str(args.bcast_rate_mbps)
+    for item in getattr(args, "sdn_env", None) or []:   # --sdn-env NAME=VALUE
+        name, _, value = item.partition("=")
+        env[name] = value
     return env
 
 
@@ -329,6 +335,11 @@ def job_records(bench, job, events, meta):
             rec["limits_s"] = benchcore.allreduce_limits(fab, hosts, rec["bytes"])
         else:
             rec["limits_s"] = benchcore.bcast_limits(fab, hosts, rec["root"] or 0, rec["bytes"])
+        if rec["impl"] == "sdnmpi" and rec["collective"] == "allreduce":   # the algorithms the library chose
+            rec["sdn_paths"] = sorted({ev["path"] for ev in events if ev.get("bench") == "sample" and ev.get("path")
+                                       and ev.get("impl") == "sdnmpi" and ev.get("bytes") == rec["bytes"]})
+        if rec["collective"] in bounds.COLLECTIVES:   # the any-algorithm bound (bounds.py)
+            rec["bound_s"] = bounds.bound(rec["collective"], fab, hosts, rec["bytes"], rec["root"] or 0)
         rec["job"] = job["name"]
     init = {}
     for ev in events:

@@ -23,6 +23,9 @@ def estimate_call_s(fab, hosts, collective, nbytes, root=0, impl="openmpi"):
     return factor * limit + 0.01
 
 
+# SDN_MPI_Allreduce's algorithms that --sdn-algs may force (coll_bench's names).
+SDN_ALGS = ("rd", "rabenseifner", "hier")
+
 # Seconds one switch of the routes between the implementations takes in an allreduce job
 # (ovs-ofctl on every switch, then waiting for Open vSwitch's revalidation, about 0.45 s):
 # measured on this 2-core machine (17 switches took 10-12 s).
@@ -50,6 +53,7 @@ def plan_jobs(args, fab, have_sdn_bcast):
     ar_sizes = benchcore.parse_sizes(args.allreduce_sizes)
     bc_sizes = benchcore.parse_sizes(args.bcast_sizes)
     ar_nprocs = parse_nprocs(args.allreduce_nprocs, n)
+    sdn_algs = csv_list(getattr(args, "sdn_algs", "") or "", SDN_ALGS) if getattr(args, "sdn_algs", "") else []
     bc_nprocs = parse_nprocs(args.bcast_nprocs, n)
     for routing in [r for r in ROUTINGS if r in routings or r in bcast_routings]:
         if "init" in args.collectives and routing in routings:
@@ -66,9 +70,11 @@ def plan_jobs(args, fab, have_sdn_bcast):
                     hosts = benchcore.placement_hosts(placement, n, p, args.seed)
                     est = [estimate_call_s(fab, hosts, "allreduce", s) for s in ar_sizes]
                     calls = [calls_per_point(e, args.point_seconds, args.max_calls) for e in est]
-                    # timed, check, and the warm-up up to 256 KiB
-                    work = sum(e * (args.reps * 2 * c + 2 + (2 if s <= 262144 else 0))
+                    # timed, check, and the warm-up up to 256 KiB (per variant: 2 + forced algorithms)
+                    nvar = 2 + len(sdn_algs)
+                    work = sum(e * (args.reps * nvar * c + nvar + (nvar if s <= 262144 else 0))
                                for s, e, c in zip(ar_sizes, est, calls))
+                    work += len(sdn_algs) * len(ar_sizes) * 2 * TOGGLE_S   # their checks' route switches
                     work += args.tiny_reps * 2 * 0.02 + 4
                     blocks = -(-args.tiny_reps // max(1, args.tiny_block))
                     toggles = blocks + 3 + len(ar_sizes) * (args.reps + 1)
@@ -77,7 +83,7 @@ def plan_jobs(args, fab, have_sdn_bcast):
                                  "collective": "allreduce", "routing": routing, "placement": placement,
                                  "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": ar_sizes,
                                  "calls": calls, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
-                                 "nimpl": 2, "work": work})
+                                 "nimpl": 2 + len(sdn_algs), "sdn_algs": sdn_algs, "work": work})
         if "bcast" in args.collectives and routing in bcast_routings:
             nimpl = 2 if have_sdn_bcast else 1
             for placement in bcast_placements:

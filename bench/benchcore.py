@@ -144,7 +144,23 @@ def ring_flows(fab, hosts):
     return host_flows, allreduce.lower_bound(fab.graph(), step)
 
 
-LIMIT_SCHEDULES = ("rd", "rabenseifner_dh", "rabenseifner_dd", "ring")
+LIMIT_SCHEDULES = ("rd", "rabenseifner_dh", "rabenseifner_dd", "ring", "hierarchical")
+
+
+def hierarchical_limit(fab, hosts, nbytes):
+    """The pipelined hierarchical schedule (libsdnmpi allreduce_hier.c) when every leaf holds the
+    same number k >= 2 of the ranks and the number of leaves L is a power of two, else None: each
+    host link carries 2 (p-1)/p nbytes each way (rings inside the leaf, halving across the leaves),
+    each leaf's uplinks 2 (L-1)/L nbytes (k chunks of nbytes/k), all at once (pipelined)."""
+    counts = {}
+    for h in hosts:
+        counts[fab.leaf_of(h)] = counts.get(fab.leaf_of(h), 0) + 1
+    k, nleaves, p = min(counts.values()), len(counts), len(hosts)
+    if len(set(counts.values())) != 1 or k < 2 or nleaves < 2 or nleaves & (nleaves - 1):
+        return None
+    host = _seconds(2.0 * (p - 1) / p * nbytes, fab.host_bw) if fab.host_bw else 0.0
+    fabric = _seconds(2.0 * (nleaves - 1) / nleaves * nbytes, fab.spines * fab.fabric_bw) if fab.fabric_bw else 0.0
+    return max(host, fabric)
 
 
 def allreduce_limits(fab, hosts, nbytes):
@@ -187,6 +203,7 @@ def allreduce_limits(fab, hosts, nbytes):
             out["rabenseifner_dd"] += whole
     host_flows, fabric_flows = ring_flows(fab, hosts)
     out["ring"] = _step_time(fab, 2.0 * nbytes * (p - 1) / p, host_flows, fabric_flows)
+    out["hierarchical"] = hierarchical_limit(fab, hosts, nbytes)
     return out
 
 

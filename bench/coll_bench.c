@@ -62,6 +62,12 @@
 int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
 #endif
 
+/* libsdnmpi's test hooks (sdnmpi_testing.h; in the static library coll_bench links): force one
+ * allreduce algorithm (2 recursive doubling, 3 Rabenseifner, 5 hierarchical; 0 the library's
+ * rule) and read which one the last call took. */
+int sdnmpi_test_force_allreduce(int path);
+int sdnmpi_test_last_path(void);
+
 enum impl { OPENMPI = 0, SDNMPI = 1 };
 static const char *const impl_name[] = {"openmpi", "sdnmpi"};
 
@@ -83,7 +89,21 @@ struct options {
     const char *toggle;
     int lib_verbose;
     double toggle_timeout_s;
+    int algs[8];                    /* --sdn-algs: libsdnmpi paths also timed alone */
+    int nalgs;
 };
+
+static const struct { const char *name; int path; } alg_names[] = {
+    {"rd", 2}, {"rabenseifner", 3}, {"hier", 5},
+};
+
+static const char *alg_name(int path)
+{
+    for (size_t i = 0; i < sizeof alg_names / sizeof alg_names[0]; i++)
+        if (alg_names[i].path == path)
+            return alg_names[i].name;
+    return path == 1 ? "pmpi" : "?";
+}
 
 static int rank, nprocs;
 static struct options opt = {
@@ -168,7 +188,8 @@ static void usage(void)
         fprintf(stderr,
                 "usage: coll_bench --collective allreduce|bcast|init --sizes N,N,... [--reps R]\n"
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
-                "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n");
+                "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n"
+                "       [--sdn-algs rd,rabenseifner,hier]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -197,6 +218,20 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(a, "--toggle")) { NEED(); opt.toggle = v; }
         else if (!strcmp(a, "--toggle-timeout")) { NEED(); opt.toggle_timeout_s = atof(v); }
         else if (!strcmp(a, "--lib-verbose")) opt.lib_verbose = 1;
+        else if (!strcmp(a, "--sdn-algs")) {
+            NEED();
+            char list[256];
+            snprintf(list, sizeof list, "%s", v);
+            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+                int path = 0;
+                for (size_t n = 0; n < sizeof alg_names / sizeof alg_names[0]; n++)
+                    if (!strcmp(tok, alg_names[n].name))
+                        path = alg_names[n].path;
+                if (!path || opt.nalgs == (int)(sizeof opt.algs / sizeof opt.algs[0]))
+                    die("bad --sdn-algs entry '%s' (rd, rabenseifner, hier)", tok);
+                opt.algs[opt.nalgs++] = path;
+            }
+        }
         else usage();
 #undef NEED
     }
@@ -437,6 +472,17 @@ static void run_allreduce(void)
         for (int k = 0; k < opt.nsizes; k++)
             if (opt.sizes[k] <= opt.warmup_max)
                 (void)timed_allreduce(w == 0 ? OPENMPI : SDNMPI, opt.sizes[k]);
+    for (int a = 0; a < opt.nalgs; a++) {
+        sdnmpi_test_force_allreduce(opt.algs[a]);
+        for (int k = 0; k < opt.nsizes; k++) {
+            if (opt.sizes[k] <= opt.warmup_max)
+                (void)timed_allreduce(SDNMPI, opt.sizes[k]);
+            int ok = check_allreduce(opt.sizes[k], 1);
+            emit("\"check\", \"collective\": \"allreduce\", \"alg\": \"%s\", \"bytes\": %ld, "
+                 "\"ok\": %s", alg_name(opt.algs[a]), opt.sizes[k], ok ? "true" : "false");
+        }
+        sdnmpi_test_force_allreduce(0);
+    }
     for (int k = 0; k < opt.nsizes; k++) {
         int ok = check_allreduce(opt.sizes[k], k % 2);
         emit("\"check\", \"collective\": \"allreduce\", \"bytes\": %ld, \"ok\": %s", opt.sizes[k],
@@ -447,15 +493,38 @@ static void run_allreduce(void)
     }
     /* Each repetition visits every size; per size, each implementation makes --calls calls back
      * to back (one route switch per implementation, however many calls), first one, then the
-     * other, alternating which goes first. */
+     * other, alternating which goes first. With --sdn-algs, SDN_MPI_Allreduce forced to each
+     * listed algorithm follows as further variants ("sdnmpi:ALG", on sdnmpi's routes), the order
+     * of all variants rotating from point to point; a forced call whose algorithm's preconditions
+     * do not hold (the library took another path) gives no sample. */
+    int nvar = 2 + opt.nalgs;
     for (int rep = 0; rep < opt.reps; rep++) {
         for (int k = 0; k < opt.nsizes; k++) {
             int calls = opt.ncalls ? (int)opt.calls[k] : 1;
-            for (int j = 0; j < 2; j++) {
-                enum impl which = (enum impl)((j + rep + k) % 2);
+            for (int j = 0; j < nvar; j++) {
+                int var = (j + rep + k) % nvar;
                 for (int c = 0; c < calls; c++) {
-                    double t = timed_allreduce(which, opt.sizes[k]);
-                    emit_sample("allreduce", which, opt.sizes[k], -1, rep * calls + c, t);
+                    if (var < 2) {
+                        enum impl which = (enum impl)var;
+                        double t = timed_allreduce(which, opt.sizes[k]);
+                        if (which == SDNMPI) /* with the algorithm the library chose */
+                            emit("\"sample\", \"collective\": \"allreduce\", \"impl\": \"sdnmpi\", "
+                                 "\"bytes\": %ld, \"root\": -1, \"rep\": %d, \"t_s\": %.9f, "
+                                 "\"path\": \"%s\"", opt.sizes[k], rep * calls + c, t,
+                                 alg_name(sdnmpi_test_last_path()));
+                        else
+                            emit_sample("allreduce", which, opt.sizes[k], -1, rep * calls + c, t);
+                        continue;
+                    }
+                    int path = opt.algs[var - 2];
+                    sdnmpi_test_force_allreduce(path);
+                    double t = timed_allreduce(SDNMPI, opt.sizes[k]);
+                    int took = sdnmpi_test_last_path();
+                    sdnmpi_test_force_allreduce(0);
+                    if (took == path)
+                        emit("\"sample\", \"collective\": \"allreduce\", \"impl\": \"sdnmpi:%s\", "
+                             "\"bytes\": %ld, \"root\": -1, \"rep\": %d, \"t_s\": %.9f",
+                             alg_name(path), opt.sizes[k], rep * calls + c, t);
                 }
             }
         }

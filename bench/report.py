@@ -19,6 +19,7 @@ if HERE not in sys.path:
 import benchcore  # noqa: E402
 from benchcore import fmt_bytes, fmt_seconds  # noqa: E402
 from report_plots import plot_all  # noqa: E402
+import report_bounds  # noqa: E402
 
 # --- tables ---------------------------------------------------------------------------------
 
@@ -42,6 +43,7 @@ def _pct(value):
 
 SCHEDULE_NAMES = {"rd": "rec. doubling", "rabenseifner_dh": "Rabenseifner, dist. halving",
                   "rabenseifner_dd": "Rabenseifner, dist. doubling", "ring": "ring",
+                  "hierarchical": "hierarchical",
                   "any": "any algorithm", "tree": "one tree"}
 
 
@@ -407,6 +409,8 @@ def render_markdown(results):
     summary = speedup_summary(records, "bcast")
     if summary:
         out += ["", summary]
+
+    out += report_bounds.section(results)
 
     out += ["", "## Overheads", ""]
     out.append(overhead_table(records) or "(none measured)")

@@ -12,7 +12,37 @@
 #include "plan.h"
 #include "schedule.h"
 #include "sdnmpi.h"
+#include "sdnmpi_testing.h"
 #include "state.h"
+
+/* sdnmpi_test_force_allreduce's algorithm (an enum sdnmpi_path), 0 = the selection rule. */
+static int forced_path;
+
+int sdnmpi_test_force_allreduce(int path)
+{
+    if (path != 0 && path != SDNMPI_PATH_RD && path != SDNMPI_PATH_RAB && path != SDNMPI_PATH_HIER)
+        return -1;
+    forced_path = path;
+    return 0;
+}
+
+/* The selection rule (bench/README.md, "Allreduce: the selection rule"): the hierarchical
+ * algorithm from the communicator leader's SDN_MPI_HIER_MIN bytes on when the leaves hold equal
+ * numbers of ranks (>= 2) and their number is a power of two, else Rabenseifner from
+ * SDN_MPI_RABENSEIFNER_MIN on, else recursive doubling. Every input is the same on all ranks. */
+static int choose(const struct sdnmpi_plan *plan, int p, int count, uint64_t bytes)
+{
+    int hier = sdnmpi_allreduce_hier_fits(p, plan->leaf_size, plan->nleaves);
+    int rab = p > 1 && sdnmpi_allreduce_rab_fits(p, count, plan->rab_ndims);
+    if ((forced_path == SDNMPI_PATH_HIER && hier) || (forced_path == SDNMPI_PATH_RAB && rab)
+        || forced_path == SDNMPI_PATH_RD)
+        return forced_path;
+    if (hier && bytes >= plan->hier_min)
+        return SDNMPI_PATH_HIER;
+    if (rab && bytes >= sdnmpi_g.cfg.rab_min)
+        return SDNMPI_PATH_RAB;
+    return SDNMPI_PATH_RD;
+}
 
 static int fallback(const char *why, int count, const void *sendbuf, void *recvbuf,
                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -78,15 +108,18 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
     const struct sdnmpi_allreduce_call call = {
         .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .datatype = datatype,
         .extent = extent, .op = op, .comm = plan->priv, .dist = plan->rab_dist,
-        .ndims = plan->rab_ndims,
+        .ndims = plan->rab_ndims, .leaf_size = plan->leaf_size, .nleaves = plan->nleaves,
+        .segment = plan->hier_segment > SIZE_MAX ? 0 : (size_t)plan->hier_segment,
     };
     sdnmpi_allreduce_fn algorithm = sdnmpi_allreduce_intra_rd;
     const char *name = "recursive doubling";
-    s->last_path = SDNMPI_PATH_RD;
-    if (p > 1 && bytes >= s->cfg.rab_min && sdnmpi_allreduce_rab_fits(p, count, plan->rab_ndims)) {
+    s->last_path = choose(plan, p, count, bytes);
+    if (s->last_path == SDNMPI_PATH_RAB) {
         algorithm = sdnmpi_allreduce_intra_rabenseifner;
         name = "Rabenseifner";
-        s->last_path = SDNMPI_PATH_RAB;
+    } else if (s->last_path == SDNMPI_PATH_HIER) {
+        algorithm = sdnmpi_allreduce_intra_hier;
+        name = "hierarchical";
     }
     sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": %s", plan->comm_id,
                count, bytes, name);

@@ -11,6 +11,7 @@
 #define SDNMPI_ALLREDUCE_ALGORITHMS_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 struct sdnmpi_allreduce_call {
     const void *sendbuf;
@@ -24,6 +25,10 @@ struct sdnmpi_allreduce_call {
      * pof2/2 (pof2 the largest power of two <= p; sdnmpi_rab_order). Unused by the others. */
     const int *dist;
     int ndims;
+    /* The hierarchical algorithm's leaf layout: leaf_size consecutive ranks on each of nleaves
+     * leaves (the plan's), and its pipeline segment in bytes (0: one segment). Unused by the others. */
+    int leaf_size, nleaves;
+    size_t segment;
 };
 
 typedef int (*sdnmpi_allreduce_fn)(const struct sdnmpi_allreduce_call *call);
@@ -35,6 +40,15 @@ int sdnmpi_allreduce_intra_rd(const struct sdnmpi_allreduce_call *call);
  * same pairs, at call->dist. Needs count >= pof2 and ndims == log2(pof2)
  * (sdnmpi_allreduce_rab_fits). */
 int sdnmpi_allreduce_intra_rabenseifner(const struct sdnmpi_allreduce_call *call);
+
+/* Hierarchical, leaf-aware (allreduce_hier.c): reduce-scatter inside each leaf, reduce-scatter +
+ * allgather across the leaves on each rank's chunk, allgather inside the leaf, pipelined in
+ * segments of call->segment bytes. Needs sdnmpi_allreduce_hier_fits. */
+int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call);
+
+/* Whether the hierarchical algorithm's preconditions hold: p = leaf_size x nleaves, at least two
+ * ranks per leaf, nleaves a power of two >= 2. */
+int sdnmpi_allreduce_hier_fits(int p, int leaf_size, int nleaves);
 
 /* Whether Rabenseifner's preconditions hold for p ranks, count elements and ndims distances. */
 int sdnmpi_allreduce_rab_fits(int p, int count, int ndims);

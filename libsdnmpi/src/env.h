@@ -21,6 +21,8 @@ struct sdnmpi_config {
     uint64_t min_bytes;               /* SDN_MPI_MIN_BYTES: smaller messages use PMPI */
     uint64_t max_bytes;               /* SDN_MPI_MAX_BYTES: larger messages use PMPI */
     uint64_t rab_min;                 /* SDN_MPI_RABENSEIFNER_MIN: Rabenseifner from here on */
+    uint64_t hier_min;                /* SDN_MPI_HIER_MIN: hierarchical allreduce from here on */
+    uint64_t hier_segment;            /* SDN_MPI_HIER_SEGMENT: its pipeline's segment bytes */
     int reorder;                      /* SDN_MPI_REORDER: order the algorithms' ranks by leaf */
     char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
     int has_fabric_ip;                /* SDN_MPI_FABRIC_IP */
@@ -46,6 +48,10 @@ struct sdnmpi_config {
 /* SDN_MPI_RABENSEIFNER_MIN's default: 8-32 KiB allreduces by recursive doubling were 0.5-0.9x
  * Open MPI's on the benchmark fabric (README's Benchmarks). */
 #define SDNMPI_DEFAULT_RAB_MIN 8192
+/* SDN_MPI_HIER_MIN's and SDN_MPI_HIER_SEGMENT's defaults (bench/README.md, "Allreduce: the
+ * selection rule"). */
+#define SDNMPI_DEFAULT_HIER_MIN 4096
+#define SDNMPI_DEFAULT_HIER_SEGMENT 65536
 #define SDNMPI_TRAFFIC_DEFAULT_MAX_BYTES (64u << 20)
 /* A trace's pairs below 1 % of their phase's heaviest are left to the default routes: a profiled
  * phase also holds the few bytes of its barriers and reductions, which would otherwise count as

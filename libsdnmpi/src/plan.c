@@ -153,14 +153,35 @@ static int cmp_placed(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* *leaf_size ranks on each of *nleaves leaves, if every leaf of the sorted ranks holds as many;
+ * both 0 otherwise. */
+static void leaf_layout(const struct placed_rank *placed, int p, int *leaf_size, int *nleaves)
+{
+    int run = 0, size = 0, n = 0;
+    for (int i = 0; i <= p; i++) {
+        if (i < p && (i == 0 || placed[i].leaf == placed[i - 1].leaf)) {
+            run++;
+            continue;
+        }
+        if (size != 0 && run != size)
+            return;
+        size = run;
+        n++;
+        run = 1;
+    }
+    *leaf_size = size;
+    *nleaves = n;
+}
+
 /* Rank 0 of the communicator: pos[r] = the position of rank r in the algorithms' private
  * communicator. The controller says which leaf each rank's host is on (locate); the ranks are
  * ordered leaf by leaf, then host by host, so that the schedule's nearest partners share a host
  * or a leaf whatever the application's placement. The identity if SDN_MPI_REORDER=0, if the
  * request fails or if a host is unknown to the controller. */
-static void leader_order(const uint32_t *ips, int p, int *pos)
+static void leader_order(const uint32_t *ips, int p, int *pos, int *leaf_size, int *nleaves)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
+    *leaf_size = *nleaves = 0;
     for (int r = 0; r < p; r++)
         pos[r] = r;
     if (!s->cfg.reorder || p < 3)
@@ -196,6 +217,7 @@ static void leader_order(const uint32_t *ips, int p, int *pos)
             moved += placed[i].rank != i;
         }
         sdnmpi_log("plan ranks=%d: ranks ordered by leaf and host (%d moved)", p, moved);
+        leaf_layout(placed, p, leaf_size, nleaves);
     } else {
         sdnmpi_log("plan ranks=%d: ranks keep their order (locate: %s)", p, why);
     }
@@ -205,7 +227,7 @@ static void leader_order(const uint32_t *ips, int p, int *pos)
 
 /* Returned, uncached, when some rank could not allocate: every rank then falls back for this
  * call and tries again on the next one. */
-static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}};
+static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, 0, 0, 0, 0};
 
 /* Makes and caches the plan of comm (collective). */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
@@ -216,8 +238,10 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     uint32_t *ips = NULL, *ordered = NULL;
     int *pos = NULL;
     int rank, p, rc;
-    /* ok, comm id, number of distances, the distances */
-    int64_t outcome[3 + SDNMPI_RD_MAX_DIMS] = {0, -1, 0};
+    /* ok, comm id, number of distances, the distances, then (OUT_LAYOUT) leaf size, number of
+     * leaves, and the leader's SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
+    enum { OUT_LAYOUT = 3 + SDNMPI_RD_MAX_DIMS, OUT_N = OUT_LAYOUT + 4 };
+    int64_t outcome[OUT_N] = {0, -1, 0};
 
     /* The plan is made on a duplicate; the algorithms run on `priv`, the duplicate with the
      * ranks in the leader's order (leader_order). */
@@ -253,7 +277,12 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         goto fail;
     if (rank == 0) {
         int dist[SDNMPI_RD_MAX_DIMS], ndims = 0;
-        leader_order(ips, p, pos);
+        int leaf_size = 0, nleaves = 0;
+        leader_order(ips, p, pos, &leaf_size, &nleaves);
+        outcome[OUT_LAYOUT] = leaf_size;
+        outcome[OUT_LAYOUT + 1] = nleaves;
+        outcome[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_min;
+        outcome[OUT_LAYOUT + 3] = (int64_t)s->cfg.hier_segment;
         for (int r = 0; r < p; r++)
             ordered[pos[r]] = ips[r];
         outcome[0] = leader_request(ordered, p, comm == MPI_COMM_WORLD, &outcome[1], dist, &ndims);
@@ -261,7 +290,7 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         for (int i = 0; i < ndims; i++)
             outcome[3 + i] = dist[i];
     }
-    if ((rc = PMPI_Bcast(outcome, 3 + SDNMPI_RD_MAX_DIMS, MPI_INT64_T, 0, dup)) != MPI_SUCCESS
+    if ((rc = PMPI_Bcast(outcome, OUT_N, MPI_INT64_T, 0, dup)) != MPI_SUCCESS
         || (rc = PMPI_Bcast(pos, p, MPI_INT, 0, dup)) != MPI_SUCCESS)
         goto fail;
     if (outcome[0] && (rc = PMPI_Comm_split(dup, 0, pos[rank], &priv)) != MPI_SUCCESS)
@@ -279,6 +308,10 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     plan->rab_ndims = (int)outcome[2];
     for (int i = 0; i < plan->rab_ndims && i < SDNMPI_RD_MAX_DIMS; i++)
         plan->rab_dist[i] = (int)outcome[3 + i];
+    plan->leaf_size = (int)outcome[OUT_LAYOUT];
+    plan->nleaves = (int)outcome[OUT_LAYOUT + 1];
+    plan->hier_min = (uint64_t)outcome[OUT_LAYOUT + 2];
+    plan->hier_segment = (uint64_t)outcome[OUT_LAYOUT + 3];
     plan->priv = MPI_COMM_NULL;
     if ((rc = PMPI_Comm_set_attr(comm, s->keyval, plan)) != MPI_SUCCESS)
         goto fail;

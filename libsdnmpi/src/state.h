@@ -26,6 +26,7 @@ enum sdnmpi_path {
     SDNMPI_PATH_RD = 2,       /* recursive doubling */
     SDNMPI_PATH_RAB = 3,      /* Rabenseifner */
     SDNMPI_PATH_EMPTY = 4,    /* count 0: nothing to do */
+    SDNMPI_PATH_HIER = 5,     /* hierarchical (allreduce_hier.c) */
 };
 
 /* What the last SDN_MPI_Bcast of this process did (sdnmpi_testing.h). */

@@ -27,7 +27,7 @@ CHECK = LIB / "tests" / "allreduce_check"
 PLAIN = LIB / "tests" / "plain_allreduce"
 MPI_TIMEOUT = 150
 SUMMARY = re.compile(r"allreduce_check: p=(\d+) cases=(\d+) failures=(\d+) paths pmpi=(\d+) rd=(\d+) "
-                     r"rabenseifner=(\d+) empty=(\d+)")
+                     r"rabenseifner=(\d+) empty=(\d+) hier=(\d+)")
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
 
@@ -49,9 +49,9 @@ def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, ti
         np, res.returncode, seconds, res.stdout[-3000:], res.stderr[-6000:])
     match = SUMMARY.search(res.stdout)
     assert match, res.stdout
-    p, cases, failures, pmpi, rd, rab, empty = map(int, match.groups())
+    p, cases, failures, pmpi, rd, rab, empty, hier = map(int, match.groups())
     assert p == np and failures == 0 and cases > 0
-    return {"pmpi": pmpi, "rd": rd, "rab": rab, "empty": empty, "cases": cases,
+    return {"pmpi": pmpi, "rd": rd, "rab": rab, "empty": empty, "hier": hier, "cases": cases,
             "stderr": res.stderr, "seconds": seconds}
 
 
@@ -400,6 +400,38 @@ def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves):
     assert stub2.requests("locate") == []
     world = [r for i, r in stub2.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
     assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(expected_steps(hosts))]
+
+
+@pytest.mark.parametrize("np,nhosts,leaves,quick", [(4, 4, 2, True), (6, 6, 2, False), (8, 8, 4, False),
+                                                    (8, 8, 2, True), (8, 4, 2, True)])
+def test_hierarchical(built, stub_factory, np, nhosts, leaves, quick):
+    """Leaves holding equal numbers of ranks (k = 2, 3, 4 per leaf; 2 or 4 leaves; 8 ranks on 4
+    hosts too): the hierarchical algorithm, pipelined in 64-byte segments (many segments, some
+    smaller than a chunk), from 1 byte on. Every datatype and op (the full matrix for p = 6 and
+    8), in place; allreduce_check compares every result with PMPI's and across ranks."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_HIER_MIN": "1", "SDN_MPI_HIER_SEGMENT": "64"}
+    out = run_check(np, "sdn", env, quick=quick, seed=95)
+    assert out["hier"] > 0 and out["empty"] > 0
+    assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=\d+ bytes=\d+: hierarchical", out["stderr"])
+    # one segment, and the default threshold (hierarchical only for the larger counts)
+    counts = []
+    for extra in ({"SDN_MPI_HIER_SEGMENT": "0"}, {"SDN_MPI_HIER_MIN": "16384", "SDN_MPI_HIER_SEGMENT": "4096"}):
+        out2 = run_check(np, "sdn", dict(env, SDN_MPI_CONTROLLER=stub_factory(leaves=leaves).address, **extra),
+                         quick=True, seed=96)
+        counts.append(out2["hier"])
+    assert 0 < counts[1] < counts[0]
+
+
+def test_hierarchical_needs_equal_leaves(built, stub_factory):
+    """6 ranks on 3 leaves (not a power of two) or leaves holding 3, 3 and 2 ranks: never
+    hierarchical."""
+    for np, nhosts, leaves in ((6, 6, 3), (8, 8, 3)):
+        stub = stub_factory(leaves=leaves)
+        env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_HIER_MIN": "1"}
+        out = run_check(np, "sdn", env, quick=True, seed=97)
+        assert out["hier"] == 0 and out["rab"] > 0
 
 
 def test_size_window(built, stub_factory):
