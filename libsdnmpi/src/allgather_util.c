@@ -1,0 +1,46 @@
+/* allgather_util.c -- the rank map and byte view of the data-movement collectives
+ * (allgather_util.h). */
+#include "allgather_util.h"
+
+#include <stdlib.h>
+
+int sdnmpi_rank_map(MPI_Comm comm, MPI_Comm priv, int p, int **orig)
+{
+    MPI_Group user = MPI_GROUP_NULL, mine = MPI_GROUP_NULL;
+    int *q = malloc((size_t)p * sizeof *q), *out = malloc((size_t)p * sizeof *out);
+    int rc = MPI_ERR_NO_MEM;
+    *orig = NULL;
+    if (q == NULL || out == NULL)
+        goto done;
+    for (int i = 0; i < p; i++)
+        q[i] = i;
+    if ((rc = PMPI_Comm_group(comm, &user)) != MPI_SUCCESS
+        || (rc = PMPI_Comm_group(priv, &mine)) != MPI_SUCCESS
+        || (rc = PMPI_Group_translate_ranks(mine, p, q, user, out)) != MPI_SUCCESS)
+        goto done;
+    *orig = out;
+    out = NULL;
+done:
+    if (user != MPI_GROUP_NULL)
+        (void)PMPI_Group_free(&user); /* a leak at worst; the result stands */
+    if (mine != MPI_GROUP_NULL)
+        (void)PMPI_Group_free(&mine);
+    free(q);
+    free(out);
+    return rc;
+}
+
+int sdnmpi_bytes_view(MPI_Datatype datatype, int count, uint64_t *bytes, int *rc)
+{
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
+    *bytes = 0;
+    if ((*rc = PMPI_Type_size(datatype, &size)) != MPI_SUCCESS
+        || (*rc = PMPI_Type_get_extent(datatype, &lb, &extent)) != MPI_SUCCESS
+        || (*rc = PMPI_Type_get_true_extent(datatype, &tlb, &textent)) != MPI_SUCCESS)
+        return 0;
+    if (size == MPI_UNDEFINED || size < 0 || count < 0)
+        return 0;
+    *bytes = (uint64_t)count * (uint64_t)size;
+    return lb == 0 && tlb == 0 && extent == size && textent == size;
+}
