@@ -408,6 +408,12 @@ def render_markdown(results):
     if summary:
         out += ["", summary]
 
+    for collective in ("allgather", "reduce", "alltoall"):   # issue 17 (bench/bench_more.py)
+        table = collective_table(records, collective, disrupted)
+        if table:
+            out += ["", "## " + collective.capitalize(), "", "Limit: the any-algorithm bound (host link or leaf "
+                    "cut, bench/bench_more.py).", "", table]
+
     out += ["", "## Overheads", ""]
     out.append(overhead_table(records) or "(none measured)")
 

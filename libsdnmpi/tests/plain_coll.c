@@ -5,10 +5,14 @@
  * passed.
  *
  * Usage: plain_coll [ints]   (ints per block, default 16384: 64 KiB)
+ * With PLAIN_COLL_HOLD=DIR in the environment, rank 0 creates DIR/ready after the collectives and
+ * waits (up to 2 minutes) for DIR/go before MPI_Finalize, so a test can inspect the job's routes.
  */
+#define _DEFAULT_SOURCE /* usleep */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static void check(int rc, const char *what)
 {
@@ -51,6 +55,19 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++)
             bad += recv[(size_t)s * (size_t)n + (size_t)i] != s * 1000 + rank + i * 7;
     check(MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+    const char *hold = getenv("PLAIN_COLL_HOLD");
+    if (hold != NULL && rank == 0) {
+        char ready[4096], go[4096];
+        if (snprintf(ready, sizeof ready, "%s/ready", hold) >= (int)sizeof ready
+            || snprintf(go, sizeof go, "%s/go", hold) >= (int)sizeof go)
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        FILE *f = fopen(ready, "w");
+        if (f == NULL || fclose(f) != 0)
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        for (int i = 0; i < 1200 && access(go, F_OK) != 0; i++)
+            usleep(100000);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         printf(all_bad ? "plain_coll: %d wrong elements\n" : "plain_coll: ok\n", all_bad);
     free(send);
