@@ -7,7 +7,6 @@
  * routes (alltoall_plan.h). MPI_IN_PLACE: the input is copied to a scratch buffer first.
  */
 #include <inttypes.h>
-#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,40 +41,20 @@ SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datat
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                    MPI_Comm comm)
 {
-    struct sdnmpi_state *s = &sdnmpi_g;
     const char *why = sdnmpi_state_unavailable();
     int rc = MPI_SUCCESS;
 #define FALLBACK(reason) \
     fallback(reason, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
 
-    int in_place = sendbuf == MPI_IN_PLACE;
-    if (why == NULL && (comm == MPI_COMM_NULL || recvtype == MPI_DATATYPE_NULL || recvcount < 0
-                        || (!in_place && (sendtype == MPI_DATATYPE_NULL || sendcount < 0))))
-        why = "invalid argument"; /* PMPI_Alltoall reports it */
-    if (why != NULL)
-        return FALLBACK(why);
-    int inter = 0, p = 0;
-    if ((rc = PMPI_Comm_test_inter(comm, &inter)) != MPI_SUCCESS)
-        return rc;
-    if (inter)
-        return FALLBACK("intercommunicator");
-    if ((rc = PMPI_Comm_size(comm, &p)) != MPI_SUCCESS)
-        return rc;
-    uint64_t block = 0, sent = 0;
-    int recv_ok = sdnmpi_bytes_view(recvtype, recvcount, &block, &rc);
+    int in_place = sendbuf == MPI_IN_PLACE, p = 0, recv_ok = 0;
+    uint64_t block = 0, total = 0;
+    if (why == NULL)
+        why = sdnmpi_blocks_check(in_place, sendcount, sendtype, recvcount, recvtype, comm, &p,
+                                  &block, &total, &recv_ok, &rc);
     if (rc != MPI_SUCCESS)
         return rc;
-    uint64_t total = block * (uint64_t)p;
-    if (p == 1)
-        return FALLBACK("one rank");
-    if (block == 0)
-        return FALLBACK("empty message");
-    if (total > INT_MAX)
-        return FALLBACK("more than INT_MAX bytes");
-    if (total < s->cfg.min_bytes)
-        return FALLBACK("below SDN_MPI_MIN_BYTES");
-    if (total > s->cfg.max_bytes)
-        return FALLBACK("above SDN_MPI_MAX_BYTES");
+    if (why != NULL)
+        return FALLBACK(why); /* PMPI_Alltoall reports an invalid argument */
 
     const struct sdnmpi_plan *plan = NULL;
     if ((rc = sdnmpi_plan_get(comm, &plan)) != MPI_SUCCESS)
@@ -89,12 +68,9 @@ SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datat
     if (!routed)
         return FALLBACK("no SDN routes for the exchange");
 
-    int local_ok = recv_ok;
-    if (local_ok && !in_place) {
-        local_ok = sdnmpi_bytes_view(sendtype, sendcount, &sent, &rc) && sent == block;
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
+    int local_ok = sdnmpi_blocks_local_ok(in_place, sendcount, sendtype, block, recv_ok, &rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
     int *orig = NULL;
     void *copy = NULL;
     if (local_ok && (rc = sdnmpi_rank_map(comm, plan->priv, p, &orig)) != MPI_SUCCESS

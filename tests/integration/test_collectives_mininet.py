@@ -49,7 +49,7 @@ def test_unmodified_binary_gets_sdn_collectives_and_per_step_routes(fabric, plai
     assert re.search(r"sdnmpi\[\d\]: reduce comm=0 count=%d bytes=%d root=%d: reduce-scatter \+ gather"
                      % (INTS, 4 * INTS, N - 1), out), out[-4000:]
     assert re.search(r"sdnmpi\[0\]: alltoall comm=\d+ block=%d bytes=%d: pairwise exchange" % (4 * INTS, 4 * INTS * N), out)
-    plan = re.search(r"sdnmpi\[0\]: alltoall plan comm=(\d+) ranks=%d steps=%d pairs=(\d+) planner=sdn-optimal: ok "
+    plan = re.search(r"sdnmpi\[\d+\]: alltoall plan comm=(\d+) ranks=%d steps=%d pairs=(\d+) planner=sdn-optimal: ok "
                      r"flows=(\d+)" % (N, N - 1), out)
     assert plan and int(plan.group(2)) == N * (N - 1) and int(plan.group(3)) > 0, out[-4000:]
     # the allreduce plan and the exchange's plan
@@ -61,7 +61,7 @@ def test_unmodified_binary_gets_sdn_collectives_and_per_step_routes(fabric, plai
 
 def test_exchange_plan_is_contention_free_while_the_job_holds_it(fabric, plain_coll):
     """A job that stops after its collectives (hold file): the controller's record of the exchange's
-    plan has max_load == lower_bound == 1 in every step, and the switches hold its routes."""
+    plan has max_load == lower_bound (at most one flow per link) in every step."""
     ctl, fab = fabric
     hosts = ["h%d" % n for n in range(1, N + 1)]
     random.Random(3).shuffle(hosts)
@@ -84,7 +84,9 @@ def test_exchange_plan_is_contention_free_while_the_job_holds_it(fabric, plain_c
         exchange = [c for c in comms.values() if c["planner"] == "sdn-optimal"]
         assert len(exchange) == 1, comms
         assert len(exchange[0]["max_load"]) == N - 1
-        assert list(exchange[0]["max_load"]) == [1] * (N - 1) == list(exchange[0]["lower_bound"])
+        # ranks ordered leaf by leaf: XOR partner 1 shares the leaf (no switch link), the others cross
+        assert list(exchange[0]["max_load"]) == list(exchange[0]["lower_bound"])
+        assert max(exchange[0]["max_load"]) == 1
     finally:
         open(os.path.join(hold, "go"), "w").close()
         thread.join(300)
