@@ -68,7 +68,7 @@ SDNMPI_EXPORT int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, 
 
 /*
  * Exactly MPI_Allgather. Contiguous blocks on an intracommunicator of p > 1 ranks, at least
- * SDN_MPI_MIN_BYTES in all, move over the allreduce plan's routes: recursive doubling on its
+ * SDN_MPI_MIN_BYTES in all (unset: 64 KiB; also for Reduce and Alltoall), move over the allreduce plan's routes: recursive doubling on its
  * pairs when p is a power of two, else a ring over the ranks ordered leaf by leaf. Anything else
  * (non-contiguous datatypes on some rank, no controller, before SDN_MPI_Init, ...) uses
  * PMPI_Allgather. MPI_IN_PLACE works. Every rank ends with the same bytes as PMPI_Allgather's.

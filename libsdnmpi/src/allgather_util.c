@@ -73,8 +73,8 @@ const char *sdnmpi_blocks_check(int in_place, int sendcount, MPI_Datatype sendty
         return "empty message";
     if (*total > INT_MAX)
         return "more than INT_MAX bytes";
-    if (*total < cfg->min_bytes)
-        return "below SDN_MPI_MIN_BYTES";
+    if (*total < sdnmpi_coll_min_bytes())
+        return "below the minimum size (SDN_MPI_MIN_BYTES)";
     if (*total > cfg->max_bytes)
         return "above SDN_MPI_MAX_BYTES";
     return NULL;
@@ -88,4 +88,9 @@ int sdnmpi_blocks_local_ok(int in_place, int sendcount, MPI_Datatype sendtype, u
     if (!recv_ok || in_place)
         return recv_ok;
     return sdnmpi_bytes_view(sendtype, sendcount, &sent, rc) && sent == block;
+}
+
+uint64_t sdnmpi_coll_min_bytes(void)
+{
+    return sdnmpi_g.cfg.min_bytes > 0 ? sdnmpi_g.cfg.min_bytes : SDNMPI_COLL_DEFAULT_MIN_BYTES;
 }

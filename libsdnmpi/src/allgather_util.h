@@ -18,10 +18,19 @@ int sdnmpi_rank_map(MPI_Comm comm, MPI_Comm priv, int p, int **orig);
  * size. 0 also if an MPI query failed (*rc says so). */
 int sdnmpi_bytes_view(MPI_Datatype datatype, int count, uint64_t *bytes, int *rc);
 
+/* Smallest message (bytes: Allgather's and Alltoall's whole receive buffer, Reduce's vector) that
+ * SDN_MPI_Allgather, SDN_MPI_Alltoall and SDN_MPI_Reduce take off PMPI: SDN_MPI_MIN_BYTES when it
+ * is set (> 0), else SDNMPI_COLL_DEFAULT_MIN_BYTES. Small calls are latency-bound, where the per-call
+ * agreement (Allgather, Alltoall), the ring's p - 1 steps and Reduce's 2 log2 p steps cannot win
+ * over Open MPI's latency-optimised algorithms (a default, not yet measured on the fabric). Agreed
+ * at SDN_MPI_Init (the knob is world rank 0's). */
+#define SDNMPI_COLL_DEFAULT_MIN_BYTES 65536
+uint64_t sdnmpi_coll_min_bytes(void);
+
 /* The checks SDN_MPI_Allgather and SDN_MPI_Alltoall share before any plan (all on inputs that are
  * the same on every rank of a valid call): NULL if the SDN path may go on, else why not (an
  * invalid argument, which PMPI then reports, an intercommunicator, p = 1, an empty message, more
- * than INT_MAX bytes, outside the size knobs). *rc is an MPI error code if an MPI query failed
+ * than INT_MAX bytes, below sdnmpi_coll_min_bytes, above SDN_MPI_MAX_BYTES). *rc is an MPI error code if an MPI query failed
  * (then the reason is "MPI error"). *p = comm's size, *block = bytes per rank, *total = p x block,
  * *recv_ok = whether the receive side is contiguous bytes. */
 const char *sdnmpi_blocks_check(int in_place, int sendcount, MPI_Datatype sendtype, int recvcount,

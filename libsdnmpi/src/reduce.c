@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 
+#include "allgather_util.h"
 #include "dtype.h"
 #include "log.h"
 #include "plan.h"
@@ -87,8 +88,8 @@ SDNMPI_EXPORT int SDN_MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
         return FALLBACK("one rank");
     if (count < pof2)
         return FALLBACK("fewer elements than ranks");
-    if (bytes < s->cfg.min_bytes)
-        return FALLBACK("below SDN_MPI_MIN_BYTES");
+    if (bytes < sdnmpi_coll_min_bytes())
+        return FALLBACK("below the minimum size (SDN_MPI_MIN_BYTES)");
     if (bytes > s->cfg.max_bytes)
         return FALLBACK("above SDN_MPI_MAX_BYTES");
     if (lb != 0 || extent < size)

@@ -60,7 +60,7 @@ def test_bit_exact_with_the_stub_controller(built, stub_factory, np):
     """p = 1 .. 8 (non-powers of two included), every datatype, in place or not: every result
     equals PMPI's bit for bit, and every eligible call took the SDN path."""
     stub = stub_factory(leaves=2 if np > 2 else None)
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np)}
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_MIN_BYTES": "1"}
     out = run_check(np, "sdn", env)
     if np > 1:
         assert out["allgather_sdn"] > 0 and out["reduce_sdn"] > 0 and out["alltoall_sdn"] > 0
@@ -82,7 +82,8 @@ def test_alltoall_plan_is_the_exchange_of_the_reordered_ranks(built, stub_factor
     """The world communicator's exchange plan names the host pairs of the private communicator's
     order (leaf by leaf), one step per permutation."""
     stub = stub_factory(leaves=leaves)
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_VERBOSE": "1"}
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_MIN_BYTES": "1"}
     out = run_check(np, "sdn", env, quick=True)
     assert out["alltoall_sdn"] > 0
     stub.wait_idle()
@@ -100,7 +101,8 @@ def test_alltoall_plan_is_the_exchange_of_the_reordered_ranks(built, stub_factor
 
 def test_planner_knob_overrides_the_alltoall_planner(built, stub_factory):
     stub = stub_factory()
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_PLANNER": "dmodk"}
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_PLANNER": "dmodk",
+           "SDN_MPI_MIN_BYTES": "1"}
     run_check(4, "sdn", env, quick=True)
     stub.wait_idle()
     planners = {r.get("planner") for _i, r in stub.requests("plan_allreduce")}
@@ -117,6 +119,15 @@ def test_refused_plans_fall_back(built, stub_factory):
     stub = stub_factory(mode="error_plan")
     out = run_check(4, "pmpi", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4"}, quick=True)
     assert out["allgather_sdn"] == out["reduce_sdn"] == out["alltoall_sdn"] == 0
+
+
+def test_small_calls_stay_on_pmpi_by_default(built, stub_factory):
+    """Without SDN_MPI_MIN_BYTES these three take the SDN path from 64 KiB on (coll_check checks
+    every call's path against that rule)."""
+    stub = stub_factory()
+    out = run_check(4, "sdn", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4"})
+    assert out["allgather_sdn"] > 0 and out["alltoall_sdn"] > 0 and out["reduce_sdn"] > 0
+    assert out["allgather_pmpi"] > out["allgather_sdn"]
 
 
 def test_size_window(built, stub_factory):
