@@ -14,7 +14,7 @@
  * with the same pattern first). Reduce's inputs are small integers (also for floating types), so
  * every sum and product is exact and the result does not depend on the order of the reduction:
  * the root's result must equal PMPI_Reduce's exactly (long double values by value: their padding
- * bytes are undefined).
+ * bytes are undefined; complex values by value: the sign of a zero part depends on the order).
  *
  * Options: --expect sdn|pmpi|any  the path eligible calls must take (default any)
  *          --quick                fewer datatypes and counts
@@ -337,6 +337,10 @@ static int same(const unsigned char *a, const unsigned char *b, size_t i, const 
     switch (t->kind) {
     case K_LDOUBLE: return *(const long double *)a == *(const long double *)b;
     case K_CLDOUBLE: return *(const long double _Complex *)a == *(const long double _Complex *)b;
+    /* A complex product's zero parts carry a sign that depends on the order of the products
+     * ((1+i)(1-i) = 2 + 0i or 2 - 0i): compared by value, so -0 == +0. */
+    case K_CFLOAT: return *(const float _Complex *)a == *(const float _Complex *)b;
+    case K_CDOUBLE: return *(const double _Complex *)a == *(const double _Complex *)b;
     case K_DOUBLE_INT: {
         const struct double_int *x = (const void *)a, *y = (const void *)b;
         return !memcmp(&x->v, &y->v, sizeof x->v) && x->i == y->i;
