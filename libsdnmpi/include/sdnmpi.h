@@ -88,7 +88,8 @@ SDNMPI_EXPORT int SDN_MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
 /*
  * Exactly MPI_Alltoall. Contiguous blocks on an intracommunicator: a pairwise exchange whose p - 1
  * steps (each a permutation) the controller routes step by step without contention (planner
- * `sdn-optimal`, asked once per communicator); PMPI_Alltoall otherwise. MPI_IN_PLACE works.
+ * `sdn-optimal`, asked once per communicator); PMPI_Alltoall otherwise, and unless SDN_MPI_MIN_BYTES
+ * is set (slower than Open MPI when measured, libsdnmpi/README.md). MPI_IN_PLACE works.
  */
 SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,

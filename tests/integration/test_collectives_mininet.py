@@ -42,6 +42,7 @@ def test_unmodified_binary_gets_sdn_collectives_and_per_step_routes(fabric, plai
     random.Random(11).shuffle(hosts)
     plans_before = ctl.rest("/sdnmpi/stats")["rpc"]["allreduce_plans"]
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8",
+           "SDN_MPI_MIN_BYTES": "65536",
            "SDN_MPI_VERBOSE": "1", "LD_PRELOAD": os.path.join(LIBSDNMPI, "libsdnmpi-preload.so")}
     rc, out = fab.mpirun(hosts, [plain_coll, INTS], env=env, timeout=300)
     assert rc == 0 and "plain_coll: ok" in out, out[-4000:]
@@ -67,6 +68,7 @@ def test_exchange_plan_is_contention_free_while_the_job_holds_it(fabric, plain_c
     random.Random(3).shuffle(hosts)
     hold = tempfile.mkdtemp(prefix="sdnmpi-hold-")
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8",
+           "SDN_MPI_MIN_BYTES": "65536",
            "LD_PRELOAD": os.path.join(LIBSDNMPI, "libsdnmpi-preload.so"), "PLAIN_COLL_HOLD": hold}
     result = {}
 
