@@ -42,6 +42,9 @@ def parse_args(argv):
     g.add_argument("--placements", help="rank placements for allreduce (%s)" % FULL["placements"])
     g.add_argument("--allreduce-sizes", help="bytes: list or LO..HI powers of two (%s)" % FULL["allreduce_sizes"])
     g.add_argument("--allreduce-nprocs", default="all", help="process counts: list, 'all', 'pow2'")
+    g.add_argument("--more-sizes", default="64k,1m,4m",
+                   help="allgather, reduce, alltoall (opt-in via --collectives): bytes per rank (64k,1m,4m)")
+    g.add_argument("--more-nprocs", default="all", help="their process counts: list, 'all', 'pow2' (all)")
     g.add_argument("--bcast-sizes", help="(%s)" % FULL["bcast_sizes"])
     g.add_argument("--bcast-nprocs", help="(%s: 2, 4, 8, ... up to the hosts)" % FULL["bcast_nprocs"])
     g.add_argument("--bcast-routings", help="(%s)" % FULL["bcast_routings"])
@@ -96,7 +99,7 @@ def parse_args(argv):
     for key, value in defaults.items():
         if getattr(args, key, None) is None:
             setattr(args, key, value)
-    args.collectives = csv_list(args.collectives, ("init", "allreduce", "bcast"))
+    args.collectives = csv_list(args.collectives, ("init", "allreduce", "bcast", "allgather", "reduce", "alltoall"))
     try:
         args.mca = parse_mca(args.ompi_mca)
         args.bcast_rate_mbps = bcast_rate(args.sdn_bcast_rate, args.host_bw, args.fabric_bw)

@@ -13,6 +13,7 @@ from bench_common import FABRIC_SUBNET, pct_text, write_json, fmt_duration, now_
 from bench_sampling import CpuMonitor
 from bench_flows import RouteSwitch
 from bench_limits import parallel_iperf
+import bench_more
 import benchcore
 import bounds
 
@@ -46,6 +47,8 @@ def run_mpi_job(bench, job, progress):
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, bench.ports["rpc"]),
            "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET}
     env.update(sdn_env(args))
+    if job["collective"] == "alltoall":   # SDN_MPI_Alltoall runs only with the knob set (libsdnmpi/README.md)
+        env.setdefault("SDN_MPI_MIN_BYTES", "1")
     mpi = MpiJob(fab, hosts, slots=1)
     argv = mpi.mpirun_argv(prog, np=len(hosts), env=env, mca=args.mca)
     log_path = os.path.join(bench.log_dir, "%s.log" % job["name"])
@@ -325,13 +328,17 @@ def job_records(bench, job, events, meta):
     hosts = job["hosts"]
 
     def limit(collective, nbytes, root):
+        if collective in bench_more.COLLECTIVES:
+            return bench_more.limits(fab, hosts, collective, nbytes)["any"]
         if collective == "allreduce":
             return benchcore.allreduce_limit(fab, hosts, nbytes)
         return benchcore.bcast_limit(fab, hosts, root or 0, nbytes)
 
     records = benchcore.aggregate_samples(events, job["routing"], job["placement"], job["nprocs"], limit)
     for rec in records:
-        if rec["collective"] == "allreduce":
+        if rec["collective"] in bench_more.COLLECTIVES:
+            rec["limits_s"] = bench_more.limits(fab, hosts, rec["collective"], rec["bytes"])
+        elif rec["collective"] == "allreduce":
             rec["limits_s"] = benchcore.allreduce_limits(fab, hosts, rec["bytes"])
         else:
             rec["limits_s"] = benchcore.bcast_limits(fab, hosts, rec["root"] or 0, rec["bytes"])

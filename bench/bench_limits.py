@@ -8,6 +8,7 @@ import statistics
 import subprocess
 
 from bench_common import ROUTINGS, csv_list, parse_nprocs
+import bench_more
 import benchcore
 
 
@@ -101,6 +102,9 @@ def plan_jobs(args, fab, have_sdn_bcast):
                                  "collective": "bcast", "routing": routing, "placement": placement,
                                  "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": bc_sizes,
                                  "roots": roots, "nimpl": nimpl, "work": work + 4})
+    jobs += bench_more.plan_jobs(args, fab, routings, placements, benchcore.parse_sizes(args.more_sizes),
+                                 parse_nprocs(args.more_nprocs, n))
+    jobs.sort(key=lambda job: ROUTINGS.index(job["routing"]))   # stable: grouped by routing, as before
     for job in jobs:
         job["label"] = "%s/%s p=%d" % (job["routing"], job["placement"], job["nprocs"])
         job["timeout_s"] = args.job_timeout or (5 * job["work"] + 300)

@@ -411,6 +411,11 @@ def render_markdown(results):
         out += ["", summary]
 
     out += report_bounds.section(results)
+    for collective in ("allgather", "reduce", "alltoall"):   # issue 17 (bench/bench_more.py)
+        table = collective_table(records, collective, disrupted)
+        if table:
+            out += ["", "## " + collective.capitalize(), "", "Limit: the any-algorithm bound (host link or leaf "
+                    "cut, bench/bench_more.py).", "", table]
 
     out += ["", "## Overheads", ""]
     out.append(overhead_table(records) or "(none measured)")

@@ -7,6 +7,7 @@ from types import MappingProxyType
 
 from . import allreduce, pair_routing, pairs, routing
 from . import jobroute, jobroute_greedy, jobroute_optimal
+from . import steps_optimal
 
 LOG = logging.getLogger(__name__)
 
@@ -22,6 +23,7 @@ ALLREDUCE_PLANNERS = MappingProxyType({
     "balanced": allreduce.balanced,
     "dmodk": allreduce.dmodk,
     "single": allreduce.single,
+    "sdn-optimal": steps_optimal.sdn_optimal,   # each step routed alone (SDN_MPI_Alltoall's steps)
 })
 
 #: Host-pair routers (primitives/pairs.py): name -> router(graph, demand, load=None, seed=None)

@@ -67,6 +67,35 @@ SDNMPI_EXPORT int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, 
                                 MPI_Comm comm);
 
 /*
+ * Exactly MPI_Allgather. Contiguous blocks on an intracommunicator of p > 1 ranks, at least
+ * SDN_MPI_MIN_BYTES in all (unset: 64 KiB; also for Reduce and Alltoall), move over the allreduce plan's routes: recursive doubling on its
+ * pairs when p is a power of two, else a ring over the ranks ordered leaf by leaf. Anything else
+ * (non-contiguous datatypes on some rank, no controller, before SDN_MPI_Init, ...) uses
+ * PMPI_Allgather. MPI_IN_PLACE works. Every rank ends with the same bytes as PMPI_Allgather's.
+ */
+SDNMPI_EXPORT int SDN_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm);
+
+/*
+ * Exactly MPI_Reduce. Predefined commutative operations on predefined datatypes, count >= the
+ * largest power of two <= p: reduce-scatter by recursive halving and a gather to the root, over
+ * the allreduce plan's routes; PMPI_Reduce otherwise (as SDN_MPI_Allreduce decides).
+ */
+SDNMPI_EXPORT int SDN_MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
+
+/*
+ * Exactly MPI_Alltoall. Contiguous blocks on an intracommunicator: a pairwise exchange whose p - 1
+ * steps (each a permutation) the controller routes step by step without contention (planner
+ * `sdn-optimal`, asked once per communicator); PMPI_Alltoall otherwise, and unless SDN_MPI_MIN_BYTES
+ * is set (slower than Open MPI when measured, libsdnmpi/README.md). MPI_IN_PLACE works.
+ */
+SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm);
+
+/*
  * Traffic-aware job routing (libsdnmpi/README.md, "Traffic hints and phases").
  *
  * Local (not collective). Tells the controller that this rank will send about `bytes` (>= 1) to

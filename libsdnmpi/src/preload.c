@@ -1,5 +1,6 @@
 /* preload.c -- transparent mode: LD_PRELOAD=libsdnmpi-preload.so puts these in front of the MPI
- * library's own MPI_Init, MPI_Init_thread, MPI_Allreduce, MPI_Bcast, MPI_Pcontrol and MPI_Finalize.
+ * library's own MPI_Init, MPI_Init_thread, MPI_Allreduce, MPI_Bcast, MPI_Pcontrol and MPI_Finalize
+ * (and MPI_Allgather, MPI_Reduce, MPI_Alltoall).
  * The library itself calls only PMPI_* functions, so nothing here recurses. MPI_Init,
  * MPI_Init_thread, MPI_Pcontrol and MPI_Finalize call the next definition (chain.h), so that the
  * profiler preloaded next to this library sees them too. */
@@ -50,6 +51,24 @@ SDNMPI_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
 SDNMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     return SDN_MPI_Bcast(buffer, count, datatype, root, comm);
+}
+
+SDNMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return SDN_MPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+SDNMPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                             MPI_Op op, int root, MPI_Comm comm)
+{
+    return SDN_MPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+SDNMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return SDN_MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 /* MPI_Pcontrol(k): the phase (SDN_MPI_Phase: phase.h and the `phase` op), then the next

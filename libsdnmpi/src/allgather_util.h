@@ -1,0 +1,45 @@
+/* allgather_util.h -- what the data-movement collectives' dispatchers (allgather.c, alltoall.c)
+ * and algorithms share: the rank map of a plan's private communicator and the byte view of the
+ * user's buffers. Below the algorithms, never calling them. */
+#ifndef SDNMPI_ALLGATHER_UTIL_H
+#define SDNMPI_ALLGATHER_UTIL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+/* *orig (p entries, malloc'd; free it) maps the ranks of `priv` (a plan's private communicator,
+ * the same group as comm in the leader's order, plan.h) to the ranks of `comm`: the block of
+ * priv rank q lives at block orig[q] of the user's buffers. MPI error code; *orig is NULL on
+ * MPI_ERR_NO_MEM. */
+int sdnmpi_rank_map(MPI_Comm comm, MPI_Comm priv, int p, int **orig);
+
+/* Whether `count` elements of `datatype` are count x size contiguous bytes at the buffer (lower
+ * bound and true lower bound 0, extent and true extent equal to the size). *bytes gets count x
+ * size. 0 also if an MPI query failed (*rc says so). */
+int sdnmpi_bytes_view(MPI_Datatype datatype, int count, uint64_t *bytes, int *rc);
+
+/* Smallest message (bytes: Allgather's and Alltoall's whole receive buffer, Reduce's vector) that
+ * SDN_MPI_Allgather, SDN_MPI_Alltoall and SDN_MPI_Reduce take off PMPI: SDN_MPI_MIN_BYTES when it
+ * is set (> 0), else SDNMPI_COLL_DEFAULT_MIN_BYTES. Small calls are latency-bound, where the per-call
+ * agreement (Allgather, Alltoall), the ring's p - 1 steps and Reduce's 2 log2 p steps cannot win
+ * over Open MPI's latency-optimised algorithms (a default, not yet measured on the fabric). Agreed
+ * at SDN_MPI_Init (the knob is world rank 0's). */
+#define SDNMPI_COLL_DEFAULT_MIN_BYTES 65536
+uint64_t sdnmpi_coll_min_bytes(void);
+
+/* The checks SDN_MPI_Allgather and SDN_MPI_Alltoall share before any plan (all on inputs that are
+ * the same on every rank of a valid call): NULL if the SDN path may go on, else why not (an
+ * invalid argument, which PMPI then reports, an intercommunicator, p = 1, an empty message, more
+ * than INT_MAX bytes, below sdnmpi_coll_min_bytes, above SDN_MPI_MAX_BYTES). *rc is an MPI error code if an MPI query failed
+ * (then the reason is "MPI error"). *p = comm's size, *block = bytes per rank, *total = p x block,
+ * *recv_ok = whether the receive side is contiguous bytes. */
+const char *sdnmpi_blocks_check(int in_place, int sendcount, MPI_Datatype sendtype, int recvcount,
+                                MPI_Datatype recvtype, MPI_Comm comm, int *p, uint64_t *block,
+                                uint64_t *total, int *recv_ok, int *rc);
+
+/* This rank's side of the per-call agreement: the receive side is contiguous (recv_ok) and, unless
+ * in place, so is the send side, with the same byte count. *rc as above. */
+int sdnmpi_blocks_local_ok(int in_place, int sendcount, MPI_Datatype sendtype, uint64_t block,
+                           int recv_ok, int *rc);
+
+#endif

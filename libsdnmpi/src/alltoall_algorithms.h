@@ -1,0 +1,33 @@
+/* alltoall_algorithms.h -- the SDN alltoall algorithm(s), as the dispatcher (alltoall.c) calls
+ * them (allreduce_algorithms.h's shape: one call description, one function per algorithm and
+ * translation unit; they know nothing of the dispatcher, the plan or the library's state).
+ *
+ * On call->comm (a plan's private communicator), contiguous bytes: the block for priv rank q is at
+ * sendbuf + orig[q] x block, the block from priv rank q goes to recvbuf + orig[q] x block. sendbuf
+ * and recvbuf do not overlap (the dispatcher copies for MPI_IN_PLACE). MPI error code. */
+#ifndef SDNMPI_ALLTOALL_ALGORITHMS_H
+#define SDNMPI_ALLTOALL_ALGORITHMS_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+struct sdnmpi_alltoall_call {
+    const void *sendbuf;
+    void *recvbuf;
+    size_t block;    /* bytes per rank pair, <= INT_MAX */
+    MPI_Comm comm;
+    const int *orig; /* sdnmpi_rank_map */
+};
+
+typedef int (*sdnmpi_alltoall_fn)(const struct sdnmpi_alltoall_call *call);
+
+/* Pairwise exchange, p - 1 steps, each a permutation (sdnmpi_alltoall_peer): the steps whose
+ * routes alltoall_plan.h asks the controller for. */
+int sdnmpi_alltoall_intra_pairwise(const struct sdnmpi_alltoall_call *call);
+
+/* Whom rank q sends to (*to) and receives from (*from) at step k (1 .. p-1) of the pairwise
+ * exchange: q XOR k when p is a power of two (then *to == *from, and steps 1, 2, 4, ... are the
+ * pairs of recursive doubling), else q + k and q - k (mod p). */
+void sdnmpi_alltoall_peer(int q, int k, int p, int *to, int *from);
+
+#endif

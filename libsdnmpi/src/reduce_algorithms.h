@@ -1,0 +1,33 @@
+/* reduce_algorithms.h -- the SDN reduce algorithm(s), as the dispatcher (reduce.c) calls them
+ * (allreduce_algorithms.h's shape: one call description, one function per algorithm and
+ * translation unit; they know nothing of the dispatcher, the plan or the library's state).
+ *
+ * On call->comm (a plan's private communicator), root = the root's rank there, a predefined
+ * datatype (lower bound 0) and a predefined commutative op, count >= pof2 (the largest power of two
+ * <= p); sendbuf may be MPI_IN_PLACE on the root; recvbuf is only touched on the root. MPI error
+ * code (MPI_ERR_ARG if the call breaks the precondition). */
+#ifndef SDNMPI_REDUCE_ALGORITHMS_H
+#define SDNMPI_REDUCE_ALGORITHMS_H
+
+#include <mpi.h>
+
+struct sdnmpi_reduce_call {
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype datatype;
+    MPI_Aint extent;
+    MPI_Op op;
+    int root;
+    MPI_Comm comm;
+    const int *dist; /* the plan's halving order (plan.h rab_dist) */
+    int ndims;
+};
+
+typedef int (*sdnmpi_reduce_fn)(const struct sdnmpi_reduce_call *call);
+
+/* Reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to the root,
+ * both over the pairs of recursive doubling (the allreduce plan's routes). */
+int sdnmpi_reduce_intra_redscat_gather(const struct sdnmpi_reduce_call *call);
+
+#endif

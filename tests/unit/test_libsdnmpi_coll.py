@@ -1,0 +1,154 @@
+"""libsdnmpi (C): SDN_MPI_Allgather, SDN_MPI_Reduce and SDN_MPI_Alltoall against PMPI under mpirun
+on localhost (libsdnmpi/tests/coll_check.c compares every result bit for bit), with the stub
+controller of libsdnmpi_harness, without a controller, and under the preload library.
+
+`SDN_MPI_FAKE_HOSTS=N` makes rank r report fabric address 10.255.0.(r % N + 1), so that the plans
+carry real host pairs; with `leaves` the stub's locate puts hosts on several leaves, so the ranks of
+the private communicator are reordered and the algorithms' rank maps matter.
+"""
+import functools
+import re
+
+import pytest
+
+import libsdnmpi_harness as harness
+from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, fake_hosts
+
+CHECK = LIB / "tests" / "coll_check"
+PLAIN = LIB / "tests" / "plain_coll"
+MPI_TIMEOUT = 240
+SUMMARY = re.compile(r"coll_check: p=(\d+) cases=(\d+) failures=(\d+) allgather sdn=(\d+) pmpi=(\d+) "
+                     r"reduce sdn=(\d+) pmpi=(\d+) alltoall sdn=(\d+) pmpi=(\d+)")
+
+pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+
+mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
+
+
+def run_check(np, expect, env=None, quick=False, seed=None):
+    argv = [CHECK, "--expect", expect, "--seed", seed if seed is not None else 500 + np]
+    if quick:
+        argv.append("--quick")
+    res, seconds = mpirun(np, argv, env)
+    assert res.returncode == 0, "coll_check -np %d failed (rc %d, %.1fs):\n%s\n%s" % (
+        np, res.returncode, seconds, res.stdout[-3000:], res.stderr[-6000:])
+    match = SUMMARY.search(res.stdout)
+    assert match, res.stdout
+    p, cases, failures, *paths = map(int, match.groups())
+    assert p == np and failures == 0 and cases > 0
+    names = ("allgather_sdn", "allgather_pmpi", "reduce_sdn", "reduce_pmpi", "alltoall_sdn", "alltoall_pmpi")
+    return dict(zip(names, paths), cases=cases, stderr=res.stderr)
+
+
+def pairwise_host_steps(hosts):
+    """The exchange's steps as the library must send them: XOR partners for a power of two, else
+    shifts; same-host pairs dropped, duplicates counted."""
+    p = len(hosts)
+    steps = []
+    for k in range(1, p):
+        step = {}
+        for q in range(p):
+            to = q ^ k if p & (p - 1) == 0 else (q + k) % p
+            if hosts[q] != hosts[to]:
+                step[hosts[q], hosts[to]] = step.get((hosts[q], hosts[to]), 0) + 1
+        steps.append(sorted([s, d, c] for (s, d), c in step.items()))
+    return steps
+
+
+@pytest.mark.parametrize("np", range(1, 9))
+def test_bit_exact_with_the_stub_controller(built, stub_factory, np):
+    """p = 1 .. 8 (non-powers of two included), every datatype, in place or not: every result
+    equals PMPI's bit for bit, and every eligible call took the SDN path."""
+    stub = stub_factory(leaves=2 if np > 2 else None)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_MIN_BYTES": "1"}
+    out = run_check(np, "sdn", env)
+    if np > 1:
+        assert out["allgather_sdn"] > 0 and out["reduce_sdn"] > 0 and out["alltoall_sdn"] > 0
+    # the fallbacks (vector type, intercommunicator, user op, derived type) happened too
+    assert out["allgather_pmpi"] > 0 and out["reduce_pmpi"] > 0 and out["alltoall_pmpi"] > 0
+    stub.wait_idle()
+    assert stub.errors == []
+    if np == 1:
+        return
+    # one alltoall plan per communicator that spans hosts, with the per-step SDN-optimal planner
+    plans = [r for _i, r in stub.requests("plan_allreduce") if r.get("planner") == "sdn-optimal"]
+    assert plans, "no alltoall plan"
+    steps = {len(r["steps"]) for r in plans}
+    assert np - 1 in steps
+
+
+@pytest.mark.parametrize("np,leaves", [(4, 2), (6, 3), (8, 2)])
+def test_alltoall_plan_is_the_exchange_of_the_reordered_ranks(built, stub_factory, np, leaves):
+    """The world communicator's exchange plan names the host pairs of the private communicator's
+    order (leaf by leaf), one step per permutation."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_MIN_BYTES": "1"}
+    out = run_check(np, "sdn", env, quick=True)
+    assert out["alltoall_sdn"] > 0
+    stub.wait_idle()
+    hosts = fake_hosts(np, np)
+    order = sorted(range(np), key=lambda r: (int(hosts[r].rsplit(".", 1)[1]) % leaves, hosts[r], r))
+    want = pairwise_host_steps([hosts[r] for r in order])
+    # the leader is rank 0 of the private communicator (the first rank of the first leaf), on its
+    # own connection; the reversed communicator's plan has the same hosts in the same leaf order
+    plans = [r for _i, r in stub.requests("plan_allreduce") if r.get("planner") == "sdn-optimal"]
+    assert plans and all(r["steps"] == want for r in plans if len(r["steps"]) == np - 1)
+    assert re.search(r"sdnmpi\[%d\]: alltoall plan comm=\d+ ranks=%d steps=%d pairs=\d+ planner=sdn-optimal: ok"
+                     % (order[0], np, np - 1), out["stderr"]), out["stderr"][-3000:]
+    assert "allgather comm=0 " in out["stderr"] and "reduce comm=0 " in out["stderr"]
+
+
+def test_planner_knob_overrides_the_alltoall_planner(built, stub_factory):
+    stub = stub_factory()
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_PLANNER": "dmodk",
+           "SDN_MPI_MIN_BYTES": "1"}
+    run_check(4, "sdn", env, quick=True)
+    stub.wait_idle()
+    planners = {r.get("planner") for _i, r in stub.requests("plan_allreduce")}
+    assert planners == {"dmodk"}
+
+
+@pytest.mark.parametrize("np", [3, 4])
+def test_no_controller_falls_back(built, np):
+    out = run_check(np, "pmpi", {}, quick=True)
+    assert out["allgather_sdn"] == out["reduce_sdn"] == out["alltoall_sdn"] == 0
+
+
+def test_refused_plans_fall_back(built, stub_factory):
+    stub = stub_factory(mode="error_plan")
+    out = run_check(4, "pmpi", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4"}, quick=True)
+    assert out["allgather_sdn"] == out["reduce_sdn"] == out["alltoall_sdn"] == 0
+
+
+def test_small_calls_stay_on_pmpi_by_default(built, stub_factory):
+    """Without SDN_MPI_MIN_BYTES Allgather and Reduce take the SDN path from 64 KiB on, Alltoall not
+    at all (slower than Open MPI when measured); coll_check checks every call's path against that."""
+    stub = stub_factory()
+    out = run_check(4, "sdn", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4"})
+    assert out["allgather_sdn"] > 0 and out["reduce_sdn"] > 0 and out["alltoall_sdn"] == 0
+    assert out["allgather_pmpi"] > out["allgather_sdn"]
+
+
+def test_size_window(built, stub_factory):
+    """Below SDN_MPI_MIN_BYTES (of the whole message for Allgather and Alltoall, of the vector for
+    Reduce) PMPI; coll_check knows the rule and checks every call's path."""
+    stub = stub_factory()
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "4096"}
+    out = run_check(4, "sdn", env, quick=True)
+    assert out["allgather_sdn"] > 0 and out["allgather_pmpi"] > 0 and out["reduce_pmpi"] > 0
+
+
+def test_preload_unmodified_binary(built, stub_factory):
+    """MPI_Allgather, MPI_Reduce and MPI_Alltoall of a program that knows nothing of sdnmpi go the
+    SDN way under LD_PRELOAD, and the program's own checks pass."""
+    stub = stub_factory()
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_MIN_BYTES": "65536", "LD_PRELOAD": str(PRELOAD)}
+    res, _seconds = mpirun(4, [PLAIN], env)
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    assert "plain_coll: ok" in res.stdout
+    assert re.search(r"sdnmpi\[0\]: allgather comm=0 block=\d+ bytes=\d+: recursive doubling", res.stderr)
+    assert re.search(r"sdnmpi\[0\]: reduce comm=0 count=\d+ bytes=\d+ root=\d+: reduce-scatter \+ gather",
+                     res.stderr)
+    assert re.search(r"sdnmpi\[0\]: alltoall comm=\d+ block=\d+ bytes=\d+: pairwise exchange", res.stderr)
