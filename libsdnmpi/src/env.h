@@ -18,6 +18,7 @@ struct sdnmpi_config {
     char ctrl_host[SDNMPI_HOST_MAX];
     char ctrl_port[SDNMPI_PORT_MAX];
     int timeout_ms;                   /* SDN_MPI_TIMEOUT_MS: connect and per-reply timeout */
+    int reconnect_tries;              /* SDN_MPI_RECONNECT_TRIES: attempts in a row (controller.h) */
     uint64_t min_bytes;               /* SDN_MPI_MIN_BYTES: smaller messages use PMPI */
     uint64_t max_bytes;               /* SDN_MPI_MAX_BYTES: larger messages use PMPI */
     uint64_t rab_min;                 /* SDN_MPI_RABENSEIFNER_MIN: Rabenseifner from here on */
@@ -44,6 +45,9 @@ struct sdnmpi_config {
 /* SDN_MPI_RABENSEIFNER_MIN's default: 8-32 KiB allreduces by recursive doubling were 0.5-0.9x
  * Open MPI's on the benchmark fabric (README's Benchmarks). */
 #define SDNMPI_DEFAULT_RAB_MIN 8192
+/* SDN_MPI_RECONNECT_TRIES's default: with the back-off (controller.h) about 2 minutes. */
+#define SDNMPI_DEFAULT_RECONNECT_TRIES 20
+#define SDNMPI_MAX_RECONNECT_TRIES 1000
 #define SDNMPI_TRAFFIC_DEFAULT_MAX_BYTES (64u << 20)
 #define SDNMPI_BCAST_DEFAULT_MIN_BYTES 65536
 /* With two hosts there is one receiving host: nothing for the switches to copy. */
