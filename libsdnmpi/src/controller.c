@@ -78,8 +78,8 @@ int sdnmpi_conn_alive(struct sdnmpi_conn *c)
     return 0;
 }
 
-/* Encoded request in buf with id `id`: one exchange. A reply (success or refusal) to anything
- * but hello and register ends a series of failed attempts (register: on success only). */
+/* Encoded request in buf with id `id`: one exchange. A successful reply to anything but hello and
+ * register ends a series of failed attempts. */
 static int exchange(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                     struct sdnmpi_rpc_buf *buf, int64_t id, struct sdnmpi_rpc_reply *reply,
                     int resets, char *why, size_t whylen)
@@ -101,7 +101,7 @@ static int exchange(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
             kill_conn(c);
         return SDNMPI_CTRL_FAILED;
     }
-    if (resets)
+    if (resets && reply->ok)
         c->failures = 0;
     if (!reply->ok) {
         snprintf(why, whylen, "controller error: %s", reply->error[0] ? reply->error : "(no reason)");

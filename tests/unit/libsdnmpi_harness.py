@@ -371,6 +371,25 @@ class StubController:
         with self.lock:
             return [(i, r) for i, c in enumerate(self.conns) for r in c["requests"] if op is None or r["op"] == op]
 
+    def restart(self, mode=None, job=None):
+        """A controller restart without a gap: every open connection is closed, and the stub
+        answers as a new controller from now on (a new token; `mode` and `job` if given) on the
+        same port. The number of connections it had served until then."""
+        with self.lock:
+            if mode is not None and mode not in MODES:
+                raise ValueError("unknown mode %r" % mode)
+            self.mode = mode or self.mode
+            self.job = job or self.job
+            self.token = secrets.token_hex(16)
+            self.hosts = set()
+            self.trees = {}
+            for client in self._clients:
+                try:
+                    client.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            return len(self.conns)
+
     def close(self):
         self._stop = True
         with self.lock:
