@@ -10,6 +10,7 @@
 #include "dtype.h"
 #include "log.h"
 #include "plan.h"
+#include "reconnect.h"
 #include "schedule.h"
 #include "sdnmpi.h"
 #include "sdnmpi_testing.h"
@@ -87,6 +88,8 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
         return fallback("below SDN_MPI_MIN_BYTES", count, sendbuf, recvbuf, datatype, op, comm);
     if (bytes > s->cfg.max_bytes)
         return fallback("above SDN_MPI_MAX_BYTES", count, sendbuf, recvbuf, datatype, op, comm);
+    if ((rc = sdnmpi_reconnect_point(comm)) != MPI_SUCCESS)
+        return rc;
     if (lb != 0 || extent < size)
         return fallback("unusual datatype layout", count, sendbuf, recvbuf, datatype, op, comm);
 

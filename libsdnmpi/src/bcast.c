@@ -13,6 +13,7 @@
 #include "bcast_mcast.h"
 #include "bcast_plan.h"
 #include "log.h"
+#include "reconnect.h"
 #include "sdnmpi.h"
 #include "state.h"
 
@@ -70,7 +71,8 @@ SDNMPI_EXPORT int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, 
         return fallback("below SDN_MPI_BCAST_MIN_BYTES", buffer, count, datatype, root, comm);
 
     struct sdnmpi_bcast_comm *bc = NULL;
-    if ((rc = sdnmpi_bcast_tree_get(comm, root, &bc)) != MPI_SUCCESS)
+    if ((rc = sdnmpi_reconnect_point(comm)) != MPI_SUCCESS
+        || (rc = sdnmpi_bcast_tree_get(comm, root, &bc)) != MPI_SUCCESS)
         return rc;
     if (bc == NULL)
         return fallback("out of memory on some rank", buffer, count, datatype, root, comm);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int drop_attr(MPI_Comm comm, int keyval)
+int sdnmpi_commattr_drop(MPI_Comm comm, int keyval)
 {
     void *val = NULL;
     int flag = 0;
@@ -18,8 +18,8 @@ int sdnmpi_commattr_keyval_free(int *keyval)
 {
     if (*keyval == MPI_KEYVAL_INVALID)
         return MPI_SUCCESS;
-    int rc = drop_attr(MPI_COMM_WORLD, *keyval);
-    int rc2 = drop_attr(MPI_COMM_SELF, *keyval);
+    int rc = sdnmpi_commattr_drop(MPI_COMM_WORLD, *keyval);
+    int rc2 = sdnmpi_commattr_drop(MPI_COMM_SELF, *keyval);
     int rc3 = PMPI_Comm_free_keyval(keyval);
     *keyval = MPI_KEYVAL_INVALID;
     return rc != MPI_SUCCESS ? rc : rc2 != MPI_SUCCESS ? rc2 : rc3;

@@ -11,6 +11,9 @@
  * MPI_KEYVAL_INVALID. Nothing to do if it is already invalid. The first MPI error code. */
 int sdnmpi_commattr_keyval_free(int *keyval);
 
+/* Deletes comm's attribute `keyval` if it has one (its delete callback runs). MPI error code. */
+int sdnmpi_commattr_drop(MPI_Comm comm, int keyval);
+
 /* Distinct addresses among ips[0..p); -1 if out of memory. */
 int sdnmpi_count_hosts(const uint32_t *ips, int p);
 

@@ -2,6 +2,8 @@
 #include "controller.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,11 +17,31 @@ void sdnmpi_conn_init(struct sdnmpi_conn *c)
     c->next_id = 1;
 }
 
+#define BACKOFF_FIRST_MS 250
+#define BACKOFF_MAX_MS 8000
+
+int64_t sdnmpi_conn_backoff_ms(int n)
+{
+    int64_t ms = BACKOFF_FIRST_MS;
+    for (int i = 1; i < n && ms < BACKOFF_MAX_MS; i++)
+        ms *= 2;
+    return ms < BACKOFF_MAX_MS ? ms : BACKOFF_MAX_MS;
+}
+
 void sdnmpi_conn_close(struct sdnmpi_conn *c)
 {
     if (c->fd >= 0)
         close(c->fd); /* nothing to do about a failing close of a socket */
     c->fd = -1;
+    c->holds_job = 0;
+}
+
+void sdnmpi_conn_reset(struct sdnmpi_conn *c)
+{
+    sdnmpi_conn_close(c);
+    c->dead = 0;
+    c->failures = 0;
+    c->retry_at = 0;
 }
 
 static void kill_conn(struct sdnmpi_conn *c)
@@ -28,22 +50,59 @@ static void kill_conn(struct sdnmpi_conn *c)
     c->dead = 1;
 }
 
-/* Encoded request in buf with id `id`: one exchange. */
+/* The controller closed or refused the connection: a new attempt after the back-off. */
+static void drop_conn(struct sdnmpi_conn *c)
+{
+    sdnmpi_conn_close(c);
+    c->failures++;
+    c->retry_at = sdnmpi_now_ms() + sdnmpi_conn_backoff_ms(c->failures);
+}
+
+/* Whether a failed connect or exchange is one a restarted controller causes: refused, reset or
+ * closed before the deadline (errno as the failing call left it). */
+static int restart_symptom(int err, int64_t deadline)
+{
+    return sdnmpi_now_ms() < deadline
+           && (err == ECONNREFUSED || err == ECONNRESET || err == EPIPE || err == ENOTCONN);
+}
+
+int sdnmpi_conn_alive(struct sdnmpi_conn *c)
+{
+    if (c->fd < 0)
+        return 0;
+    struct pollfd pfd = {.fd = c->fd, .events = POLLIN, .revents = 0};
+    int r = poll(&pfd, 1, 0);
+    if (r <= 0)
+        return 1; /* nothing pending (or EINTR: look again next time) */
+    sdnmpi_conn_close(c); /* not a failed attempt: the next one may come at once */
+    return 0;
+}
+
+/* Encoded request in buf with id `id`: one exchange. A successful reply to anything but hello and
+ * register ends a series of failed attempts. */
 static int exchange(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                     struct sdnmpi_rpc_buf *buf, int64_t id, struct sdnmpi_rpc_reply *reply,
-                    char *why, size_t whylen)
+                    int resets, char *why, size_t whylen)
 {
     if (c->fd < 0) {
         snprintf(why, whylen, "not connected");
+        sdnmpi_rpc_buf_free(buf);
         return SDNMPI_CTRL_FAILED;
     }
     int64_t deadline = sdnmpi_now_ms() + cfg->timeout_ms;
+    errno = 0;
     int rc = sdnmpi_rpc_call(c->fd, buf, id, deadline, reply, why, whylen);
+    int err = errno;
     sdnmpi_rpc_buf_free(buf);
     if (rc != 0) {
-        kill_conn(c);
+        if (restart_symptom(err, deadline))
+            drop_conn(c);
+        else
+            kill_conn(c);
         return SDNMPI_CTRL_FAILED;
     }
+    if (resets && reply->ok)
+        c->failures = 0;
     if (!reply->ok) {
         snprintf(why, whylen, "controller error: %s", reply->error[0] ? reply->error : "(no reason)");
         return SDNMPI_CTRL_REFUSED;
@@ -72,12 +131,26 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
         snprintf(why, whylen, "SDN_MPI_CONTROLLER is not set");
         return SDNMPI_CTRL_FAILED;
     }
-    int64_t deadline = sdnmpi_now_ms() + cfg->timeout_ms;
+    int64_t now = sdnmpi_now_ms();
+    if (c->failures > cfg->reconnect_tries) {
+        snprintf(why, whylen, "gave up after %d failed attempts, SDN_MPI_RECONNECT_TRIES=%d",
+                 c->failures, cfg->reconnect_tries);
+        return SDNMPI_CTRL_FAILED;
+    }
+    if (c->failures > 0 && now < c->retry_at) {
+        snprintf(why, whylen, "connection lost, next attempt in %" PRId64 " ms", c->retry_at - now);
+        return SDNMPI_CTRL_FAILED;
+    }
+    int64_t deadline = now + cfg->timeout_ms;
     c->fd = sdnmpi_sock_connect(cfg->ctrl_host, cfg->ctrl_port, deadline);
     if (c->fd < 0) {
+        int err = errno;
         snprintf(why, whylen, "cannot connect to %s:%s: %s", cfg->ctrl_host, cfg->ctrl_port,
-                 strerror(errno));
-        c->dead = 1;
+                 strerror(err));
+        if (restart_symptom(err, deadline))
+            drop_conn(c);
+        else
+            c->dead = 1;
         return SDNMPI_CTRL_FAILED;
     }
     struct sdnmpi_rpc_buf buf = {0};
@@ -88,11 +161,11 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
         kill_conn(c);
         return SDNMPI_CTRL_FAILED;
     }
-    int rc = exchange(c, cfg, &buf, id, &reply, why, whylen);
-    if (rc != SDNMPI_CTRL_OK) {
-        kill_conn(c);
+    int rc = exchange(c, cfg, &buf, id, &reply, 0, why, whylen);
+    if (rc == SDNMPI_CTRL_REFUSED)
+        kill_conn(c); /* a controller that refuses hello will not serve us */
+    if (rc != SDNMPI_CTRL_OK)
         return SDNMPI_CTRL_FAILED;
-    }
     snprintf(c->server, sizeof c->server, "%s", reply.server[0] ? reply.server : "(unnamed)");
     return SDNMPI_CTRL_OK;
 }
@@ -106,7 +179,9 @@ int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     int64_t id = c->next_id++;
     if (sdnmpi_rpc_encode_register(&buf, id, hosts, nhosts))
         return encode_failed(&buf, why, whylen);
-    int rc = exchange(c, cfg, &buf, id, &reply, why, whylen);
+    int rc = exchange(c, cfg, &buf, id, &reply, 0, why, whylen);
+    if (rc == SDNMPI_CTRL_REFUSED)
+        drop_conn(c); /* e.g. a restarted controller that has not rediscovered the hosts yet */
     if (rc != SDNMPI_CTRL_OK)
         return rc;
     if (reply.job <= 0 || reply.token[0] == '\0') {
@@ -117,6 +192,7 @@ int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     job->id = reply.job;
     memcpy(job->token, reply.token, sizeof job->token);
     memset(reply.token, 0, sizeof reply.token);
+    c->holds_job = 1; /* failures go on counting until a request on the job gets a reply */
     return SDNMPI_CTRL_OK;
 }
 
@@ -130,7 +206,7 @@ int sdnmpi_conn_locate(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     int64_t id = c->next_id++;
     if (sdnmpi_rpc_encode_locate(&buf, id, job, hosts, nhosts))
         return encode_failed(&buf, why, whylen);
-    int rc = exchange(c, cfg, &buf, id, &reply, why, whylen);
+    int rc = exchange(c, cfg, &buf, id, &reply, 1, why, whylen);
     if (rc == SDNMPI_CTRL_OK && reply.n_locality != nhosts) {
         snprintf(why, whylen, "locate reply with %zu entries for %zu hosts", reply.n_locality,
                  nhosts);
@@ -148,7 +224,7 @@ int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     int64_t id = c->next_id++;
     if (sdnmpi_rpc_encode_plan_allreduce(&buf, id, job, comm_id, cfg->planner, steps))
         return encode_failed(&buf, why, whylen);
-    return exchange(c, cfg, &buf, id, reply, why, whylen);
+    return exchange(c, cfg, &buf, id, reply, 1, why, whylen);
 }
 
 int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
@@ -162,7 +238,7 @@ int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cf
     if (sdnmpi_rpc_encode_plan_bcast(&buf, id, job, comm_id, root, members, nmembers,
                                      cfg->bcast_trees))
         return encode_failed(&buf, why, whylen);
-    return exchange(c, cfg, &buf, id, reply, why, whylen);
+    return exchange(c, cfg, &buf, id, reply, 1, why, whylen);
 }
 
 int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
@@ -174,7 +250,7 @@ int sdnmpi_conn_release(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     int64_t id = c->next_id++;
     if (sdnmpi_rpc_encode_release(&buf, id, job))
         return encode_failed(&buf, why, whylen);
-    return exchange(c, cfg, &buf, id, &reply, why, whylen);
+    return exchange(c, cfg, &buf, id, &reply, 1, why, whylen);
 }
 
 int sdnmpi_conn_traffic(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
@@ -186,7 +262,7 @@ int sdnmpi_conn_traffic(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     int64_t id = c->next_id++;
     if (sdnmpi_rpc_encode_traffic(&buf, id, job, phase, pairs, npairs, add, cfg->traffic_planner))
         return encode_failed(&buf, why, whylen);
-    return exchange(c, cfg, &buf, id, reply, why, whylen);
+    return exchange(c, cfg, &buf, id, reply, 1, why, whylen);
 }
 
 int sdnmpi_conn_phase(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
@@ -197,5 +273,5 @@ int sdnmpi_conn_phase(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     int64_t id = c->next_id++;
     if (sdnmpi_rpc_encode_phase(&buf, id, job, rank, phase))
         return encode_failed(&buf, why, whylen);
-    return exchange(c, cfg, &buf, id, reply, why, whylen);
+    return exchange(c, cfg, &buf, id, reply, 1, why, whylen);
 }

@@ -1,9 +1,12 @@
 /*
  * controller.h -- one process's connection to the sdnmpi controller: connect (with the
  * SDN_MPI_TIMEOUT_MS deadline), hello, register, plan_allreduce, plan_bcast, release, traffic,
- * phase. Any transport failure,
- * timeout or protocol error closes the connection for good (`dead`): a late reply would otherwise
- * desynchronise the stream, and a dead controller should not cost one timeout per communicator.
+ * phase. Every failure closes the connection (a late reply would otherwise desynchronise the
+ * stream). A timeout or a protocol error closes it for good (`dead`): a hung or broken controller
+ * should not cost one timeout per communicator. A connection the controller closed or refused (it
+ * was restarted) may be opened again, after a back-off (250 ms, doubling up to 8 s) and at most
+ * SDN_MPI_RECONNECT_TRIES times in a row without a successful request; no attempt is made before
+ * the back-off has passed (the request fails at once: its caller falls back).
  */
 #ifndef SDNMPI_CONTROLLER_H
 #define SDNMPI_CONTROLLER_H
@@ -16,11 +19,18 @@
 #include "schedule.h"
 
 struct sdnmpi_conn {
-    int fd;          /* -1 when not connected */
-    int dead;        /* a failure closed it; no further attempts */
-    int64_t next_id; /* request ids 1, 2, ... */
-    char server[64]; /* the controller's hello */
+    int fd;           /* -1 when not connected */
+    int dead;         /* a timeout or protocol error closed it; no further attempts */
+    int holds_job;    /* this connection registered the job (the controller releases the job
+                         when it closes) */
+    int failures;     /* closed or refused attempts since the last successful request */
+    int64_t retry_at; /* no new attempt before this time (sdnmpi_now_ms), when failures > 0 */
+    int64_t next_id;  /* request ids 1, 2, ... */
+    char server[64];  /* the controller's hello */
 };
+
+/* Back-off after the n-th failure in a row (n >= 1): 250 ms, doubling, at most 8 s. */
+int64_t sdnmpi_conn_backoff_ms(int n);
 
 /* Results of the request functions. */
 enum { SDNMPI_CTRL_OK = 0, SDNMPI_CTRL_REFUSED = 1, SDNMPI_CTRL_FAILED = -1 };
@@ -28,14 +38,16 @@ enum { SDNMPI_CTRL_OK = 0, SDNMPI_CTRL_REFUSED = 1, SDNMPI_CTRL_FAILED = -1 };
 void sdnmpi_conn_init(struct sdnmpi_conn *c);
 
 /* Connects and says hello unless already connected. SDNMPI_CTRL_OK, or SDNMPI_CTRL_FAILED (why
- * says what happened; the connection is then dead). */
+ * says what happened: the connection is dead, its back-off has not passed, or it failed now). */
 int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, char *why,
                      size_t whylen);
 
 /* The requests need an open connection. SDNMPI_CTRL_OK; SDNMPI_CTRL_REFUSED: the controller
  * answered with an error (why = its reason; the connection stays usable); SDNMPI_CTRL_FAILED: the
  * connection broke or timed out and is now closed and dead. */
-/* register: on success *job holds the job's id and token. */
+/* register: on success *job holds the job's id and token, and the connection holds the job. A
+ * refusal closes the connection like a failed attempt (the caller tries again after the
+ * back-off). */
 int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                          const uint32_t *hosts, size_t nhosts, struct sdnmpi_job_ref *job,
                          char *why, size_t whylen);
@@ -68,7 +80,15 @@ int sdnmpi_conn_phase(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                       const struct sdnmpi_job_ref *job, int64_t rank, int phase,
                       struct sdnmpi_rpc_reply *reply, char *why, size_t whylen);
 
+/* Whether the open connection still looks usable without waiting: the controller never sends
+ * unprompted, so anything readable (its close, a reset) means it is gone; the connection is then
+ * closed. 0 if not open. */
+int sdnmpi_conn_alive(struct sdnmpi_conn *c);
+
 /* Closes the connection (without marking it dead). */
 void sdnmpi_conn_close(struct sdnmpi_conn *c);
+
+/* Closes it and forgets its failures (dead included): a new controller registration. */
+void sdnmpi_conn_reset(struct sdnmpi_conn *c);
 
 #endif

@@ -18,6 +18,7 @@ struct sdnmpi_config {
     char ctrl_host[SDNMPI_HOST_MAX];
     char ctrl_port[SDNMPI_PORT_MAX];
     int timeout_ms;                   /* SDN_MPI_TIMEOUT_MS: connect and per-reply timeout */
+    int reconnect_tries;              /* SDN_MPI_RECONNECT_TRIES: attempts in a row (controller.h) */
     uint64_t min_bytes;               /* SDN_MPI_MIN_BYTES: smaller messages use PMPI */
     uint64_t max_bytes;               /* SDN_MPI_MAX_BYTES: larger messages use PMPI */
     uint64_t rab_min;                 /* SDN_MPI_RABENSEIFNER_MIN: Rabenseifner from here on */
@@ -52,6 +53,9 @@ struct sdnmpi_config {
  * selection rule"). */
 #define SDNMPI_DEFAULT_HIER_MIN 4096
 #define SDNMPI_DEFAULT_HIER_SEGMENT 65536
+/* SDN_MPI_RECONNECT_TRIES's default: with the back-off (controller.h) about 2 minutes. */
+#define SDNMPI_DEFAULT_RECONNECT_TRIES 20
+#define SDNMPI_MAX_RECONNECT_TRIES 1000
 #define SDNMPI_TRAFFIC_DEFAULT_MAX_BYTES (64u << 20)
 /* A trace's pairs below 1 % of their phase's heaviest are left to the default routes: a profiled
  * phase also holds the few bytes of its barriers and reductions, which would otherwise count as

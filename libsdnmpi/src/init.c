@@ -10,6 +10,7 @@
 #include "controller.h"
 #include "log.h"
 #include "plan.h"
+#include "reconnect.h"
 #include "sdnmpi.h"
 #include "state.h"
 #include "traffic.h"
@@ -18,6 +19,7 @@ struct sdnmpi_state sdnmpi_g = {
     .world_rank = -1,
     .keyval = MPI_KEYVAL_INVALID,
     .bcast_keyval = MPI_KEYVAL_INVALID,
+    .reg_keyval = MPI_KEYVAL_INVALID,
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .conn = {.fd = -1, .next_id = 1},
 };
@@ -147,7 +149,8 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     if ((rc = PMPI_Bcast(&a, (int)sizeof a, MPI_BYTE, 0, MPI_COMM_WORLD)) != MPI_SUCCESS)
         goto out;
     if ((rc = sdnmpi_plan_keyval_create()) != MPI_SUCCESS
-        || (rc = sdnmpi_bcast_keyval_create()) != MPI_SUCCESS)
+        || (rc = sdnmpi_bcast_keyval_create()) != MPI_SUCCESS
+        || (rc = sdnmpi_reconnect_keyval_create()) != MPI_SUCCESS)
         goto out;
 
     s->sdn_ok = (int)a.ok;
@@ -197,12 +200,13 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
     sdnmpi_traffic_hook_remove();
     int rc = sdnmpi_plan_keyval_free();
     int rc2 = sdnmpi_bcast_keyval_free();
+    int rc3 = sdnmpi_reconnect_keyval_free();
     if (rc == MPI_SUCCESS)
-        rc = rc2;
+        rc = rc2 != MPI_SUCCESS ? rc2 : rc3;
     /* Every rank is done with its plans and its data before the routes go away. */
     int brc = PMPI_Barrier(MPI_COMM_WORLD);
     if (pthread_mutex_lock(&s->lock) == 0) {
-        if (s->world_rank == 0 && s->sdn_ok && s->conn.fd >= 0) {
+        if (s->world_rank == 0 && s->sdn_ok && s->conn.holds_job) {
             char why[256] = "";
             if (sdnmpi_conn_release(&s->conn, &s->cfg, &s->job, why, sizeof why) == SDNMPI_CTRL_OK)
                 sdnmpi_log("finalize: job %" PRId64 " released", s->job.id);

@@ -5,7 +5,8 @@
  * agreed on there, this process's fabric address, the attribute keyvals of the per-communicator
  * caches (Allreduce plans, Bcast trees), and this process's controller connection. It is written
  * by SDN_MPI_Init and SDN_MPI_Finalize; after Init the only fields that change are `conn`,
- * `comms_led` (both under `lock`, when this process leads a communicator's plan request) and
+ * `comms_led` (both under `lock`, when this process leads a communicator's plan request),
+ * `job`, `reg_gen`, `world_calls`, `reg_lost` (reconnect.c, after a lost registration) and
  * `last_path`, `last_bcast` (test hooks). Per-communicator state lives in MPI attributes (plan.c,
  * bcast_plan.c), not here.
  */
@@ -52,12 +53,18 @@ struct sdnmpi_state {
     struct sdnmpi_config cfg; /* knobs; the collective ones are world rank 0's (agreed at Init) */
     int sdn_ok;               /* agreed at Init: the job is registered, plans may be requested */
     const char *off_reason;   /* why not, when !sdn_ok (a string literal) */
-    struct sdnmpi_job_ref job; /* agreed at Init: the controller's job id (> 0 when sdn_ok) and
-                                  its token (a secret: never printed) */
+    struct sdnmpi_job_ref job; /* agreed at Init (and at a new registration, reconnect.c): the
+                                  controller's job id (> 0 when sdn_ok) and its token (a secret:
+                                  never printed) */
     uint32_t fabric_ip;       /* this rank's fabric IPv4 address, network byte order */
     uint32_t *world_ips;      /* every world rank's fabric address (when sdn_ok; for the flow
                                  hints), NULL otherwise; freed by SDN_MPI_Finalize */
     int keyval;               /* communicator attribute of the plan cache, or MPI_KEYVAL_INVALID */
+    int reg_keyval;           /* communicator attribute of reconnect.c's stamp, or MPI_KEYVAL_INVALID */
+    int64_t reg_gen;          /* registrations after the first one (agreed: reconnect.c) */
+    int64_t world_calls;      /* SDN calls on communicators spanning MPI_COMM_WORLD (reconnect.c) */
+    int reg_lost;             /* world rank 0: 1 = the registering connection is gone, 2 = and
+                                 registering again gave up (reconnect.c) */
     int bcast_keyval;         /* communicator attribute of the Bcast trees, or MPI_KEYVAL_INVALID */
     pthread_mutex_t lock;     /* guards conn and comms_led */
     struct sdnmpi_conn conn;  /* this process's controller connection (world rank 0: the one

@@ -79,9 +79,10 @@ def _planned_ports(job):
     return ports
 
 
-def _start_job(ctl, fab, fault_job, after, hold):
+def _start_job(ctl, fab, fault_job, after, hold, **knobs):
     """fault_job on every host in a thread; the result dict gets mpirun's rc and output."""
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8"}
+    env.update(knobs)
     result = {}
 
     def run():
@@ -134,17 +135,20 @@ def test_link_down_during_a_job(fabric, fault_job):
 def test_controller_killed_and_restarted_during_a_job(fabric, fault_job, tmp_path):
     """SIGKILL to the controller while the job repeats SDN_MPI_Allreduce and SDN_MPI_Bcast, then a
     new one on the same ports: it wipes the switches' tables on connect (the old job's cookies
-    included), rediscovers the fabric and reinstalls default routes; the job completes and every
-    result is right (the library falls back to plain MPI). Runs last: it replaces the controller."""
+    included), rediscovers the fabric and reinstalls default routes. The library registers the job
+    again with the new controller (libsdnmpi/src/reconnect.h): the job's later calls get fresh
+    routes and Bcast trees under the new job's cookie, the duplicate communicator too, and every
+    result is right. Runs last: it replaces the controller."""
     ctl, fab = fabric
     hold = tempfile.mkdtemp(prefix="sdnmpi-restart-")
-    thread, result = _start_job(ctl, fab, fault_job, 50, hold)
-    new = None
+    thread, result = _start_job(ctl, fab, fault_job, 50, hold, SDN_MPI_VERBOSE="1")
+    new = old_id = new_id = None
     try:
         wait_for(lambda: os.path.exists(os.path.join(hold, "running")) or not thread.is_alive(), 240, "the job")
         assert thread.is_alive(), result.get("out")
         job = wait_for(lambda: next((j for j in ctl.rest("/sdnmpi/jobs") if j["routes"]), None), 30, "the job's plan")
-        assert _job_outputs(fab, job["job"])
+        old_id = job["job"]
+        assert _job_outputs(fab, old_id)
         os.killpg(ctl.pid, signal.SIGKILL)
         ctl.stop()
         new = controller_proc.start_controller(ctl.ofp_port, ctl.wsapi_port, routing="dmodk", log_path=str(
@@ -152,13 +156,27 @@ def test_controller_killed_and_restarted_during_a_job(fabric, fault_job, tmp_pat
         new.wait_rest_ready(timeout=30)
         controller_proc.wait_for_topology(new, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N, timeout=30)
         wait_for_routes(fab, N)
-        assert not _job_outputs(fab, job["job"])  # the old job's flows are gone
+        assert not _job_outputs(fab, old_id)  # the old job's flows are gone
+        # The job, still repeating its calls, registers again (the back-off is at most 8 s).
+        job = wait_for(lambda: next(iter(new.rest("/sdnmpi/jobs")), None) or not thread.is_alive(), 60,
+                       "the job's new registration")
+        assert thread.is_alive(), result.get("out")
+        new_id = job["job"]
+        assert new_id != old_id and sorted(job["hosts"]) == sorted(fab.host_ips().values())
         open(os.path.join(hold, "fault"), "w").close()
         wait_for(lambda: os.path.exists(os.path.join(hold, "ready")) or not thread.is_alive(), 240, "phase 2")
+        assert thread.is_alive(), result.get("out")
+        (job,) = new.rest("/sdnmpi/jobs")
+        # fresh routes and trees from the new controller, for MPI_COMM_WORLD and the duplicate
+        assert job["job"] == new_id and len(job["comms"]) == 2 and job["routes"] and job["trees"], job
+        assert _job_outputs(fab, new_id) & _planned_ports(job)  # the new job's cookie in the switches
     finally:
         open(os.path.join(hold, "fault"), "w").close()
         open(os.path.join(hold, "go"), "w").close()
         thread.join(300)
         if new is not None:
             new.stop()
-    assert result["rc"] == 0 and "fault_job OK" in result["out"], result["out"][-3000:]
+    out = result["out"]
+    assert result["rc"] == 0 and "fault_job OK" in out, out[-3000:]
+    assert "reconnect: job %d is now job %d (registration 1)" % (old_id, new_id) in out, out[-3000:]
+    assert "finalize: job %d released" % new_id in out, out[-3000:]

@@ -11,7 +11,6 @@ machine contain real host pairs.
 import collections
 import contextlib
 import ctypes
-import ipaddress
 import json
 import os
 import random
@@ -98,61 +97,10 @@ def reply(req_id, error=None, **fields):
 
 
 # ---------------------------------------------------------------------------------------------
-# traffic and phase (issue 15): validated here as docs/rpc.md states them, until
-# controller/rpc_schema.py knows the two ops (then the stub uses the schema for them too)
-SPEC_OPS = ("traffic", "phase")
-MAX_PHASE = 64
-MAX_TRAFFIC_PAIRS = 65536
-
-
-class SpecError(ValueError):
-    """A traffic/phase request the SPEC refuses."""
-
-
-def _spec_int(msg, key, lo, hi):
-    value = msg.get(key)
-    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-        raise SpecError("%s must be an int in %d..%d, not %r" % (key, lo, hi, value))
-    return value
-
-
-def spec_request(raw):
-    """(id, op, args) of a traffic/phase request map, checked key by key against the SPEC (every
-    key known, every value's type and range); raises SpecError."""
-    common = {"v", "id", "op", "job", "token"}
-    if raw.get("v") != 1 or not isinstance(raw.get("id"), int):
-        raise SpecError("bad v or id")
-    _spec_int(raw, "job", 1, 2 ** 63 - 1)
-    if not isinstance(raw.get("token"), str):
-        raise SpecError("token must be a string")
-    phase = _spec_int(raw, "phase", 0, MAX_PHASE)
-    args = {"job": raw["job"], "token": raw["token"], "phase": phase}
-    if raw["op"] == "phase":
-        if set(raw) != common | {"rank", "phase"}:
-            raise SpecError("phase keys %r" % sorted(raw))
-        args["rank"] = _spec_int(raw, "rank", 0, 2 ** 31)
-        return raw["id"], "phase", args
-    extra = set(raw) - common - {"phase", "pairs", "add", "planner"}
-    if extra or "pairs" not in raw:
-        raise SpecError("traffic keys %r" % sorted(raw))
-    if not isinstance(raw.get("add", False), bool):
-        raise SpecError("add must be a bool")
-    if "planner" in raw and not isinstance(raw["planner"], str):
-        raise SpecError("planner must be a string")
-    pairs = raw["pairs"]
-    if not isinstance(pairs, list) or not 1 <= len(pairs) <= MAX_TRAFFIC_PAIRS:
-        raise SpecError("pairs must be a list of 1..%d entries" % MAX_TRAFFIC_PAIRS)
-    out = []
-    for pair in pairs:
-        if not isinstance(pair, list) or len(pair) != 3:
-            raise SpecError("a pair must be [src_ip, dst_ip, bytes]")
-        src, dst, nbytes = pair
-        src, dst = str(ipaddress.IPv4Address(src)), str(ipaddress.IPv4Address(dst))
-        if src == dst or not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 1:
-            raise SpecError("bad pair %r" % (pair,))
-        out.append((src, dst, nbytes))
-    args.update(pairs=out, add=raw.get("add", False), planner=raw.get("planner"))
-    return raw["id"], "traffic", args
+# requests
+def request_args(raw):
+    """The args of a recorded request map, as the controller's schema validates them."""
+    return rpc_schema.decode_request(msgpack.packb(raw, use_bin_type=True)).args
 
 
 def node_load(pairs):
@@ -207,20 +155,21 @@ class StubController:
                 the steps)
     leaves      locate replies: None, every host unknown (-1: the library keeps the ranks' order);
                 K, host a.b.c.d on leaf d % K
+    port        the port to listen on (0: any free one); a stub restarted on a closed one's port
+                is a restarted controller
 
     plan_bcast gets a group 239.77.X.Y and a port of the stub's own per (comm, root), like the
     controller; the same pair when repeated. With ``bcast_trees`` = K, the reply also lists
     min(K, the trees asked for) trees (`trees`, issue 17), each with its own group and port, the
     first the one above; without it, the reply has no `trees`, as from a controller before that.
 
-    traffic and phase (issue 15) are checked against the SPEC (`spec_request`): traffic with a
-    host outside the registered job is refused; phase 0 is answered as installed at once (flows =
+    traffic with a host outside the registered job is refused; phase 0 is answered as installed at once (flows =
     its pairs, max_load = NL_D), other phases as stored; phase replies say installed when some
     traffic op named the phase.
     """
 
     def __init__(self, mode="ok", loads="flat", netns=None, job=JOB, server=SERVER, plan_reply=None,
-                 leaves=None, bcast_trees=None):
+                 leaves=None, bcast_trees=None, port=0):
         if mode not in MODES or loads not in LOADS:
             raise ValueError("unknown mode %r or loads %r" % (mode, loads))
         self.mode = mode
@@ -244,7 +193,7 @@ class StubController:
         with in_netns(netns) if netns else contextlib.nullcontext():
             self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.bind(("127.0.0.1", port))
         self.sock.listen(64)
         self.sock.setblocking(False)   # accepted under self.lock only (_accept_one)
         self.port = self.sock.getsockname()[1]
@@ -252,7 +201,8 @@ class StubController:
         self._stop = False
         self._clients = []
         self._threads = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._acceptor = threading.Thread(target=self._accept, daemon=True)
+        self._acceptor.start()
 
     def _accept(self):
         while not self._stop:
@@ -267,6 +217,8 @@ class StubController:
         """Accepts one pending connection, if any, and starts serving it; whether it did. Called
         with self.lock held, so that a connection is always either still pending or counted in
         open_conns (wait_idle relies on it)."""
+        if self._stop:
+            return False   # closed: nothing is pending any more
         try:
             client, _ = self.sock.accept()
         except (BlockingIOError, InterruptedError):
@@ -300,13 +252,7 @@ class StubController:
                     break
                 raw = msgpack.unpackb(body, raw=False)
                 try:
-                    if isinstance(raw, dict) and raw.get("op") in SPEC_OPS:
-                        try:
-                            req = rpc_schema.Request(*spec_request(raw))
-                        except (SpecError, ValueError) as err:
-                            raise rpc_schema.RpcError(str(err)) from None
-                    else:
-                        req = rpc_schema.decode_request(body)
+                    req = rpc_schema.decode_request(body)
                 except rpc_schema.RpcError as err:
                     self._error("schema refused %r: %s" % (raw, err))
                     client.sendall(frame(reply(raw.get("id", -1) if isinstance(raw, dict) else -1, error=str(err))))
@@ -371,7 +317,7 @@ class StubController:
         return None
 
     def _answer_traffic(self, req):
-        """Like the SPEC: hosts must be the job's; phase 0 is installed at once, others stored."""
+        """Like the controller (docs/rpc.md): hosts must be the job's; phase 0 is installed at once, others stored."""
         if self.mode == "error_traffic":
             return reply(req.id, error=REFUSED_TRAFFIC)
         pairs = req.args["pairs"]
@@ -434,6 +380,25 @@ class StubController:
         with self.lock:
             return [(i, r) for i, c in enumerate(self.conns) for r in c["requests"] if op is None or r["op"] == op]
 
+    def restart(self, mode=None, job=None):
+        """A controller restart without a gap: every open connection is closed, and the stub
+        answers as a new controller from now on (a new token; `mode` and `job` if given) on the
+        same port. The number of connections it had served until then."""
+        with self.lock:
+            if mode is not None and mode not in MODES:
+                raise ValueError("unknown mode %r" % mode)
+            self.mode = mode or self.mode
+            self.job = job or self.job
+            self.token = secrets.token_hex(16)
+            self.hosts = set()
+            self.trees = {}
+            for client in self._clients:
+                try:
+                    client.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            return len(self.conns)
+
     def close(self):
         self._stop = True
         with self.lock:
@@ -446,7 +411,9 @@ class StubController:
                     client.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
-        for thread in self._threads:
+        # The listening socket is gone (its port free again) only once the acceptor's select()
+        # returned: the kernel keeps a socket that a waiting poll holds.
+        for thread in [self._acceptor] + self._threads:
             thread.join(timeout=5)
 
 

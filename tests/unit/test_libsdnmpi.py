@@ -496,15 +496,19 @@ def test_verbose_log(built, stub_factory):
 # a controller that fails
 def test_controller_closes_after_register(built, stub_factory):
     stub = stub_factory("close_after_register")
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1"}
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_RECONNECT_TRIES": "0"}   # (registering again: test_libsdnmpi_reconnect.py)
     out = run_check(4, "any", env, quick=True)
     # World rank 0's connection is gone: its communicators fall back, the odd half (led by world
     # rank 1 over its own connection) still gets routes.
-    # (its first request, locate, finds the connection closed; the plan then does not try again)
-    assert re.search(r"sdnmpi\[0\]: plan ranks=4: ranks keep their order \(locate: (send failed|no reply): [^)]*\)",
-                     out["stderr"])
+    # Rank 0 notices at its first call on MPI_COMM_WORLD and gives up (SDN_MPI_RECONNECT_TRIES=0),
+    # or, if the close was not there yet, its first request (locate) finds the connection closed;
+    # no request after that.
+    gone = r"an earlier failure closed the connection|gave up after 1 failed attempts, SDN_MPI_RECONNECT_TRIES=0"
+    assert re.search(r"sdnmpi\[0\]: plan ranks=4: ranks keep their order \(locate: (%s|send failed: [^)]*|"
+                     r"no reply: [^)]*)\)" % gone, out["stderr"])
     assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=4 hosts=4 steps=2 pairs=8: failed after \S+ "
-                     r"\(an earlier failure closed the connection\), falling back", out["stderr"])
+                     r"\((%s)\), falling back" % gone, out["stderr"])
     assert out["pmpi"] > 0  # rank 0's counts: all its communicators fell back
     # the odd half's id: 1 + leader's world rank + world size * communicators it led before
     assert re.search(r"sdnmpi\[1\]: plan comm=2 ranks=2 hosts=2 steps=1 pairs=2: ok", out["stderr"])

@@ -14,14 +14,15 @@ import msgpack
 import pytest
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import frame_body, spec_request
+from libsdnmpi_harness import frame_body
 from sdnmpi import traces
+from sdnmpi.controller import rpc_schema
 from traffic_harness import (CG, as_dicts, expected, random_trace, rank_record, read, tool, write_dir,
                              write_tar)
 
 
 # ---------------------------------------------------------------------------------------------
-# the RPC: encoding checked by the SPEC's rules, replies decoded
+# the RPC: encoding checked by the controller's schema, replies decoded
 def encode(*args):
     res = tool("encode", *args, check=False)
     return res.returncode, res.stdout
@@ -31,15 +32,16 @@ def test_encode_traffic_and_phase(built):
     rc, data = encode("traffic", 9, "7:secret", 3, 1, "-", "10.0.0.1,10.0.0.2,5", "10.0.0.2,10.0.0.1,1")
     assert rc == 0
     raw = msgpack.unpackb(frame_body(data), raw=False)
-    req_id, op, args = spec_request(raw)
-    assert (req_id, op) == (9, "traffic") and "planner" not in raw
-    assert args == {"job": 7, "token": "secret", "phase": 3, "add": True, "planner": None,
-                    "pairs": [("10.0.0.1", "10.0.0.2", 5), ("10.0.0.2", "10.0.0.1", 1)]}
+    req = rpc_schema.decode_request(frame_body(data))
+    assert (req.id, req.op) == (9, "traffic") and "planner" not in raw
+    assert req.args == {"job": 7, "token": "secret", "phase": 3, "add": True,
+                        "planner": rpc_schema.DEFAULT_TRAFFIC_PLANNER,
+                        "pairs": [("10.0.0.1", "10.0.0.2", 5), ("10.0.0.2", "10.0.0.1", 1)]}
     rc, data = encode("traffic", 1, "7:t", 0, 0, "greedy", "10.0.0.1,10.0.0.2,%d" % (2 ** 62))
     raw = msgpack.unpackb(frame_body(data), raw=False)
     assert rc == 0 and raw["add"] is False and raw["planner"] == "greedy" and raw["pairs"] == [["10.0.0.1", "10.0.0.2", 2 ** 62]]
     rc, data = encode("phase", 4, "7:t", 5, 2)
-    assert rc == 0 and spec_request(msgpack.unpackb(frame_body(data), raw=False)) == (
+    assert rc == 0 and rpc_schema.decode_request(frame_body(data)) == rpc_schema.Request(
         4, "phase", {"job": 7, "token": "t", "phase": 2, "rank": 5})
 
 
@@ -64,7 +66,7 @@ def test_encode_pair_bound(built):
     res = tool("encode", "traffic", 1, "7:t", 0, 0, "-", *pairs, check=False)
     assert res.returncode == 3 and b"oversized" in res.stderr
     rc, data = encode("traffic", 1, "7:t", 0, 0, "-", *pairs[:20000])
-    assert rc == 0 and len(spec_request(msgpack.unpackb(frame_body(data), raw=False))[2]["pairs"]) == 20000
+    assert rc == 0 and len(rpc_schema.decode_request(frame_body(data)).args["pairs"]) == 20000
 
 
 KEYS = ("valid", "ok", "error", "flows", "node_load", "traffic_max_load", "stored", "installed")

@@ -16,7 +16,7 @@ import tarfile
 import pytest
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, closed_port, fake_hosts, spec_request
+from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, closed_port, fake_hosts, request_args
 from sdnmpi import traces
 from traffic_harness import expected
 
@@ -54,7 +54,7 @@ def profile(tmp_path, np, args, name="job"):
 
 
 def traffic_requests(stub):
-    return [(conn, spec_request(r)[2]) for conn, r in stub.requests("traffic")]
+    return [(conn, request_args(r)) for conn, r in stub.requests("traffic")]
 
 
 def phase_sequences(stub, np):
