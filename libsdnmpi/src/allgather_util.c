@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "log.h"
 #include "state.h"
 
 int sdnmpi_rank_map(MPI_Comm comm, MPI_Comm priv, int p, int **orig)
@@ -48,13 +49,18 @@ int sdnmpi_bytes_view(MPI_Datatype datatype, int count, uint64_t *bytes, int *rc
     return lb == 0 && tlb == 0 && extent == size && textent == size;
 }
 
-const char *sdnmpi_blocks_check(int in_place, int sendcount, MPI_Datatype sendtype, int recvcount,
-                                MPI_Datatype recvtype, MPI_Comm comm, int *p, uint64_t *block,
+const char *sdnmpi_blocks_check(const struct sdnmpi_blocks_args *a, int *p, uint64_t *block,
                                 uint64_t *total, int *recv_ok, int *rc)
 {
     const struct sdnmpi_config *cfg = &sdnmpi_g.cfg;
+    const int in_place = a->sendbuf == MPI_IN_PLACE, sendcount = a->sendcount, recvcount = a->recvcount;
+    const MPI_Datatype sendtype = a->sendtype, recvtype = a->recvtype;
+    const MPI_Comm comm = a->comm;
     int inter = 0;
     *rc = MPI_SUCCESS;
+    const char *why = sdnmpi_state_unavailable();
+    if (why != NULL)
+        return why;
     if (comm == MPI_COMM_NULL || recvtype == MPI_DATATYPE_NULL || recvcount < 0
         || (!in_place && (sendtype == MPI_DATATYPE_NULL || sendcount < 0)))
         return "invalid argument";
@@ -78,6 +84,14 @@ const char *sdnmpi_blocks_check(int in_place, int sendcount, MPI_Datatype sendty
     if (*total > cfg->max_bytes)
         return "above SDN_MPI_MAX_BYTES";
     return NULL;
+}
+
+int sdnmpi_blocks_fallback(const char *coll, const char *fn_name, sdnmpi_blocks_pmpi_fn fn,
+                           const struct sdnmpi_blocks_args *a, const char *why)
+{
+    if (sdnmpi_g.initialized && !sdnmpi_g.finalized)
+        sdnmpi_log("%s count=%d: %s (%s)", coll, a->recvcount, fn_name, why);
+    return fn(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm);
 }
 
 int sdnmpi_blocks_local_ok(int in_place, int sendcount, MPI_Datatype sendtype, uint64_t block,

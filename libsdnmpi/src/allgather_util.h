@@ -27,15 +27,35 @@ int sdnmpi_bytes_view(MPI_Datatype datatype, int count, uint64_t *bytes, int *rc
 #define SDNMPI_COLL_DEFAULT_MIN_BYTES 65536
 uint64_t sdnmpi_coll_min_bytes(void);
 
+/* One call of SDN_MPI_Allgather or SDN_MPI_Alltoall: both have MPI_Allgather's signature. */
+struct sdnmpi_blocks_args {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+};
+
+/* PMPI_Allgather or PMPI_Alltoall. */
+typedef int (*sdnmpi_blocks_pmpi_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                                     MPI_Comm);
+
 /* The checks SDN_MPI_Allgather and SDN_MPI_Alltoall share before any plan (all on inputs that are
- * the same on every rank of a valid call): NULL if the SDN path may go on, else why not (an
- * invalid argument, which PMPI then reports, an intercommunicator, p = 1, an empty message, more
- * than INT_MAX bytes, below sdnmpi_coll_min_bytes, above SDN_MPI_MAX_BYTES). *rc is an MPI error code if an MPI query failed
+ * the same on every rank of a valid call): NULL if the SDN path may go on, else why not (the
+ * library's state, sdnmpi_state_unavailable; an invalid argument, which PMPI then reports; an
+ * intercommunicator, p = 1, an empty message, more than INT_MAX bytes, below
+ * sdnmpi_coll_min_bytes, above SDN_MPI_MAX_BYTES). *rc is an MPI error code if an MPI query failed
  * (then the reason is "MPI error"). *p = comm's size, *block = bytes per rank, *total = p x block,
  * *recv_ok = whether the receive side is contiguous bytes. */
-const char *sdnmpi_blocks_check(int in_place, int sendcount, MPI_Datatype sendtype, int recvcount,
-                                MPI_Datatype recvtype, MPI_Comm comm, int *p, uint64_t *block,
+const char *sdnmpi_blocks_check(const struct sdnmpi_blocks_args *a, int *p, uint64_t *block,
                                 uint64_t *total, int *recv_ok, int *rc);
+
+/* The call `a` handed to `fn` (named `fn_name`), logged with `why` under `coll` while the library
+ * is up. */
+int sdnmpi_blocks_fallback(const char *coll, const char *fn_name, sdnmpi_blocks_pmpi_fn fn,
+                           const struct sdnmpi_blocks_args *a, const char *why);
 
 /* This rank's side of the per-call agreement: the receive side is contiguous (recv_ok) and, unless
  * in place, so is the send side, with the same byte count. *rc as above. */

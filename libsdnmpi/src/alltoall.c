@@ -28,29 +28,22 @@ int sdnmpi_test_last_alltoall(void)
     return last_path;
 }
 
-static int fallback(const char *why, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+static int fallback(const char *why, const struct sdnmpi_blocks_args *args)
 {
     last_path = 1;
-    if (sdnmpi_g.initialized && !sdnmpi_g.finalized)
-        sdnmpi_log("alltoall count=%d: PMPI_Alltoall (%s)", recvcount, why);
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return sdnmpi_blocks_fallback("alltoall", "PMPI_Alltoall", PMPI_Alltoall, args, why);
 }
 
 SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                    MPI_Comm comm)
 {
-    const char *why = sdnmpi_state_unavailable();
-    int rc = MPI_SUCCESS;
-#define FALLBACK(reason) \
-    fallback(reason, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
-
-    int in_place = sendbuf == MPI_IN_PLACE, p = 0, recv_ok = 0;
+    const struct sdnmpi_blocks_args args = {sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm};
+#define FALLBACK(reason) fallback(reason, &args)
+    int in_place = sendbuf == MPI_IN_PLACE, p = 0, recv_ok = 0, rc = MPI_SUCCESS;
     uint64_t block = 0, total = 0;
-    if (why == NULL)
-        why = sdnmpi_blocks_check(in_place, sendcount, sendtype, recvcount, recvtype, comm, &p,
-                                  &block, &total, &recv_ok, &rc);
+    const char *why = sdnmpi_blocks_check(&args, &p, &block, &total, &recv_ok, &rc);
     if (rc != MPI_SUCCESS)
         return rc;
     if (why != NULL)

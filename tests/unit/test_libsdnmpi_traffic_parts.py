@@ -11,7 +11,7 @@ import subprocess
 import msgpack
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import MAX_FRAME, TOOL, spec_request
+from libsdnmpi_harness import MAX_FRAME, TOOL, request_args
 
 
 def send_traffic(stub, nhosts, phase):
@@ -38,7 +38,7 @@ def test_a_matrix_over_one_frame_goes_in_parts_that_add_up_to_it(built, stub_fac
     assert len(whole) > MAX_FRAME                     # one request could not carry it
     stub = stub_factory()
     out = send_traffic(stub, nhosts, phase)
-    sent = [spec_request(r)[2] for _, r in stub.requests("traffic")]
+    sent = [request_args(r) for _, r in stub.requests("traffic")]
     assert not stub.errors
     assert out["requests"] == len(sent) == -(-len(want) // out["chunk"]) == 3, out
     assert [a["add"] for a in sent] == [False, True, True]
