@@ -30,69 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_common.h"
 #include "sdnmpi.h"
 #include "sdnmpi_testing.h"
 #include "env.h" /* the knobs' defaults */
 
-enum kind {
-    K_SINT, K_UINT, K_FLOAT, K_DOUBLE, K_LDOUBLE, K_CFLOAT, K_CDOUBLE, K_CLDOUBLE, K_BOOL, K_BYTE,
-    K_FLOAT_INT, K_DOUBLE_INT, K_LONG_INT, K_2INT, K_SHORT_INT, K_LDOUBLE_INT,
-};
-
-struct float_int { float v; int i; };
-struct double_int { double v; int i; };
-struct long_int { long v; int i; };
-struct int_int { int v; int i; };
-struct short_int { short v; int i; };
-struct ldouble_int { long double v; int i; };
-
-struct tdesc {
-    const char *name;
-    MPI_Datatype dt;
-    enum kind kind;
-    size_t size; /* sizeof the C element */
-};
-
-#define T(name, dt, kind, ctype) {name, dt, kind, sizeof(ctype)}
-static struct tdesc types[] = {
-    T("signed char", MPI_SIGNED_CHAR, K_SINT, signed char),
-    T("unsigned char", MPI_UNSIGNED_CHAR, K_UINT, unsigned char),
-    T("short", MPI_SHORT, K_SINT, short),
-    T("unsigned short", MPI_UNSIGNED_SHORT, K_UINT, unsigned short),
-    T("int", MPI_INT, K_SINT, int),
-    T("unsigned", MPI_UNSIGNED, K_UINT, unsigned),
-    T("long", MPI_LONG, K_SINT, long),
-    T("unsigned long", MPI_UNSIGNED_LONG, K_UINT, unsigned long),
-    T("long long", MPI_LONG_LONG, K_SINT, long long),
-    T("unsigned long long", MPI_UNSIGNED_LONG_LONG, K_UINT, unsigned long long),
-    T("int8_t", MPI_INT8_T, K_SINT, int8_t),
-    T("int16_t", MPI_INT16_T, K_SINT, int16_t),
-    T("int32_t", MPI_INT32_T, K_SINT, int32_t),
-    T("int64_t", MPI_INT64_T, K_SINT, int64_t),
-    T("uint8_t", MPI_UINT8_T, K_UINT, uint8_t),
-    T("uint16_t", MPI_UINT16_T, K_UINT, uint16_t),
-    T("uint32_t", MPI_UINT32_T, K_UINT, uint32_t),
-    T("uint64_t", MPI_UINT64_T, K_UINT, uint64_t),
-    T("MPI_AINT", MPI_AINT, K_SINT, MPI_Aint),
-    T("MPI_OFFSET", MPI_OFFSET, K_SINT, MPI_Offset),
-    T("MPI_COUNT", MPI_COUNT, K_SINT, MPI_Count),
-    T("float", MPI_FLOAT, K_FLOAT, float),
-    T("double", MPI_DOUBLE, K_DOUBLE, double),
-    T("long double", MPI_LONG_DOUBLE, K_LDOUBLE, long double),
-    T("float complex", MPI_C_FLOAT_COMPLEX, K_CFLOAT, float _Complex),
-    T("double complex", MPI_C_DOUBLE_COMPLEX, K_CDOUBLE, double _Complex),
-    T("long double complex", MPI_C_LONG_DOUBLE_COMPLEX, K_CLDOUBLE, long double _Complex),
-    T("bool", MPI_C_BOOL, K_BOOL, _Bool),
-    T("byte", MPI_BYTE, K_BYTE, unsigned char),
-    T("float_int", MPI_FLOAT_INT, K_FLOAT_INT, struct float_int),
-    T("double_int", MPI_DOUBLE_INT, K_DOUBLE_INT, struct double_int),
-    T("long_int", MPI_LONG_INT, K_LONG_INT, struct long_int),
-    T("2int", MPI_2INT, K_2INT, struct int_int),
-    T("short_int", MPI_SHORT_INT, K_SHORT_INT, struct short_int),
-    T("long_double_int", MPI_LONG_DOUBLE_INT, K_LDOUBLE_INT, struct ldouble_int),
-};
-#undef T
-#define NTYPES (sizeof types / sizeof types[0])
+#define NTYPES check_ntypes
 
 struct odesc {
     const char *name;
@@ -105,35 +48,11 @@ static struct odesc ops[] = {
 };
 #define NOPS (sizeof ops / sizeof ops[0])
 
-static int is_int(enum kind k) { return k == K_SINT || k == K_UINT; }
-static int is_real(enum kind k) { return k == K_FLOAT || k == K_DOUBLE || k == K_LDOUBLE; }
-static int is_cplx(enum kind k) { return k == K_CFLOAT || k == K_CDOUBLE || k == K_CLDOUBLE; }
-static int is_pair(enum kind k) { return k >= K_FLOAT_INT; }
-
-/* Whether the MPI standard defines op for the datatype (what the test calls). */
-static int defined_for(MPI_Op op, enum kind k)
-{
-    if (op == MPI_SUM || op == MPI_PROD)
-        return is_int(k) || is_real(k) || is_cplx(k);
-    if (op == MPI_MIN || op == MPI_MAX)
-        return is_int(k) || is_real(k);
-    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR)
-        return is_int(k) || k == K_BOOL;
-    if (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR)
-        return is_int(k) || k == K_BYTE;
-    return is_pair(k);
-}
 
 /* ---- random data ------------------------------------------------------------------------- */
 
 static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return check_splitmix(&rng_state); }
 static double unif(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
 static void seed_rng(uint64_t a, uint64_t b, uint64_t c)
 {
@@ -289,50 +208,13 @@ static const char *path_names[] = {"none", "pmpi", "rd", "rabenseifner", "empty"
 
 static enum expect expect_mode = EXPECT_ANY;
 static int world_rank, world_size;
-static long long failures, cases;
+static long long cases;
 static long long path_count[6];
 static uint64_t rab_min = SDNMPI_DEFAULT_RAB_MIN, min_bytes = 0, max_bytes = UINT64_MAX;
 static uint64_t hier_min = SDNMPI_DEFAULT_HIER_MIN;
 static int quick;
 static uint64_t seed = 1;
 static int calls_per_comm;
-
-#define FAIL(...)                                                                                \
-    do {                                                                                         \
-        if (failures++ < 12) {                                                                   \
-            fprintf(stderr, "allreduce_check[%d]: FAIL ", world_rank);                          \
-            fprintf(stderr, __VA_ARGS__);                                                        \
-            fputc('\n', stderr);                                                                 \
-        }                                                                                        \
-    } while (0)
-
-static void check_mpi(int rc, const char *what)
-{
-    if (rc != MPI_SUCCESS) {
-        fprintf(stderr, "allreduce_check[%d]: %s failed with %d\n", world_rank, what, rc);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL) {
-        fprintf(stderr, "allreduce_check: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return p;
-}
-
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-    const char *v = getenv(name);
-    if (v == NULL || !*v)
-        return dflt;
-    if (!strcmp(v, "unlimited"))
-        return UINT64_MAX;
-    return strtoull(v, NULL, 10);
-}
 
 /* The path SDN_MPI_Allreduce must take; -1 when any is fine. */
 static int expected_path(int eligible, int count, int type_size, int comm_size)
@@ -455,7 +337,7 @@ static void run_matrix(MPI_Comm comm, const char *cname, int small, int in_place
     static const char *const small_types[] = {"int", "uint16_t", "double", "float complex", "bool",
                                               "byte", "2int", "double_int", NULL};
     for (size_t ti = 0; ti < NTYPES; ti++) {
-        const struct tdesc *t = &types[ti];
+        const struct tdesc *t = &check_types[ti];
         if (small && !in_list(t->name, small_types))
             continue;
         if (quick && !small && !in_list(t->name, quick_types))
@@ -576,6 +458,8 @@ int main(int argc, char **argv)
     }
     check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
     check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "rank");
+    check_prog = "allreduce_check";
+    check_rank = world_rank;
     check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &world_size), "size");
     rab_min = env_u64("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN);
     min_bytes = env_u64("SDN_MPI_MIN_BYTES", 0);
@@ -599,9 +483,9 @@ int main(int argc, char **argv)
     /* Extents the comparisons rely on. */
     for (size_t ti = 0; ti < NTYPES; ti++) {
         MPI_Aint lb, extent;
-        check_mpi(MPI_Type_get_extent(types[ti].dt, &lb, &extent), "extent");
-        if (lb != 0 || (size_t)extent != types[ti].size)
-            FAIL("%s: MPI extent %ld, C size %zu", types[ti].name, (long)extent, types[ti].size);
+        check_mpi(MPI_Type_get_extent(check_types[ti].dt, &lb, &extent), "extent");
+        if (lb != 0 || (size_t)extent != check_types[ti].size)
+            FAIL("%s: MPI extent %ld, C size %zu", check_types[ti].name, (long)extent, check_types[ti].size);
     }
 
     run_matrix(MPI_COMM_WORLD, "world", 0, 1);

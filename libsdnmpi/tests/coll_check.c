@@ -32,136 +32,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_common.h"
 #include "sdnmpi.h"
 #include "sdnmpi_testing.h"
 
-enum kind { K_SINT, K_UINT, K_FLOAT, K_DOUBLE, K_LDOUBLE, K_CFLOAT, K_CDOUBLE, K_CLDOUBLE, K_BOOL,
-            K_BYTE, K_FLOAT_INT, K_DOUBLE_INT, K_LONG_INT, K_2INT, K_SHORT_INT, K_LDOUBLE_INT };
-
-struct float_int { float v; int i; };
-struct double_int { double v; int i; };
-struct long_int { long v; int i; };
-struct int_int { int v; int i; };
-struct short_int { short v; int i; };
-struct ldouble_int { long double v; int i; };
-
-struct tdesc {
-    const char *name;
-    MPI_Datatype dt;
-    enum kind kind;
-    size_t size;
-};
-
-#define T(name, dt, kind, ctype) {name, dt, kind, sizeof(ctype)}
-static struct tdesc types[] = {
-    T("signed char", MPI_SIGNED_CHAR, K_SINT, signed char),
-    T("unsigned char", MPI_UNSIGNED_CHAR, K_UINT, unsigned char),
-    T("short", MPI_SHORT, K_SINT, short), T("unsigned short", MPI_UNSIGNED_SHORT, K_UINT, unsigned short),
-    T("int", MPI_INT, K_SINT, int), T("unsigned", MPI_UNSIGNED, K_UINT, unsigned),
-    T("long", MPI_LONG, K_SINT, long), T("unsigned long", MPI_UNSIGNED_LONG, K_UINT, unsigned long),
-    T("long long", MPI_LONG_LONG, K_SINT, long long),
-    T("unsigned long long", MPI_UNSIGNED_LONG_LONG, K_UINT, unsigned long long),
-    T("int8_t", MPI_INT8_T, K_SINT, int8_t), T("int16_t", MPI_INT16_T, K_SINT, int16_t),
-    T("int32_t", MPI_INT32_T, K_SINT, int32_t), T("int64_t", MPI_INT64_T, K_SINT, int64_t),
-    T("uint8_t", MPI_UINT8_T, K_UINT, uint8_t), T("uint16_t", MPI_UINT16_T, K_UINT, uint16_t),
-    T("uint32_t", MPI_UINT32_T, K_UINT, uint32_t), T("uint64_t", MPI_UINT64_T, K_UINT, uint64_t),
-    T("MPI_AINT", MPI_AINT, K_SINT, MPI_Aint), T("MPI_OFFSET", MPI_OFFSET, K_SINT, MPI_Offset),
-    T("MPI_COUNT", MPI_COUNT, K_SINT, MPI_Count),
-    T("float", MPI_FLOAT, K_FLOAT, float), T("double", MPI_DOUBLE, K_DOUBLE, double),
-    T("long double", MPI_LONG_DOUBLE, K_LDOUBLE, long double),
-    T("float complex", MPI_C_FLOAT_COMPLEX, K_CFLOAT, float _Complex),
-    T("double complex", MPI_C_DOUBLE_COMPLEX, K_CDOUBLE, double _Complex),
-    T("long double complex", MPI_C_LONG_DOUBLE_COMPLEX, K_CLDOUBLE, long double _Complex),
-    T("bool", MPI_C_BOOL, K_BOOL, _Bool), T("byte", MPI_BYTE, K_BYTE, unsigned char),
-    T("float_int", MPI_FLOAT_INT, K_FLOAT_INT, struct float_int),
-    T("double_int", MPI_DOUBLE_INT, K_DOUBLE_INT, struct double_int),
-    T("long_int", MPI_LONG_INT, K_LONG_INT, struct long_int),
-    T("2int", MPI_2INT, K_2INT, struct int_int),
-    T("short_int", MPI_SHORT_INT, K_SHORT_INT, struct short_int),
-    T("long_double_int", MPI_LONG_DOUBLE_INT, K_LDOUBLE_INT, struct ldouble_int),
-};
-#undef T
-#define NTYPES (int)(sizeof types / sizeof types[0])
+#define NTYPES ((int)check_ntypes)
 
 static MPI_Op ops[12]; /* filled in main: Open MPI's handles are not constants */
 static const char *op_names[] = {"SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND",
                                  "BOR", "BXOR", "MINLOC", "MAXLOC"};
 #define NOPS 12
 
-static int is_int(enum kind k) { return k == K_SINT || k == K_UINT; }
-static int is_real(enum kind k) { return k == K_FLOAT || k == K_DOUBLE || k == K_LDOUBLE; }
-static int is_cplx(enum kind k) { return k == K_CFLOAT || k == K_CDOUBLE || k == K_CLDOUBLE; }
-static int is_pair(enum kind k) { return k >= K_FLOAT_INT; }
-
-static int defined_for(MPI_Op op, enum kind k)
-{
-    if (op == MPI_SUM || op == MPI_PROD)
-        return is_int(k) || is_real(k) || is_cplx(k);
-    if (op == MPI_MIN || op == MPI_MAX)
-        return is_int(k) || is_real(k);
-    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR)
-        return is_int(k) || k == K_BOOL;
-    if (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR)
-        return is_int(k) || k == K_BYTE;
-    return is_pair(k);
-}
 
 static uint64_t rng_state, base_seed = 0xc011;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return check_splitmix(&rng_state); }
 static void seed_rng(uint64_t a, uint64_t b, uint64_t c)
 {
     rng_state = a * 0x100000001b3ull ^ (b << 20) ^ (c << 44) ^ base_seed;
 }
 
-static int world_rank, failures, cases, expect_mode; /* 0 any, 1 sdn, 2 pmpi */
+static int world_rank, cases, expect_mode; /* 0 any, 1 sdn, 2 pmpi */
 static int quick;
 static uint64_t min_bytes, max_bytes = UINT64_MAX;
 static int min_set; /* SDN_MPI_MIN_BYTES given: only then does Alltoall take its SDN path */
 static int sdn_count[3], pmpi_count[3];
 enum { AG, RED, A2A };
-
-#define FAIL(...)                                                                                \
-    do {                                                                                         \
-        if (failures++ < 12) {                                                                   \
-            fprintf(stderr, "coll_check[%d]: FAIL ", world_rank);                              \
-            fprintf(stderr, __VA_ARGS__);                                                        \
-            fputc('\n', stderr);                                                                 \
-        }                                                                                        \
-    } while (0)
-
-static void check_mpi(int rc, const char *what)
-{
-    if (rc != MPI_SUCCESS) {
-        fprintf(stderr, "coll_check[%d]: %s failed with %d\n", world_rank, what, rc);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL) {
-        fprintf(stderr, "coll_check: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return p;
-}
-
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-    const char *v = getenv(name);
-    if (v == NULL || !*v)
-        return dflt;
-    if (!strcmp(v, "unlimited"))
-        return UINT64_MAX;
-    return strtoull(v, NULL, 10);
-}
 
 /* Counts the path and checks it against --expect; `eligible` = the library must take its path. */
 static void note(int coll, int path, int eligible, const char *what)
@@ -265,7 +160,7 @@ static void movement(MPI_Comm comm, const char *cname)
         for (int ti = 0; ti < NTYPES; ti++) {
             if (quick && ti % 5 != 0)
                 continue;
-            const struct tdesc *t = &types[ti];
+            const struct tdesc *t = &check_types[ti];
             int ok = contiguous(t->dt);
             for (int ci = quick ? 1 : 0; ci < ncounts + (quick ? 1 : 0) && ci < 5; ci++)
                 for (int ip = 0; ip < 2; ip++)
@@ -428,10 +323,10 @@ static void reductions(MPI_Comm comm, const char *cname)
         if (quick && ti % 4 != 0)
             continue;
         for (int oi = 0; oi < NOPS; oi++) {
-            if (!defined_for(ops[oi], types[ti].kind))
+            if (!defined_for(ops[oi], check_types[ti].kind))
                 continue;
             for (int ci = quick ? 2 : 0; ci < 4; ci++, k++)
-                reduce_case(comm, cname, &types[ti], types[ti].dt, oi, ops[oi], counts[ci],
+                reduce_case(comm, cname, &check_types[ti], check_types[ti].dt, oi, ops[oi], counts[ci],
                             (k * 5) % p, (k / 2) % 2, 1);
         }
     }
@@ -440,10 +335,10 @@ static void reductions(MPI_Comm comm, const char *cname)
     MPI_Op mine;
     MPI_Datatype two;
     check_mpi(MPI_Op_create(user_max, 1, &mine), "op create");
-    reduce_case(comm, cname, &types[4], MPI_INT, 3, mine, 1000, p - 1, 0, 0);
+    reduce_case(comm, cname, &check_types[4], MPI_INT, 3, mine, 1000, p - 1, 0, 0);
     check_mpi(MPI_Type_contiguous(1, MPI_INT, &two), "contiguous");
     check_mpi(MPI_Type_commit(&two), "commit");
-    reduce_case(comm, cname, &types[4], two, 3, mine, 1000, 0, 1, 0);
+    reduce_case(comm, cname, &check_types[4], two, 3, mine, 1000, 0, 1, 0);
     MPI_Type_free(&two);
     MPI_Op_free(&mine);
 }
@@ -510,7 +405,9 @@ int main(int argc, char **argv)
                                   MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
     memcpy(ops, all_ops, sizeof ops);
     check_mpi(SDN_MPI_Init(), "SDN_MPI_Init");
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "rank");
+    check_prog = "coll_check";
+    check_rank = world_rank;
     int p;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     min_bytes = env_u64("SDN_MPI_MIN_BYTES", 0);
@@ -536,11 +433,12 @@ int main(int argc, char **argv)
     MPI_Comm_free(&rev);
     MPI_Comm_free(&half);
 
-    int total_failures = 0, total_cases = 0;
-    MPI_Allreduce(&failures, &total_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    long long total_failures = 0;
+    int total_cases = 0;
+    check_mpi(MPI_Allreduce(&failures, &total_failures, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD), "sum");
     MPI_Reduce(&cases, &total_cases, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
     if (world_rank == 0)
-        printf("coll_check: p=%d cases=%d failures=%d allgather sdn=%d pmpi=%d reduce sdn=%d "
+        printf("coll_check: p=%d cases=%d failures=%lld allgather sdn=%d pmpi=%d reduce sdn=%d "
                "pmpi=%d alltoall sdn=%d pmpi=%d\n",
                p, total_cases, total_failures, sdn_count[AG], pmpi_count[AG], sdn_count[RED],
                pmpi_count[RED], sdn_count[A2A], pmpi_count[A2A]);
