@@ -27,11 +27,7 @@ int sdnmpi_test_last_allgather(void)
     return last_path;
 }
 
-static int fallback(const char *why, const struct sdnmpi_blocks_args *args)
-{
-    last_path = 1;
-    return sdnmpi_blocks_fallback("allgather", "PMPI_Allgather", PMPI_Allgather, args, why);
-}
+static const struct sdnmpi_blocks_coll coll = {"allgather", "PMPI_Allgather", PMPI_Allgather, &last_path};
 
 SDNMPI_EXPORT int SDN_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -39,14 +35,11 @@ SDNMPI_EXPORT int SDN_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Data
 {
     const struct sdnmpi_blocks_args args = {sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                              recvtype, comm};
-#define FALLBACK(reason) fallback(reason, &args)
+#define FALLBACK(reason) sdnmpi_blocks_fallback(&coll, &args, reason)
     int in_place = sendbuf == MPI_IN_PLACE, p = 0, recv_ok = 0, rc = MPI_SUCCESS;
     uint64_t block = 0, total = 0;
-    const char *why = sdnmpi_blocks_check(&args, &p, &block, &total, &recv_ok, &rc);
-    if (rc != MPI_SUCCESS)
+    if (sdnmpi_blocks_enter(&coll, &args, &p, &block, &total, &recv_ok, &rc))
         return rc;
-    if (why != NULL)
-        return FALLBACK(why); /* PMPI_Allgather reports an invalid argument */
 
     const struct sdnmpi_plan *plan = NULL;
     if ((rc = sdnmpi_plan_get(comm, &plan)) != MPI_SUCCESS)

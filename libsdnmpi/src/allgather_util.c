@@ -86,12 +86,26 @@ const char *sdnmpi_blocks_check(const struct sdnmpi_blocks_args *a, int *p, uint
     return NULL;
 }
 
-int sdnmpi_blocks_fallback(const char *coll, const char *fn_name, sdnmpi_blocks_pmpi_fn fn,
-                           const struct sdnmpi_blocks_args *a, const char *why)
+int sdnmpi_blocks_fallback(const struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
+                           const char *why)
 {
+    *c->last_path = 1;
     if (sdnmpi_g.initialized && !sdnmpi_g.finalized)
-        sdnmpi_log("%s count=%d: %s (%s)", coll, a->recvcount, fn_name, why);
-    return fn(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm);
+        sdnmpi_log("%s count=%d: %s (%s)", c->name, a->recvcount, c->pmpi_name, why);
+    return c->pmpi(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype,
+                   a->comm);
+}
+
+int sdnmpi_blocks_enter(const struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
+                        int *p, uint64_t *block, uint64_t *total, int *recv_ok, int *rc)
+{
+    const char *why = sdnmpi_blocks_check(a, p, block, total, recv_ok, rc);
+    if (*rc != MPI_SUCCESS)
+        return 1;
+    if (why == NULL)
+        return 0;
+    *rc = sdnmpi_blocks_fallback(c, a, why); /* PMPI reports an invalid argument */
+    return 1;
 }
 
 int sdnmpi_blocks_local_ok(int in_place, int sendcount, MPI_Datatype sendtype, uint64_t block,

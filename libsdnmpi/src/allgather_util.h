@@ -52,10 +52,24 @@ typedef int (*sdnmpi_blocks_pmpi_fn)(const void *, int, MPI_Datatype, void *, in
 const char *sdnmpi_blocks_check(const struct sdnmpi_blocks_args *a, int *p, uint64_t *block,
                                 uint64_t *total, int *recv_ok, int *rc);
 
-/* The call `a` handed to `fn` (named `fn_name`), logged with `why` under `coll` while the library
- * is up. */
-int sdnmpi_blocks_fallback(const char *coll, const char *fn_name, sdnmpi_blocks_pmpi_fn fn,
-                           const struct sdnmpi_blocks_args *a, const char *why);
+/* One of the two collectives: its name in log lines, its PMPI function, and where it records its
+ * last path (1 = PMPI) for sdnmpi_testing.h. */
+struct sdnmpi_blocks_coll {
+    const char *name;
+    const char *pmpi_name;
+    sdnmpi_blocks_pmpi_fn pmpi;
+    int *last_path;
+};
+
+/* The call `a` handed to c's PMPI function, logged with `why` while the library is up. */
+int sdnmpi_blocks_fallback(const struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
+                           const char *why);
+
+/* The start of both dispatchers: sdnmpi_blocks_check, then the fallback if it says why not.
+ * 1 if the call is over (*rc: an MPI error of a query, or what PMPI returned), 0 if the SDN path
+ * may go on (the outputs as for sdnmpi_blocks_check). */
+int sdnmpi_blocks_enter(const struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
+                        int *p, uint64_t *block, uint64_t *total, int *recv_ok, int *rc);
 
 /* This rank's side of the per-call agreement: the receive side is contiguous (recv_ok) and, unless
  * in place, so is the send side, with the same byte count. *rc as above. */

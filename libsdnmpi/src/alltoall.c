@@ -28,11 +28,7 @@ int sdnmpi_test_last_alltoall(void)
     return last_path;
 }
 
-static int fallback(const char *why, const struct sdnmpi_blocks_args *args)
-{
-    last_path = 1;
-    return sdnmpi_blocks_fallback("alltoall", "PMPI_Alltoall", PMPI_Alltoall, args, why);
-}
+static const struct sdnmpi_blocks_coll coll = {"alltoall", "PMPI_Alltoall", PMPI_Alltoall, &last_path};
 
 SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -40,14 +36,11 @@ SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datat
 {
     const struct sdnmpi_blocks_args args = {sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                              recvtype, comm};
-#define FALLBACK(reason) fallback(reason, &args)
+#define FALLBACK(reason) sdnmpi_blocks_fallback(&coll, &args, reason)
     int in_place = sendbuf == MPI_IN_PLACE, p = 0, recv_ok = 0, rc = MPI_SUCCESS;
     uint64_t block = 0, total = 0;
-    const char *why = sdnmpi_blocks_check(&args, &p, &block, &total, &recv_ok, &rc);
-    if (rc != MPI_SUCCESS)
+    if (sdnmpi_blocks_enter(&coll, &args, &p, &block, &total, &recv_ok, &rc))
         return rc;
-    if (why != NULL)
-        return FALLBACK(why); /* PMPI_Alltoall reports an invalid argument */
     /* Measured on the bench fabric (8 hosts, 1 and 4 MiB): the pairwise exchange is slower than
      * Open MPI's alltoall (libsdnmpi/README.md), so it runs only when SDN_MPI_MIN_BYTES is set. */
     if (sdnmpi_g.cfg.min_bytes == 0)
