@@ -54,6 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "coll_bench.h"
+
 #ifndef HAVE_SDN_BCAST
 #define HAVE_SDN_BCAST 0
 #endif
@@ -70,31 +72,6 @@ int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_
 int sdnmpi_test_force_allreduce(int path);
 int sdnmpi_test_last_path(void);
 
-enum impl { OPENMPI = 0, SDNMPI = 1 };
-static const char *const impl_name[] = {"openmpi", "sdnmpi"};
-
-#define MAX_LIST 64
-
-struct options {
-    const char *collective;
-    long sizes[MAX_LIST];
-    int nsizes;
-    long calls[MAX_LIST];           /* back-to-back timed calls per implementation per point */
-    int ncalls;
-    int roots[MAX_LIST];
-    int nroots;
-    int reps;
-    int tiny_reps;
-    int tiny_block;
-    long tiny_bytes;
-    long warmup_max;
-    const char *toggle;
-    int lib_verbose;
-    double toggle_timeout_s;
-    int algs[8];                    /* --sdn-algs: libsdnmpi paths also timed alone */
-    int nalgs;
-};
-
 static const struct { const char *name; int path; } alg_names[] = {
     {"rd", 2}, {"rabenseifner", 3}, {"hier", 5},
 };
@@ -107,8 +84,8 @@ static const char *alg_name(int path)
     return path == 1 ? "pmpi" : "?";
 }
 
-static int rank, nprocs;
-static struct options opt = {
+int rank, nprocs;
+struct options opt = {
     .collective = "allreduce",
     .reps = 3,
     .tiny_reps = 20,
@@ -117,41 +94,6 @@ static struct options opt = {
     .warmup_max = 262144,
     .toggle_timeout_s = 120.0,
 };
-
-/* --- output ------------------------------------------------------------------------------- */
-
-/* One JSON line on stdout (rank 0 only), flushed at once so run.py can show progress. */
-static void emit(const char *fmt, ...)
-{
-    if (rank != 0)
-        return;
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("{\"bench\": %s}\n", line);
-    fflush(stdout);
-}
-
-static void die(const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "coll_bench[%d]: %s\n", rank, msg);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-    exit(2);
-}
-
-static void check_mpi(int rc, const char *what)
-{
-    if (rc != MPI_SUCCESS)
-        die("%s failed (error %d)", what, rc);
-}
 
 /* --- options ------------------------------------------------------------------------------ */
 
@@ -254,94 +196,6 @@ static void parse_options(int argc, char **argv)
         opt.roots[opt.nroots++] = 0;
 }
 
-/* --- route switching (see --toggle) --------------------------------------------------------- */
-
-static int current_routes = -1;
-static long toggle_seq = 0;
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int read_ack(const char *path, long *seq)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    int ok = fscanf(f, "%ld", seq) == 1;
-    fclose(f);
-    return ok;
-}
-
-/* Collective. Sends WHAT to the harness (rank 0) and waits for its answer; no-op without --toggle. */
-static void harness_request(const char *what)
-{
-    if (!opt.toggle)
-        return;
-    if (rank == 0) {
-        char req[4096], tmp[4096], ack[4096];
-        toggle_seq++;
-        snprintf(req, sizeof req, "%s/req", opt.toggle);
-        snprintf(tmp, sizeof tmp, "%s/req.tmp", opt.toggle);
-        snprintf(ack, sizeof ack, "%s/ack", opt.toggle);
-        FILE *f = fopen(tmp, "w");
-        if (!f || fprintf(f, "%ld %s\n", toggle_seq, what) < 0 || fclose(f) != 0)
-            die("cannot write %s", tmp);
-        if (rename(tmp, req) != 0)
-            die("cannot rename %s", tmp);
-        double t0 = MPI_Wtime();
-        long seq = -1;
-        while (!(read_ack(ack, &seq) && seq == toggle_seq)) {
-            if (MPI_Wtime() - t0 > opt.toggle_timeout_s)
-                die("no answer from the harness in %s after %.0f s", opt.toggle,
-                    opt.toggle_timeout_s);
-            sleep_ms(2);
-        }
-    }
-    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-}
-
-/* Collective. Makes the fabric route this implementation's traffic as it would in its own job. */
-static void use_routes(enum impl which)
-{
-    if (!opt.toggle || current_routes == (int)which)
-        return;
-    harness_request(impl_name[which]);
-    current_routes = (int)which;
-}
-
-/* --- timing --------------------------------------------------------------------------------- */
-
-static double max_over_ranks(double t)
-{
-    double m = 0.0;
-    check_mpi(MPI_Reduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD), "MPI_Reduce");
-    return m;
-}
-
-static double *abuf_send, *abuf_recv, *abuf_ref;
-static unsigned char *bbuf;
-static long max_bytes;
-
-static void alloc_buffers(void)
-{
-    max_bytes = opt.tiny_bytes > 8 ? opt.tiny_bytes : 8;
-    for (int k = 0; k < opt.nsizes; k++)
-        if (opt.sizes[k] > max_bytes)
-            max_bytes = opt.sizes[k];
-    size_t n = (size_t)max_bytes / sizeof(double) + 1;
-    abuf_send = malloc(n * sizeof(double));
-    abuf_recv = malloc(n * sizeof(double));
-    abuf_ref = malloc(n * sizeof(double));
-    bbuf = malloc((size_t)max_bytes + 1);
-    if (!abuf_send || !abuf_recv || !abuf_ref || !bbuf)
-        die("out of memory for %ld-byte buffers", max_bytes);
-    for (size_t i = 0; i < n; i++)
-        abuf_send[i] = (double)(rank * 1000 + (long)(i % 1000));
-}
-
 /* One timed allreduce of `bytes` bytes (doubles, SUM); returns the slowest rank's time. */
 static double timed_allreduce(enum impl which, long bytes)
 {
@@ -395,16 +249,10 @@ static double timed_bcast(enum impl which, long bytes, int root, int tag)
     return max_over_ranks(t);
 }
 
-static void emit_sample(const char *coll, enum impl which, long bytes, int root, int rep, double t)
-{
-    emit("\"sample\", \"collective\": \"%s\", \"impl\": \"%s\", \"bytes\": %ld, \"root\": %d, "
-         "\"rep\": %d, \"t_s\": %.9f", coll, impl_name[which], bytes, root, rep, t);
-}
-
 /* --- phases --------------------------------------------------------------------------------- */
 
 /* SDN_MPI_Init, timed (slowest rank). */
-static void sdn_init(void)
+void sdn_init(void)
 {
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     double t0 = MPI_Wtime();
@@ -581,58 +429,6 @@ static void run_init(void)
         double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
         emit("\"init\", \"metric\": \"cached_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",
              opt.tiny_bytes, t);
-    }
-}
-
-/* --- Allgather, Reduce, Alltoall (issue 17) -------------------------------------------------
- * `bytes` is what each rank receives (allgather: p blocks of bytes/p), sends (alltoall: p blocks)
- * or reduces (reduce: doubles, SUM, to root 0). Same alternation and checks as allreduce. */
-static double timed_more(enum impl which, long bytes, double *out)
-{
-    const char *c = opt.collective;
-    int n = (int)(bytes / (long)sizeof(double)), block = n / nprocs, rc;
-    use_routes(which);
-    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-    double t0 = MPI_Wtime();
-    if (!strcmp(c, "allgather"))
-        rc = (which == SDNMPI ? SDN_MPI_Allgather : MPI_Allgather)(
-            abuf_send, block, MPI_DOUBLE, out, block, MPI_DOUBLE, MPI_COMM_WORLD);
-    else if (!strcmp(c, "alltoall"))
-        rc = (which == SDNMPI ? SDN_MPI_Alltoall : MPI_Alltoall)(
-            abuf_send, block, MPI_DOUBLE, out, block, MPI_DOUBLE, MPI_COMM_WORLD);
-    else
-        rc = (which == SDNMPI ? SDN_MPI_Reduce : MPI_Reduce)(abuf_send, out, n, MPI_DOUBLE, MPI_SUM,
-                                                              0, MPI_COMM_WORLD);
-    double t = MPI_Wtime() - t0;
-    check_mpi(rc, c);
-    return max_over_ranks(t);
-}
-
-static void run_more(void)
-{
-    sdn_init();
-    for (int k = 0; k < opt.nsizes; k++) { /* warm-up and check: the bytes must be Open MPI's */
-        long bytes = opt.sizes[k];
-        size_t n = (size_t)(bytes / (long)sizeof(double));
-        if (!strcmp(opt.collective, "reduce") && rank != 0)
-            n = 0; /* only the root's result is defined */
-        else if (strcmp(opt.collective, "reduce"))
-            n = n / (size_t)nprocs * (size_t)nprocs;
-        (void)timed_more(k % 2 ? OPENMPI : SDNMPI, bytes, k % 2 ? abuf_ref : abuf_recv);
-        (void)timed_more(k % 2 ? SDNMPI : OPENMPI, bytes, k % 2 ? abuf_recv : abuf_ref);
-        int ok = memcmp(abuf_ref, abuf_recv, n * sizeof(double)) == 0, all = 0;
-        check_mpi(MPI_Reduce(&ok, &all, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD), "MPI_Reduce");
-        emit("\"check\", \"collective\": \"%s\", \"bytes\": %ld, \"ok\": %s", opt.collective,
-             bytes, all ? "true" : "false");
-    }
-    for (int rep = 0; rep < opt.reps; rep++) {
-        for (int k = 0; k < opt.nsizes; k++)
-            for (int j = 0; j < 2; j++) {
-                enum impl which = (enum impl)((j + rep + k) % 2);
-                double t = timed_more(which, opt.sizes[k], abuf_recv);
-                emit_sample(opt.collective, which, opt.sizes[k], -1, rep, t);
-            }
-        emit("\"rep_done\", \"collective\": \"%s\", \"rep\": %d", opt.collective, rep);
     }
 }
 

@@ -569,13 +569,14 @@ def test_parallel_check_pairs_load_every_first_host_link_and_one_flow_per_fabric
 
 MPICC, MPIRUN = shutil.which("mpicc"), shutil.which("mpirun")
 LIBSDNMPI = os.path.join(ROOT, "libsdnmpi", "libsdnmpi.a")
+COLL_BENCH_SRCS = ("coll_bench.c", "coll_bench_io.c", "coll_bench_more.c")   # as bench/Makefile's SRCS
 
 
 def build_coll_bench(tmp_path, have):
     out = tmp_path / ("coll_bench%d" % have)
     subprocess.run([MPICC, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE",
                     "-DHAVE_SDN_BCAST=%d" % have, "-I" + os.path.join(ROOT, "libsdnmpi", "include"),
-                    "-o", str(out), os.path.join(BENCH, "coll_bench.c"), LIBSDNMPI, "-lmsgpackc", "-lz", "-pthread"],
+                    "-o", str(out)] + [os.path.join(BENCH, src) for src in COLL_BENCH_SRCS] + [LIBSDNMPI, "-lmsgpackc", "-lz", "-pthread"],
                    check=True, capture_output=True, text=True)
     return out
 

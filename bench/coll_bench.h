@@ -1,0 +1,56 @@
+/* coll_bench.h -- what the benchmark program's units share (coll_bench.c: options, allreduce,
+ * bcast, init and main; coll_bench_io.c: output, route switching, timing and buffers;
+ * coll_bench_more.c: Allgather, Reduce, Alltoall). */
+#ifndef COLL_BENCH_H
+#define COLL_BENCH_H
+
+#include <mpi.h>
+
+enum impl { OPENMPI = 0, SDNMPI = 1 };
+extern const char *const impl_name[2]; /* "openmpi", "sdnmpi" */
+
+#define MAX_LIST 64
+
+struct options {
+    const char *collective;
+    long sizes[MAX_LIST];
+    int nsizes;
+    long calls[MAX_LIST];           /* back-to-back timed calls per implementation per point */
+    int ncalls;
+    int roots[MAX_LIST];
+    int nroots;
+    int reps;
+    int tiny_reps;
+    int tiny_block;
+    long tiny_bytes;
+    long warmup_max;
+    const char *toggle;
+    int lib_verbose;
+    double toggle_timeout_s;
+    int algs[8];                    /* --sdn-algs: libsdnmpi paths also timed alone */
+    int nalgs;
+};
+
+extern int rank, nprocs;
+extern struct options opt;
+
+/* coll_bench_io.c */
+void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void check_mpi(int rc, const char *what);
+void harness_request(const char *what);
+void use_routes(enum impl which);
+double max_over_ranks(double t);
+extern double *abuf_send, *abuf_recv, *abuf_ref;
+extern unsigned char *bbuf;
+extern long max_bytes;
+void alloc_buffers(void);
+void emit_sample(const char *coll, enum impl which, long bytes, int root, int rep, double t);
+
+/* coll_bench.c */
+void sdn_init(void); /* SDN_MPI_Init, timed (slowest rank) */
+
+/* coll_bench_more.c */
+void run_more(void);
+
+#endif

@@ -1,0 +1,140 @@
+/* coll_bench_io.c -- the benchmark program's output, route switching (--toggle), timing and
+ * buffers (coll_bench.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "coll_bench.h"
+
+const char *const impl_name[2] = {"openmpi", "sdnmpi"};
+
+/* --- output ------------------------------------------------------------------------------- */
+
+/* One JSON line on stdout (rank 0 only), flushed at once so run.py can show progress. */
+void emit(const char *fmt, ...)
+{
+    if (rank != 0)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    printf("{\"bench\": %s}\n", line);
+    fflush(stdout);
+}
+
+void die(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "coll_bench[%d]: %s\n", rank, msg);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2);
+}
+
+void check_mpi(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS)
+        die("%s failed (error %d)", what, rc);
+}
+
+/* --- route switching (see --toggle) --------------------------------------------------------- */
+
+static int current_routes = -1;
+static long toggle_seq = 0;
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int read_ack(const char *path, long *seq)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int ok = fscanf(f, "%ld", seq) == 1;
+    fclose(f);
+    return ok;
+}
+
+/* Collective. Sends WHAT to the harness (rank 0) and waits for its answer; no-op without --toggle. */
+void harness_request(const char *what)
+{
+    if (!opt.toggle)
+        return;
+    if (rank == 0) {
+        char req[4096], tmp[4096], ack[4096];
+        toggle_seq++;
+        snprintf(req, sizeof req, "%s/req", opt.toggle);
+        snprintf(tmp, sizeof tmp, "%s/req.tmp", opt.toggle);
+        snprintf(ack, sizeof ack, "%s/ack", opt.toggle);
+        FILE *f = fopen(tmp, "w");
+        if (!f || fprintf(f, "%ld %s\n", toggle_seq, what) < 0 || fclose(f) != 0)
+            die("cannot write %s", tmp);
+        if (rename(tmp, req) != 0)
+            die("cannot rename %s", tmp);
+        double t0 = MPI_Wtime();
+        long seq = -1;
+        while (!(read_ack(ack, &seq) && seq == toggle_seq)) {
+            if (MPI_Wtime() - t0 > opt.toggle_timeout_s)
+                die("no answer from the harness in %s after %.0f s", opt.toggle,
+                    opt.toggle_timeout_s);
+            sleep_ms(2);
+        }
+    }
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+/* Collective. Makes the fabric route this implementation's traffic as it would in its own job. */
+void use_routes(enum impl which)
+{
+    if (!opt.toggle || current_routes == (int)which)
+        return;
+    harness_request(impl_name[which]);
+    current_routes = (int)which;
+}
+
+/* --- timing --------------------------------------------------------------------------------- */
+
+double max_over_ranks(double t)
+{
+    double m = 0.0;
+    check_mpi(MPI_Reduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD), "MPI_Reduce");
+    return m;
+}
+
+double *abuf_send, *abuf_recv, *abuf_ref;
+unsigned char *bbuf;
+long max_bytes;
+
+void alloc_buffers(void)
+{
+    max_bytes = opt.tiny_bytes > 8 ? opt.tiny_bytes : 8;
+    for (int k = 0; k < opt.nsizes; k++)
+        if (opt.sizes[k] > max_bytes)
+            max_bytes = opt.sizes[k];
+    size_t n = (size_t)max_bytes / sizeof(double) + 1;
+    abuf_send = malloc(n * sizeof(double));
+    abuf_recv = malloc(n * sizeof(double));
+    abuf_ref = malloc(n * sizeof(double));
+    bbuf = malloc((size_t)max_bytes + 1);
+    if (!abuf_send || !abuf_recv || !abuf_ref || !bbuf)
+        die("out of memory for %ld-byte buffers", max_bytes);
+    for (size_t i = 0; i < n; i++)
+        abuf_send[i] = (double)(rank * 1000 + (long)(i % 1000));
+}
+
+void emit_sample(const char *coll, enum impl which, long bytes, int root, int rep, double t)
+{
+    emit("\"sample\", \"collective\": \"%s\", \"impl\": \"%s\", \"bytes\": %ld, \"root\": %d, "
+         "\"rep\": %d, \"t_s\": %.9f", coll, impl_name[which], bytes, root, rep, t);
+}
+
