@@ -104,6 +104,22 @@ static MPI_Aint extent_of(MPI_Datatype t)
 
 /* One case of `coll` (AG or A2A) on comm: SDN and PMPI with the same inputs, the whole receive
  * buffers compared. rtype/rcount may differ from stype/scount (same signature). */
+/* The SDN collective (coll: AG or A2A) into r1, then PMPI's into r2; the SDN path taken. */
+static int run_both(int coll, const void *s1, const void *s2, int scount, MPI_Datatype stype,
+                    void *r1, void *r2, int rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    if (coll == AG) {
+        check_mpi(SDN_MPI_Allgather(s1, scount, stype, r1, rcount, rtype, comm), "SDN_MPI_Allgather");
+        int path = sdnmpi_test_last_allgather();
+        check_mpi(PMPI_Allgather(s2, scount, stype, r2, rcount, rtype, comm), "PMPI_Allgather");
+        return path;
+    }
+    check_mpi(SDN_MPI_Alltoall(s1, scount, stype, r1, rcount, rtype, comm), "SDN_MPI_Alltoall");
+    int path = sdnmpi_test_last_alltoall();
+    check_mpi(PMPI_Alltoall(s2, scount, stype, r2, rcount, rtype, comm), "PMPI_Alltoall");
+    return path;
+}
+
 static void move_case(int coll, MPI_Comm comm, const char *cname, MPI_Datatype stype, int scount,
                       MPI_Datatype rtype, int rcount, int in_place, const char *tname, int eligible)
 {
@@ -131,16 +147,7 @@ static void move_case(int coll, MPI_Comm comm, const char *cname, MPI_Datatype s
         }
         s1 = s2 = MPI_IN_PLACE;
     }
-    int path;
-    if (coll == AG) {
-        check_mpi(SDN_MPI_Allgather(s1, scount, stype, r1, rcount, rtype, comm), "SDN_MPI_Allgather");
-        path = sdnmpi_test_last_allgather();
-        check_mpi(PMPI_Allgather(s2, scount, stype, r2, rcount, rtype, comm), "PMPI_Allgather");
-    } else {
-        check_mpi(SDN_MPI_Alltoall(s1, scount, stype, r1, rcount, rtype, comm), "SDN_MPI_Alltoall");
-        path = sdnmpi_test_last_alltoall();
-        check_mpi(PMPI_Alltoall(s2, scount, stype, r2, rcount, rtype, comm), "PMPI_Alltoall");
-    }
+    int path = run_both(coll, s1, s2, scount, stype, r1, r2, rcount, rtype, comm);
     char what[160];
     snprintf(what, sizeof what, "%s %s type=%s count=%d%s p=%d", coll == AG ? "allgather" : "alltoall",
              cname, tname, rcount, in_place ? " in-place" : "", p);
@@ -367,16 +374,7 @@ static void intercomm(void)
             send[i] = world_rank * 100000 + (int)i;
         memset(r1, 1, nrecv);
         memset(r2, 1, nrecv);
-        int path;
-        if (coll == AG) {
-            check_mpi(SDN_MPI_Allgather(send, count, MPI_INT, r1, count, MPI_INT, inter), "ag");
-            path = sdnmpi_test_last_allgather();
-            check_mpi(PMPI_Allgather(send, count, MPI_INT, r2, count, MPI_INT, inter), "ag");
-        } else {
-            check_mpi(SDN_MPI_Alltoall(send, count, MPI_INT, r1, count, MPI_INT, inter), "a2a");
-            path = sdnmpi_test_last_alltoall();
-            check_mpi(PMPI_Alltoall(send, count, MPI_INT, r2, count, MPI_INT, inter), "a2a");
-        }
+        int path = run_both(coll, send, send, count, MPI_INT, r1, r2, count, MPI_INT, inter);
         note(coll, path, 0, coll == AG ? "allgather intercomm" : "alltoall intercomm");
         agree(MPI_COMM_WORLD, memcmp(r1, r2, nrecv) == 0,
               coll == AG ? "allgather intercomm" : "alltoall intercomm");

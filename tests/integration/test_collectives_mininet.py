@@ -7,7 +7,6 @@ release removes every flow of the job."""
 import os
 import random
 import re
-import subprocess
 import tempfile
 import threading
 
@@ -23,11 +22,9 @@ INTS = 32768   # 128 KiB per block: 1 MiB per rank for Allgather and Alltoall wi
 
 
 @pytest.fixture(scope="module")
-def plain_coll(tmp_path_factory):
-    exe = str(tmp_path_factory.mktemp("progs") / "plain_coll")
-    subprocess.run(["mpicc", "-std=c11", "-O2", "-Wall", "-Werror", os.path.join(LIBSDNMPI, "tests", "plain_coll.c"),
-                    "-o", exe], check=True)
-    return exe
+def plain_coll():
+    """The unmodified program, built by the session fixture (libsdnmpi's `check` target)."""
+    return os.path.join(LIBSDNMPI, "tests", "plain_coll")
 
 
 @pytest.fixture(scope="module")
