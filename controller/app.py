@@ -101,12 +101,23 @@ class SdnMpiApp(app_manager.RyuApp):
         self._send(work())
 
     def _update_routes(self):
-        """Default routes, then the jobs' routes, after a topology change; nothing otherwise."""
+        """Default routes, then the jobs' routes, after a topology change; nothing otherwise. The
+        pass counts as confirmed (GET /sdnmpi/stats "routes_pending") once every switch answered
+        the barrier after its default routes and the jobs' re-planned routes are in place."""
         recomputes = self.core.counters["route_recomputes"]
         msgs = self.core.recompute_routes()
-        if self.core.counters["route_recomputes"] != recomputes:
-            self._send(msgs)
-            self.rpc.replan()
+        done = self.core.counters["route_recomputes"]
+        if done == recomputes:
+            return []
+        confirmed = True
+        try:
+            self.confirmer.confirm(msgs)
+        except rpc.ConfirmError as err:
+            confirmed = False
+            LOG.warning("route pass %d not confirmed: %s", done, err)
+        self.rpc.replan()
+        if confirmed:
+            self.core.routes_confirmed = done
         return []
 
     def _poll_stats(self):

@@ -31,6 +31,7 @@ class Core:
         self.datapaths = {}                # dpid -> Ryu datapath
         self.routes = {}                   # dpid -> SwitchRoutes installed there
         self.routes_dirty = False
+        self.routes_confirmed = 0          # the last route pass every switch confirmed (controller/app.py)
         self.port_stats = PortStats()
         self.table_stats = TableStats()
         self.counters = collections.Counter()
@@ -190,6 +191,10 @@ class Core:
                  len(self.topology.hosts), len(self.datapaths), len(msgs))
         return msgs
 
+    def routes_pending(self):
+        """True from a topology change until every switch confirmed the route pass it caused."""
+        return self.routes_dirty or self.routes_confirmed != self.counters["route_recomputes"]
+
     def set_routing(self, name):
         """Makes ``name`` the default routing policy; the next route pass installs its routes
         (changing each switch's flows and groups in place). True if the policy changed; ValueError
@@ -224,7 +229,8 @@ class Core:
             "packet_in": {"total": c["packet_in"], "lldp": c["packet_in_lldp"], "arp": c["packet_in_arp"],
                           "ipv4": c["packet_in_ipv4"], "other": c["packet_in_other"]},
             "malformed": c["malformed"], "arp_replies": c["arp_replies"], "arp_probes": c["arp_probes"],
-            "route_recomputes": c["route_recomputes"], "handler_errors": c["handler_errors"],
+            "route_recomputes": c["route_recomputes"], "routes_pending": self.routes_pending(),
+            "handler_errors": c["handler_errors"],
             "host_claims_refused": self.topology.refused,
         }
 

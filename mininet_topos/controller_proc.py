@@ -7,7 +7,8 @@ wait with it instead of fixed sleeps. REST schema (see the controller):
 
 - ``/sdnmpi/topology``: ``{"switches": [{"dpid", "ports"}], "links": [{"src": {"dpid", "port"},
   "dst": {...}}], "hosts": [{"mac", "ip", "name", "dpid", "port", "source"}]}``
-- ``/sdnmpi/ports``: per-port counters and rates; ``/sdnmpi/stats``: packet-in counts, routing.
+- ``/sdnmpi/ports``: per-port counters and rates; ``/sdnmpi/stats``: packet-in counts, routing,
+  ``routes_pending`` (a topology change whose routes not every switch has confirmed yet).
 """
 import json
 import logging
@@ -198,6 +199,24 @@ def wait_for_topology(ctl, switches, links, hosts, timeout=60.0, interval=POLL_I
         if time.monotonic() > deadline:
             raise TimeoutError("topology not discovered after %.0f s: want switches=%d links=%d "
                                "hosts=%d, last seen %s" % ((timeout,) + want + (seen,)))
+        time.sleep(interval)
+
+
+def wait_for_links(ctl, links, timeout=15.0, interval=POLL_INTERVAL):
+    """After a link went down or came back: polls until the topology has ``links`` switch links
+    and every switch confirmed the routes of that change (``routes_pending`` false). The topology
+    changes before any route does, so traffic sent on the count alone may still take the old path."""
+    deadline = time.monotonic() + timeout
+    seen = "nothing"
+    while True:
+        count = len(ctl.rest(TOPOLOGY_PATH)["links"])
+        pending = ctl.rest(READY_PATH)["routes_pending"]   # read after the count: covers its change
+        if count == links and not pending:
+            return
+        seen = "links=%d routes_pending=%s" % (count, pending)
+        if time.monotonic() > deadline:
+            raise TimeoutError("want links=%d with routes confirmed after %.0f s, last seen %s"
+                               % (links, timeout, seen))
         time.sleep(interval)
 
 

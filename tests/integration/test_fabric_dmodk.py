@@ -6,6 +6,7 @@ import time
 import pytest
 
 from sdnmpi.controller import constants as C
+from sdnmpi.mininet_topos import controller_proc
 
 import ofdump
 from fabric_helpers import (HPL, LEAVES, N, PING_TIMEOUT, SPINES, bridge, iperf, ip, leaf_dpid, leaf_of,
@@ -80,13 +81,13 @@ def test_link_down_reroutes_and_pingall_still_loses_nothing(dmodk):
     leaf, spine = bridge(fab, leaf_dpid(1)), bridge(fab, spine_dpid(1))
     fab.net.configLinkStatus(leaf, spine, "down")
     try:
-        wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == SPINES * LEAVES - 1, 15, "link removal")
+        controller_proc.wait_for_links(ctl, SPINES * LEAVES - 1)
         wait_for(lambda: "output:%d" % (HPL + 1) not in ofdump.routes(leaf, C.PRIORITY_ROUTE).values(), 10,
                  "routes off the failed uplink")
         assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
     finally:
         fab.net.configLinkStatus(leaf, spine, "up")
-    wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == SPINES * LEAVES, 15, "link to come back")
+    controller_proc.wait_for_links(ctl, SPINES * LEAVES)
     wait_for(lambda: "output:%d" % (HPL + 1) in ofdump.routes(leaf, C.PRIORITY_ROUTE).values(), 10,
              "routes back on the uplink")
     assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0

@@ -7,7 +7,7 @@ from sdnmpi.mininet_topos.fattree import FatTreeTopo
 
 import ofdump
 from conftest import running_fabric
-from fabric_helpers import PING_TIMEOUT, wait_for, wait_for_routes
+from fabric_helpers import PING_TIMEOUT, wait_for_routes
 
 K = 4
 SWITCHES, LINKS, HOSTS = 5 * K * K // 4, K ** 3 // 2, K ** 3 // 4
@@ -49,8 +49,9 @@ def test_k4_link_failure_keeps_every_pair_connected(fattree):
     agg = min((p for p in peers if p not in fab.net.hosts), key=lambda node: node.name)
     fab.net.configLinkStatus(edge.name, agg.name, "down")
     try:
-        wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == LINKS - 1, 15, "link removal")
+        controller_proc.wait_for_links(ctl, LINKS - 1)
         assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
     finally:
         fab.net.configLinkStatus(edge.name, agg.name, "up")
-    wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == LINKS, 15, "link to come back")
+    controller_proc.wait_for_links(ctl, LINKS)
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0

@@ -114,7 +114,7 @@ def test_link_down_during_a_job(fabric, fault_job):
         link = fab.net.linksBetween(fab.net[leaf], fab.net[spine])[0]
         dead = {(intf.node.dpid, intf.node.ports[intf]) for intf in (link.intf1, link.intf2)}
         fab.net.configLinkStatus(leaf, spine, "down")
-        wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == SPINES * LEAVES - 1, 15, "link removal")
+        controller_proc.wait_for_links(ctl, SPINES * LEAVES - 1)
         wait_for(lambda: not _job_outputs(fab, job["job"]) & dead, 15, "the job's flows off the dead link")
         open(os.path.join(hold, "fault"), "w").close()
         wait_for(lambda: os.path.exists(os.path.join(hold, "ready")) or not thread.is_alive(), 240, "phase 2")
@@ -129,7 +129,7 @@ def test_link_down_during_a_job(fabric, fault_job):
         if leaf is not None:
             fab.net.configLinkStatus(leaf, spine, "up")
     assert result["rc"] == 0 and "fault_job OK" in result["out"], result["out"][-3000:]
-    wait_for(lambda: len(ctl.rest("/sdnmpi/topology")["links"]) == SPINES * LEAVES, 15, "the link to come back")
+    controller_proc.wait_for_links(ctl, SPINES * LEAVES)
 
 
 def test_controller_killed_and_restarted_during_a_job(fabric, fault_job, tmp_path):
