@@ -89,3 +89,13 @@ def parse_arp(data):
     pkt = packet.Packet(bytes(data))
     eth = pkt.get_protocol(ethernet.ethernet)
     return eth.dst, eth.src, pkt.get_protocol(ryu_arp.arp)
+
+
+def lldpdu_end(data):
+    """Offset just past the End TLV of a well-formed LLDP frame (the rest is padding)."""
+    off = 14
+    while True:
+        head = struct.unpack("!H", data[off:off + 2])[0]
+        off += 2 + (head & 0x1FF)
+        if head >> 9 == 0:
+            return off

@@ -11,7 +11,7 @@ from sdnmpi.controller import constants as C
 from sdnmpi.primitives import fattree
 
 from core_checks import assert_all_pairs_routed, out_ports
-from frame_builders import arp_frame, ipv4_frame, lldp_host_frame, mac_bytes, port_hw_addr
+from frame_builders import arp_frame, ipv4_frame, lldp_host_frame, lldpdu_end, mac_bytes, port_hw_addr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,12 +97,12 @@ def test_garbage_never_raises_nor_changes_anything(make_fabric):
     for i, src in enumerate(hosts):
         dst = hosts[(i + 1) % len(hosts)]
         lldp_frame = lldp_host_frame(src, sim.host_ip[src], sim.host_name[src])
-        real.append((lldp_frame, _lldpdu_end(lldp_frame), None))
+        real.append((lldp_frame, lldpdu_end(lldp_frame), None))
         real.append((arp_frame(1, src, sim.host_ip[src], "00:00:00:00:00:00", sim.host_ip[dst]), 42, src))
         real.append((arp_frame(2, src, sim.host_ip[src], dst, sim.host_ip[dst]), 42, src))
         real.append((ipv4_frame(src, dst, sim.host_ip[src], sim.host_ip[dst]), 34, src))
     probe = lldp.build_probe(0x201, 3, port_hw_addr(0x201, 3), 4)
-    real.append((probe, _lldpdu_end(probe), None))
+    real.append((probe, lldpdu_end(probe), None))
 
     frames = []   # (frame, (dpid, port))
     for _ in range(2500):   # random bytes
@@ -156,15 +156,6 @@ def test_garbage_never_raises_nor_changes_anything(make_fabric):
     assert stats["malformed"] == core.counters["malformed"]
     # the fabric still works
     assert_all_pairs_routed(sim)
-
-
-def _lldpdu_end(frame):
-    off = 14
-    while True:
-        head = struct.unpack("!H", frame[off:off + 2])[0]
-        off += 2 + (head & 0x1FF)
-        if head >> 9 == 0:
-            return off
 
 
 def test_real_frames_truncated_after_the_ip_header_at_their_own_port(make_fabric):
