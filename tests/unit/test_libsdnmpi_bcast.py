@@ -143,7 +143,8 @@ def test_build_exports(built):
                          check=True).stdout
     exported = {line.split()[-1] for line in dyn.splitlines() if " T " in line}
     assert {"MPI_Bcast", "SDN_MPI_Bcast", "MPI_Allreduce"} <= exported
-    for name in ("bcast.o", "bcast_plan.o", "bcast_mcast.o", "bcast_wire.o", "mcast.o"):
+    for name in ("bcast.o", "bcast_plan.o", "bcast_mcast.o", "bcast_mcast_send.o", "bcast_mcast_recv.o",
+                 "bcast_mcast_finish.o", "bcast_wire.o", "mcast.o"):
         undefined = subprocess.run(["nm", "-u", str(built / "build" / name)], capture_output=True, text=True,
                                    check=True).stdout
         assert not re.search(r"\bMPI_[A-Z]", undefined), "%s calls MPI_* instead of PMPI_*" % name

@@ -10,6 +10,7 @@ from sdnmpi.controller import lldp
 from sdnmpi.controller import constants as C
 
 from conftest import LLDP_DST, lldp_host_frame, mac_bytes, mac_text, mgmt_ipv4_tlv, tlv
+from frame_builders import lldpdu_end
 
 HOST_MAC = "52:54:00:12:34:56"
 CHASSIS_MAC = "52:54:00:ab:cd:ef"   # Debian's lldpd: the chassis MAC is some interface's, not this one's
@@ -121,16 +122,6 @@ def parse_or_none(data):
         return lldp.parse(data)
     except lldp.LldpError:
         return None
-
-
-def lldpdu_end(data):
-    """Offset just past the End TLV of a well-formed frame (the rest is padding)."""
-    off = 14
-    while True:
-        head = struct.unpack("!H", data[off:off + 2])[0]
-        off += 2 + (head & 0x1FF)
-        if head >> 9 == 0:
-            return off
 
 
 # ---------------------------------------------------------------------------------------------

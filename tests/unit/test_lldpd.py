@@ -5,40 +5,20 @@ host) with its own UTS namespace so that the hostname it announces is known.
 Frames are captured in the root namespace on our own veth ends with an
 AF_PACKET socket and decoded with ryu.lib.packet.
 
-Needs root (network namespaces, veth pairs, raw sockets).
+Needs root (network namespaces, veth pairs, raw sockets). The veths, the capture, the daemon's
+process and the frame checks: lldpd_harness.py; their fixtures are here.
 """
-
-import itertools
-import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
-import threading
 import time
-from pathlib import Path
 
 import pytest
-from ryu.lib.packet import ethernet, lldp, packet
+from ryu.lib.packet import lldp
 
-REPO = Path(__file__).resolve().parents[2]
-LLDPD_DIR = REPO / "lldpd"
-BINARY = LLDPD_DIR / "sdnmpi-lldpd"
-
-PID = os.getpid()
-NETNS = f"sdnl{PID}"
-HOSTNAME = f"lldpt{PID}"
-ETH_P_LLDP = 0x88CC
-LLDP_DST = bytes.fromhex("0180c200000e")
-PACKET_OUTGOING = 4
-
-_counter = itertools.count(1)
-ADDRESSES = {}   # every IPv4 address a Veth got -> its ifindex (the daemon advertises the others)
-
-
-def sh(*cmd, check=True):
-    return subprocess.run(list(cmd), check=check, capture_output=True, text=True, timeout=20)
+from lldpd_harness import (BINARY, HOSTNAME, LLDPD_DIR, NETNS, PID, Capture, Daemon, Veth, addr, alive, check_frame,
+                           decode, is_our_daemon, kill_pid, netns_pids, other_addresses, run_cli, sh, ttl_of)
 
 
 # --------------------------------------------------------------------------
@@ -62,37 +42,10 @@ def netns():
         sh("ip", "-n", NETNS, "link", "set", "lo", "up")
         yield NETNS
     finally:
-        for pid in _netns_pids(NETNS):
-            if _is_our_daemon(pid):
-                _kill(pid)
+        for pid in netns_pids(NETNS):
+            if is_our_daemon(pid):
+                kill_pid(pid)
         sh("ip", "netns", "del", NETNS, check=False)
-
-
-class Veth:
-    """A veth pair: `root` end in the root namespace, `name` end in netns."""
-
-    def __init__(self, ns, ipv4=None):
-        k = next(_counter)
-        self.ns = ns
-        self.root = f"lr{PID}x{k}"
-        self.name = f"ln{PID}x{k}"
-        self.ipv4 = None
-        sh("ip", "link", "add", self.root, "type", "veth", "peer", "name", self.name, "netns", ns)
-        sh("ip", "link", "set", self.root, "up")
-        sh("ip", "-n", ns, "link", "set", self.name, "up")
-        info = json.loads(sh("ip", "-n", ns, "-j", "link", "show", self.name).stdout)[0]
-        self.mac = bytes.fromhex(info["address"].replace(":", ""))
-        self.ifindex = info["ifindex"]
-        if ipv4:
-            self.add_ipv4(ipv4)
-
-    def add_ipv4(self, addr):
-        sh("ip", "-n", self.ns, "addr", "add", f"{addr}/24", "dev", self.name)
-        self.ipv4 = addr
-        ADDRESSES[addr] = self.ifindex
-
-    def delete(self):
-        sh("ip", "link", "del", self.root, check=False)
 
 
 @pytest.fixture
@@ -110,51 +63,6 @@ def veths(netns):
         v.delete()
 
 
-class Capture:
-    """Collect LLDP frames arriving on a root-namespace interface."""
-
-    def __init__(self, ifname):
-        self.ifname = ifname
-        self.frames = []  # (monotonic time, bytes)
-        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_LLDP))
-        self.sock.bind((ifname, ETH_P_LLDP))
-        self.sock.settimeout(0.05)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                data, addr = self.sock.recvfrom(65535)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            if addr[2] == PACKET_OUTGOING:
-                continue
-            self.frames.append((time.monotonic(), data))
-
-    def wait_for(self, n, timeout):
-        """Wait until at least n frames are captured; return the count."""
-        deadline = time.monotonic() + timeout
-        while len(self.frames) < n and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return len(self.frames)
-
-    def wait_until(self, pred, timeout):
-        """Wait until pred(frames) holds; return whether it did."""
-        deadline = time.monotonic() + timeout
-        while not pred(self.frames) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return pred(self.frames)
-
-    def close(self):
-        self._stop.set()
-        self._thread.join(2)
-        self.sock.close()
-
-
 @pytest.fixture
 def capture():
     caps = []
@@ -167,15 +75,6 @@ def capture():
     yield make
     for c in caps:
         c.close()
-
-
-class Daemon:
-    def __init__(self, proc, errfile):
-        self.proc = proc
-        self.errfile = errfile
-
-    def stderr(self):
-        return self.errfile.read_text(errors="replace")
 
 
 @pytest.fixture
@@ -203,120 +102,6 @@ def daemon(binary, netns, tmp_path):
         if d.proc.poll() is None:
             d.proc.kill()
             d.proc.wait(5)
-
-
-# --------------------------------------------------------------------------
-# helpers
-
-
-def _netns_pids(ns):
-    res = sh("ip", "netns", "pids", ns, check=False)
-    return [int(p) for p in res.stdout.split()]
-
-
-def _is_our_daemon(pid):
-    try:
-        return os.readlink(f"/proc/{pid}/exe") == str(BINARY)
-    except OSError:
-        return False
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _kill(pid):
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def decode(data):
-    """Return (ethernet header, list of TLVs) of a captured LLDP frame."""
-    pkt = packet.Packet(data)
-    eth = pkt.get_protocol(ethernet.ethernet)
-    lldpdu = pkt.get_protocol(lldp.lldp)
-    assert eth is not None and lldpdu is not None, data.hex()
-    return eth, lldpdu.tlvs
-
-
-def ttl_of(data):
-    return [t for t in decode(data)[1] if t.tlv_type == lldp.LLDP_TLV_TTL][0].ttl
-
-
-def expected_len(veth, hostname=HOSTNAME, extras=0):
-    n = 14 + (2 + 7) + (2 + 1 + len(veth.name)) + (2 + 2) + (2 + len(hostname)) + 2
-    if veth.ipv4:
-        n += 2 + 12
-    return max(60, n + extras * (2 + 12))
-
-
-def other_addresses(data):
-    """The IPv4 addresses of a frame's management address TLVs after the interface's own."""
-    mgmt = [t for t in decode(data)[1] if t.tlv_type == lldp.LLDP_TLV_MANAGEMENT_ADDRESS]
-    return [socket.inet_ntoa(t.addr) for t in mgmt]
-
-
-def check_frame(data, veth, ttl, hostname=HOSTNAME):
-    """Assert every field of one frame. Management addresses after the interface's own must be
-    other interfaces' (with their ifindex)."""
-    assert len(data) >= 60
-    _eth, tlvs = decode(data)
-    mgmt = [t for t in tlvs if t.tlv_type == lldp.LLDP_TLV_MANAGEMENT_ADDRESS]
-    extras = mgmt[1:] if veth.ipv4 else mgmt
-    assert len(extras) <= 8
-    for extra in extras:
-        ip = socket.inet_ntoa(extra.addr)
-        assert ip != veth.ipv4 and ADDRESSES.get(ip) == extra.intf_num, ip
-        assert (extra.addr_len, extra.addr_subtype, extra.intf_subtype, extra.oid_len) == (5, 1, 2, 0)
-    assert len(data) == expected_len(veth, hostname, len(extras))
-    assert data[0:6] == LLDP_DST
-    assert data[6:12] == veth.mac
-    assert data[12:14] == b"\x88\xcc"
-
-    eth, tlvs = decode(data)
-    assert eth.ethertype == ETH_P_LLDP
-    assert eth.dst == "01:80:c2:00:00:0e"
-
-    types = [t.tlv_type for t in tlvs]
-    want = [lldp.LLDP_TLV_CHASSIS_ID, lldp.LLDP_TLV_PORT_ID, lldp.LLDP_TLV_TTL,
-            lldp.LLDP_TLV_SYSTEM_NAME]
-    want += [lldp.LLDP_TLV_MANAGEMENT_ADDRESS] * len(mgmt)
-    want.append(lldp.LLDP_TLV_END)
-    assert types == want
-
-    chassis, port, ttl_tlv, sysname = tlvs[:4]
-    assert chassis.subtype == lldp.ChassisID.SUB_MAC_ADDRESS == 4
-    assert chassis.chassis_id == veth.mac
-    assert port.subtype == lldp.PortID.SUB_INTERFACE_NAME == 5
-    assert port.port_id == veth.name.encode()
-    assert ttl_tlv.ttl == ttl
-    assert sysname.system_name == hostname.encode()
-    if veth.ipv4:
-        mgmt = tlvs[4]
-        assert mgmt.addr_len == 5
-        assert mgmt.addr_subtype == 1
-        assert mgmt.addr == socket.inet_aton(veth.ipv4)
-        assert mgmt.intf_subtype == 2
-        assert mgmt.intf_num == veth.ifindex
-        assert mgmt.oid_len == 0 and mgmt.oid == b""
-    # padding after the End TLV is zero
-    end = sum(2 + t.len for t in tlvs) + 14
-    assert data[end:] == bytes(len(data) - end)
-
-
-def run_cli(binary, netns, *args, timeout=5):
-    return subprocess.run(["ip", "netns", "exec", netns, binary, *args],
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def addr(k):
-    return f"10.213.{k}.1"
 
 
 # --------------------------------------------------------------------------
@@ -610,7 +395,7 @@ def test_signal_sends_shutdown_frame(daemon, veths, capture, sig):
 def test_daemonizes_without_foreground(binary, netns, veths, capture):
     v = veths(ipv4=addr(14))
     cap = capture(v)
-    before = set(_netns_pids(netns))
+    before = set(netns_pids(netns))
     res = subprocess.run(
         ["ip", "netns", "exec", netns, "unshare", "--uts", "sh", "-c",
          'hostname "$0" && exec "$@"', HOSTNAME, binary, "-i", "0.2"],
@@ -618,7 +403,7 @@ def test_daemonizes_without_foreground(binary, netns, veths, capture):
     # the parent may exit before the grandchild (the daemon) is listed
     deadline = time.monotonic() + 1.0
     while True:
-        pids = [p for p in set(_netns_pids(netns)) - before if _is_our_daemon(p)]
+        pids = [p for p in set(netns_pids(netns)) - before if is_our_daemon(p)]
         if pids or time.monotonic() > deadline:
             break
         time.sleep(0.02)
@@ -636,11 +421,11 @@ def test_daemonizes_without_foreground(binary, netns, veths, capture):
         n = len(cap.frames)
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 1.0
-        while _alive(pid) and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert not _alive(pid)
+        assert not alive(pid)
         assert cap.wait_for(n + 1, 0.5) >= n + 1
         assert ttl_of(cap.frames[-1][1]) == 0
     finally:
         for p in pids:
-            _kill(p)
+            kill_pid(p)
