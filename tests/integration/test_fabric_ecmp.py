@@ -28,11 +28,7 @@ def test_ecmp_select_groups_spread_flows_over_both_spines(ecmp):
                 gid = int(routes[ip(n)].split(":")[1])
                 assert routes[ip(n)].startswith("group:")
                 assert groups[gid] == ("select", uplinks)
-    # Known issue (README): through userspace OVS's SELECT groups the very first packets of the
-    # first flows are sometimes lost (seen in about 1 run in 3, on h1's first pings only). The
-    # first pingall warms the datapath up; the second must reach every pair.
-    fab.net.pingAll(timeout=PING_TIMEOUT)
-    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0
+    assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0   # the first pings through fresh SELECT groups
     br = bridge(fab, leaf_dpid(1))
     before = ofdump.port_tx_bytes(br)
     got = iperf(fab, fab.net.get("h1"), fab.net.get("h%d" % N), seconds=4, streams=16)
