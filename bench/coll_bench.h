@@ -53,4 +53,7 @@ void sdn_init(void); /* SDN_MPI_Init, timed (slowest rank) */
 /* coll_bench_more.c */
 void run_more(void);
 
+/* coll_bench_startup.c */
+void run_startup(void);
+
 #endif

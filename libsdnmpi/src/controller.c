@@ -94,6 +94,8 @@ static int exchange(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     int rc = sdnmpi_rpc_call(c->fd, buf, id, deadline, reply, why, whylen);
     int err = errno;
     sdnmpi_rpc_buf_free(buf);
+    c->exchanges++;
+    c->ctrl_s = rc == 0 ? reply->total_s : -1.0;
     if (rc != 0) {
         if (restart_symptom(err, deadline))
             drop_conn(c);

@@ -26,6 +26,9 @@ struct sdnmpi_conn {
     int failures;     /* closed or refused attempts since the last successful request */
     int64_t retry_at; /* no new attempt before this time (sdnmpi_now_ms), when failures > 0 */
     int64_t next_id;  /* request ids 1, 2, ... */
+    int64_t exchanges; /* requests sent and answered or failed (round trips, for timing.h) */
+    double ctrl_s;    /* the controller's own time for the last request (reply timings total_s;
+                         -1 if absent) */
     char server[64];  /* the controller's hello */
 };
 

@@ -14,6 +14,7 @@
 #include "schedule.h"
 #include "sock.h"
 #include "state.h"
+#include "timing.h"
 
 static int plan_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
@@ -104,6 +105,7 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
     struct sdnmpi_rpc_reply reply = {0};
     int ok = 0;
     int64_t t0 = sdnmpi_now_ms();
+    double tc = sdnmpi_clock();
     if (pthread_mutex_lock(&s->lock) != 0) {
         sdnmpi_host_steps_free(&hs);
         sdnmpi_warn("plan: cannot lock the library state, falling back");
@@ -115,6 +117,10 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
         crc = sdnmpi_conn_plan(&s->conn, &s->cfg, &s->job, *comm_id, &hs, &reply, why, sizeof why);
     (void)pthread_mutex_unlock(&s->lock);
     double rtt = (double)(sdnmpi_now_ms() - t0) / 1000.0;
+    sdnmpi_timing_set(SDNMPI_T_PLAN_REQUEST, sdnmpi_clock() - tc);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_CTRL, crc == SDNMPI_CTRL_OK ? reply.total_s : -1.0);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_CTRL_PLAN, crc == SDNMPI_CTRL_OK ? reply.plan_s : -1.0);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_CTRL_INSTALL, crc == SDNMPI_CTRL_OK ? reply.install_s : -1.0);
     if (crc == SDNMPI_CTRL_OK) {
         char loads[160], order[160];
         size_t nloads = reply.n_max_load < SDNMPI_RPC_MAX_LOADS ? reply.n_max_load
@@ -193,11 +199,13 @@ static void leader_order(const uint32_t *ips, int p, int *pos, int *leaf_size, i
     if (leaf == NULL || placed == NULL) {
         snprintf(why, sizeof why, "out of memory");
     } else if (pthread_mutex_lock(&s->lock) == 0) {
+        double t0 = sdnmpi_clock();
         crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
         if (crc == SDNMPI_CTRL_OK)
             crc = sdnmpi_conn_locate(&s->conn, &s->cfg, &s->job, ips, (size_t)p, leaf, why,
                                      sizeof why);
         (void)pthread_mutex_unlock(&s->lock);
+        sdnmpi_timing_set(SDNMPI_T_PLAN_LOCATE, sdnmpi_clock() - t0);
     } else {
         snprintf(why, sizeof why, "cannot lock the library state");
     }
@@ -225,6 +233,17 @@ static void leader_order(const uint32_t *ips, int p, int *pos, int *leaf_size, i
     free(placed);
 }
 
+/* The plan just made: its whole time on this rank, and (on the leader) what was not RPC. */
+static void record_plan_time(double t_start, int64_t x0)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    double total = sdnmpi_clock() - t_start;
+    double rpc = s->timing[SDNMPI_T_PLAN_LOCATE] + s->timing[SDNMPI_T_PLAN_REQUEST];
+    sdnmpi_timing_set(SDNMPI_T_PLAN, total);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_MPI, total - rpc);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_RTTS, (double)(s->conn.exchanges - x0));
+}
+
 /* Returned, uncached, when some rank could not allocate: every rank then falls back for this
  * call and tries again on the next one. */
 static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, 0, 0, 0, 0};
@@ -245,6 +264,12 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 
     /* The plan is made on a duplicate; the algorithms run on `priv`, the duplicate with the
      * ranks in the leader's order (leader_order). */
+    double t_start = sdnmpi_clock();
+    int64_t x0 = s->conn.exchanges;
+    sdnmpi_timing_set(SDNMPI_T_PLAN_LOCATE, 0.0);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_REQUEST, 0.0);
+    for (int k = SDNMPI_T_PLAN_CTRL; k <= SDNMPI_T_PLAN_CTRL_INSTALL; k++)
+        sdnmpi_timing_set((enum sdnmpi_tslot)k, -1.0);
     if ((rc = PMPI_Comm_dup(comm, &dup)) != MPI_SUCCESS)
         return rc;
     if ((rc = PMPI_Comm_rank(dup, &rank)) != MPI_SUCCESS
@@ -317,6 +342,7 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         goto fail;
     plan->priv = priv; /* owned by the attribute from here on (MPI_COMM_NULL if !ok) */
     *out = plan;
+    record_plan_time(t_start, x0);
     return MPI_SUCCESS;
 
 fail:

@@ -7,7 +7,8 @@
  * by SDN_MPI_Init and SDN_MPI_Finalize; after Init the only fields that change are `conn`,
  * `comms_led` (both under `lock`, when this process leads a communicator's plan request),
  * `job`, `reg_gen`, `world_calls`, `reg_lost` (reconnect.c, after a lost registration) and
- * `last_path`, `last_bcast` (test hooks). Per-communicator state lives in MPI attributes (plan.c,
+ * `last_path`, `last_bcast` (test hooks) and `timing` (timing.c, at Init and when a plan
+ * is made). Per-communicator state lives in MPI attributes (plan.c,
  * bcast_plan.c), not here.
  */
 #ifndef SDNMPI_STATE_H
@@ -19,6 +20,7 @@
 
 #include "controller.h"
 #include "env.h"
+#include "timing.h"
 
 /* What the last SDN_MPI_Allreduce of this process did (sdnmpi_testing.h). */
 enum sdnmpi_path {
@@ -72,6 +74,7 @@ struct sdnmpi_state {
     int64_t comms_led;        /* sub-communicator plans this process has led (for comm ids) */
     int last_path;            /* enum sdnmpi_path of the last SDN_MPI_Allreduce (test hook) */
     struct sdnmpi_bcast_stats last_bcast; /* the last SDN_MPI_Bcast (test hook) */
+    double timing[SDNMPI_T_N]; /* start-up and first-call phases (timing.h; read by the bench) */
 };
 
 extern struct sdnmpi_state sdnmpi_g;
