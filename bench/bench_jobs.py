@@ -45,6 +45,8 @@ def run_mpi_job(bench, job, progress):
              "--toggle", toggle_dir]
     if job.get("lib_verbose"):
         prog.append("--lib-verbose")
+    if job.get("warm"):
+        prog.append("--warm")
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, bench.ports["rpc"]),
            "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET}
     env.update(sdn_env(args))

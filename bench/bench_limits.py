@@ -106,7 +106,7 @@ def plan_jobs(args, fab, have_sdn_bcast):
     jobs += bench_more.plan_jobs(args, fab, routings, placements, benchcore.parse_sizes(args.more_sizes),
                                  parse_nprocs(args.more_nprocs, n))
     if "startup" in args.collectives:   # issue 17: start-up and first-call cost (bench/bench_startup.py)
-        jobs += bench_startup.plan_jobs(args, fab, [r for r in ROUTINGS if r in routings][0])
+        jobs += bench_startup.plan_jobs(args, fab, "dmodk" if "dmodk" in routings else routings[0])
     jobs.sort(key=lambda job: ROUTINGS.index(job["routing"]))   # stable: grouped by routing, as before
     for job in jobs:
         job["label"] = "%s/%s p=%d" % (job["routing"], job["placement"], job["nprocs"])

@@ -12,12 +12,16 @@ import benchcore
 
 NPROCS = (8, 16)
 
-# (metric, row label, breakdown slots in the order shown)
+INIT_PARTS = ("init_mpi", "init_rpc", "init_rtts", "init_ctrl")
+PLAN_PARTS = ("plan_mpi", "plan_locate", "plan_request", "plan_rtts", "plan_ctrl", "plan_ctrl_plan",
+              "plan_ctrl_install")
+# (metric, row label, breakdown slots in the order shown); "_warm": after every pair of ranks has
+# exchanged a message (coll_bench --warm: Open MPI's lazy TCP connections are open)
 PHASES = (
-    ("init", "SDN_MPI_Init", ("init_mpi", "init_rpc", "init_rtts", "init_ctrl")),
-    ("first_allreduce", "first SDN_MPI_Allreduce (plan + install)",
-     ("plan_mpi", "plan_locate", "plan_request", "plan_rtts", "plan_ctrl", "plan_ctrl_plan",
-      "plan_ctrl_install")),
+    ("init", "SDN_MPI_Init, cold", INIT_PARTS),
+    ("init_warm", "SDN_MPI_Init, warm", INIT_PARTS),
+    ("first_allreduce", "first SDN_MPI_Allreduce, cold", PLAN_PARTS),
+    ("first_allreduce_warm", "first SDN_MPI_Allreduce, warm", PLAN_PARTS),
 )
 PART_LABELS = {
     "init_mpi": "MPI exchange", "init_rpc": "RPC", "init_rtts": "round trips", "init_ctrl": "controller",
@@ -27,16 +31,18 @@ PART_LABELS = {
 
 
 def plan_jobs(args, fab, routing):
-    """args.startup_reps jobs per p in NPROCS (block placement, under `routing`)."""
+    """args.startup_reps jobs per p in NPROCS and variant (cold, warm; interleaved), block
+    placement, under `routing`."""
     jobs = []
     for p in NPROCS:
         slots = -(-p // fab.hosts)
         hosts = benchcore.placement_hosts("block", fab.hosts, min(p, fab.hosts), args.seed)
         for rep in range(args.startup_reps):
-            jobs.append({"name": "startup-%s-p%d-%d" % (routing, p, rep + 1), "collective": "startup",
-                         "routing": routing, "placement": "block", "nprocs": p, "hosts": hosts, "slots": slots,
-                         "reps": 1, "tiny_reps": args.startup_calls, "nimpl": 1, "work": 3.0,
-                         "work_per_byte": 0.0})
+            for warm in (False, True):
+                jobs.append({"name": "startup-%s-p%d-%s%d" % (routing, p, "warm" if warm else "cold", rep + 1),
+                             "collective": "startup", "routing": routing, "placement": "block", "nprocs": p,
+                             "hosts": hosts, "slots": slots, "warm": warm, "reps": 1,
+                             "tiny_reps": args.startup_calls, "nimpl": 1, "work": 3.0, "work_per_byte": 0.0})
     return jobs
 
 
@@ -60,6 +66,14 @@ def job_records(job, events):
         if rows:
             out.append(_record(job, metric, [e["t_s"] for e in rows],
                                parts={k: [e["parts"].get(k) for e in rows] for k in rows[0].get("parts", {})}))
+    dispatch = {}
+    for e in ev:
+        if e.get("metric") == "dispatch":
+            dispatch.setdefault(e["variant"], []).append(e["t_s"])
+    if "sdnmpi" in dispatch and "direct" in dispatch:
+        out.append(_record(job, "dispatch_overhead", [statistics.median(dispatch["sdnmpi"])
+                                                      - statistics.median(dispatch["direct"])],
+                           direct_s=statistics.median(dispatch["direct"])))
     cached = {}
     for e in ev:
         if e.get("metric") == "cached":
@@ -103,16 +117,16 @@ def table(records):
         return None
     nprocs = sorted({r["nprocs"] for r in records})
     lines = []
-    for metric, label, parts in PHASES:
-        lines += ["| %s | p | jobs | median | range | %s |" % (
-            "what" if metric == "init" else "what ", " | ".join(PART_LABELS[k] for k in parts)),
-            "|---|---:|---:|---:|---|%s" % ("---:|" * len(parts))]
-        for p in nprocs:
-            samples = _pooled(records, metric, p)
-            if samples:
-                med, rng = _span(samples)
-                lines.append("| %s | %d | %d | %s | %s | %s |" % (
-                    label, p, len(samples), med, rng, " | ".join(_part(records, metric, p, k) for k in parts)))
+    for parts in (INIT_PARTS, PLAN_PARTS):
+        lines += ["| what | p | jobs | median | range | %s |" % " | ".join(PART_LABELS[k] for k in parts),
+                  "|---|---:|---:|---:|---|%s" % ("---:|" * len(parts))]
+        for metric, label, _parts in [ph for ph in PHASES if ph[2] == parts]:
+            for p in nprocs:
+                samples = _pooled(records, metric, p)
+                if samples:
+                    med, rng = _span(samples)
+                    lines.append("| %s | %d | %d | %s | %s | %s |" % (
+                        label, p, len(samples), med, rng, " | ".join(_part(records, metric, p, k) for k in parts)))
         lines.append("")
     lines += ["Cached 8-byte call (slowest rank per call; medians over the jobs' calls): the direct algorithm "
               "(recursive doubling on the plan's communicator, no library around it), SDN_MPI_Allreduce on the "
@@ -130,6 +144,12 @@ def table(records):
         lines.append("| %d | %s | %s | %s | %s | %s | %s |" % (
             p, benchcore.fmt_seconds(md), benchcore.fmt_seconds(ms), benchcore.fmt_seconds(ma),
             _signed(ms - md), _signed(None if ma is None else ma - ms), _signed(amort)))
+    dispatch = [x for r in records if r.get("metric") == "dispatch_overhead" for x in r["samples_s"]]
+    if dispatch:
+        lines += ["", "What the library itself adds per call, without a network (world rank 0 alone on MPI_COMM_SELF, "
+                  "blocks of %s back-to-back calls, SDN_MPI_Allreduce minus the direct algorithm; median and range "
+                  "over the jobs): %s (%s to %s)." % (
+                      "1000", _signed(statistics.median(dispatch)), _signed(min(dispatch)), _signed(max(dispatch)))]
     return "\n".join(lines)
 
 

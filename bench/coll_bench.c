@@ -136,7 +136,7 @@ static void usage(void)
                 "usage: coll_bench --collective allreduce|bcast|init|startup|allgather|reduce|alltoall --sizes N,N,... [--reps R]\n"
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
                 "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n"
-                "       [--sdn-algs rd,rabenseifner,hier]\n");
+                "       [--sdn-algs rd,rabenseifner,hier] [--warm]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -165,6 +165,7 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(a, "--toggle")) { NEED(); opt.toggle = v; }
         else if (!strcmp(a, "--toggle-timeout")) { NEED(); opt.toggle_timeout_s = atof(v); }
         else if (!strcmp(a, "--lib-verbose")) opt.lib_verbose = 1;
+        else if (!strcmp(a, "--warm")) opt.warm = 1;
         else if (!strcmp(a, "--sdn-algs")) {
             NEED();
             char list[256];

@@ -29,6 +29,7 @@ struct options {
     double toggle_timeout_s;
     int algs[8];                    /* --sdn-algs: libsdnmpi paths also timed alone */
     int nalgs;
+    int warm;                       /* --warm: startup mode warms MPI's connections before Init */
 };
 
 extern int rank, nprocs;

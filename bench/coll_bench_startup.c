@@ -4,9 +4,11 @@
  * call against the same algorithm without the library around it, every sample marked with whether
  * the call ran the reconnect agreement step.
  *
- * Output (rank 0): {"bench": "startup", "metric": "init" | "first_allreduce", "t_s": slowest rank,
- * "parts": {slot: world rank 0's value, ...}} and {"bench": "startup", "metric": "cached",
- * "variant": "direct" | "sdnmpi", "agree": 0|1, "rep": k, "t_s": slowest rank}. */
+ * Output (rank 0): {"bench": "startup", "metric": "init" | "init_warm" (with --warm) |
+ * "first_allreduce" | "first_allreduce_warm", "t_s": slowest rank, "parts": {slot: world rank 0's value, ...}},
+ * {"bench": "startup", "metric": "cached", "variant": "direct" | "sdnmpi", "agree": 0|1, "rep": k,
+ * "t_s": slowest rank} and {"bench": "startup", "metric": "dispatch", "variant": ..., "rep": k,
+ * "t_s": per call on MPI_COMM_SELF, world rank 0}. */
 #include <mpi.h>
 #include <sdnmpi.h>
 #include <stdio.h>
@@ -65,20 +67,64 @@ static double timed_small(int sdn, int *agree)
     return max_over_ranks(t);
 }
 
+/* --warm: every pair of ranks exchanges a message first. Open MPI opens its TCP connections
+ * lazily, at a pair's first message: without this, Init's exchange pays for opening them (which
+ * an application's first collectives pay anyway, with or without sdnmpi). */
+static void warm_connections(void)
+{
+    char out = 1, in = 0;
+    for (int k = 1; k < nprocs; k++)
+        check_mpi(MPI_Sendrecv(&out, 1, MPI_CHAR, (rank + k) % nprocs, 0, &in, 1, MPI_CHAR,
+                               (rank - k + nprocs) % nprocs, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
+}
+
+#define DISPATCH_BLOCKS 20
+#define DISPATCH_CALLS 1000
+
+/* The library's own per-call cost without a network: world rank 0 alone, on MPI_COMM_SELF (one
+ * rank: a plan without a request, recursive doubling is a copy), blocks of back-to-back calls of
+ * either variant, alternating; one sample per block = its time per call. */
+static void dispatch_cost(void)
+{
+    if (rank != 0)
+        return;
+    double one = 1.0, sum = 0.0;
+    check_mpi(SDN_MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF),
+              "SDN_MPI_Allreduce(MPI_COMM_SELF)");
+    for (int b = 0; b < 2 * DISPATCH_BLOCKS; b++) {
+        int sdn = b % 2;
+        double t0 = MPI_Wtime();
+        for (int c = 0; c < DISPATCH_CALLS; c++) {
+            int rc = sdn ? SDN_MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF)
+                         : sdnmpi_test_allreduce_direct(&one, &sum, 1, MPI_DOUBLE, MPI_SUM,
+                                                        MPI_COMM_SELF);
+            check_mpi(rc, "8-byte allreduce on MPI_COMM_SELF");
+        }
+        double t = (MPI_Wtime() - t0) / DISPATCH_CALLS;
+        if (sum != 1.0)
+            die("allreduce on MPI_COMM_SELF gave %g", sum);
+        emit("\"startup\", \"metric\": \"dispatch\", \"variant\": \"%s\", \"rep\": %d, "
+             "\"t_s\": %.12f", sdn ? "sdnmpi" : "direct", b / 2, t);
+    }
+}
+
 void run_startup(void)
 {
     use_routes(SDNMPI);
+    if (opt.warm)
+        warm_connections();
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     double t0 = MPI_Wtime();
     check_mpi(SDN_MPI_Init(), "SDN_MPI_Init");
-    emit_phase("init", "init", max_over_ranks(MPI_Wtime() - t0));
+    emit_phase(opt.warm ? "init_warm" : "init", "init", max_over_ranks(MPI_Wtime() - t0));
 
     int agree = 0;
     double t = timed_small(1, &agree);
     if (sdnmpi_test_last_path() != 2)
         die("the first 8-byte SDN_MPI_Allreduce took path %d, not recursive doubling (2): is the "
             "controller reachable?", sdnmpi_test_last_path());
-    emit_phase("first_allreduce", "plan", t);
+    emit_phase(opt.warm ? "first_allreduce_warm" : "first_allreduce", "plan", t);
 
     /* Cached calls: the two variants alternate call by call; SDN calls with and without the
      * agreement step come in the library's own proportion (one in SDNMPI_AGREE_EVERY). */
@@ -89,4 +135,6 @@ void run_startup(void)
             emit("\"startup\", \"metric\": \"cached\", \"variant\": \"%s\", \"agree\": %d, "
                  "\"rep\": %d, \"t_s\": %.9f", sdn ? "sdnmpi" : "direct", agree, k, t);
         }
+    dispatch_cost();
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 }

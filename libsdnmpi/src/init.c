@@ -37,18 +37,19 @@ static const char *const reasons[] = {
 };
 enum { R_ON, R_DISABLED, R_NO_CONTROLLER, R_UNREACHABLE, R_REFUSED, R_NOMEM };
 
-/* World rank 0: hello + register. Fills a->ok/job/reason. */
+/* World rank 0: connect and register (one round trip: register's reply names the server and
+ * where each host is, kept in world_leaf for the plans world rank 0 leads). Fills
+ * a->ok/job/reason. */
 static void register_job(const uint32_t *hosts, int n, struct agreement *a)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     char why[256] = "";
     double t0 = sdnmpi_clock(), ctrl = 0.0;
     int64_t x0 = s->conn.exchanges;
-    int ok = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why) == SDNMPI_CTRL_OK;
-    if (ok && s->conn.ctrl_s > 0)
-        ctrl += s->conn.ctrl_s;
-    int rc = ok ? sdnmpi_conn_register(&s->conn, &s->cfg, hosts, (size_t)n, &a->job, why,
-                                       sizeof why)
+    int ok = sdnmpi_conn_connect(&s->conn, &s->cfg, why, sizeof why) == SDNMPI_CTRL_OK;
+    s->world_leaf = malloc((size_t)n * sizeof *s->world_leaf); /* NULL: plans use locate */
+    int rc = ok ? sdnmpi_conn_register(&s->conn, &s->cfg, hosts, (size_t)n, &a->job,
+                                       s->world_leaf, why, sizeof why)
                 : SDNMPI_CTRL_FAILED;
     if (ok && s->conn.ctrl_s > 0)
         ctrl += s->conn.ctrl_s;
@@ -190,6 +191,8 @@ out:
     if (rc != MPI_SUCCESS || !s->sdn_ok) {
         free(s->world_ips);
         s->world_ips = NULL;
+        free(s->world_leaf);
+        s->world_leaf = NULL;
     }
     if (rc != MPI_SUCCESS && rank == 0)
         sdnmpi_conn_close(&s->conn); /* closing releases the job on the controller */
@@ -223,6 +226,8 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
         memset(s->job.token, 0, sizeof s->job.token);
         free(s->world_ips);
         s->world_ips = NULL;
+        free(s->world_leaf);
+        s->world_leaf = NULL;
         (void)pthread_mutex_unlock(&s->lock);
     }
     return rc != MPI_SUCCESS ? rc : brc;
