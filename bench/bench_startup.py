@@ -149,8 +149,12 @@ def table(records):
         lines += ["", "What the library itself adds per call, without a network (world rank 0 alone on MPI_COMM_SELF, "
                   "blocks of %s back-to-back calls, SDN_MPI_Allreduce minus the direct algorithm; median and range "
                   "over the jobs): %s (%s to %s)." % (
-                      "1000", _signed(statistics.median(dispatch)), _signed(min(dispatch)), _signed(max(dispatch)))]
+                      "1000", _ns(statistics.median(dispatch)), _ns(min(dispatch)), _ns(max(dispatch)))]
     return "\n".join(lines)
+
+
+def _ns(x):
+    return "%+.0f ns" % (x * 1e9)
 
 
 def _signed(x):

@@ -103,3 +103,10 @@ def test_startup_records_and_table():
     assert agree[0]["median_s"] == pytest.approx(295e-6)
     # p=16's direct calls took 1 us longer: 4 us of overhead; 2 of 16 SDN calls ran the step
     assert "| 16 | 101 us | 105 us | 400 us | +4 us | +295 us | +41 us |" in table
+    assert "without a network" not in table   # no dispatch samples in these jobs
+    events = [{"bench": "startup", "metric": "dispatch", "variant": v, "rep": k, "t_s": t}
+              for k in range(3) for v, t in (("direct", 20e-9), ("sdnmpi", 66e-9 + k * 1e-9))]
+    recs = bench_startup.job_records({"routing": "dmodk", "placement": "block", "nprocs": 8, "name": "d"}, events)
+    assert [r["samples_s"] for r in recs if r["metric"] == "dispatch_overhead"] == [[pytest.approx(47e-9)]]
+    assert "calls, SDN_MPI_Allreduce minus the direct algorithm; median and range over the jobs): +47 ns" \
+        in bench_startup.table(records + recs)
