@@ -37,7 +37,7 @@ def parse_args(argv):
     g.add_argument("--host-bw", type=mbit, default=30, help="host links, Mbit/s (0: unlimited)")
     g.add_argument("--fabric-bw", type=mbit, default=15, help="leaf-spine links, Mbit/s (0: unlimited)")
     g = parser.add_argument_group("what to measure (defaults: full run; --quick changes them)")
-    g.add_argument("--collectives", default="init,allreduce,bcast")
+    g.add_argument("--collectives", default="init,startup,allreduce,bcast")
     g.add_argument("--routings", help="default routing policies for allreduce (%s)" % FULL["routings"])
     g.add_argument("--placements", help="rank placements for allreduce (%s)" % FULL["placements"])
     g.add_argument("--allreduce-sizes", help="bytes: list or LO..HI powers of two (%s)" % FULL["allreduce_sizes"])
@@ -59,6 +59,9 @@ def parse_args(argv):
                         "for about this long (estimated; 0: one call) (%g)" % FULL["point_seconds"])
     g.add_argument("--max-calls", type=int, default=8, help="at most this many back-to-back calls (8)")
     g.add_argument("--init-reps", type=int, help="extra init-only jobs per routing (%d)" % FULL["init_reps"])
+    g.add_argument("--startup-reps", type=int, help="startup rows: jobs per p (%d)" % FULL["startup_reps"])
+    g.add_argument("--startup-calls", type=int,
+                   help="startup rows: cached 8-byte calls per variant and job (%d)" % FULL["startup_calls"])
     g.add_argument("--seed", type=int, default=7, help="seed of the random placement")
     g.add_argument("--sdn-algs", default="",
                    help="also time SDN_MPI_Allreduce forced to each of these algorithms (rd, rabenseifner, "
@@ -99,7 +102,8 @@ def parse_args(argv):
     for key, value in defaults.items():
         if getattr(args, key, None) is None:
             setattr(args, key, value)
-    args.collectives = csv_list(args.collectives, ("init", "allreduce", "bcast", "allgather", "reduce", "alltoall"))
+    args.collectives = csv_list(args.collectives, ("init", "allreduce", "bcast", "allgather", "reduce", "alltoall",
+                                                   "startup"))
     try:
         args.mca = parse_mca(args.ompi_mca)
         args.bcast_rate_mbps = bcast_rate(args.sdn_bcast_rate, args.host_bw, args.fabric_bw)

@@ -60,6 +60,8 @@ QUICK = {
     "tiny_block": 10,
     "point_seconds": 0.3,
     "init_reps": 1,
+    "startup_reps": 3,
+    "startup_calls": 48,
     "iperf_seconds": 5,
     "planner_max_hosts": planner_scale.QUICK_MAX_HOSTS,
 }
@@ -78,6 +80,8 @@ FULL = {
     "tiny_block": 20,
     "point_seconds": 0.5,
     "init_reps": 2,
+    "startup_reps": 7,
+    "startup_calls": 200,
     "iperf_seconds": 8,
     "planner_max_hosts": 4096,
 }

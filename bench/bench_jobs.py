@@ -14,6 +14,7 @@ from bench_sampling import CpuMonitor
 from bench_flows import RouteSwitch
 from bench_limits import parallel_iperf
 import bench_more
+import bench_startup
 import benchcore
 import bounds
 
@@ -44,13 +45,16 @@ def run_mpi_job(bench, job, progress):
              "--toggle", toggle_dir]
     if job.get("lib_verbose"):
         prog.append("--lib-verbose")
+    if job.get("warm"):
+        prog.append("--warm")
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, bench.ports["rpc"]),
            "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET}
     env.update(sdn_env(args))
     if job["collective"] == "alltoall":   # SDN_MPI_Alltoall runs only with the knob set (libsdnmpi/README.md)
         env.setdefault("SDN_MPI_MIN_BYTES", "1")
-    mpi = MpiJob(fab, hosts, slots=1)
-    argv = mpi.mpirun_argv(prog, np=len(hosts), env=env, mca=args.mca)
+    slots = job.get("slots", 1)   # startup rows at p > hosts (bench_startup.py)
+    mpi = MpiJob(fab, hosts, slots=slots)
+    argv = mpi.mpirun_argv(prog, np=job["nprocs"] if slots > 1 else len(hosts), env=env, mca=args.mca)
     log_path = os.path.join(bench.log_dir, "%s.log" % job["name"])
     events, plan_lines, meta = [], [], {"name": job["name"], "argv": [str(a) for a in argv]}
     plan_info = {}
@@ -326,6 +330,8 @@ def job_records(bench, job, events, meta):
     """results.json records of one job: samples aggregated, plus the init metrics."""
     fab = bench.fab_model
     hosts = job["hosts"]
+    if job["collective"] == "startup":
+        return bench_startup.job_records(job, events)
 
     def limit(collective, nbytes, root):
         if collective in bench_more.COLLECTIVES:

@@ -9,6 +9,7 @@ import subprocess
 
 from bench_common import ROUTINGS, csv_list, parse_nprocs
 import bench_more
+import bench_startup
 import benchcore
 
 
@@ -104,6 +105,8 @@ def plan_jobs(args, fab, have_sdn_bcast):
                                  "roots": roots, "nimpl": nimpl, "work": work + 4})
     jobs += bench_more.plan_jobs(args, fab, routings, placements, benchcore.parse_sizes(args.more_sizes),
                                  parse_nprocs(args.more_nprocs, n))
+    if "startup" in args.collectives:   # issue 17: start-up and first-call cost (bench/bench_startup.py)
+        jobs += bench_startup.plan_jobs(args, fab, "dmodk" if "dmodk" in routings else routings[0])
     jobs.sort(key=lambda job: ROUTINGS.index(job["routing"]))   # stable: grouped by routing, as before
     for job in jobs:
         job["label"] = "%s/%s p=%d" % (job["routing"], job["placement"], job["nprocs"])
@@ -272,7 +275,7 @@ def finish_cpu_check(results):
     9.5 Mbit/s flow, 99 % for one 260 Mbit/s flow on unlimited links)."""
     fab = results["fabric"]
     check = results["cpu_check"]
-    jobs = [j for j in results["jobs"] if j.get("collective") != "init" and not j.get("superseded")]
+    jobs = [j for j in results["jobs"] if j.get("collective") not in ("init", "startup") and not j.get("superseded")]
 
     def per_job(field, stat="median"):
         values = []

@@ -38,6 +38,9 @@
  *              every size. Without SDN_MPI_Bcast in libsdnmpi (HAVE_SDN_BCAST 0) only Open MPI.
  *   init       SDN_MPI_Init, the first SDN_MPI_Allreduce and a few cached ones (for the overhead
  *              rows; run with --lib-verbose to get the library's timing line from rank 0).
+ *   startup    SDN_MPI_Init and the first SDN_MPI_Allreduce with the library's breakdown, then
+ *              --tiny-reps cached 8-byte calls against the same algorithm without the library
+ *              around it (coll_bench_startup.c).
  *   allgather, reduce, alltoall   SDN_MPI_Init time, one checked call of each implementation per
  *              size (also the warm-up and the first plan), then every size (run_more).
  *
@@ -130,10 +133,10 @@ static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr,
-                "usage: coll_bench --collective allreduce|bcast|init|allgather|reduce|alltoall --sizes N,N,... [--reps R]\n"
+                "usage: coll_bench --collective allreduce|bcast|init|startup|allgather|reduce|alltoall --sizes N,N,... [--reps R]\n"
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
                 "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n"
-                "       [--sdn-algs rd,rabenseifner,hier]\n");
+                "       [--sdn-algs rd,rabenseifner,hier] [--warm]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -162,6 +165,7 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(a, "--toggle")) { NEED(); opt.toggle = v; }
         else if (!strcmp(a, "--toggle-timeout")) { NEED(); opt.toggle_timeout_s = atof(v); }
         else if (!strcmp(a, "--lib-verbose")) opt.lib_verbose = 1;
+        else if (!strcmp(a, "--warm")) opt.warm = 1;
         else if (!strcmp(a, "--sdn-algs")) {
             NEED();
             char list[256];
@@ -451,6 +455,8 @@ int main(int argc, char **argv)
         run_bcast();
     else if (!strcmp(opt.collective, "init"))
         run_init();
+    else if (!strcmp(opt.collective, "startup"))
+        run_startup();
     else if (!strcmp(opt.collective, "allgather") || !strcmp(opt.collective, "reduce")
              || !strcmp(opt.collective, "alltoall"))
         run_more();

@@ -29,6 +29,7 @@ struct options {
     double toggle_timeout_s;
     int algs[8];                    /* --sdn-algs: libsdnmpi paths also timed alone */
     int nalgs;
+    int warm;                       /* --warm: startup mode warms MPI's connections before Init */
 };
 
 extern int rank, nprocs;
@@ -52,5 +53,8 @@ void sdn_init(void); /* SDN_MPI_Init, timed (slowest rank) */
 
 /* coll_bench_more.c */
 void run_more(void);
+
+/* coll_bench_startup.c */
+void run_startup(void);
 
 #endif

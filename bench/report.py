@@ -20,6 +20,7 @@ import benchcore  # noqa: E402
 from benchcore import fmt_bytes, fmt_seconds  # noqa: E402
 from report_plots import plot_all  # noqa: E402
 import report_bounds  # noqa: E402
+import bench_startup  # noqa: E402
 
 # --- tables ---------------------------------------------------------------------------------
 
@@ -419,6 +420,9 @@ def render_markdown(results):
 
     out += ["", "## Overheads", ""]
     out.append(overhead_table(records) or "(none measured)")
+    startup = bench_startup.table(records)
+    if startup:   # issue 17 (bench/bench_startup.py)
+        out += ["", "## Start-up and first-call cost", "", startup]
 
     old = [r for r in all_records if r.get("superseded")]
     if old:

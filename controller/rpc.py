@@ -67,7 +67,7 @@ class RpcService:
         """(reply fields, timings) for a validated request; raises schema.RpcError to refuse it."""
         now = self.clock()
         if req.op == "hello":
-            return {"server": "sdnmpi %s" % __version__}, {}
+            return {"server": _server_name()}, {}
         if req.op == "register":
             return self._register(req.args, client, now), {}
         job = self._job(req.args, now)
@@ -97,7 +97,9 @@ class RpcService:
             raise schema.RpcError(str(err)) from None
         client.jobs.add(job.id)
         self.counters["jobs_registered"] += 1
-        return {"job": job.id, "token": job.token}
+        # server and locality save the client a hello and a locate (issue 17: start-up cost)
+        return {"job": job.id, "token": job.token, "server": _server_name(),
+                "locality": self.locality(args["hosts"])}
 
     def _job(self, args, now):
         try:
@@ -253,6 +255,10 @@ class RpcService:
             return schema.encode_reply(req.id, error="internal error", timings={"total_s": self.clock() - t0})
         timings["total_s"] = self.clock() - t0
         return schema.encode_reply(req.id, timings=timings, **fields)
+
+
+def _server_name():
+    return "sdnmpi %s" % __version__
 
 
 def _plan_fields(plan, cached):

@@ -16,6 +16,7 @@
 #include "rpc.h"
 #include "sock.h"
 #include "state.h"
+#include "timing.h"
 
 /* Receive buffer of every receiving socket: room for a scheduling hiccup of the rank at the
  * multicast rate (the kernel counts a datagram's full buffer, about twice its payload). */
@@ -189,6 +190,7 @@ static void leader_request(const struct sdnmpi_bcast_comm *bc, int root, int64_t
         return;
     }
     int64_t t0 = sdnmpi_now_ms();
+    double tc = sdnmpi_clock();
     if (pthread_mutex_lock(&s->lock) != 0) {
         sdnmpi_warn("bcast plan root=%d: cannot lock the library state, falling back", root);
         return;
@@ -199,6 +201,9 @@ static void leader_request(const struct sdnmpi_bcast_comm *bc, int root, int64_t
                                      bc->ips, (size_t)bc->size, &reply, why, sizeof why);
     (void)pthread_mutex_unlock(&s->lock);
     double rtt = (double)(sdnmpi_now_ms() - t0) / 1000.0;
+    sdnmpi_timing_set(SDNMPI_T_BCAST_REQUEST, sdnmpi_clock() - tc);
+    sdnmpi_timing_set(SDNMPI_T_BCAST_CTRL, crc == SDNMPI_CTRL_OK ? reply.total_s : -1.0);
+    sdnmpi_timing_set(SDNMPI_T_BCAST_CTRL_INSTALL, crc == SDNMPI_CTRL_OK ? reply.install_s : -1.0);
     int n = 1;
     if (crc == SDNMPI_CTRL_OK && reply.n_trees > 0) {
         n = reply.n_trees < SDNMPI_BCAST_MAX_TREES ? (int)reply.n_trees : SDNMPI_BCAST_MAX_TREES;

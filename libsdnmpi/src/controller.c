@@ -94,6 +94,8 @@ static int exchange(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     int rc = sdnmpi_rpc_call(c->fd, buf, id, deadline, reply, why, whylen);
     int err = errno;
     sdnmpi_rpc_buf_free(buf);
+    c->exchanges++;
+    c->ctrl_s = rc == 0 ? reply->total_s : -1.0;
     if (rc != 0) {
         if (restart_symptom(err, deadline))
             drop_conn(c);
@@ -118,8 +120,8 @@ static int encode_failed(struct sdnmpi_rpc_buf *buf, char *why, size_t whylen)
     return SDNMPI_CTRL_REFUSED;
 }
 
-int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, char *why,
-                     size_t whylen)
+int sdnmpi_conn_connect(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, char *why,
+                        size_t whylen)
 {
     if (c->fd >= 0)
         return SDNMPI_CTRL_OK;
@@ -153,6 +155,18 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
             c->dead = 1;
         return SDNMPI_CTRL_FAILED;
     }
+    snprintf(c->server, sizeof c->server, "(unnamed)");
+    return SDNMPI_CTRL_OK;
+}
+
+int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, char *why,
+                     size_t whylen)
+{
+    if (c->fd >= 0)
+        return SDNMPI_CTRL_OK;
+    int rc = sdnmpi_conn_connect(c, cfg, why, whylen);
+    if (rc != SDNMPI_CTRL_OK)
+        return rc;
     struct sdnmpi_rpc_buf buf = {0};
     struct sdnmpi_rpc_reply reply = {0};
     int64_t id = c->next_id++;
@@ -161,7 +175,7 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
         kill_conn(c);
         return SDNMPI_CTRL_FAILED;
     }
-    int rc = exchange(c, cfg, &buf, id, &reply, 0, why, whylen);
+    rc = exchange(c, cfg, &buf, id, &reply, 0, why, whylen);
     if (rc == SDNMPI_CTRL_REFUSED)
         kill_conn(c); /* a controller that refuses hello will not serve us */
     if (rc != SDNMPI_CTRL_OK)
@@ -172,10 +186,10 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
 
 int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                          const uint32_t *hosts, size_t nhosts, struct sdnmpi_job_ref *job,
-                         char *why, size_t whylen)
+                         int64_t *locality, char *why, size_t whylen)
 {
     struct sdnmpi_rpc_buf buf = {0};
-    struct sdnmpi_rpc_reply reply = {0};
+    struct sdnmpi_rpc_reply reply = {.locality = locality, .locality_cap = locality ? nhosts : 0};
     int64_t id = c->next_id++;
     if (sdnmpi_rpc_encode_register(&buf, id, hosts, nhosts))
         return encode_failed(&buf, why, whylen);
@@ -191,6 +205,10 @@ int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     }
     job->id = reply.job;
     memcpy(job->token, reply.token, sizeof job->token);
+    if (reply.server[0] != '\0')
+        snprintf(c->server, sizeof c->server, "%s", reply.server);
+    if (locality != NULL && reply.n_locality != nhosts)
+        locality[0] = SDNMPI_NO_LOCALITY; /* a controller before issue 17: no locality */
     memset(reply.token, 0, sizeof reply.token);
     c->holds_job = 1; /* failures go on counting until a request on the job gets a reply */
     return SDNMPI_CTRL_OK;

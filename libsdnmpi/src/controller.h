@@ -26,6 +26,9 @@ struct sdnmpi_conn {
     int failures;     /* closed or refused attempts since the last successful request */
     int64_t retry_at; /* no new attempt before this time (sdnmpi_now_ms), when failures > 0 */
     int64_t next_id;  /* request ids 1, 2, ... */
+    int64_t exchanges; /* requests sent and answered or failed (round trips, for timing.h) */
+    double ctrl_s;    /* the controller's own time for the last request (reply timings total_s;
+                         -1 if absent) */
     char server[64];  /* the controller's hello */
 };
 
@@ -37,6 +40,11 @@ enum { SDNMPI_CTRL_OK = 0, SDNMPI_CTRL_REFUSED = 1, SDNMPI_CTRL_FAILED = -1 };
 
 void sdnmpi_conn_init(struct sdnmpi_conn *c);
 
+/* Connects unless already connected, without hello (register's reply names the server).
+ * SDNMPI_CTRL_OK or SDNMPI_CTRL_FAILED, as sdnmpi_conn_open. */
+int sdnmpi_conn_connect(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, char *why,
+                        size_t whylen);
+
 /* Connects and says hello unless already connected. SDNMPI_CTRL_OK, or SDNMPI_CTRL_FAILED (why
  * says what happened: the connection is dead, its back-off has not passed, or it failed now). */
 int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, char *why,
@@ -47,10 +55,12 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
  * connection broke or timed out and is now closed and dead. */
 /* register: on success *job holds the job's id and token, and the connection holds the job. A
  * refusal closes the connection like a failed attempt (the caller tries again after the
- * back-off). */
+ * back-off). locality (NULL: not wanted), nhosts entries: each host's leaf as `locate` gives it,
+ * from the same reply; locality[0] = SDNMPI_NO_LOCALITY if the controller sent none. */
+#define SDNMPI_NO_LOCALITY (-2)
 int sdnmpi_conn_register(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                          const uint32_t *hosts, size_t nhosts, struct sdnmpi_job_ref *job,
-                         char *why, size_t whylen);
+                         int64_t *locality, char *why, size_t whylen);
 /* locate: locality[i] = the leaf of hosts[i] as the controller knows it (-1: unknown). */
 int sdnmpi_conn_locate(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                        const struct sdnmpi_job_ref *job,

@@ -13,6 +13,7 @@
 #include "reconnect.h"
 #include "sdnmpi.h"
 #include "state.h"
+#include "timing.h"
 #include "traffic.h"
 
 /* What world rank 0 decides for everyone at SDN_MPI_Init (broadcast as bytes: all ranks run the
@@ -36,17 +37,30 @@ static const char *const reasons[] = {
 };
 enum { R_ON, R_DISABLED, R_NO_CONTROLLER, R_UNREACHABLE, R_REFUSED, R_NOMEM };
 
-/* World rank 0: hello + register. Fills a->ok/job/reason. */
+/* World rank 0: connect and register (one round trip: register's reply names the server and
+ * where each host is, kept in world_leaf for the plans world rank 0 leads). Fills
+ * a->ok/job/reason. */
 static void register_job(const uint32_t *hosts, int n, struct agreement *a)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     char why[256] = "";
-    if (sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why) != SDNMPI_CTRL_OK) {
+    double t0 = sdnmpi_clock(), ctrl = 0.0;
+    int64_t x0 = s->conn.exchanges;
+    int ok = sdnmpi_conn_connect(&s->conn, &s->cfg, why, sizeof why) == SDNMPI_CTRL_OK;
+    s->world_leaf = malloc((size_t)n * sizeof *s->world_leaf); /* NULL: plans use locate */
+    int rc = ok ? sdnmpi_conn_register(&s->conn, &s->cfg, hosts, (size_t)n, &a->job,
+                                       s->world_leaf, why, sizeof why)
+                : SDNMPI_CTRL_FAILED;
+    if (ok && s->conn.ctrl_s > 0)
+        ctrl += s->conn.ctrl_s;
+    sdnmpi_timing_set(SDNMPI_T_INIT_RPC, sdnmpi_clock() - t0);
+    sdnmpi_timing_set(SDNMPI_T_INIT_RTTS, (double)(s->conn.exchanges - x0));
+    sdnmpi_timing_set(SDNMPI_T_INIT_CTRL, ctrl);
+    if (!ok) {
         a->reason = R_UNREACHABLE;
         sdnmpi_log("init: %s, falling back to PMPI_Allreduce", why);
         return;
     }
-    int rc = sdnmpi_conn_register(&s->conn, &s->cfg, hosts, (size_t)n, &a->job, why, sizeof why);
     if (rc != SDNMPI_CTRL_OK) {
         a->reason = rc == SDNMPI_CTRL_REFUSED ? R_REFUSED : R_UNREACHABLE;
         sdnmpi_log("init: register failed (%s), falling back to PMPI_Allreduce", why);
@@ -73,6 +87,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     if ((rc = PMPI_Comm_rank(MPI_COMM_WORLD, &rank)) != MPI_SUCCESS
         || (rc = PMPI_Comm_size(MPI_COMM_WORLD, &size)) != MPI_SUCCESS)
         return rc;
+    double t_start = sdnmpi_clock(), t_mpi = 0.0, t;
     s->world_rank = rank;
     s->world_size = size;
     sdnmpi_env_load(&s->cfg);
@@ -106,13 +121,18 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
      * gather at all: world rank 0's decision, and every rank's memory. */
     s->world_ips = malloc((size_t)size * sizeof *s->world_ips);
     int64_t gather = (rank != 0 || a.reason == R_ON) && s->world_ips != NULL, all = 0;
-    if ((rc = PMPI_Allreduce(&gather, &all, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD)) != MPI_SUCCESS)
+    t = sdnmpi_clock();
+    rc = PMPI_Allreduce(&gather, &all, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+    t_mpi += sdnmpi_clock() - t;
+    if (rc != MPI_SUCCESS)
         goto out;
     if (rank == 0 && a.reason == R_ON && !all)
         a.reason = R_NOMEM;
     if (all) {
+        t = sdnmpi_clock();
         rc = PMPI_Allgather(&s->fabric_ip, 1, MPI_UINT32_T, s->world_ips, 1, MPI_UINT32_T,
                             MPI_COMM_WORLD);
+        t_mpi += sdnmpi_clock() - t;
         if (rc != MPI_SUCCESS)
             goto out;
         if (rank == 0) {
@@ -127,7 +147,10 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     }
     if (rank == 0 && !a.ok && s->cfg.traffic[0] != '\0')
         sdnmpi_log("init: SDN_MPI_TRAFFIC not sent: %s", reasons[a.reason]);
-    if ((rc = PMPI_Bcast(&a, (int)sizeof a, MPI_BYTE, 0, MPI_COMM_WORLD)) != MPI_SUCCESS)
+    t = sdnmpi_clock();
+    rc = PMPI_Bcast(&a, (int)sizeof a, MPI_BYTE, 0, MPI_COMM_WORLD);
+    t_mpi += sdnmpi_clock() - t;
+    if (rc != MPI_SUCCESS)
         goto out;
     if ((rc = sdnmpi_plan_keyval_create()) != MPI_SUCCESS
         || (rc = sdnmpi_bcast_keyval_create()) != MPI_SUCCESS
@@ -163,9 +186,13 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
             sdnmpi_log("init: %s, falling back to PMPI_Allreduce", s->off_reason);
     }
 out:
+    sdnmpi_timing_set(SDNMPI_T_INIT_MPI, t_mpi);
+    sdnmpi_timing_set(SDNMPI_T_INIT, sdnmpi_clock() - t_start);
     if (rc != MPI_SUCCESS || !s->sdn_ok) {
         free(s->world_ips);
         s->world_ips = NULL;
+        free(s->world_leaf);
+        s->world_leaf = NULL;
     }
     if (rc != MPI_SUCCESS && rank == 0)
         sdnmpi_conn_close(&s->conn); /* closing releases the job on the controller */
@@ -199,6 +226,8 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
         memset(s->job.token, 0, sizeof s->job.token);
         free(s->world_ips);
         s->world_ips = NULL;
+        free(s->world_leaf);
+        s->world_leaf = NULL;
         (void)pthread_mutex_unlock(&s->lock);
     }
     return rc != MPI_SUCCESS ? rc : brc;

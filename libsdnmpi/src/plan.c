@@ -14,6 +14,7 @@
 #include "schedule.h"
 #include "sock.h"
 #include "state.h"
+#include "timing.h"
 
 static int plan_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
@@ -104,6 +105,7 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
     struct sdnmpi_rpc_reply reply = {0};
     int ok = 0;
     int64_t t0 = sdnmpi_now_ms();
+    double tc = sdnmpi_clock();
     if (pthread_mutex_lock(&s->lock) != 0) {
         sdnmpi_host_steps_free(&hs);
         sdnmpi_warn("plan: cannot lock the library state, falling back");
@@ -115,6 +117,10 @@ static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *com
         crc = sdnmpi_conn_plan(&s->conn, &s->cfg, &s->job, *comm_id, &hs, &reply, why, sizeof why);
     (void)pthread_mutex_unlock(&s->lock);
     double rtt = (double)(sdnmpi_now_ms() - t0) / 1000.0;
+    sdnmpi_timing_set(SDNMPI_T_PLAN_REQUEST, sdnmpi_clock() - tc);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_CTRL, crc == SDNMPI_CTRL_OK ? reply.total_s : -1.0);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_CTRL_PLAN, crc == SDNMPI_CTRL_OK ? reply.plan_s : -1.0);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_CTRL_INSTALL, crc == SDNMPI_CTRL_OK ? reply.install_s : -1.0);
     if (crc == SDNMPI_CTRL_OK) {
         char loads[160], order[160];
         size_t nloads = reply.n_max_load < SDNMPI_RPC_MAX_LOADS ? reply.n_max_load
@@ -173,12 +179,27 @@ static void leaf_layout(const struct placed_rank *placed, int p, int *leaf_size,
     *nleaves = n;
 }
 
+/* World rank 0, lock held: leaf[r] for the ranks of world ranks world[0..p) from register's
+ * reply (s->world_leaf; -1: a host the controller did not know). 0, or -1 if the reply had no
+ * locality (a controller before issue 17) or this process has none: locate must be asked. */
+static int leaves_from_register(const int *world, int p, int64_t *leaf)
+{
+    const struct sdnmpi_state *s = &sdnmpi_g;
+    if (s->world_leaf == NULL || s->world_leaf[0] == SDNMPI_NO_LOCALITY)
+        return -1;
+    for (int r = 0; r < p; r++)
+        leaf[r] = s->world_leaf[world[r]];
+    return 0;
+}
+
 /* Rank 0 of the communicator: pos[r] = the position of rank r in the algorithms' private
- * communicator. The controller says which leaf each rank's host is on (locate); the ranks are
- * ordered leaf by leaf, then host by host, so that the schedule's nearest partners share a host
- * or a leaf whatever the application's placement. The identity if SDN_MPI_REORDER=0, if the
- * request fails or if a host is unknown to the controller. */
-static void leader_order(const uint32_t *ips, int p, int *pos, int *leaf_size, int *nleaves)
+ * communicator. The controller says which leaf each rank's host is on (register's reply, kept by
+ * world rank 0, else locate); the ranks are ordered leaf by leaf, then host by host, so that the
+ * schedule's nearest partners share a host or a leaf whatever the application's placement. The
+ * identity if SDN_MPI_REORDER=0, if the request fails or if a host is unknown to the controller.
+ * world[r]: rank r's world rank. */
+static void leader_order(const uint32_t *ips, const int *world, int p, int *pos, int *leaf_size,
+                         int *nleaves)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     *leaf_size = *nleaves = 0;
@@ -189,14 +210,20 @@ static void leader_order(const uint32_t *ips, int p, int *pos, int *leaf_size, i
     int64_t *leaf = malloc((size_t)p * sizeof *leaf);
     struct placed_rank *placed = malloc((size_t)p * sizeof *placed);
     char why[256] = "";
-    int crc = SDNMPI_CTRL_FAILED;
+    int crc = SDNMPI_CTRL_FAILED, from_register = 0;
     if (leaf == NULL || placed == NULL) {
         snprintf(why, sizeof why, "out of memory");
     } else if (pthread_mutex_lock(&s->lock) == 0) {
-        crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
-        if (crc == SDNMPI_CTRL_OK)
-            crc = sdnmpi_conn_locate(&s->conn, &s->cfg, &s->job, ips, (size_t)p, leaf, why,
-                                     sizeof why);
+        double t0 = sdnmpi_clock();
+        crc = SDNMPI_CTRL_OK;
+        from_register = leaves_from_register(world, p, leaf) == 0;
+        if (!from_register) {
+            crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
+            if (crc == SDNMPI_CTRL_OK)
+                crc = sdnmpi_conn_locate(&s->conn, &s->cfg, &s->job, ips, (size_t)p, leaf, why,
+                                         sizeof why);
+            sdnmpi_timing_set(SDNMPI_T_PLAN_LOCATE, sdnmpi_clock() - t0);
+        }
         (void)pthread_mutex_unlock(&s->lock);
     } else {
         snprintf(why, sizeof why, "cannot lock the library state");
@@ -219,95 +246,166 @@ static void leader_order(const uint32_t *ips, int p, int *pos, int *leaf_size, i
         sdnmpi_log("plan ranks=%d: ranks ordered by leaf and host (%d moved)", p, moved);
         leaf_layout(placed, p, leaf_size, nleaves);
     } else {
-        sdnmpi_log("plan ranks=%d: ranks keep their order (locate: %s)", p, why);
+        sdnmpi_log("plan ranks=%d: ranks keep their order (%s: %s)", p,
+                   from_register ? "register's locality" : "locate", why);
     }
     free(leaf);
     free(placed);
+}
+
+/* The plan just made: its whole time on this rank, and (on the leader) what was not RPC. */
+static void record_plan_time(double t_start, int64_t x0)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    double total = sdnmpi_clock() - t_start;
+    double rpc = s->timing[SDNMPI_T_PLAN_LOCATE] + s->timing[SDNMPI_T_PLAN_REQUEST];
+    sdnmpi_timing_set(SDNMPI_T_PLAN, total);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_MPI, total - rpc);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_RTTS, (double)(s->conn.exchanges - x0));
 }
 
 /* Returned, uncached, when some rank could not allocate: every rank then falls back for this
  * call and tries again on the next one. */
 static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, 0, 0, 0, 0};
 
-/* Makes and caches the plan of comm (collective). */
+/* world[r] = the world rank of comm's rank r (p ranks): comm's group translated to
+ * MPI_COMM_WORLD's, locally. MPI error code; *all_in = 0 if some rank is not in MPI_COMM_WORLD
+ * (a spawned or connected process). */
+static int world_ranks(MPI_Comm comm, int p, int *world, int *all_in)
+{
+    MPI_Group group = MPI_GROUP_NULL, wgroup = MPI_GROUP_NULL;
+    int rc;
+    *all_in = 0;
+    for (int r = 0; r < p; r++)
+        world[r] = r;
+    if (comm == MPI_COMM_WORLD) {
+        *all_in = 1;
+        return MPI_SUCCESS;
+    }
+    if ((rc = PMPI_Comm_group(comm, &group)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Comm_group(MPI_COMM_WORLD, &wgroup)) == MPI_SUCCESS) {
+        int *ranks = malloc((size_t)p * sizeof *ranks);
+        if (ranks != NULL) {
+            memcpy(ranks, world, (size_t)p * sizeof *ranks);
+            rc = PMPI_Group_translate_ranks(group, p, ranks, wgroup, world);
+            free(ranks);
+            *all_in = rc == MPI_SUCCESS;
+            for (int r = 0; *all_in && r < p; r++)
+                *all_in = world[r] != MPI_UNDEFINED;
+        }
+        (void)PMPI_Group_free(&wgroup); /* nothing to do about a failure here */
+    }
+    (void)PMPI_Group_free(&group);
+    return rc;
+}
+
+/* What rank 0 decides and every rank needs: combined with a bitwise-or Allreduce, to which every
+ * other rank adds only its out-of-memory flag (so the one collective is also the agreement). */
+enum {
+    OUT_FAIL,                            /* some rank is out of memory: no plan this time */
+    OUT_OK,                              /* the SDN algorithms may run */
+    OUT_ID,                              /* the comm id */
+    OUT_MOVED,                           /* the private communicator's order is not comm's */
+    OUT_NDIMS,                           /* Rabenseifner's distances: how many, then them */
+    OUT_DIST,
+    OUT_LAYOUT = OUT_DIST + SDNMPI_RD_MAX_DIMS, /* leaf size, number of leaves, and the leader's */
+    OUT_N = OUT_LAYOUT + 4               /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
+};
+
+/* Rank 0 of comm: the order, the request, and the outcome (OUT_*) into out. */
+static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered, int *pos,
+                         int *world, int64_t out[OUT_N])
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    int all_in = 0, rc = world_ranks(comm, p, world, &all_in);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    out[OUT_ID] = -1;
+    for (int r = 0; r < p; r++)
+        pos[r] = r;
+    if (!all_in) {
+        sdnmpi_log("plan ranks=%d: a rank outside MPI_COMM_WORLD, falling back", p);
+        return MPI_SUCCESS;
+    }
+    for (int r = 0; r < p; r++)
+        ips[r] = s->world_ips[world[r]];
+    int dist[SDNMPI_RD_MAX_DIMS], ndims = 0, leaf_size = 0, nleaves = 0;
+    leader_order(ips, world, p, pos, &leaf_size, &nleaves);
+    out[OUT_LAYOUT] = leaf_size;
+    out[OUT_LAYOUT + 1] = nleaves;
+    out[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_min;
+    out[OUT_LAYOUT + 3] = (int64_t)s->cfg.hier_segment;
+    for (int r = 0; r < p; r++) {
+        ordered[pos[r]] = ips[r];
+        out[OUT_MOVED] |= pos[r] != r;
+    }
+    out[OUT_OK] = leader_request(ordered, p, comm == MPI_COMM_WORLD, &out[OUT_ID], dist, &ndims);
+    out[OUT_NDIMS] = ndims;
+    for (int i = 0; i < ndims; i++)
+        out[OUT_DIST + i] = dist[i];
+    return MPI_SUCCESS;
+}
+
+/* Makes and caches the plan of comm (collective): one Allreduce (the outcome, and the agreement
+ * that every rank has its memory), a Scatter of the ranks' new positions if the leader reordered
+ * them, and the split that makes the private communicator. */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    MPI_Comm dup = MPI_COMM_NULL, priv = MPI_COMM_NULL;
+    MPI_Comm priv = MPI_COMM_NULL;
     struct sdnmpi_plan *plan = NULL;
     uint32_t *ips = NULL, *ordered = NULL;
-    int *pos = NULL;
-    int rank, p, rc;
-    /* ok, comm id, number of distances, the distances, then (OUT_LAYOUT) leaf size, number of
-     * leaves, and the leader's SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
-    enum { OUT_LAYOUT = 3 + SDNMPI_RD_MAX_DIMS, OUT_N = OUT_LAYOUT + 4 };
-    int64_t outcome[OUT_N] = {0, -1, 0};
+    int *pos = NULL, *world = NULL;
+    int rank, p, rc, mypos;
+    int64_t mine[OUT_N] = {0}, outcome[OUT_N] = {0};
 
-    /* The plan is made on a duplicate; the algorithms run on `priv`, the duplicate with the
-     * ranks in the leader's order (leader_order). */
-    if ((rc = PMPI_Comm_dup(comm, &dup)) != MPI_SUCCESS)
+    double t_start = sdnmpi_clock();
+    int64_t x0 = s->conn.exchanges;
+    sdnmpi_timing_set(SDNMPI_T_PLAN_LOCATE, 0.0);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_REQUEST, 0.0);
+    for (int k = SDNMPI_T_PLAN_CTRL; k <= SDNMPI_T_PLAN_CTRL_INSTALL; k++)
+        sdnmpi_timing_set((enum sdnmpi_tslot)k, -1.0);
+    if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS
+        || (rc = PMPI_Comm_size(comm, &p)) != MPI_SUCCESS)
         return rc;
-    if ((rc = PMPI_Comm_rank(dup, &rank)) != MPI_SUCCESS
-        || (rc = PMPI_Comm_size(dup, &p)) != MPI_SUCCESS)
-        goto fail;
-
-    /* Allocate everything first, then agree, so that a failure anywhere is everyone's. */
+    mypos = rank;
     plan = calloc(1, sizeof *plan);
-    pos = malloc((size_t)p * sizeof *pos);
     if (rank == 0) {
         ips = malloc((size_t)p * sizeof *ips);
         ordered = malloc((size_t)p * sizeof *ordered);
+        pos = malloc((size_t)p * sizeof *pos);
+        world = malloc((size_t)p * sizeof *world);
     }
-    int local_ok = plan != NULL && pos != NULL && (rank != 0 || (ips != NULL && ordered != NULL));
-    int all_ok = 0;
-    if ((rc = PMPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, dup)) != MPI_SUCCESS)
+    mine[OUT_FAIL] = plan == NULL
+                     || (rank == 0 && (ips == NULL || ordered == NULL || pos == NULL || world == NULL));
+    if (rank == 0 && !mine[OUT_FAIL]
+        && (rc = leader_decide(comm, p, ips, ordered, pos, world, mine)) != MPI_SUCCESS)
+        mine[OUT_FAIL] = 1; /* the others must not wait for a leader that gave up */
+    int arc = PMPI_Allreduce(mine, outcome, OUT_N, MPI_INT64_T, MPI_BOR, comm);
+    if (rc == MPI_SUCCESS)
+        rc = arc;
+    if (rc != MPI_SUCCESS)
         goto fail;
-    if (!all_ok) {
+    if (outcome[OUT_FAIL]) {
         if (rank == 0)
             sdnmpi_log("plan ranks=%d: out of memory on some rank, falling back for this call", p);
         free(plan);
-        free(pos);
-        free(ips);
-        free(ordered);
+        plan = NULL;
         *out = &no_plan;
-        return PMPI_Comm_free(&dup);
+        goto done;
     }
-    if ((rc = PMPI_Gather(&s->fabric_ip, 1, MPI_UINT32_T, ips, 1, MPI_UINT32_T, 0, dup))
-        != MPI_SUCCESS)
+    if (outcome[OUT_OK] && outcome[OUT_MOVED]
+        && (rc = PMPI_Scatter(pos, 1, MPI_INT, &mypos, 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
         goto fail;
-    if (rank == 0) {
-        int dist[SDNMPI_RD_MAX_DIMS], ndims = 0;
-        int leaf_size = 0, nleaves = 0;
-        leader_order(ips, p, pos, &leaf_size, &nleaves);
-        outcome[OUT_LAYOUT] = leaf_size;
-        outcome[OUT_LAYOUT + 1] = nleaves;
-        outcome[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_min;
-        outcome[OUT_LAYOUT + 3] = (int64_t)s->cfg.hier_segment;
-        for (int r = 0; r < p; r++)
-            ordered[pos[r]] = ips[r];
-        outcome[0] = leader_request(ordered, p, comm == MPI_COMM_WORLD, &outcome[1], dist, &ndims);
-        outcome[2] = ndims;
-        for (int i = 0; i < ndims; i++)
-            outcome[3 + i] = dist[i];
-    }
-    if ((rc = PMPI_Bcast(outcome, OUT_N, MPI_INT64_T, 0, dup)) != MPI_SUCCESS
-        || (rc = PMPI_Bcast(pos, p, MPI_INT, 0, dup)) != MPI_SUCCESS)
+    if (outcome[OUT_OK] && (rc = PMPI_Comm_split(comm, 0, mypos, &priv)) != MPI_SUCCESS)
         goto fail;
-    if (outcome[0] && (rc = PMPI_Comm_split(dup, 0, pos[rank], &priv)) != MPI_SUCCESS)
-        goto fail;
-    if ((rc = PMPI_Comm_free(&dup)) != MPI_SUCCESS)
-        goto fail;
-    free(ips);
-    free(ordered);
-    free(pos);
-    ips = ordered = NULL;
-    pos = NULL;
 
-    plan->ok = (int)outcome[0];
-    plan->comm_id = outcome[1];
-    plan->rab_ndims = (int)outcome[2];
+    plan->ok = (int)outcome[OUT_OK];
+    plan->comm_id = outcome[OUT_ID];
+    plan->rab_ndims = (int)outcome[OUT_NDIMS];
     for (int i = 0; i < plan->rab_ndims && i < SDNMPI_RD_MAX_DIMS; i++)
-        plan->rab_dist[i] = (int)outcome[3 + i];
+        plan->rab_dist[i] = (int)outcome[OUT_DIST + i];
     plan->leaf_size = (int)outcome[OUT_LAYOUT];
     plan->nleaves = (int)outcome[OUT_LAYOUT + 1];
     plan->hier_min = (uint64_t)outcome[OUT_LAYOUT + 2];
@@ -317,17 +415,22 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         goto fail;
     plan->priv = priv; /* owned by the attribute from here on (MPI_COMM_NULL if !ok) */
     *out = plan;
+    record_plan_time(t_start, x0);
+done:
+    free(ips);
+    free(ordered);
+    free(pos);
+    free(world);
     return MPI_SUCCESS;
 
 fail:
     free(plan);
-    free(pos);
     free(ips);
     free(ordered);
-    if (dup != MPI_COMM_NULL)
-        (void)PMPI_Comm_free(&dup); /* already failing: report the first error */
+    free(pos);
+    free(world);
     if (priv != MPI_COMM_NULL)
-        (void)PMPI_Comm_free(&priv);
+        (void)PMPI_Comm_free(&priv); /* already failing: report the first error */
     return rc;
 }
 

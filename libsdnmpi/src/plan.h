@@ -2,13 +2,15 @@
  * plan.h -- per-communicator plans, cached in an MPI attribute.
  *
  * The first SDN_MPI_Allreduce on a communicator that the SDN algorithms can handle makes the plan:
- * the communicator is duplicated (the algorithms' messages travel on the duplicate, never mixing
- * with the application's), rank 0 gathers every rank's fabric address, asks the controller which
- * leaf each host is on (locate) and orders the ranks leaf by leaf (the duplicate is split with
- * that order, SDN_MPI_REORDER=0 keeps the application's), computes the schedule's host pairs
+ * rank 0 takes every rank's fabric address from those SDN_MPI_Init gathered, learns which leaf
+ * each host is on (world rank 0: register's reply; other leaders: locate) and orders the ranks
+ * leaf by leaf (SDN_MPI_REORDER=0 keeps the application's), computes the schedule's host pairs
  * and, unless they are all on one host, sends plan_allreduce to the controller, and orders
- * Rabenseifner's distances by the step loads of the reply; the outcome is broadcast so that every
- * rank decides alike, and cached on the communicator. Later calls only read the attribute.
+ * Rabenseifner's distances by the step loads of the reply; one Allreduce gives every rank the
+ * outcome (and the agreement that all have their memory), and the communicator is split in the
+ * new order into the algorithms' private communicator (their messages never mix with the
+ * application's). The outcome is cached on the communicator. Later calls only read the
+ * attribute.
  */
 #ifndef SDNMPI_PLAN_H
 #define SDNMPI_PLAN_H
@@ -20,7 +22,7 @@
 
 struct sdnmpi_plan {
     int ok;          /* routes are installed (or none are needed): use the SDN algorithms */
-    MPI_Comm priv;   /* duplicate of the communicator for the algorithms; MPI_COMM_NULL if !ok */
+    MPI_Comm priv;   /* the algorithms' private communicator (split from it); MPI_COMM_NULL if !ok */
     int64_t comm_id; /* the id sent to the controller; -1 if no request was made */
     int rab_ndims;   /* Rabenseifner's halving order (sdnmpi_rab_order), the same on every rank */
     int rab_dist[SDNMPI_RD_MAX_DIMS];

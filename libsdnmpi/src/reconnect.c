@@ -99,7 +99,7 @@ static void try_register(struct offer *o)
     int rc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
     if (rc == SDNMPI_CTRL_OK)
         rc = sdnmpi_conn_register(&s->conn, &s->cfg, s->world_ips, (size_t)s->world_size, &o->job,
-                                  why, sizeof why);
+                                  s->world_leaf, why, sizeof why);
     if (rc == SDNMPI_CTRL_OK)
         o->gen = s->reg_gen + 1;
     else if (s->conn.dead || s->conn.failures > s->cfg.reconnect_tries)

@@ -2,6 +2,9 @@
 #ifndef SDNMPI_TESTING_H
 #define SDNMPI_TESTING_H
 
+#include <mpi.h>
+#include <stddef.h>
+
 /* What the last SDN_MPI_Allreduce of this process did: 0 no call yet, 1 PMPI_Allreduce
  * (fallback), 2 recursive doubling, 3 Rabenseifner, 4 nothing (count 0), 5 hierarchical. */
 int sdnmpi_test_last_path(void);
@@ -25,5 +28,19 @@ int sdnmpi_test_last_bcast(int *rounds, long long *resent, long long *finished);
 int sdnmpi_test_last_allgather(void);
 int sdnmpi_test_last_reduce(void);
 int sdnmpi_test_last_alltoall(void);
+
+/* The start-up and first-call phase times of this process (timing.h): up to cap names and values
+ * (seconds, or counts for the *_rtts slots; -1 = not recorded); returns the number of slots. */
+size_t sdnmpi_test_timings(const char **names, double *values, size_t cap);
+
+/* 1 if this process's next SDN call on a communicator spanning MPI_COMM_WORLD runs the reconnect
+ * agreement step (reconnect.h), 0 if not. */
+int sdnmpi_test_agree_next(void);
+
+/* Recursive doubling on comm's cached allreduce plan (its private communicator), without the
+ * dispatcher, the reconnect point or the controller: the cached call's baseline. MPI_ERR_OTHER if
+ * comm has no usable plan yet. Collective, like SDN_MPI_Allreduce. */
+int sdnmpi_test_allreduce_direct(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
 #endif

@@ -9,6 +9,7 @@ struct sdnmpi_state sdnmpi_g = {
     .reg_keyval = MPI_KEYVAL_INVALID,
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .conn = {.fd = -1, .next_id = 1},
+    .timing = {[0 ... SDNMPI_T_N - 1] = -1.0},
 };
 
 const char *sdnmpi_state_unavailable(void)

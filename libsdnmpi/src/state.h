@@ -7,7 +7,8 @@
  * by SDN_MPI_Init and SDN_MPI_Finalize; after Init the only fields that change are `conn`,
  * `comms_led` (both under `lock`, when this process leads a communicator's plan request),
  * `job`, `reg_gen`, `world_calls`, `reg_lost` (reconnect.c, after a lost registration) and
- * `last_path`, `last_bcast` (test hooks). Per-communicator state lives in MPI attributes (plan.c,
+ * `last_path`, `last_bcast` (test hooks) and `timing` (timing.c, at Init and when a plan
+ * is made). Per-communicator state lives in MPI attributes (plan.c,
  * bcast_plan.c), not here.
  */
 #ifndef SDNMPI_STATE_H
@@ -19,6 +20,7 @@
 
 #include "controller.h"
 #include "env.h"
+#include "timing.h"
 
 /* What the last SDN_MPI_Allreduce of this process did (sdnmpi_testing.h). */
 enum sdnmpi_path {
@@ -59,6 +61,9 @@ struct sdnmpi_state {
     uint32_t fabric_ip;       /* this rank's fabric IPv4 address, network byte order */
     uint32_t *world_ips;      /* every world rank's fabric address (when sdn_ok; for the flow
                                  hints), NULL otherwise; freed by SDN_MPI_Finalize */
+    int64_t *world_leaf;      /* world rank 0: each world rank's leaf, from register's reply (as
+                                 locate gives it; an entry < 0: unknown), or NULL; written under
+                                 `lock` by a new registration (reconnect.c) */
     int keyval;               /* communicator attribute of the plan cache, or MPI_KEYVAL_INVALID */
     int reg_keyval;           /* communicator attribute of reconnect.c's stamp, or MPI_KEYVAL_INVALID */
     int64_t reg_gen;          /* registrations after the first one (agreed: reconnect.c) */
@@ -72,6 +77,7 @@ struct sdnmpi_state {
     int64_t comms_led;        /* sub-communicator plans this process has led (for comm ids) */
     int last_path;            /* enum sdnmpi_path of the last SDN_MPI_Allreduce (test hook) */
     struct sdnmpi_bcast_stats last_bcast; /* the last SDN_MPI_Bcast (test hook) */
+    double timing[SDNMPI_T_N]; /* start-up and first-call phases (timing.h; read by the bench) */
 };
 
 extern struct sdnmpi_state sdnmpi_g;

@@ -399,7 +399,7 @@ static int cmd_send_traffic(int nhosts, int phase)
     sdnmpi_conn_init(&c);
     int rc = sdnmpi_conn_open(&c, &cfg, why, sizeof why);
     if (rc == SDNMPI_CTRL_OK)
-        rc = sdnmpi_conn_register(&c, &cfg, ips, (size_t)nhosts, &job, why, sizeof why);
+        rc = sdnmpi_conn_register(&c, &cfg, ips, (size_t)nhosts, &job, NULL, why, sizeof why);
     if (rc == SDNMPI_CTRL_OK)
         rc = sdnmpi_traffic_send_pairs(&c, &cfg, &job, phase, pairs, npairs, 0, &total, &requests,
                                        why, sizeof why);

@@ -155,6 +155,8 @@ class StubController:
                 the steps)
     leaves      locate replies: None, every host unknown (-1: the library keeps the ranks' order);
                 K, host a.b.c.d on leaf d % K
+    old_register  register replies without `server` and `locality` (a controller before issue 17:
+                the library then says hello and asks locate)
     port        the port to listen on (0: any free one); a stub restarted on a closed one's port
                 is a restarted controller
 
@@ -169,7 +171,7 @@ class StubController:
     """
 
     def __init__(self, mode="ok", loads="flat", netns=None, job=JOB, server=SERVER, plan_reply=None,
-                 leaves=None, bcast_trees=None, port=0):
+                 leaves=None, bcast_trees=None, port=0, old_register=False):
         if mode not in MODES or loads not in LOADS:
             raise ValueError("unknown mode %r or loads %r" % (mode, loads))
         self.mode = mode
@@ -179,6 +181,7 @@ class StubController:
         self.server = server
         self.plan_reply = plan_reply
         self.leaves = leaves
+        self.old_register = old_register
         self.bcast_trees = bcast_trees
         self.hosts = set()       # the registered job's hosts
         self.lock = threading.Lock()
@@ -298,7 +301,10 @@ class StubController:
             if self.mode == "refuse_register":
                 return reply(req.id, error=REFUSED_REGISTER)
             self.hosts = set(req.args["hosts"])
-            return reply(req.id, job=self.job, token=self.token)
+            if self.old_register:
+                return reply(req.id, job=self.job, token=self.token)
+            return reply(req.id, job=self.job, token=self.token, server=self.server,
+                         locality=[leaf_of(ip, self.leaves) for ip in req.args["hosts"]])
         if req.args.get("token") != self.token:
             self._error("%s with a bad token" % req.op)
             return reply(req.id, error="bad token for job %d" % req.args["job"])

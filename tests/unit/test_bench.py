@@ -570,6 +570,7 @@ def test_parallel_check_pairs_load_every_first_host_link_and_one_flow_per_fabric
 MPICC, MPIRUN = shutil.which("mpicc"), shutil.which("mpirun")
 LIBSDNMPI = os.path.join(ROOT, "libsdnmpi", "libsdnmpi.a")
 COLL_BENCH_SRCS = ("coll_bench.c", "coll_bench_io.c", "coll_bench_more.c")   # as bench/Makefile's SRCS
+COLL_BENCH_SRCS += ("coll_bench_startup.c",)
 
 
 def build_coll_bench(tmp_path, have):

@@ -314,7 +314,9 @@ def check_stub_records(stub, np, nhosts):
     assert len(registers) == 1 and registers[0][0] == 0
     assert registers[0][1]["hosts"] == hosts
     conn0 = stub.conns[0]["requests"]
-    assert [r["op"] for r in conn0[:2]] == ["hello", "register"] and conn0[-1]["op"] == "release"
+    # Init: register alone (its reply names the server and the hosts' leaves: no hello, no locate)
+    assert conn0[0]["op"] == "register" and conn0[-1]["op"] == "release"
+    assert not any(r["op"] in ("hello", "locate") for r in conn0)
     assert conn0[-1]["job"] == 7 and conn0[-1]["token"] == stub.token
     members = comm_members(np)
     needed = {name: expected_steps([hosts[r] for r in ranks]) for name, ranks in members.items()
@@ -374,12 +376,14 @@ def test_rabenseifner_in_the_controllers_order(built, stub_factory, np):
     assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=%d .* halving=\[%s\] in" % (np, want), out["stderr"])
 
 
-@pytest.mark.parametrize("np,nhosts,leaves", [(8, 8, 2), (6, 3, 2), (9, 9, 3)])
-def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves):
-    """The leader asks where the hosts are (locate) and orders the ranks leaf by leaf, then host
-    by host: the plan's pairs are those of the reordered ranks, and the results still equal
-    PMPI's."""
-    stub = stub_factory(leaves=leaves)
+@pytest.mark.parametrize("np,nhosts,leaves,old", [(8, 8, 2, False), (6, 3, 2, True), (9, 9, 3, False),
+                                                  (8, 8, 2, True)])
+def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves, old):
+    """The leader learns where the hosts are (world rank 0 from register's reply; from locate if
+    the controller's register reply has no locality, `old`) and orders the ranks leaf by leaf,
+    then host by host: the plan's pairs are those of the reordered ranks, and the results still
+    equal PMPI's."""
+    stub = stub_factory(leaves=leaves, old_register=old)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
            "SDN_MPI_RABENSEIFNER_MIN": "16"}
     out = run_check(np, "sdn", env, quick=True, seed=93)
@@ -388,7 +392,11 @@ def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves):
     assert stub.errors == []
     hosts = fake_hosts(np, nhosts)
     locates = [r for i, r in stub.requests("locate") if i == 0]
-    assert locates and locates[0]["hosts"] == hosts
+    if old:
+        assert locates and locates[0]["hosts"] == hosts
+        assert [r["op"] for r in stub.conns[0]["requests"][:2]] == ["register", "locate"]
+    else:
+        assert locates == []
     order = sorted(range(np), key=lambda r: (int(hosts[r].rsplit(".", 1)[1]) % leaves, hosts[r], r))
     world = [r for i, r in stub.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
     assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(expected_steps([hosts[r] for r in order]))]
@@ -502,13 +510,15 @@ def test_controller_closes_after_register(built, stub_factory):
     # World rank 0's connection is gone: its communicators fall back, the odd half (led by world
     # rank 1 over its own connection) still gets routes.
     # Rank 0 notices at its first call on MPI_COMM_WORLD and gives up (SDN_MPI_RECONNECT_TRIES=0),
-    # or, if the close was not there yet, its first request (locate) finds the connection closed;
-    # no request after that.
+    # or, if the close was not there yet, its first request (plan_allreduce: the leaves came with
+    # register's reply, which knew none of the hosts) finds the connection closed; no request
+    # after that.
     gone = r"an earlier failure closed the connection|gave up after 1 failed attempts, SDN_MPI_RECONNECT_TRIES=0"
-    assert re.search(r"sdnmpi\[0\]: plan ranks=4: ranks keep their order \(locate: (%s|send failed: [^)]*|"
-                     r"no reply: [^)]*)\)" % gone, out["stderr"])
+    assert ("sdnmpi[0]: plan ranks=4: ranks keep their order (register's locality: rank 0's host is not in "
+            "the controller's topology)") in out["stderr"]
+    assert stub.requests("locate") == []
     assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=4 hosts=4 steps=2 pairs=8: failed after \S+ "
-                     r"\((%s)\), falling back" % gone, out["stderr"])
+                     r"\((%s|send failed: [^)]*|no reply: [^)]*)\), falling back" % gone, out["stderr"])
     assert out["pmpi"] > 0  # rank 0's counts: all its communicators fell back
     # the odd half's id: 1 + leader's world rank + world size * communicators it led before
     assert re.search(r"sdnmpi\[1\]: plan comm=2 ranks=2 hosts=2 steps=1 pairs=2: ok", out["stderr"])
@@ -543,14 +553,14 @@ def test_controller_refuses_plans(built, stub_factory):
 def test_controller_never_answers_hello(built, stub_factory):
     stub = stub_factory("silent_hello")
     out = run_check(3, "pmpi", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_TIMEOUT_MS": "500"}, quick=True)
-    assert [r["op"] for _, r in stub.requests()] == ["hello"]
+    assert [r["op"] for _, r in stub.requests()] == ["register"]   # Init registers without hello
     assert out["seconds"] < 60
 
 
 def test_controller_refuses_register(built, stub_factory):
     stub = stub_factory("refuse_register")
     run_check(3, "pmpi", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "3"}, quick=True)
-    assert [r["op"] for _, r in stub.requests()] == ["hello", "register"]
+    assert [r["op"] for _, r in stub.requests()] == ["register"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -92,7 +92,7 @@ def test_profiled_trace_is_sent_at_init(built, tmp_path, stub_factory, args, nho
     assert got == want and all(want.values())
     assert all(a["add"] is False and a["job"] == harness.JOB and a["token"] == stub.token for _, a in sent)
     ops = [r["op"] for r in stub.conns[0]["requests"]]
-    assert ops[:2 + len(want)] == ["hello", "register"] + ["traffic"] * len(want)
+    assert ops[:1 + len(want)] == ["register"] + ["traffic"] * len(want)
     marked = [int(b) for a, b in zip(args, args[1:]) if a == "phase"]
     assert phase_sequences(stub, np) == {r: marked for r in range(np)}
     if marked:

@@ -75,6 +75,19 @@ def test_locate_gives_each_hosts_leaf(service):
     assert "hosts must be a list" in call(service, "locate", job=job, hosts=[])["error"]
 
 
+def test_register_reply_names_the_server_and_each_hosts_leaf(service):
+    """Issue 17: register answers what hello and locate would, so that a client starts in one
+    round trip; the same values as theirs."""
+    hosts = IPS[3:] + IPS[:3] + [IPS[0]]
+    r = call(service, "register", hosts=hosts, client="conn")
+    assert r["status"] == "ok"
+    assert r["server"] == call(service, "hello")["server"]
+    located = call(service, "locate", job=r["job"], hosts=hosts)["locality"]
+    topo = service.core.topology
+    assert r["locality"] == located == [topo.host_by_ip(ip).dpid for ip in hosts]
+    assert len(set(r["locality"])) > 1
+
+
 def test_jobs_never_touch_each_others_flows(service):
     a, b = register(service, "A"), register(service, "B")
     for job, owner in ((a, "A"), (b, "B")):

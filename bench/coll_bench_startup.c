@@ -1,0 +1,140 @@
+/* coll_bench_startup.c -- the start-up rows (--collective startup; bench/README.md, "Start-up
+ * and first-call cost"): SDN_MPI_Init, the first SDN_MPI_Allreduce on MPI_COMM_WORLD (its plan
+ * and route install), each with the library's breakdown (sdnmpi_test_timings), then the cached
+ * call against the same algorithm without the library around it, every sample marked with whether
+ * the call ran the reconnect agreement step.
+ *
+ * Output (rank 0): {"bench": "startup", "metric": "init" | "init_warm" (with --warm) |
+ * "first_allreduce" | "first_allreduce_warm", "t_s": slowest rank, "parts": {slot: world rank 0's value, ...}},
+ * {"bench": "startup", "metric": "cached", "variant": "direct" | "sdnmpi", "agree": 0|1, "rep": k,
+ * "t_s": slowest rank} and {"bench": "startup", "metric": "dispatch", "variant": ..., "rep": k,
+ * "t_s": per call on MPI_COMM_SELF, world rank 0}. */
+#include <mpi.h>
+#include <sdnmpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coll_bench.h"
+
+/* libsdnmpi's test hooks (sdnmpi_testing.h). */
+size_t sdnmpi_test_timings(const char **names, double *values, size_t cap);
+int sdnmpi_test_agree_next(void);
+int sdnmpi_test_allreduce_direct(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int sdnmpi_test_last_path(void);
+
+#define MAX_SLOTS 32
+
+/* Rank 0's breakdown slots whose names start with `prefix`, as a JSON object's members. */
+static void parts_json(const char *prefix, char *out, size_t len)
+{
+    const char *names[MAX_SLOTS];
+    double values[MAX_SLOTS];
+    size_t n = sdnmpi_test_timings(names, values, MAX_SLOTS), used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && i < MAX_SLOTS; i++) {
+        if (strncmp(names[i], prefix, strlen(prefix)) != 0 || values[i] < 0)
+            continue;
+        int k = snprintf(out + used, len - used, "%s\"%s\": %.9f", used ? ", " : "", names[i],
+                         values[i]);
+        if (k < 0 || (size_t)k >= len - used)
+            die("breakdown longer than %zu bytes", len);
+        used += (size_t)k;
+    }
+}
+
+static void emit_phase(const char *metric, const char *prefix, double t)
+{
+    char parts[1024];
+    parts_json(prefix, parts, sizeof parts);
+    emit("\"startup\", \"metric\": \"%s\", \"t_s\": %.9f, \"parts\": {%s}", metric, t, parts);
+}
+
+/* One 8-byte allreduce of the given variant, timed (slowest rank). */
+static double timed_small(int sdn, int *agree)
+{
+    double one = 1.0 + rank, sum = 0.0;
+    *agree = sdn ? sdnmpi_test_agree_next() : 0;
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    double t0 = MPI_Wtime();
+    int rc = sdn ? SDN_MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+                 : sdnmpi_test_allreduce_direct(&one, &sum, 1, MPI_DOUBLE, MPI_SUM,
+                                                MPI_COMM_WORLD);
+    double t = MPI_Wtime() - t0;
+    check_mpi(rc, sdn ? "SDN_MPI_Allreduce" : "sdnmpi_test_allreduce_direct");
+    if (sum != (double)nprocs * (nprocs + 1) / 2)
+        die("8-byte allreduce gave %g, want %g", sum, (double)nprocs * (nprocs + 1) / 2);
+    return max_over_ranks(t);
+}
+
+/* --warm: every pair of ranks exchanges a message first. Open MPI opens its TCP connections
+ * lazily, at a pair's first message: without this, Init's exchange pays for opening them (which
+ * an application's first collectives pay anyway, with or without sdnmpi). */
+static void warm_connections(void)
+{
+    char out = 1, in = 0;
+    for (int k = 1; k < nprocs; k++)
+        check_mpi(MPI_Sendrecv(&out, 1, MPI_CHAR, (rank + k) % nprocs, 0, &in, 1, MPI_CHAR,
+                               (rank - k + nprocs) % nprocs, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
+}
+
+#define DISPATCH_BLOCKS 20
+#define DISPATCH_CALLS 1000
+
+/* The library's own per-call cost without a network: world rank 0 alone, on MPI_COMM_SELF (one
+ * rank: a plan without a request, recursive doubling is a copy), blocks of back-to-back calls of
+ * either variant, alternating; one sample per block = its time per call. */
+static void dispatch_cost(void)
+{
+    if (rank != 0)
+        return;
+    double one = 1.0, sum = 0.0;
+    check_mpi(SDN_MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF),
+              "SDN_MPI_Allreduce(MPI_COMM_SELF)");
+    for (int b = 0; b < 2 * DISPATCH_BLOCKS; b++) {
+        int sdn = b % 2;
+        double t0 = MPI_Wtime();
+        for (int c = 0; c < DISPATCH_CALLS; c++) {
+            int rc = sdn ? SDN_MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF)
+                         : sdnmpi_test_allreduce_direct(&one, &sum, 1, MPI_DOUBLE, MPI_SUM,
+                                                        MPI_COMM_SELF);
+            check_mpi(rc, "8-byte allreduce on MPI_COMM_SELF");
+        }
+        double t = (MPI_Wtime() - t0) / DISPATCH_CALLS;
+        if (sum != 1.0)
+            die("allreduce on MPI_COMM_SELF gave %g", sum);
+        emit("\"startup\", \"metric\": \"dispatch\", \"variant\": \"%s\", \"rep\": %d, "
+             "\"t_s\": %.12f", sdn ? "sdnmpi" : "direct", b / 2, t);
+    }
+}
+
+void run_startup(void)
+{
+    use_routes(SDNMPI);
+    if (opt.warm)
+        warm_connections();
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    double t0 = MPI_Wtime();
+    check_mpi(SDN_MPI_Init(), "SDN_MPI_Init");
+    emit_phase(opt.warm ? "init_warm" : "init", "init", max_over_ranks(MPI_Wtime() - t0));
+
+    int agree = 0;
+    double t = timed_small(1, &agree);
+    if (sdnmpi_test_last_path() != 2)
+        die("the first 8-byte SDN_MPI_Allreduce took path %d, not recursive doubling (2): is the "
+            "controller reachable?", sdnmpi_test_last_path());
+    emit_phase(opt.warm ? "first_allreduce_warm" : "first_allreduce", "plan", t);
+
+    /* Cached calls: the two variants alternate call by call; SDN calls with and without the
+     * agreement step come in the library's own proportion (one in SDNMPI_AGREE_EVERY). */
+    for (int k = 0; k < opt.tiny_reps; k++)
+        for (int j = 0; j < 2; j++) {
+            int sdn = (j + k) % 2;
+            t = timed_small(sdn, &agree);
+            emit("\"startup\", \"metric\": \"cached\", \"variant\": \"%s\", \"agree\": %d, "
+                 "\"rep\": %d, \"t_s\": %.9f", sdn ? "sdnmpi" : "direct", agree, k, t);
+        }
+    dispatch_cost();
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}

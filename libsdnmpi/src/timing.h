@@ -1,0 +1,45 @@
+/*
+ * timing.h -- where the start-up and first-call time goes (bench/README.md, "Start-up and
+ * first-call cost"). SDN_MPI_Init and the making of a communicator's plan record their phases
+ * here (CLOCK_MONOTONIC, seconds; a handful of clock reads, never in a cached call). Nothing is
+ * printed: the benchmark reads the values through sdnmpi_test_timings (sdnmpi_testing.h).
+ * The values live in the library state (sdnmpi_g.timing); each slot holds the last value
+ * recorded, -1 = never recorded in this process.
+ */
+#ifndef SDNMPI_TIMING_H
+#define SDNMPI_TIMING_H
+
+#include <stddef.h>
+
+enum sdnmpi_tslot {
+    SDNMPI_T_INIT,             /* SDN_MPI_Init, this rank */
+    SDNMPI_T_INIT_MPI,         /* ... its MPI-side exchange (addresses, the agreement) */
+    SDNMPI_T_INIT_RPC,         /* ... world rank 0: connect, hello and register, until the reply */
+    SDNMPI_T_INIT_RTTS,        /* ... world rank 0: RPC round trips (a count) */
+    SDNMPI_T_INIT_CTRL,        /* ... the controller's own time for those requests (its replies) */
+    SDNMPI_T_PLAN,             /* the last allreduce plan made (a communicator's first call) */
+    SDNMPI_T_PLAN_MPI,         /* ... its MPI side: communicators, the exchange (leader: all but
+                                  the RPCs) */
+    SDNMPI_T_PLAN_LOCATE,      /* ... leader: the locate round trip (0: none needed) */
+    SDNMPI_T_PLAN_REQUEST,     /* ... leader: the plan_allreduce round trip */
+    SDNMPI_T_PLAN_RTTS,        /* ... leader: RPC round trips (a count) */
+    SDNMPI_T_PLAN_CTRL,        /* ... the controller's time for plan_allreduce (its reply) */
+    SDNMPI_T_PLAN_CTRL_PLAN,   /* ... of which planning */
+    SDNMPI_T_PLAN_CTRL_INSTALL, /* ... and flow install until every switch's barrier reply */
+    SDNMPI_T_BCAST_REQUEST,    /* the last Bcast tree request: its round trip (root's leader) */
+    SDNMPI_T_BCAST_CTRL,       /* ... the controller's time for it */
+    SDNMPI_T_BCAST_CTRL_INSTALL, /* ... of which flow and group install until the barriers */
+    SDNMPI_T_N
+};
+
+/* Seconds of CLOCK_MONOTONIC (sub-microsecond resolution). */
+double sdnmpi_clock(void);
+
+/* Records slot = value (seconds, or a count). */
+void sdnmpi_timing_set(enum sdnmpi_tslot slot, double value);
+
+/* The slots' names ("init", "init_mpi", ...) and values: up to cap of them into names/values;
+ * returns SDNMPI_T_N. */
+size_t sdnmpi_timing_get(const char **names, double *values, size_t cap);
+
+#endif

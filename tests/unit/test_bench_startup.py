@@ -1,0 +1,112 @@
+"""The start-up rows of the bench (issue 17, "Start-up and first-call cost"): coll_bench
+--collective startup under mpirun on localhost against the stub controller, and the records and
+table bench/ makes of its output."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from libsdnmpi_harness import MPIRUN, PLAN_TIMINGS, fake_hosts, mpirun
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BENCH = os.path.join(ROOT, "bench")
+sys.path.insert(0, BENCH)
+
+import benchcore  # noqa: E402  pylint: disable=wrong-import-position
+import bench_startup  # noqa: E402  pylint: disable=wrong-import-position
+
+AGREE_EVERY = 8   # libsdnmpi/src/reconnect.h SDNMPI_AGREE_EVERY
+
+
+@pytest.fixture(scope="module")
+def coll_bench():
+    subprocess.run(["make", "-s", "-C", BENCH], check=True, capture_output=True, text=True)
+    return os.path.join(BENCH, "build", "coll_bench")
+
+
+def run_startup(prog, stub, np, reps, tmp_path):
+    toggle = tmp_path / "toggle"
+    toggle.mkdir()
+    import bench_flows  # noqa: E402  pylint: disable=import-outside-toplevel
+    switch = bench_flows.RouteSwitch(str(toggle), bridges=[], spine_ports={}, hide=True,
+                                     on_end=lambda: None, wait=lambda: (0.0, None))
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np)}
+    with switch:
+        proc, _ = mpirun(np, [prog, "--collective", "startup", "--tiny-reps", str(reps), "--toggle", str(toggle)],
+                         env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [e for e in (benchcore.parse_line(l) for l in proc.stdout.splitlines()) if e]
+
+
+@pytest.mark.skipif(not MPIRUN, reason="needs mpirun")
+def test_startup_rows_carry_the_library_breakdown(built, stub_factory, coll_bench, tmp_path):
+    stub = stub_factory(leaves=2)
+    events = run_startup(coll_bench, stub, 4, 12, tmp_path)
+    rows = {e["metric"]: e for e in events if e["bench"] == "startup" and e["metric"] != "cached"}
+    init, first = rows["init"], rows["first_allreduce"]
+    # Init: one round trip with the stub (register carries hello and locate), its MPI side timed
+    assert init["parts"]["init_rtts"] == 1
+    assert 0 < init["parts"]["init_rpc"] <= init["parts"]["init"] <= init["t_s"]
+    assert 0 < init["parts"]["init_mpi"] < init["parts"]["init"]
+    # the first call: no locate (register's locality is cached), one plan_allreduce, and the
+    # controller's own timings as the stub reported them
+    parts = first["parts"]
+    assert parts["plan_rtts"] == 1 and parts["plan_locate"] == 0
+    assert parts["plan_ctrl"] == PLAN_TIMINGS["total_s"]
+    assert parts["plan_ctrl_plan"] == PLAN_TIMINGS["plan_s"]
+    assert parts["plan_ctrl_install"] == PLAN_TIMINGS["install_s"]
+    assert parts["plan_request"] > 0
+    assert parts["plan_mpi"] == pytest.approx(parts["plan"] - parts["plan_request"])
+    assert parts["plan"] <= first["t_s"]
+    assert [r["op"] for _, r in stub.requests()] == ["register", "plan_allreduce", "release"]
+    assert [h for _, r in stub.requests("register") for h in r["hosts"]] == fake_hosts(4, 4)
+    # cached calls: both variants alternate; the SDN ones run the agreement step on every 8th
+    # SDN call on the world communicator (the first call above was the first of them)
+    cached = [e for e in events if e["bench"] == "startup" and e["metric"] == "cached"]
+    assert sorted(e["variant"] for e in cached) == ["direct"] * 12 + ["sdnmpi"] * 12
+    assert all(cached[2 * k]["variant"] != cached[2 * k + 1]["variant"] for k in range(12))
+    sdn = [e for e in cached if e["variant"] == "sdnmpi"]
+    assert [e["agree"] for e in sdn] == [int((k + 1) % AGREE_EVERY == 0) for k in range(12)]
+    assert all(e["agree"] == 0 for e in cached if e["variant"] == "direct")
+
+
+def test_startup_records_and_table():
+    def startup(metric, t, **parts):
+        return {"bench": "startup", "metric": metric, "t_s": t, "parts": parts}
+
+    jobs = []
+    for n, p in enumerate((8, 16)):
+        for rep in range(3):
+            events = [startup("init", 0.004 + rep * 0.001, init=0.004, init_mpi=0.001, init_rpc=0.002,
+                              init_rtts=1, init_ctrl=0.0005),
+                      startup("first_allreduce", 0.015, plan=0.014, plan_mpi=0.004, plan_request=0.01,
+                              plan_rtts=1, plan_ctrl=0.009, plan_ctrl_plan=0.002, plan_ctrl_install=0.006)]
+            for k in range(16):
+                events.append({"bench": "startup", "metric": "cached", "variant": "direct", "agree": 0,
+                               "rep": k, "t_s": 100e-6 + n * 1e-6})
+                events.append({"bench": "startup", "metric": "cached", "variant": "sdnmpi",
+                               "agree": int(k % 8 == 0), "rep": k, "t_s": (400e-6 if k % 8 == 0 else 105e-6)})
+            jobs.append(bench_startup.job_records({"routing": "dmodk", "placement": "block", "nprocs": p,
+                                                   "name": "startup-p%d-%d" % (p, rep)}, events))
+    records = [r for recs in jobs for r in recs]
+    init8 = [r for r in records if r["metric"] == "init" and r["nprocs"] == 8]
+    assert [s for r in init8 for s in r["samples_s"]] == pytest.approx([0.004, 0.005, 0.006])   # one per job
+    assert all(r["parts"]["init_rpc"] == pytest.approx([0.002]) for r in init8)
+    table = bench_startup.table(records)
+    assert "| SDN_MPI_Init, cold | 8 | 3 | 5.0 ms | 4.0 ms-6.0 ms | 1.0 ms | 2.0 ms | 1 | 500 us |" in table
+    assert "| SDN_MPI_Init, cold | 16 |" in table
+    # the cached call: sdnmpi without the agreement step against the direct algorithm, and the step
+    over = [r for r in records if r["metric"] == "cached_overhead" and r["nprocs"] == 8]
+    assert len(over) == 3 and over[0]["median_s"] == pytest.approx(5e-6)
+    agree = [r for r in records if r["metric"] == "agree_step" and r["nprocs"] == 8]
+    assert agree[0]["median_s"] == pytest.approx(295e-6)
+    # p=16's direct calls took 1 us longer: 4 us of overhead; 2 of 16 SDN calls ran the step
+    assert "| 16 | 101 us | 105 us | 400 us | +4 us | +295 us | +41 us |" in table
+    assert "without a network" not in table   # no dispatch samples in these jobs
+    events = [{"bench": "startup", "metric": "dispatch", "variant": v, "rep": k, "t_s": t}
+              for k in range(3) for v, t in (("direct", 20e-9), ("sdnmpi", 66e-9 + k * 1e-9))]
+    recs = bench_startup.job_records({"routing": "dmodk", "placement": "block", "nprocs": 8, "name": "d"}, events)
+    assert [r["samples_s"] for r in recs if r["metric"] == "dispatch_overhead"] == [[pytest.approx(47e-9)]]
+    assert "calls, SDN_MPI_Allreduce minus the direct algorithm; median and range over the jobs): +47 ns" \
+        in bench_startup.table(records + recs)
