@@ -346,7 +346,7 @@ def job_records(bench, job, events, meta):
             rec["sdn_paths"] = sorted({ev["path"] for ev in events if ev.get("bench") == "sample" and ev.get("path")
                                        and ev.get("impl") == "sdnmpi" and ev.get("bytes") == rec["bytes"]})
         if rec["collective"] in bounds.COLLECTIVES:   # the any-algorithm bound (bounds.py)
-            rec["bound_s"] = bounds.bound(rec["collective"], fab, hosts, rec["bytes"], rec["root"] or 0)
+            rec["bound_s"] = bench_more.row_bound(rec["collective"], fab, hosts, rec["bytes"], rec["root"] or 0)
         rec["job"] = job["name"]
     init = {}
     for ev in events:
