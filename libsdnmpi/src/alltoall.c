@@ -79,7 +79,7 @@ SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datat
     }
     const struct sdnmpi_alltoall_call call = {
         .sendbuf = in_place ? copy : sendbuf, .recvbuf = recvbuf, .block = (size_t)block,
-        .comm = plan->priv, .orig = orig,
+        .comm = plan->priv, .orig = orig, .window = sdnmpi_g.cfg.alltoall_window,
     };
     last_path = 2;
     sdnmpi_log("alltoall comm=%" PRId64 " block=%" PRIu64 " bytes=%" PRIu64 ": pairwise exchange",

@@ -24,6 +24,7 @@ struct sdnmpi_config {
     uint64_t rab_min;                 /* SDN_MPI_RABENSEIFNER_MIN: Rabenseifner from here on */
     uint64_t hier_min;                /* SDN_MPI_HIER_MIN: hierarchical allreduce from here on */
     uint64_t hier_segment;            /* SDN_MPI_HIER_SEGMENT: its pipeline's segment bytes */
+    int alltoall_window;              /* SDN_MPI_ALLTOALL_WINDOW: exchange steps in flight */
     int reorder;                      /* SDN_MPI_REORDER: order the algorithms' ranks by leaf */
     char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
     int has_fabric_ip;                /* SDN_MPI_FABRIC_IP */
@@ -53,6 +54,9 @@ struct sdnmpi_config {
  * selection rule"). */
 #define SDNMPI_DEFAULT_HIER_MIN 4096
 #define SDNMPI_DEFAULT_HIER_SEGMENT 65536
+/* SDN_MPI_ALLTOALL_WINDOW's default: all p - 1 steps of the pairwise exchange in flight
+ * (libsdnmpi/README.md, SDN_MPI_Alltoall). */
+#define SDNMPI_DEFAULT_ALLTOALL_WINDOW 64
 /* SDN_MPI_RECONNECT_TRIES's default: with the back-off (controller.h) about 2 minutes. */
 #define SDNMPI_DEFAULT_RECONNECT_TRIES 20
 #define SDNMPI_MAX_RECONNECT_TRIES 1000

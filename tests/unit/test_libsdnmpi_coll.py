@@ -77,6 +77,17 @@ def test_bit_exact_with_the_stub_controller(built, stub_factory, np):
     assert np - 1 in steps
 
 
+@pytest.mark.parametrize("np,window", [(6, 1), (8, 2), (7, 3)])
+def test_alltoall_window(built, stub_factory, np, window):
+    """SDN_MPI_ALLTOALL_WINDOW bounds the exchange's steps in flight (the default: all of them, as
+    above): a blocking step loop (1) and windows shorter than p - 1 give PMPI's bits too."""
+    stub = stub_factory(leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_MIN_BYTES": "1",
+           "SDN_MPI_ALLTOALL_WINDOW": str(window)}
+    out = run_check(np, "sdn", env, quick=True)
+    assert out["alltoall_sdn"] > 0
+
+
 @pytest.mark.parametrize("np,leaves", [(4, 2), (6, 3), (8, 2)])
 def test_alltoall_plan_is_the_exchange_of_the_reordered_ranks(built, stub_factory, np, leaves):
     """The world communicator's exchange plan names the host pairs of the private communicator's
