@@ -53,7 +53,7 @@ struct sdnmpi_config {
 /* SDN_MPI_HIER_MIN's and SDN_MPI_HIER_SEGMENT's defaults (bench/README.md, "Allreduce: the
  * selection rule"). */
 #define SDNMPI_DEFAULT_HIER_MIN 4096
-#define SDNMPI_DEFAULT_HIER_SEGMENT 65536
+#define SDNMPI_DEFAULT_HIER_SEGMENT 16384
 /* SDN_MPI_ALLTOALL_WINDOW's default: all p - 1 steps of the pairwise exchange in flight
  * (libsdnmpi/README.md, SDN_MPI_Alltoall). */
 #define SDNMPI_DEFAULT_ALLTOALL_WINDOW 64

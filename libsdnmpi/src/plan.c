@@ -9,6 +9,7 @@
 
 #include "commattr.h"
 #include "controller.h"
+#include "hier_layout.h"
 #include "log.h"
 #include "rpc.h"
 #include "schedule.h"
@@ -26,6 +27,7 @@ static int plan_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
         if (PMPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
             (void)PMPI_Comm_free(&plan->priv); /* nothing to do about a failure here */
     }
+    free(plan->leaf_start);
     free(plan);
     return MPI_SUCCESS;
 }
@@ -72,16 +74,40 @@ int64_t sdnmpi_plan_next_comm_id_locked(int is_world)
     return is_world ? 0 : 1 + s->world_rank + (int64_t)s->world_size * s->comms_led++;
 }
 
-/* Rank 0 of the communicator: the request. Returns 1 if the SDN algorithms may run; then
- * dist[0..*ndims) is Rabenseifner's halving order. */
-static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *comm_id, int *dist,
-                          int *ndims)
+/* The plan's schedule: recursive doubling's steps, then, when the leaf layout's hierarchical
+ * cross-leaf pairs are not among them (sdnmpi_hier_routes_needed), its cross-leaf groups. */
+struct plan_steps {
+    int p, rd_steps;
+    const struct sdnmpi_hier_layout *lay; /* NULL: recursive doubling's steps only */
+};
+
+static int plan_step_pairs(const void *ctx, int s, int *src, int *dst)
+{
+    const struct plan_steps *ps = ctx;
+    if (s < ps->rd_steps)
+        return sdnmpi_rd_step_pairs(ps->p, s, src, dst);
+    return sdnmpi_hier_cross_pairs(ps->lay, s - ps->rd_steps, src, dst);
+}
+
+/* Rank 0 of the communicator: the request (leaf layout: leaf_start, nleaves, 0 if unknown).
+ * Returns 1 if the SDN algorithms may run; then dist[0..*ndims) is Rabenseifner's halving order. */
+static int leader_request(const uint32_t *ips, int p, const int *leaf_start, int nleaves,
+                          int is_world, int64_t *comm_id, int *dist, int *ndims)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     struct sdnmpi_host_steps hs;
+    struct sdnmpi_hier_layout lay;
     int hosts = sdnmpi_count_hosts(ips, p);
     *comm_id = -1;
-    int rc = sdnmpi_host_steps_build(p, ips, SDNMPI_RPC_MAX_PAIRS, &hs);
+    struct plan_steps ps = {p, sdnmpi_rd_nsteps(p), NULL};
+    int nsteps = ps.rd_steps;
+    if (sdnmpi_hier_layout_init(&lay, leaf_start, nleaves) && lay.p == p
+        && sdnmpi_hier_routes_needed(&lay)) {
+        ps.lay = &lay;
+        nsteps += sdnmpi_hier_cross_groups(&lay);
+    }
+    int rc = sdnmpi_host_steps_from(p, nsteps, 2 * p, plan_step_pairs, &ps, ips,
+                                    SDNMPI_RPC_MAX_PAIRS, &hs);
     if (rc != SDNMPI_STEPS_OK) {
         sdnmpi_log("plan ranks=%d hosts=%d: %s, falling back", p, hosts,
                    rc == SDNMPI_STEPS_TOO_MANY ? "more host pairs than a request may carry"
@@ -153,23 +179,15 @@ static int cmp_placed(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* *leaf_size ranks on each of *nleaves leaves, if every leaf of the sorted ranks holds as many;
- * both 0 otherwise. */
-static void leaf_layout(const struct placed_rank *placed, int p, int *leaf_size, int *nleaves)
+/* The leaves of the sorted ranks: leaf g holds sorted positions start[g] .. start[g+1]-1
+ * (start has p + 1 entries), *nleaves of them. */
+static void leaf_layout(const struct placed_rank *placed, int p, int *start, int *nleaves)
 {
-    int run = 0, size = 0, n = 0;
-    for (int i = 0; i <= p; i++) {
-        if (i < p && (i == 0 || placed[i].leaf == placed[i - 1].leaf)) {
-            run++;
-            continue;
-        }
-        if (size != 0 && run != size)
-            return;
-        size = run;
-        n++;
-        run = 1;
-    }
-    *leaf_size = size;
+    int n = 0;
+    for (int i = 0; i < p; i++)
+        if (i == 0 || placed[i].leaf != placed[i - 1].leaf)
+            start[n++] = i;
+    start[n] = p;
     *nleaves = n;
 }
 
@@ -177,11 +195,12 @@ static void leaf_layout(const struct placed_rank *placed, int p, int *leaf_size,
  * communicator. The controller says which leaf each rank's host is on (locate); the ranks are
  * ordered leaf by leaf, then host by host, so that the schedule's nearest partners share a host
  * or a leaf whatever the application's placement. The identity if SDN_MPI_REORDER=0, if the
- * request fails or if a host is unknown to the controller. */
-static void leader_order(const uint32_t *ips, int p, int *pos, int *leaf_size, int *nleaves)
+ * request fails or if a host is unknown to the controller (then *nleaves = 0); else the leaves'
+ * first positions in leaf_start (p + 1 entries, leaf_layout). */
+static void leader_order(const uint32_t *ips, int p, int *pos, int *leaf_start, int *nleaves)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    *leaf_size = *nleaves = 0;
+    *nleaves = 0;
     for (int r = 0; r < p; r++)
         pos[r] = r;
     if (!s->cfg.reorder || p < 3)
@@ -217,7 +236,7 @@ static void leader_order(const uint32_t *ips, int p, int *pos, int *leaf_size, i
             moved += placed[i].rank != i;
         }
         sdnmpi_log("plan ranks=%d: ranks ordered by leaf and host (%d moved)", p, moved);
-        leaf_layout(placed, p, leaf_size, nleaves);
+        leaf_layout(placed, p, leaf_start, nleaves);
     } else {
         sdnmpi_log("plan ranks=%d: ranks keep their order (locate: %s)", p, why);
     }
@@ -227,7 +246,7 @@ static void leader_order(const uint32_t *ips, int p, int *pos, int *leaf_size, i
 
 /* Returned, uncached, when some rank could not allocate: every rank then falls back for this
  * call and tries again on the next one. */
-static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, 0, 0, 0, 0};
+static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, NULL, 0, 0, 0};
 
 /* Makes and caches the plan of comm (collective). */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
@@ -238,9 +257,9 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     uint32_t *ips = NULL, *ordered = NULL;
     int *pos = NULL;
     int rank, p, rc;
-    /* ok, comm id, number of distances, the distances, then (OUT_LAYOUT) leaf size, number of
-     * leaves, and the leader's SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
-    enum { OUT_LAYOUT = 3 + SDNMPI_RD_MAX_DIMS, OUT_N = OUT_LAYOUT + 4 };
+    /* ok, comm id, number of distances, the distances, then (OUT_LAYOUT) the number of leaves and
+     * the leader's SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
+    enum { OUT_LAYOUT = 3 + SDNMPI_RD_MAX_DIMS, OUT_N = OUT_LAYOUT + 3 };
     int64_t outcome[OUT_N] = {0, -1, 0};
 
     /* The plan is made on a duplicate; the algorithms run on `priv`, the duplicate with the
@@ -253,7 +272,7 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 
     /* Allocate everything first, then agree, so that a failure anywhere is everyone's. */
     plan = calloc(1, sizeof *plan);
-    pos = malloc((size_t)p * sizeof *pos);
+    pos = malloc((2 * (size_t)p + 1) * sizeof *pos); /* the positions, then the leaves' starts */
     if (rank == 0) {
         ips = malloc((size_t)p * sizeof *ips);
         ordered = malloc((size_t)p * sizeof *ordered);
@@ -277,26 +296,34 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         goto fail;
     if (rank == 0) {
         int dist[SDNMPI_RD_MAX_DIMS], ndims = 0;
-        int leaf_size = 0, nleaves = 0;
-        leader_order(ips, p, pos, &leaf_size, &nleaves);
-        outcome[OUT_LAYOUT] = leaf_size;
-        outcome[OUT_LAYOUT + 1] = nleaves;
-        outcome[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_min;
-        outcome[OUT_LAYOUT + 3] = (int64_t)s->cfg.hier_segment;
+        int nleaves = 0;
+        for (int i = 0; i <= p; i++)
+            pos[p + i] = 0;
+        leader_order(ips, p, pos, pos + p, &nleaves);
+        outcome[OUT_LAYOUT] = nleaves;
+        outcome[OUT_LAYOUT + 1] = (int64_t)s->cfg.hier_min;
+        outcome[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_segment;
         for (int r = 0; r < p; r++)
             ordered[pos[r]] = ips[r];
-        outcome[0] = leader_request(ordered, p, comm == MPI_COMM_WORLD, &outcome[1], dist, &ndims);
+        outcome[0] = leader_request(ordered, p, pos + p, nleaves, comm == MPI_COMM_WORLD,
+                                    &outcome[1], dist, &ndims);
         outcome[2] = ndims;
         for (int i = 0; i < ndims; i++)
             outcome[3 + i] = dist[i];
     }
     if ((rc = PMPI_Bcast(outcome, OUT_N, MPI_INT64_T, 0, dup)) != MPI_SUCCESS
-        || (rc = PMPI_Bcast(pos, p, MPI_INT, 0, dup)) != MPI_SUCCESS)
+        || (rc = PMPI_Bcast(pos, 2 * p + 1, MPI_INT, 0, dup)) != MPI_SUCCESS)
         goto fail;
     if (outcome[0] && (rc = PMPI_Comm_split(dup, 0, pos[rank], &priv)) != MPI_SUCCESS)
         goto fail;
     if ((rc = PMPI_Comm_free(&dup)) != MPI_SUCCESS)
         goto fail;
+    int nleaves = (int)outcome[OUT_LAYOUT];
+    if (nleaves > 0 && nleaves <= p
+        && (plan->leaf_start = malloc(((size_t)nleaves + 1) * sizeof *plan->leaf_start)) != NULL) {
+        memcpy(plan->leaf_start, pos + p, ((size_t)nleaves + 1) * sizeof *plan->leaf_start);
+        plan->nleaves = nleaves; /* (out of memory here: no layout, so no hierarchical algorithm) */
+    }
     free(ips);
     free(ordered);
     free(pos);
@@ -308,10 +335,8 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     plan->rab_ndims = (int)outcome[2];
     for (int i = 0; i < plan->rab_ndims && i < SDNMPI_RD_MAX_DIMS; i++)
         plan->rab_dist[i] = (int)outcome[3 + i];
-    plan->leaf_size = (int)outcome[OUT_LAYOUT];
-    plan->nleaves = (int)outcome[OUT_LAYOUT + 1];
-    plan->hier_min = (uint64_t)outcome[OUT_LAYOUT + 2];
-    plan->hier_segment = (uint64_t)outcome[OUT_LAYOUT + 3];
+    plan->hier_min = (uint64_t)outcome[OUT_LAYOUT + 1];
+    plan->hier_segment = (uint64_t)outcome[OUT_LAYOUT + 2];
     plan->priv = MPI_COMM_NULL;
     if ((rc = PMPI_Comm_set_attr(comm, s->keyval, plan)) != MPI_SUCCESS)
         goto fail;
@@ -320,6 +345,8 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     return MPI_SUCCESS;
 
 fail:
+    if (plan != NULL)
+        free(plan->leaf_start);
     free(plan);
     free(pos);
     free(ips);
