@@ -47,8 +47,6 @@ def run_mpi_job(bench, job, progress):
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, bench.ports["rpc"]),
            "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET}
     env.update(sdn_env(args))
-    if job["collective"] == "alltoall":   # SDN_MPI_Alltoall runs only with the knob set (libsdnmpi/README.md)
-        env.setdefault("SDN_MPI_MIN_BYTES", "1")
     mpi = MpiJob(fab, hosts, slots=1)
     argv = mpi.mpirun_argv(prog, np=len(hosts), env=env, mca=args.mca)
     log_path = os.path.join(bench.log_dir, "%s.log" % job["name"])

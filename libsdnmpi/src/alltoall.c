@@ -41,11 +41,6 @@ SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datat
     uint64_t block = 0, total = 0;
     if (sdnmpi_blocks_enter(&coll, &args, &p, &block, &total, &recv_ok, &rc))
         return rc;
-    /* Measured on the bench fabric (8 hosts, 1 and 4 MiB): the pairwise exchange is slower than
-     * Open MPI's alltoall (libsdnmpi/README.md), so it runs only when SDN_MPI_MIN_BYTES is set. */
-    if (sdnmpi_g.cfg.min_bytes == 0)
-        return FALLBACK("off unless SDN_MPI_MIN_BYTES is set (slower than Open MPI when measured)");
-
     const struct sdnmpi_plan *plan = NULL;
     if ((rc = sdnmpi_plan_get(comm, &plan)) != MPI_SUCCESS)
         return rc;
