@@ -50,8 +50,6 @@ def run_mpi_job(bench, job, progress):
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, bench.ports["rpc"]),
            "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET}
     env.update(sdn_env(args))
-    if job["collective"] == "alltoall":   # SDN_MPI_Alltoall runs only with the knob set (libsdnmpi/README.md)
-        env.setdefault("SDN_MPI_MIN_BYTES", "1")
     slots = job.get("slots", 1)   # startup rows at p > hosts (bench_startup.py)
     mpi = MpiJob(fab, hosts, slots=slots)
     argv = mpi.mpirun_argv(prog, np=job["nprocs"] if slots > 1 else len(hosts), env=env, mca=args.mca)
@@ -352,7 +350,7 @@ def job_records(bench, job, events, meta):
             rec["sdn_paths"] = sorted({ev["path"] for ev in events if ev.get("bench") == "sample" and ev.get("path")
                                        and ev.get("impl") == "sdnmpi" and ev.get("bytes") == rec["bytes"]})
         if rec["collective"] in bounds.COLLECTIVES:   # the any-algorithm bound (bounds.py)
-            rec["bound_s"] = bounds.bound(rec["collective"], fab, hosts, rec["bytes"], rec["root"] or 0)
+            rec["bound_s"] = bench_more.row_bound(rec["collective"], fab, hosts, rec["bytes"], rec["root"] or 0)
         rec["job"] = job["name"]
     init = {}
     for ev in events:

@@ -7,13 +7,18 @@ import bounds
 COLLECTIVES = ("allgather", "reduce", "alltoall")
 
 
+def row_bound(collective, fab, hosts, nbytes, root=0):
+    """bench/bounds.py's {"host", "cut", "bound"} of a benchmark row of any collective, with the
+    row's bytes turned into that module's sizes: coll_bench passes each rank p blocks of
+    nbytes / p (allgather, alltoall), else the whole vector (allreduce, reduce, bcast)."""
+    size = nbytes // max(len(hosts), 1) if collective in ("allgather", "alltoall") else nbytes
+    return bounds.bound(collective, fab, hosts, size, root or 0)
+
+
 def limits(fab, hosts, collective, nbytes):
-    """{"host": s, "cut": s, "any": s} of a row: bench/bounds.py's any-algorithm bound (the one
-    derivation, bench/README.md), with the row's bytes turned into that module's sizes: coll_bench
-    passes each rank p blocks of nbytes / p (allgather, alltoall) or the whole vector (reduce)."""
-    p = len(hosts)
-    size = nbytes if collective == "reduce" else nbytes // max(p, 1)
-    got = bounds.bound(collective, fab, hosts, size)
+    """{"host": s, "cut": s, "any": s} of a row: its any-algorithm bound (row_bound, the one
+    derivation, bench/README.md)."""
+    got = row_bound(collective, fab, hosts, nbytes)
     return {"host": got["host"], "cut": got["cut"], "any": got["bound"]}
 
 

@@ -8,6 +8,7 @@ job's hosts.
 """
 import statistics
 
+import bench_more
 import benchcore  # noqa: F401 (Fabric, row_key)
 import bounds
 from benchcore import fmt_bytes, fmt_seconds
@@ -29,7 +30,7 @@ def record_bound(results, rec):
     hosts = {j["name"]: j.get("hosts") for j in results.get("jobs", [])}.get(rec.get("job"))
     if not hosts or rec.get("collective") not in bounds.COLLECTIVES:
         return None
-    return bounds.bound(rec["collective"], _fabric(results), hosts, rec["bytes"], rec.get("root") or 0)
+    return bench_more.row_bound(rec["collective"], _fabric(results), hosts, rec["bytes"], rec.get("root") or 0)
 
 
 def _ratio_cell(rec, bound_s):

@@ -45,3 +45,40 @@ def host_steps(rank_steps, rank_hosts):
                 counts[(ha, hb)] = counts.get((ha, hb), 0) + 1
         out.append(sorted(counts.items()))
     return out
+
+
+def hierarchical_cross_steps(leaf_sizes):
+    """The cross-leaf rank pairs of the hierarchical allreduce (libsdnmpi/src/hier_layout.h) for
+    ranks ordered leaf by leaf, leaf g holding ``leaf_sizes[g]`` (>= 1) of them, as a list of
+    steps of directed (sender, receiver) rank pairs: what libsdnmpi appends to its plan's
+    recursive-doubling steps when these pairs are not among them.
+
+    With m = the smallest leaf (the lanes per leaf) and P the largest power of two <= the number
+    of leaves L: if L > P, first lane j of leaf P+e and lane j of leaf e (both ways: the fold and,
+    on the allgather side, the unfold); then per halving level d = 1, 2, ..., P/2, lane j of leaf g
+    and lane j of leaf g ^ d, g < P (both ways)."""
+    if len(leaf_sizes) < 2 or min(leaf_sizes) < 1:
+        raise ValueError("want two or more non-empty leaves, got %r" % (leaf_sizes,))
+    start = [0]
+    for k in leaf_sizes:
+        start.append(start[-1] + k)
+    nleaves, m = len(leaf_sizes), min(leaf_sizes)
+    pof2 = 1 << (nleaves.bit_length() - 1)
+    steps = []
+    if nleaves > pof2:
+        fold = []
+        for e in range(nleaves - pof2):
+            fold += [(start[pof2 + e] + j, start[e] + j) for j in range(m)]
+        steps.append(sorted(fold + [(b, a) for a, b in fold]))
+    d = 1
+    while d < pof2:
+        steps.append(sorted((start[g] + j, start[g ^ d] + j) for g in range(pof2) for j in range(m)))
+        d <<= 1
+    return steps
+
+
+def hierarchical_routes_needed(leaf_sizes):
+    """Whether :func:`hierarchical_cross_steps` has pairs recursive doubling lacks, i.e. unless the
+    leaves are equal, of a power-of-two size, and a power of two of them."""
+    k, nleaves = leaf_sizes[0], len(leaf_sizes)
+    return any(s != k for s in leaf_sizes) or k & (k - 1) != 0 or nleaves & (nleaves - 1) != 0

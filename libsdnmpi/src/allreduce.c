@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "allreduce_algorithms.h"
 #include "dtype.h"
+#include "hier_layout.h"
 #include "log.h"
 #include "plan.h"
 #include "reconnect.h"
@@ -28,14 +29,18 @@ int sdnmpi_test_force_allreduce(int path)
 }
 
 /* The selection rule (bench/README.md, "Allreduce: the selection rule"): the hierarchical
- * algorithm from the communicator leader's SDN_MPI_HIER_MIN bytes on when the leaves hold equal
- * numbers of ranks (>= 2) and their number is a power of two, else Rabenseifner from
- * SDN_MPI_RABENSEIFNER_MIN on, else recursive doubling. Every input is the same on all ranks. */
+ * algorithm from the communicator leader's SDN_MPI_HIER_MIN bytes on when the ranks span two or
+ * more leaves and no leaf holds more than twice as many as the smallest (at most one fold step,
+ * hier_layout.h), else Rabenseifner from SDN_MPI_RABENSEIFNER_MIN on, else recursive doubling.
+ * Every input is the same on all ranks. Forcing the hierarchical algorithm takes any layout. */
 static int choose(const struct sdnmpi_plan *plan, int p, int count, uint64_t bytes)
 {
-    int hier = sdnmpi_allreduce_hier_fits(p, plan->leaf_size, plan->nleaves);
+    struct sdnmpi_hier_layout lay;
+    int fits = sdnmpi_allreduce_hier_fits(p, plan->leaf_start, plan->nleaves);
+    int hier = fits && sdnmpi_hier_layout_init(&lay, plan->leaf_start, plan->nleaves)
+               && lay.folds <= 1;
     int rab = p > 1 && sdnmpi_allreduce_rab_fits(p, count, plan->rab_ndims);
-    if ((forced_path == SDNMPI_PATH_HIER && hier) || (forced_path == SDNMPI_PATH_RAB && rab)
+    if ((forced_path == SDNMPI_PATH_HIER && fits) || (forced_path == SDNMPI_PATH_RAB && rab)
         || forced_path == SDNMPI_PATH_RD)
         return forced_path;
     if (hier && bytes >= plan->hier_min)
@@ -111,7 +116,7 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
     const struct sdnmpi_allreduce_call call = {
         .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .datatype = datatype,
         .extent = extent, .op = op, .comm = plan->priv, .dist = plan->rab_dist,
-        .ndims = plan->rab_ndims, .leaf_size = plan->leaf_size, .nleaves = plan->nleaves,
+        .ndims = plan->rab_ndims, .leaf_start = plan->leaf_start, .nleaves = plan->nleaves,
         .segment = plan->hier_segment > SIZE_MAX ? 0 : (size_t)plan->hier_segment,
     };
     sdnmpi_allreduce_fn algorithm = sdnmpi_allreduce_intra_rd;

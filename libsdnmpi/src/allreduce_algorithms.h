@@ -25,9 +25,11 @@ struct sdnmpi_allreduce_call {
      * pof2/2 (pof2 the largest power of two <= p; sdnmpi_rab_order). Unused by the others. */
     const int *dist;
     int ndims;
-    /* The hierarchical algorithm's leaf layout: leaf_size consecutive ranks on each of nleaves
-     * leaves (the plan's), and its pipeline segment in bytes (0: one segment). Unused by the others. */
-    int leaf_size, nleaves;
+    /* The hierarchical algorithm's leaf layout: leaf g holds ranks leaf_start[g] ..
+     * leaf_start[g+1]-1 (nleaves + 1 entries, the plan's), and its pipeline segment in bytes (0:
+     * one segment). Unused by the others. */
+    const int *leaf_start;
+    int nleaves;
     size_t segment;
 };
 
@@ -43,12 +45,13 @@ int sdnmpi_allreduce_intra_rabenseifner(const struct sdnmpi_allreduce_call *call
 
 /* Hierarchical, leaf-aware (allreduce_hier.c): reduce-scatter inside each leaf, reduce-scatter +
  * allgather across the leaves on each rank's chunk, allgather inside the leaf, pipelined in
- * segments of call->segment bytes. Needs sdnmpi_allreduce_hier_fits. */
+ * segments of call->segment bytes; any leaf layout (hier_layout.h). Needs
+ * sdnmpi_allreduce_hier_fits. */
 int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call);
 
-/* Whether the hierarchical algorithm's preconditions hold: p = leaf_size x nleaves, at least two
- * ranks per leaf, nleaves a power of two >= 2. */
-int sdnmpi_allreduce_hier_fits(int p, int leaf_size, int nleaves);
+/* Whether the hierarchical algorithm's preconditions hold: nleaves >= 2 non-empty leaves at
+ * leaf_start (which may be NULL: no layout) holding the p ranks. */
+int sdnmpi_allreduce_hier_fits(int p, const int *leaf_start, int nleaves);
 
 /* Whether Rabenseifner's preconditions hold for p ranks, count elements and ndims distances. */
 int sdnmpi_allreduce_rab_fits(int p, int count, int ndims);

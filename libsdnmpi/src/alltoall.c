@@ -41,11 +41,6 @@ SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datat
     uint64_t block = 0, total = 0;
     if (sdnmpi_blocks_enter(&coll, &args, &p, &block, &total, &recv_ok, &rc))
         return rc;
-    /* Measured on the bench fabric (8 hosts, 1 and 4 MiB): the pairwise exchange is slower than
-     * Open MPI's alltoall (libsdnmpi/README.md), so it runs only when SDN_MPI_MIN_BYTES is set. */
-    if (sdnmpi_g.cfg.min_bytes == 0)
-        return FALLBACK("off unless SDN_MPI_MIN_BYTES is set (slower than Open MPI when measured)");
-
     const struct sdnmpi_plan *plan = NULL;
     if ((rc = sdnmpi_plan_get(comm, &plan)) != MPI_SUCCESS)
         return rc;
@@ -79,7 +74,7 @@ SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datat
     }
     const struct sdnmpi_alltoall_call call = {
         .sendbuf = in_place ? copy : sendbuf, .recvbuf = recvbuf, .block = (size_t)block,
-        .comm = plan->priv, .orig = orig,
+        .comm = plan->priv, .orig = orig, .window = sdnmpi_g.cfg.alltoall_window,
     };
     last_path = 2;
     sdnmpi_log("alltoall comm=%" PRId64 " block=%" PRIu64 " bytes=%" PRIu64 ": pairwise exchange",

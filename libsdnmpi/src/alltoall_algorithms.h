@@ -17,12 +17,13 @@ struct sdnmpi_alltoall_call {
     size_t block;    /* bytes per rank pair, <= INT_MAX */
     MPI_Comm comm;
     const int *orig; /* sdnmpi_rank_map */
+    int window;      /* steps in flight at once (clamped to 1 .. p-1) */
 };
 
 typedef int (*sdnmpi_alltoall_fn)(const struct sdnmpi_alltoall_call *call);
 
 /* Pairwise exchange, p - 1 steps, each a permutation (sdnmpi_alltoall_peer): the steps whose
- * routes alltoall_plan.h asks the controller for. */
+ * routes alltoall_plan.h asks the controller for; call->window of them in flight at once. */
 int sdnmpi_alltoall_intra_pairwise(const struct sdnmpi_alltoall_call *call);
 
 /* Whom rank q sends to (*to) and receives from (*from) at step k (1 .. p-1) of the pairwise

@@ -182,6 +182,8 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN, 1);
     cfg->hier_min = parse_bytes("SDN_MPI_HIER_MIN", SDNMPI_DEFAULT_HIER_MIN, 1);
     cfg->hier_segment = parse_bytes("SDN_MPI_HIER_SEGMENT", SDNMPI_DEFAULT_HIER_SEGMENT, 1);
+    cfg->alltoall_window = (int)parse_long("SDN_MPI_ALLTOALL_WINDOW", SDNMPI_DEFAULT_ALLTOALL_WINDOW,
+                                           1, 1 << 20);
 
     parse_str("SDN_MPI_PLANNER", cfg->planner, sizeof cfg->planner);
     parse_str("SDN_MPI_TRAFFIC", cfg->traffic, sizeof cfg->traffic);

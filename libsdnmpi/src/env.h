@@ -24,6 +24,7 @@ struct sdnmpi_config {
     uint64_t rab_min;                 /* SDN_MPI_RABENSEIFNER_MIN: Rabenseifner from here on */
     uint64_t hier_min;                /* SDN_MPI_HIER_MIN: hierarchical allreduce from here on */
     uint64_t hier_segment;            /* SDN_MPI_HIER_SEGMENT: its pipeline's segment bytes */
+    int alltoall_window;              /* SDN_MPI_ALLTOALL_WINDOW: exchange steps in flight */
     int reorder;                      /* SDN_MPI_REORDER: order the algorithms' ranks by leaf */
     char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
     int has_fabric_ip;                /* SDN_MPI_FABRIC_IP */
@@ -47,12 +48,16 @@ struct sdnmpi_config {
 };
 
 /* SDN_MPI_RABENSEIFNER_MIN's default: 8-32 KiB allreduces by recursive doubling were 0.5-0.9x
- * Open MPI's on the benchmark fabric (README's Benchmarks). */
-#define SDNMPI_DEFAULT_RAB_MIN 8192
+ * Open MPI's on the benchmark fabric (README's Benchmarks); at 4 KiB it was 1.5-1.7x slower than
+ * Rabenseifner (bench/README.md, "Allreduce: the selection rule"). */
+#define SDNMPI_DEFAULT_RAB_MIN 4096
 /* SDN_MPI_HIER_MIN's and SDN_MPI_HIER_SEGMENT's defaults (bench/README.md, "Allreduce: the
  * selection rule"). */
-#define SDNMPI_DEFAULT_HIER_MIN 4096
-#define SDNMPI_DEFAULT_HIER_SEGMENT 65536
+#define SDNMPI_DEFAULT_HIER_MIN 16384
+#define SDNMPI_DEFAULT_HIER_SEGMENT 8192
+/* SDN_MPI_ALLTOALL_WINDOW's default: two steps of the pairwise exchange in flight (measured
+ * against one and all p - 1: libsdnmpi/README.md, SDN_MPI_Alltoall). */
+#define SDNMPI_DEFAULT_ALLTOALL_WINDOW 2
 /* SDN_MPI_RECONNECT_TRIES's default: with the back-off (controller.h) about 2 minutes. */
 #define SDNMPI_DEFAULT_RECONNECT_TRIES 20
 #define SDNMPI_MAX_RECONNECT_TRIES 1000

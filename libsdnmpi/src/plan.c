@@ -9,6 +9,7 @@
 
 #include "commattr.h"
 #include "controller.h"
+#include "hier_layout.h"
 #include "log.h"
 #include "rpc.h"
 #include "schedule.h"
@@ -27,6 +28,7 @@ static int plan_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
         if (PMPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
             (void)PMPI_Comm_free(&plan->priv); /* nothing to do about a failure here */
     }
+    free(plan->leaf_start);
     free(plan);
     return MPI_SUCCESS;
 }
@@ -73,16 +75,40 @@ int64_t sdnmpi_plan_next_comm_id_locked(int is_world)
     return is_world ? 0 : 1 + s->world_rank + (int64_t)s->world_size * s->comms_led++;
 }
 
-/* Rank 0 of the communicator: the request. Returns 1 if the SDN algorithms may run; then
- * dist[0..*ndims) is Rabenseifner's halving order. */
-static int leader_request(const uint32_t *ips, int p, int is_world, int64_t *comm_id, int *dist,
-                          int *ndims)
+/* The plan's schedule: recursive doubling's steps, then, when the leaf layout's hierarchical
+ * cross-leaf pairs are not among them (sdnmpi_hier_routes_needed), its cross-leaf groups. */
+struct plan_steps {
+    int p, rd_steps;
+    const struct sdnmpi_hier_layout *lay; /* NULL: recursive doubling's steps only */
+};
+
+static int plan_step_pairs(const void *ctx, int s, int *src, int *dst)
+{
+    const struct plan_steps *ps = ctx;
+    if (s < ps->rd_steps)
+        return sdnmpi_rd_step_pairs(ps->p, s, src, dst);
+    return sdnmpi_hier_cross_pairs(ps->lay, s - ps->rd_steps, src, dst);
+}
+
+/* Rank 0 of the communicator: the request (leaf layout: leaf_start, nleaves, 0 if unknown).
+ * Returns 1 if the SDN algorithms may run; then dist[0..*ndims) is Rabenseifner's halving order. */
+static int leader_request(const uint32_t *ips, int p, const int *leaf_start, int nleaves,
+                          int is_world, int64_t *comm_id, int *dist, int *ndims)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     struct sdnmpi_host_steps hs;
+    struct sdnmpi_hier_layout lay;
     int hosts = sdnmpi_count_hosts(ips, p);
     *comm_id = -1;
-    int rc = sdnmpi_host_steps_build(p, ips, SDNMPI_RPC_MAX_PAIRS, &hs);
+    struct plan_steps ps = {p, sdnmpi_rd_nsteps(p), NULL};
+    int nsteps = ps.rd_steps;
+    if (sdnmpi_hier_layout_init(&lay, leaf_start, nleaves) && lay.p == p
+        && sdnmpi_hier_routes_needed(&lay)) {
+        ps.lay = &lay;
+        nsteps += sdnmpi_hier_cross_groups(&lay);
+    }
+    int rc = sdnmpi_host_steps_from(p, nsteps, 2 * p, plan_step_pairs, &ps, ips,
+                                    SDNMPI_RPC_MAX_PAIRS, &hs);
     if (rc != SDNMPI_STEPS_OK) {
         sdnmpi_log("plan ranks=%d hosts=%d: %s, falling back", p, hosts,
                    rc == SDNMPI_STEPS_TOO_MANY ? "more host pairs than a request may carry"
@@ -159,23 +185,15 @@ static int cmp_placed(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* *leaf_size ranks on each of *nleaves leaves, if every leaf of the sorted ranks holds as many;
- * both 0 otherwise. */
-static void leaf_layout(const struct placed_rank *placed, int p, int *leaf_size, int *nleaves)
+/* The leaves of the sorted ranks: leaf g holds sorted positions start[g] .. start[g+1]-1
+ * (start has p + 1 entries), *nleaves of them. */
+static void leaf_layout(const struct placed_rank *placed, int p, int *start, int *nleaves)
 {
-    int run = 0, size = 0, n = 0;
-    for (int i = 0; i <= p; i++) {
-        if (i < p && (i == 0 || placed[i].leaf == placed[i - 1].leaf)) {
-            run++;
-            continue;
-        }
-        if (size != 0 && run != size)
-            return;
-        size = run;
-        n++;
-        run = 1;
-    }
-    *leaf_size = size;
+    int n = 0;
+    for (int i = 0; i < p; i++)
+        if (i == 0 || placed[i].leaf != placed[i - 1].leaf)
+            start[n++] = i;
+    start[n] = p;
     *nleaves = n;
 }
 
@@ -196,13 +214,14 @@ static int leaves_from_register(const int *world, int p, int64_t *leaf)
  * communicator. The controller says which leaf each rank's host is on (register's reply, kept by
  * world rank 0, else locate); the ranks are ordered leaf by leaf, then host by host, so that the
  * schedule's nearest partners share a host or a leaf whatever the application's placement. The
- * identity if SDN_MPI_REORDER=0, if the request fails or if a host is unknown to the controller.
- * world[r]: rank r's world rank. */
-static void leader_order(const uint32_t *ips, const int *world, int p, int *pos, int *leaf_size,
+ * identity if SDN_MPI_REORDER=0, if the request fails or if a host is unknown to the controller
+ * (then *nleaves = 0); else the leaves' first positions in leaf_start (p + 1 entries,
+ * leaf_layout). world[r]: rank r's world rank. */
+static void leader_order(const uint32_t *ips, const int *world, int p, int *pos, int *leaf_start,
                          int *nleaves)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    *leaf_size = *nleaves = 0;
+    *nleaves = 0;
     for (int r = 0; r < p; r++)
         pos[r] = r;
     if (!s->cfg.reorder || p < 3)
@@ -244,7 +263,7 @@ static void leader_order(const uint32_t *ips, const int *world, int p, int *pos,
             moved += placed[i].rank != i;
         }
         sdnmpi_log("plan ranks=%d: ranks ordered by leaf and host (%d moved)", p, moved);
-        leaf_layout(placed, p, leaf_size, nleaves);
+        leaf_layout(placed, p, leaf_start, nleaves);
     } else {
         sdnmpi_log("plan ranks=%d: ranks keep their order (%s: %s)", p,
                    from_register ? "register's locality" : "locate", why);
@@ -266,7 +285,7 @@ static void record_plan_time(double t_start, int64_t x0)
 
 /* Returned, uncached, when some rank could not allocate: every rank then falls back for this
  * call and tries again on the next one. */
-static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, 0, 0, 0, 0};
+static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, NULL, 0, 0, 0};
 
 /* world[r] = the world rank of comm's rank r (p ranks): comm's group translated to
  * MPI_COMM_WORLD's, locally. MPI error code; *all_in = 0 if some rank is not in MPI_COMM_WORLD
@@ -309,13 +328,14 @@ enum {
     OUT_MOVED,                           /* the private communicator's order is not comm's */
     OUT_NDIMS,                           /* Rabenseifner's distances: how many, then them */
     OUT_DIST,
-    OUT_LAYOUT = OUT_DIST + SDNMPI_RD_MAX_DIMS, /* leaf size, number of leaves, and the leader's */
-    OUT_N = OUT_LAYOUT + 4               /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
+    OUT_LAYOUT = OUT_DIST + SDNMPI_RD_MAX_DIMS, /* the number of leaves, and the leader's */
+    OUT_N = OUT_LAYOUT + 3               /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
 };
 
-/* Rank 0 of comm: the order, the request, and the outcome (OUT_*) into out. */
+/* Rank 0 of comm: the order, the leaf layout (leaf_start, p + 1 entries), the request, and the
+ * outcome (OUT_*) into out. */
 static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered, int *pos,
-                         int *world, int64_t out[OUT_N])
+                         int *leaf_start, int *world, int64_t out[OUT_N])
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     int all_in = 0, rc = world_ranks(comm, p, world, &all_in);
@@ -330,17 +350,17 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
     }
     for (int r = 0; r < p; r++)
         ips[r] = s->world_ips[world[r]];
-    int dist[SDNMPI_RD_MAX_DIMS], ndims = 0, leaf_size = 0, nleaves = 0;
-    leader_order(ips, world, p, pos, &leaf_size, &nleaves);
-    out[OUT_LAYOUT] = leaf_size;
-    out[OUT_LAYOUT + 1] = nleaves;
-    out[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_min;
-    out[OUT_LAYOUT + 3] = (int64_t)s->cfg.hier_segment;
+    int dist[SDNMPI_RD_MAX_DIMS], ndims = 0, nleaves = 0;
+    leader_order(ips, world, p, pos, leaf_start, &nleaves);
+    out[OUT_LAYOUT] = nleaves;
+    out[OUT_LAYOUT + 1] = (int64_t)s->cfg.hier_min;
+    out[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_segment;
     for (int r = 0; r < p; r++) {
         ordered[pos[r]] = ips[r];
         out[OUT_MOVED] |= pos[r] != r;
     }
-    out[OUT_OK] = leader_request(ordered, p, comm == MPI_COMM_WORLD, &out[OUT_ID], dist, &ndims);
+    out[OUT_OK] = leader_request(ordered, p, leaf_start, nleaves, comm == MPI_COMM_WORLD, &out[OUT_ID],
+                                 dist, &ndims);
     out[OUT_NDIMS] = ndims;
     for (int i = 0; i < ndims; i++)
         out[OUT_DIST + i] = dist[i];
@@ -349,14 +369,15 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
 
 /* Makes and caches the plan of comm (collective): one Allreduce (the outcome, and the agreement
  * that every rank has its memory), a Scatter of the ranks' new positions if the leader reordered
- * them, and the split that makes the private communicator. */
+ * them, the split that makes the private communicator, and a Bcast of the leaf layout if the
+ * leader knows it. */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     MPI_Comm priv = MPI_COMM_NULL;
     struct sdnmpi_plan *plan = NULL;
     uint32_t *ips = NULL, *ordered = NULL;
-    int *pos = NULL, *world = NULL;
+    int *pos = NULL, *world = NULL, *leaf_start = NULL;
     int rank, p, rc, mypos;
     int64_t mine[OUT_N] = {0}, outcome[OUT_N] = {0};
 
@@ -371,16 +392,17 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         return rc;
     mypos = rank;
     plan = calloc(1, sizeof *plan);
+    leaf_start = calloc((size_t)p + 1, sizeof *leaf_start); /* every rank: the layout's Bcast */
     if (rank == 0) {
         ips = malloc((size_t)p * sizeof *ips);
         ordered = malloc((size_t)p * sizeof *ordered);
         pos = malloc((size_t)p * sizeof *pos);
         world = malloc((size_t)p * sizeof *world);
     }
-    mine[OUT_FAIL] = plan == NULL
+    mine[OUT_FAIL] = plan == NULL || leaf_start == NULL
                      || (rank == 0 && (ips == NULL || ordered == NULL || pos == NULL || world == NULL));
     if (rank == 0 && !mine[OUT_FAIL]
-        && (rc = leader_decide(comm, p, ips, ordered, pos, world, mine)) != MPI_SUCCESS)
+        && (rc = leader_decide(comm, p, ips, ordered, pos, leaf_start, world, mine)) != MPI_SUCCESS)
         mine[OUT_FAIL] = 1; /* the others must not wait for a leader that gave up */
     int arc = PMPI_Allreduce(mine, outcome, OUT_N, MPI_INT64_T, MPI_BOR, comm);
     if (rc == MPI_SUCCESS)
@@ -400,16 +422,22 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         goto fail;
     if (outcome[OUT_OK] && (rc = PMPI_Comm_split(comm, 0, mypos, &priv)) != MPI_SUCCESS)
         goto fail;
+    int nleaves = (int)outcome[OUT_LAYOUT];
+    if (outcome[OUT_OK] && nleaves > 0 && nleaves <= p) {
+        if ((rc = PMPI_Bcast(leaf_start, nleaves + 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
+            goto fail;
+        plan->leaf_start = leaf_start; /* owned by the plan from here on */
+        plan->nleaves = nleaves;
+        leaf_start = NULL;
+    }
 
     plan->ok = (int)outcome[OUT_OK];
     plan->comm_id = outcome[OUT_ID];
     plan->rab_ndims = (int)outcome[OUT_NDIMS];
     for (int i = 0; i < plan->rab_ndims && i < SDNMPI_RD_MAX_DIMS; i++)
         plan->rab_dist[i] = (int)outcome[OUT_DIST + i];
-    plan->leaf_size = (int)outcome[OUT_LAYOUT];
-    plan->nleaves = (int)outcome[OUT_LAYOUT + 1];
-    plan->hier_min = (uint64_t)outcome[OUT_LAYOUT + 2];
-    plan->hier_segment = (uint64_t)outcome[OUT_LAYOUT + 3];
+    plan->hier_min = (uint64_t)outcome[OUT_LAYOUT + 1];
+    plan->hier_segment = (uint64_t)outcome[OUT_LAYOUT + 2];
     plan->priv = MPI_COMM_NULL;
     if ((rc = PMPI_Comm_set_attr(comm, s->keyval, plan)) != MPI_SUCCESS)
         goto fail;
@@ -417,6 +445,7 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     *out = plan;
     record_plan_time(t_start, x0);
 done:
+    free(leaf_start);
     free(ips);
     free(ordered);
     free(pos);
@@ -424,7 +453,10 @@ done:
     return MPI_SUCCESS;
 
 fail:
+    if (plan != NULL)
+        free(plan->leaf_start);
     free(plan);
+    free(leaf_start);
     free(ips);
     free(ordered);
     free(pos);

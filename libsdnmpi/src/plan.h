@@ -26,10 +26,11 @@ struct sdnmpi_plan {
     int64_t comm_id; /* the id sent to the controller; -1 if no request was made */
     int rab_ndims;   /* Rabenseifner's halving order (sdnmpi_rab_order), the same on every rank */
     int rab_dist[SDNMPI_RD_MAX_DIMS];
-    /* The leaf layout of priv's ranks (from locate; the ranks are ordered leaf by leaf): every leaf
-     * holds leaf_size consecutive ranks and there are nleaves of them; both 0 if the layout is
-     * unknown (no locate, SDN_MPI_REORDER=0) or the leaves hold different numbers of ranks. */
-    int leaf_size, nleaves;
+    /* The leaf layout of priv's ranks (from locate; the ranks are ordered leaf by leaf): leaf g
+     * holds ranks leaf_start[g] .. leaf_start[g+1]-1, g < nleaves (nleaves + 1 entries, owned by
+     * the plan); NULL and 0 if the layout is unknown (no locate, SDN_MPI_REORDER=0). */
+    int *leaf_start;
+    int nleaves;
     /* The communicator leader's allreduce knobs (SDN_MPI_HIER_MIN, SDN_MPI_HIER_SEGMENT), so that
      * every rank of the communicator chooses alike. */
     uint64_t hier_min, hier_segment;

@@ -119,18 +119,33 @@ void sdnmpi_host_steps_free(struct sdnmpi_host_steps *hs)
     memset(hs, 0, sizeof *hs);
 }
 
+static int rd_pairs(const void *ctx, int s, int *src, int *dst)
+{
+    return sdnmpi_rd_step_pairs(*(const int *)ctx, s, src, dst);
+}
+
 int sdnmpi_host_steps_build(int p, const uint32_t *rank_ip, size_t max_pairs,
                             struct sdnmpi_host_steps *out)
 {
+    if (p < 1) {
+        memset(out, 0, sizeof *out);
+        return SDNMPI_STEPS_INVALID;
+    }
+    return sdnmpi_host_steps_from(p, sdnmpi_rd_nsteps(p), p, rd_pairs, &p, rank_ip, max_pairs, out);
+}
+
+int sdnmpi_host_steps_from(int p, int nsteps, int max_step_pairs, sdnmpi_step_pairs_fn step_pairs,
+                           const void *ctx, const uint32_t *rank_ip, size_t max_pairs,
+                           struct sdnmpi_host_steps *out)
+{
     memset(out, 0, sizeof *out);
-    if (p < 1)
+    if (p < 1 || nsteps < 0 || max_step_pairs < 1)
         return SDNMPI_STEPS_INVALID;
     int rc = SDNMPI_STEPS_NOMEM;
-    int nsteps = sdnmpi_rd_nsteps(p);
     char(*names)[INET_ADDRSTRLEN] = calloc((size_t)p, sizeof *names);
-    int *src = calloc((size_t)p, sizeof *src);
-    int *dst = calloc((size_t)p, sizeof *dst);
-    struct keyed_pair *kp = calloc((size_t)p, sizeof *kp);
+    int *src = calloc((size_t)max_step_pairs, sizeof *src);
+    int *dst = calloc((size_t)max_step_pairs, sizeof *dst);
+    struct keyed_pair *kp = calloc((size_t)max_step_pairs, sizeof *kp);
     out->start = calloc((size_t)nsteps + 1, sizeof *out->start);
     size_t cap = 0;
     if (names == NULL || src == NULL || dst == NULL || kp == NULL || out->start == NULL)
@@ -142,7 +157,7 @@ int sdnmpi_host_steps_build(int p, const uint32_t *rank_ip, size_t max_pairs,
     }
     out->nsteps = nsteps;
     for (int s = 0; s < nsteps; s++) {
-        int n = sdnmpi_rd_step_pairs(p, s, src, dst);
+        int n = step_pairs(ctx, s, src, dst);
         size_t k = 0;
         for (int i = 0; i < n; i++) {
             if (rank_ip[src[i]] == rank_ip[dst[i]])

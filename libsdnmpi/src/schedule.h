@@ -61,4 +61,14 @@ int sdnmpi_host_steps_build(int p, const uint32_t *rank_ip, size_t max_pairs,
                             struct sdnmpi_host_steps *out);
 void sdnmpi_host_steps_free(struct sdnmpi_host_steps *hs);
 
+/* The directed rank pairs (src[i] -> dst[i], ranks < p) of step s of some schedule; at most the
+ * max_step_pairs given below. Returns the number of pairs. */
+typedef int (*sdnmpi_step_pairs_fn)(const void *ctx, int s, int *src, int *dst);
+
+/* sdnmpi_host_steps_build for any schedule of nsteps steps of p ranks: step_pairs(ctx, s, ...)
+ * gives step s's rank pairs (at most max_step_pairs). */
+int sdnmpi_host_steps_from(int p, int nsteps, int max_step_pairs, sdnmpi_step_pairs_fn step_pairs,
+                           const void *ctx, const uint32_t *rank_ip, size_t max_pairs,
+                           struct sdnmpi_host_steps *out);
+
 #endif

@@ -16,13 +16,12 @@
  *          --quick                 fewer datatypes and counts
  *          --seed N
  *          --calls-per-comm N      extra SDN calls per communicator (cache test), default 0
+ *          --force-hier            the hierarchical algorithm wherever the leaf layout allows it,
+ *                                  whatever the size and the selection rule (test hook)
  * Knobs read like the library: SDN_MPI_RABENSEIFNER_MIN, SDN_MPI_MIN_BYTES, SDN_MPI_MAX_BYTES
  * (plain integers here).
  * Rank 0 prints "allreduce_check: ... failures=N ..."; the exit status is 1 if any check failed.
  */
-#include <complex.h>
-#include <float.h>
-#include <math.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allreduce_check.h"
 #include "check_common.h"
 #include "sdnmpi.h"
 #include "sdnmpi_testing.h"
@@ -48,173 +48,21 @@ static struct odesc ops[] = {
 };
 #define NOPS (sizeof ops / sizeof ops[0])
 
-
-/* ---- random data ------------------------------------------------------------------------- */
-
-static uint64_t rng_state;
-static uint64_t rnd(void) { return check_splitmix(&rng_state); }
-static double unif(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
-static void seed_rng(uint64_t a, uint64_t b, uint64_t c)
-{
-    rng_state = a * 0x100000001b3ull ^ (b << 20) ^ (c << 44) ^ 0x5d4;
-    (void)rnd();
-}
-
-static long double real_value(MPI_Op op)
-{
-    if (op == MPI_SUM)
-        return 0.5L + (long double)unif();
-    if (op == MPI_PROD)
-        return 0.9L + 0.2L * (long double)unif();
-    return ((long double)unif() - 0.5L) * 1000.0L;
-}
-
-static int gen_rank, gen_size; /* the communicator rank and size data is made for */
-
-/* Whether this rank contributes the one factor other than +-1 of element e (8-bit PROD). */
-static int rank_of_element(int e)
-{
-    return gen_size > 0 && e % gen_size == gen_rank;
-}
-
-static void gen(const struct tdesc *t, MPI_Op op, char *buf, int count, MPI_Aint extent)
-{
-    memset(buf, 0, (size_t)count * (size_t)extent);
-    for (int e = 0; e < count; e++) {
-        char *p = buf + (size_t)e * (size_t)extent;
-        switch (t->kind) {
-        case K_SINT:
-        case K_UINT: {
-            int64_t v;
-            uint64_t r = rnd();
-            /* Sums and products stay in range even for 8-bit types and 9 ranks: on overflow
-             * Open MPI's vectorised 8-bit SUM saturates, and saturation depends on the order. */
-            if (op == MPI_SUM && t->size == 1)
-                v = t->kind == K_SINT ? (int64_t)(r % 25) - 12 : (int64_t)(r % 26);
-            else if (op == MPI_SUM)
-                v = t->kind == K_SINT ? (int64_t)(r % 201) - 100 : (int64_t)(r % 201);
-            else if (op == MPI_PROD && t->size == 1)
-                v = (rank_of_element(e) ? (int64_t[]){2, 3}[r % 2] : (int64_t)1)
-                    * (t->kind == K_SINT && (r & 4) ? -1 : 1);
-            else if (op == MPI_PROD)
-                v = (int64_t[]){1, 2, 3, t->kind == K_SINT ? -1 : 1}[r % 4];
-            else if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR)
-                v = (int64_t[]){0, 0, 1, 5}[r % 4];
-            else
-                v = (int64_t)r;
-            memcpy(p, &v, t->size); /* little endian: the low bytes */
-            break;
-        }
-        case K_FLOAT: { float v = (float)real_value(op); memcpy(p, &v, sizeof v); break; }
-        case K_DOUBLE: { double v = (double)real_value(op); memcpy(p, &v, sizeof v); break; }
-        case K_LDOUBLE: { long double v = real_value(op); memcpy(p, &v, sizeof v); break; }
-        case K_CFLOAT:
-        case K_CDOUBLE:
-        case K_CLDOUBLE: {
-            long double re = real_value(op);
-            long double im = op == MPI_PROD ? 0.2L * ((long double)unif() - 0.5L) : real_value(op);
-            if (t->kind == K_CFLOAT) {
-                float v[2] = {(float)re, (float)im};
-                memcpy(p, v, sizeof v);
-            } else if (t->kind == K_CDOUBLE) {
-                double v[2] = {(double)re, (double)im};
-                memcpy(p, v, sizeof v);
-            } else {
-                long double v[2] = {re, im};
-                memcpy(p, v, sizeof v);
-            }
-            break;
-        }
-        case K_BOOL: { _Bool v = rnd() & 1; memcpy(p, &v, sizeof v); break; }
-        case K_BYTE: { unsigned char v = (unsigned char)rnd(); memcpy(p, &v, 1); break; }
-        case K_FLOAT_INT: { struct float_int v = {(float)(rnd() % 8), (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
-        case K_DOUBLE_INT: { struct double_int v = {(double)(rnd() % 8), (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
-        case K_LONG_INT: { struct long_int v = {(long)(rnd() % 8) - 4, (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
-        case K_2INT: { struct int_int v = {(int)(rnd() % 8) - 4, (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
-        case K_SHORT_INT: { struct short_int v = {(short)(rnd() % 8), (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
-        case K_LDOUBLE_INT: { struct ldouble_int v = {(long double)(rnd() % 8), (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
-        }
-    }
-}
-
-/* ---- comparisons -------------------------------------------------------------------------- */
-
-#define LD_BYTES 10 /* x87 extended precision: the rest of a long double is padding */
-
-/* Bitwise equality of the meaningful bytes of element e. */
-static int same_bits(const struct tdesc *t, const char *a, const char *b)
-{
-    switch (t->kind) {
-    case K_LDOUBLE:
-        return !memcmp(a, b, LD_BYTES);
-    case K_CLDOUBLE:
-        return !memcmp(a, b, LD_BYTES) && !memcmp(a + sizeof(long double), b + sizeof(long double), LD_BYTES);
-    case K_FLOAT_INT: return !memcmp(a, b, sizeof(float)) && !memcmp(a + offsetof(struct float_int, i), b + offsetof(struct float_int, i), sizeof(int));
-    case K_DOUBLE_INT: return !memcmp(a, b, sizeof(double)) && !memcmp(a + offsetof(struct double_int, i), b + offsetof(struct double_int, i), sizeof(int));
-    case K_LONG_INT: return !memcmp(a, b, sizeof(long)) && !memcmp(a + offsetof(struct long_int, i), b + offsetof(struct long_int, i), sizeof(int));
-    case K_2INT: return !memcmp(a, b, 2 * sizeof(int));
-    case K_SHORT_INT: return !memcmp(a, b, sizeof(short)) && !memcmp(a + offsetof(struct short_int, i), b + offsetof(struct short_int, i), sizeof(int));
-    case K_LDOUBLE_INT: return !memcmp(a, b, LD_BYTES) && !memcmp(a + offsetof(struct ldouble_int, i), b + offsetof(struct ldouble_int, i), sizeof(int));
-    default:
-        return !memcmp(a, b, t->size);
-    }
-}
-
-static int ceil_log2(int p)
-{
-    int l = 0;
-    while ((1 << l) < p)
-        l++;
-    return l;
-}
-
-/* |a - b| <= tol * scale for real kinds (complex: per component, scale = |b|). */
-static int close_enough(const struct tdesc *t, const char *a, const char *b, int p)
-{
-    long double eps = t->kind == K_FLOAT || t->kind == K_CFLOAT ? FLT_EPSILON
-                      : t->kind == K_DOUBLE || t->kind == K_CDOUBLE ? DBL_EPSILON : LDBL_EPSILON;
-    long double tol = (is_cplx(t->kind) ? 8 : 4) * eps * (ceil_log2(p) + 2);
-    long double x[2] = {0, 0}, y[2] = {0, 0};
-    int n = is_cplx(t->kind) ? 2 : 1;
-    for (int i = 0; i < n; i++) {
-        if (t->kind == K_FLOAT || t->kind == K_CFLOAT) {
-            float u, v;
-            memcpy(&u, a + i * sizeof u, sizeof u);
-            memcpy(&v, b + i * sizeof v, sizeof v);
-            x[i] = u, y[i] = v;
-        } else if (t->kind == K_DOUBLE || t->kind == K_CDOUBLE) {
-            double u, v;
-            memcpy(&u, a + i * sizeof u, sizeof u);
-            memcpy(&v, b + i * sizeof v, sizeof v);
-            x[i] = u, y[i] = v;
-        } else {
-            long double u, v;
-            memcpy(&u, a + i * sizeof u, sizeof u);
-            memcpy(&v, b + i * sizeof v, sizeof v);
-            x[i] = u, y[i] = v;
-        }
-    }
-    long double scale = sqrtl(y[0] * y[0] + y[1] * y[1]);
-    for (int i = 0; i < n; i++)
-        if (!(fabsl(x[i] - y[i]) <= tol * scale))
-            return 0;
-    return 1;
-}
-
 /* ---- the run ------------------------------------------------------------------------------ */
 
 enum expect { EXPECT_ANY, EXPECT_SDN, EXPECT_PMPI };
-static const char *path_names[] = {"none", "pmpi", "rd", "rabenseifner", "empty", "hier"};
+const char *const path_names[] = {"none", "pmpi", "rd", "rabenseifner", "empty", "hier"};
 
 static enum expect expect_mode = EXPECT_ANY;
 static int world_rank, world_size;
-static long long cases;
-static long long path_count[6];
+long long cases;
+long long path_count[6];
 static uint64_t rab_min = SDNMPI_DEFAULT_RAB_MIN, min_bytes = 0, max_bytes = UINT64_MAX;
 static uint64_t hier_min = SDNMPI_DEFAULT_HIER_MIN;
 static int quick;
 static uint64_t seed = 1;
 static int calls_per_comm;
+static int force_hier;
 
 /* The path SDN_MPI_Allreduce must take; -1 when any is fine. */
 static int expected_path(int eligible, int count, int type_size, int comm_size)
@@ -251,9 +99,7 @@ static void run_case(MPI_Comm comm, const char *cname, const struct tdesc *t, co
     char *root = xmalloc(bytes);
     cases++;
     seed_rng(seed + cases * 7919, (uint64_t)world_rank, (uint64_t)count);
-    gen_rank = rank;
-    gen_size = p;
-    gen(t, o->op, send, count, extent);
+    gen(t, o->op, send, count, extent, rank, p);
     memset(sdn, 0, bytes);
     memset(ref, 0, bytes);
 
@@ -264,7 +110,8 @@ static void run_case(MPI_Comm comm, const char *cname, const struct tdesc *t, co
     int want = expected_path(1, count, type_size, p);
     /* The hierarchical algorithm replaces either from SDN_MPI_HIER_MIN on when the communicator's
      * leaf layout fits (which this program does not know; the tests count the paths). */
-    if (want >= 2 && want != 4 && path == 5 && (uint64_t)count * (uint64_t)type_size >= hier_min)
+    if (want >= 2 && want != 4 && path == 5
+        && (force_hier || (uint64_t)count * (uint64_t)type_size >= hier_min))
         want = 5;
     if (want >= 0 && path != want)
         FAIL("%s %s %s count=%d p=%d: path %s, expected %s", cname, o->name, t->name, count, p,
@@ -356,75 +203,6 @@ static void run_matrix(MPI_Comm comm, const char *cname, int small, int in_place
     }
 }
 
-/* A call that must fall back gives exactly PMPI_Allreduce's result. */
-static void fallback_case(MPI_Comm comm, const char *what, const void *send, int count,
-                          MPI_Datatype dt, MPI_Op op, size_t bytes)
-{
-    char *a = xmalloc(bytes), *b = xmalloc(bytes);
-    memset(a, 0, bytes);
-    memset(b, 0, bytes);
-    cases++;
-    check_mpi(SDN_MPI_Allreduce(send, a, count, dt, op, comm), what);
-    int path = sdnmpi_test_last_path();
-    check_mpi(PMPI_Allreduce(send, b, count, dt, op, comm), what);
-    path_count[path]++;
-    if (path != 1)
-        FAIL("%s: path %s, expected pmpi", what, path_names[path]);
-    if (memcmp(a, b, bytes))
-        FAIL("%s: result differs from PMPI_Allreduce", what);
-    free(a), free(b);
-}
-
-static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    for (int i = 0; i < *len; i++)
-        ((double *)inout)[i] += ((double *)in)[i];
-}
-
-/* Predefined ops are not defined for derived datatypes: a user op on pairs of ints. */
-static void user_pair_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    for (int i = 0; i < 2 * *len; i++)
-        ((int *)inout)[i] += ((int *)in)[i];
-}
-
-/* Non-commutative: inout = in * 3 + inout (order matters). */
-static void user_noncomm(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    for (int i = 0; i < *len; i++)
-        ((int *)inout)[i] = ((int *)in)[i] * 3 + ((int *)inout)[i];
-}
-
-static void run_fallbacks(void)
-{
-    int n = 301;
-    double *d = xmalloc(n * sizeof *d);
-    int *x = xmalloc(2 * n * sizeof *x);
-    seed_rng(seed, (uint64_t)world_rank, 99);
-    for (int i = 0; i < n; i++)
-        d[i] = 0.5 + unif();
-    for (int i = 0; i < 2 * n; i++)
-        x[i] = (int)(rnd() % 100);
-    MPI_Datatype pair;
-    check_mpi(MPI_Type_contiguous(2, MPI_INT, &pair), "type contiguous");
-    check_mpi(MPI_Type_commit(&pair), "type commit");
-    MPI_Op op;
-    check_mpi(MPI_Op_create(user_pair_sum, 1, &op), "op create");
-    fallback_case(MPI_COMM_WORLD, "derived datatype", x, n, pair, op, 2 * n * sizeof(int));
-    check_mpi(MPI_Op_free(&op), "op free");
-    check_mpi(MPI_Type_free(&pair), "type free");
-    check_mpi(MPI_Op_create(user_sum, 1, &op), "op create");
-    fallback_case(MPI_COMM_WORLD, "user op", d, n, MPI_DOUBLE, op, n * sizeof(double));
-    check_mpi(MPI_Op_free(&op), "op free");
-    check_mpi(MPI_Op_create(user_noncomm, 0, &op), "op create");
-    fallback_case(MPI_COMM_WORLD, "non-commutative op", x, n, MPI_INT, op, n * sizeof(int));
-    check_mpi(MPI_Op_free(&op), "op free");
-    free(d), free(x);
-}
-
 /* Extra calls on a communicator whose plan is cached. */
 static void repeat_calls(MPI_Comm comm)
 {
@@ -450,9 +228,11 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 10);
         } else if (!strcmp(argv[i], "--calls-per-comm") && i + 1 < argc) {
             calls_per_comm = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--force-hier")) {
+            force_hier = 1;
         } else {
             fprintf(stderr, "usage: allreduce_check [--expect sdn|pmpi|any] [--quick] [--seed N]"
-                            " [--calls-per-comm N]\n");
+                            " [--calls-per-comm N] [--force-hier]\n");
             return 2;
         }
     }
@@ -479,6 +259,8 @@ int main(int argc, char **argv)
     check_mpi(SDN_MPI_Init(), "SDN_MPI_Init");
     if (SDN_MPI_Init() != MPI_ERR_OTHER)
         FAIL("second SDN_MPI_Init did not return MPI_ERR_OTHER");
+    if (force_hier && sdnmpi_test_force_allreduce(5) != 0)
+        FAIL("sdnmpi_test_force_allreduce(hier) refused");
 
     /* Extents the comparisons rely on. */
     for (size_t ti = 0; ti < NTYPES; ti++) {
@@ -490,7 +272,7 @@ int main(int argc, char **argv)
 
     run_matrix(MPI_COMM_WORLD, "world", 0, 1);
     repeat_calls(MPI_COMM_WORLD);
-    run_fallbacks();
+    run_fallbacks(seed, world_rank);
 
     MPI_Comm half, dup;
     int color = world_rank % 2;

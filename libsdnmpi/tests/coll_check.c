@@ -54,7 +54,6 @@ static void seed_rng(uint64_t a, uint64_t b, uint64_t c)
 static int world_rank, cases, expect_mode; /* 0 any, 1 sdn, 2 pmpi */
 static int quick;
 static uint64_t min_bytes, max_bytes = UINT64_MAX;
-static int min_set; /* SDN_MPI_MIN_BYTES given: only then does Alltoall take its SDN path */
 static int sdn_count[3], pmpi_count[3];
 enum { AG, RED, A2A };
 
@@ -152,7 +151,7 @@ static void move_case(int coll, MPI_Comm comm, const char *cname, MPI_Datatype s
     snprintf(what, sizeof what, "%s %s type=%s count=%d%s p=%d", coll == AG ? "allgather" : "alltoall",
              cname, tname, rcount, in_place ? " in-place" : "", p);
     uint64_t total = (uint64_t)tsize * (uint64_t)rcount * (uint64_t)p;
-    note(coll, path, eligible && p > 1 && rcount > 0 && sized(total) && (coll == AG || min_set), what);
+    note(coll, path, eligible && p > 1 && rcount > 0 && sized(total), what);
     agree(comm, memcmp(r1, r2, nrecv) == 0, what);
     free(send);
     free(r1);
@@ -409,7 +408,6 @@ int main(int argc, char **argv)
     int p;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     min_bytes = env_u64("SDN_MPI_MIN_BYTES", 0);
-    min_set = min_bytes > 0;
     if (min_bytes == 0) /* the library's default for these three (allgather_util.h) */
         min_bytes = 65536;
     max_bytes = env_u64("SDN_MPI_MAX_BYTES", UINT64_MAX);

@@ -37,6 +37,37 @@ def test_schedule_rejects_bad_p(p):
         schedule.recursive_doubling_steps(p)
 
 
+@pytest.mark.parametrize("k,nleaves", [(2, 2), (2, 4), (4, 4), (8, 2), (1, 8)])
+def test_hierarchical_cross_pairs_of_equal_power_of_two_leaves_are_recursive_doublings(k, nleaves):
+    """libsdnmpi asks for no extra steps there: the pairs are already routed."""
+    sizes = [k] * nleaves
+    rd = {pair for step in schedule.recursive_doubling_steps(k * nleaves) for pair in step}
+    cross = schedule.hierarchical_cross_steps(sizes)
+    assert len(cross) == nleaves.bit_length() - 1
+    assert all(pair in rd for step in cross for pair in step)
+    assert not schedule.hierarchical_routes_needed(sizes)
+
+
+def test_hierarchical_cross_steps_of_uneven_leaves():
+    # 3, 3, 2 ranks: 2 lanes per leaf; leaf 2 (ranks 6, 7) folds into leaf 0 (ranks 0, 1) and back,
+    # then leaves 0 and 1 (ranks 3, 4) exchange lane by lane
+    assert schedule.hierarchical_cross_steps([3, 3, 2]) == [
+        [(0, 6), (1, 7), (6, 0), (7, 1)], [(0, 3), (1, 4), (3, 0), (4, 1)]]
+    assert schedule.hierarchical_routes_needed([3, 3, 2])
+    assert schedule.hierarchical_routes_needed([3, 3])           # lanes at rank distance 3
+    assert schedule.hierarchical_routes_needed([2, 2, 2])        # three leaves
+    # five leaves of 1, 2, 2, 2, 1: one lane, leaf 4 (rank 7) folds into leaf 0 (rank 0)
+    steps = schedule.hierarchical_cross_steps([1, 2, 2, 2, 1])
+    assert steps[0] == [(0, 7), (7, 0)]
+    assert steps[1:] == [[(0, 1), (1, 0), (3, 5), (5, 3)], [(0, 3), (1, 5), (3, 0), (5, 1)]]
+
+
+@pytest.mark.parametrize("sizes", [[], [4], [2, 0]])
+def test_hierarchical_cross_steps_reject_bad_layouts(sizes):
+    with pytest.raises(ValueError):
+        schedule.hierarchical_cross_steps(sizes)
+
+
 def test_host_steps_drop_same_host_pairs_and_count_duplicates():
     hosts = ["a", "a", "b", "b"]  # two ranks per host
     steps = schedule.host_steps(schedule.recursive_doubling_steps(4), hosts)

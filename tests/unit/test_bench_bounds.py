@@ -183,3 +183,16 @@ def test_the_hierarchical_limit_meets_the_bound_where_its_layout_fits():
     assert benchcore.hierarchical_limit(fab, ALL8, MIB) == pytest.approx(secs(1.75 * MIB, 30))
     for hosts in ([1, 2, 3], [1, 3, 5, 7], [1, 2, 3, 4, 5, 6]):   # 2+1; one per leaf; 3 leaves
         assert benchcore.allreduce_limits(FAB, hosts, MIB)["hierarchical"] is None
+
+
+def test_a_row_s_bytes_are_per_rank_for_allgather_and_alltoall():
+    """coll_bench's alltoall row of 1 MiB sends 8 blocks of 128 KiB per rank: the bound of a
+    128 KiB block (cut: 2 x 6 blocks over the leaf's 2 x 15 Mbit/s), not of a 1 MiB one; the
+    bound_s of every record and results.md's table use this conversion (bench_more.row_bound)."""
+    import bench_more
+    got = bench_more.row_bound("alltoall", FAB, ALL8, MIB)
+    assert got == bounds.alltoall_bound(FAB, ALL8, MIB // 8)
+    assert got["bound"] == pytest.approx(secs(12 * MIB // 8, 30), rel=1e-9)   # 0.419 s
+    assert bench_more.row_bound("allgather", FAB, ALL8, MIB) == bounds.allgather_bound(FAB, ALL8, MIB // 8)
+    assert bench_more.row_bound("allreduce", FAB, ALL8, MIB) == bounds.allreduce_bound(FAB, ALL8, MIB)
+    assert bench_more.limits(FAB, ALL8, "alltoall", MIB)["any"] == got["bound"]

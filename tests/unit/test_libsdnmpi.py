@@ -19,9 +19,11 @@ import msgpack
 import pytest
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, TOOL, closed_port, decode, fake_hosts, frame_body, tool
+from libsdnmpi_harness import (LIB, MPIRUN, PRELOAD, TOOL, closed_port, decode, fake_hosts, frame_body, leaf_of,
+                               tool)
 from sdnmpi.controller import rpc_schema
-from sdnmpi.primitives.schedule import host_steps, recursive_doubling_steps
+from sdnmpi.primitives.schedule import (hierarchical_cross_steps, hierarchical_routes_needed, host_steps,
+                                       recursive_doubling_steps)
 
 CHECK = LIB / "tests" / "allreduce_check"
 PLAIN = LIB / "tests" / "plain_allreduce"
@@ -37,10 +39,13 @@ pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not
 mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 
-def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, timeout=MPI_TIMEOUT):
+def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, timeout=MPI_TIMEOUT,
+              force_hier=False):
     argv = [CHECK, "--expect", expect]
     if quick:
         argv.append("--quick")
+    if force_hier:
+        argv.append("--force-hier")
     if calls_per_comm:
         argv += ["--calls-per-comm", calls_per_comm]
     argv += ["--seed", seed if seed is not None else 1000 + np]
@@ -55,9 +60,23 @@ def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, ti
             "stderr": res.stderr, "seconds": seconds}
 
 
-def expected_steps(hosts):
-    return [[[src, dst, count] for (src, dst), count in step]
-            for step in host_steps(recursive_doubling_steps(len(hosts)), hosts)]
+def expected_steps(hosts, leaf_sizes=None):
+    """The plan's steps for ranks on ``hosts`` (in the private communicator's order): recursive
+    doubling's, then the hierarchical algorithm's cross-leaf pairs when the leaf layout (leaf
+    sizes, ranks leaf by leaf) needs routes of its own."""
+    rank_steps = recursive_doubling_steps(len(hosts))
+    if leaf_sizes and len(leaf_sizes) >= 2 and hierarchical_routes_needed(leaf_sizes):
+        rank_steps = rank_steps + hierarchical_cross_steps(leaf_sizes)
+    return [[[src, dst, count] for (src, dst), count in step] for step in host_steps(rank_steps, hosts)]
+
+
+def leaf_sizes_of(hosts, order, leaves):
+    """The ranks per leaf of the stub's layout, for ranks in ``order`` (leaf by leaf)."""
+    sizes = {}
+    for r in order:
+        leaf = leaf_of(hosts[r], leaves)
+        sizes[leaf] = sizes.get(leaf, 0) + 1
+    return [sizes[leaf] for leaf in sorted(sizes)]
 
 
 def sorted_steps(steps):
@@ -399,7 +418,8 @@ def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves, old)
         assert locates == []
     order = sorted(range(np), key=lambda r: (int(hosts[r].rsplit(".", 1)[1]) % leaves, hosts[r], r))
     world = [r for i, r in stub.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
-    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(expected_steps([hosts[r] for r in order]))]
+    want = expected_steps([hosts[r] for r in order], leaf_sizes_of(hosts, order, leaves))
+    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(want)]
     moved = sum(r != i for i, r in enumerate(order))
     assert "sdnmpi[0]: plan ranks=%d: ranks ordered by leaf and host (%d moved)" % (np, moved) in out["stderr"]
     # SDN_MPI_REORDER=0: no locate, the ranks keep their order
@@ -432,14 +452,46 @@ def test_hierarchical(built, stub_factory, np, nhosts, leaves, quick):
     assert 0 < counts[1] < counts[0]
 
 
-def test_hierarchical_needs_equal_leaves(built, stub_factory):
-    """6 ranks on 3 leaves (not a power of two) or leaves holding 3, 3 and 2 ranks: never
-    hierarchical."""
-    for np, nhosts, leaves in ((6, 6, 3), (8, 8, 3)):
-        stub = stub_factory(leaves=leaves)
-        env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_HIER_MIN": "1"}
-        out = run_check(np, "sdn", env, quick=True, seed=97)
-        assert out["hier"] == 0 and out["rab"] > 0
+@pytest.mark.parametrize("np,nhosts,leaves,sizes", [(6, 6, 3, [2, 2, 2]), (8, 8, 3, [2, 3, 3]),
+                                                    (7, 7, 2, [3, 4]), (5, 5, 2, [2, 3]),
+                                                    (9, 9, 7, [1, 2, 2, 1, 1, 1, 1])])
+def test_hierarchical_uneven_leaves(built, stub_factory, np, nhosts, leaves, sizes):
+    """Leaves holding different numbers of ranks, or a number of leaves that is not a power of two:
+    hierarchical (extra ranks fold into the smallest leaf's lanes, extra leaves into the first
+    ones), every result as PMPI's; the plan carries the cross-leaf pairs as steps of their own,
+    after recursive doubling's (primitives.schedule.hierarchical_cross_steps)."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_HIER_MIN": "1", "SDN_MPI_HIER_SEGMENT": "64"}
+    out = run_check(np, "sdn", env, quick=True, seed=97)
+    assert out["hier"] > 0   # (a half communicator on one leaf takes Rabenseifner)
+    assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=\d+ bytes=\d+: hierarchical", out["stderr"])
+    assert not re.search(r"sdnmpi\[0\]: allreduce comm=0 count=\d+ bytes=\d+: Rabenseifner", out["stderr"])
+    hosts = fake_hosts(np, nhosts)
+    order = sorted(range(np), key=lambda r: (leaf_of(hosts[r], leaves), hosts[r], r))
+    assert leaf_sizes_of(hosts, order, leaves) == sizes
+    world = [r for i, r in stub.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
+    want = expected_steps([hosts[r] for r in order], sizes)
+    assert len(want) > len(expected_steps(hosts))
+    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(want)]
+
+
+@pytest.mark.parametrize("np,nhosts,leaves,sizes", [(7, 3, 2, [2, 5]), (9, 9, 3, [3, 3, 3])])
+def test_hierarchical_forced_on_any_layout(built, stub_factory, np, nhosts, leaves, sizes):
+    """A leaf more than twice the smallest (two fold steps): the selection rule takes Rabenseifner,
+    the forced hierarchical algorithm still gives PMPI's results, in place too, the full matrix."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_HIER_MIN": "1",
+           "SDN_MPI_HIER_SEGMENT": "96"}
+    hosts = fake_hosts(np, nhosts)
+    order = sorted(range(np), key=lambda r: (leaf_of(hosts[r], leaves), hosts[r], r))
+    assert leaf_sizes_of(hosts, order, leaves) == sizes
+    out = run_check(np, "sdn", env, seed=98, force_hier=True)
+    assert out["hier"] > 0
+    if min(sizes) * 2 < max(sizes):
+        out2 = run_check(np, "sdn", dict(env, SDN_MPI_CONTROLLER=stub_factory(leaves=leaves).address),
+                         quick=True, seed=99)
+        assert out2["hier"] == 0 and out2["rab"] > 0
 
 
 def test_size_window(built, stub_factory):
