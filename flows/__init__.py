@@ -13,12 +13,13 @@ from .classify import (DEFAULT_FRACTION, DEFAULT_INTERVAL, DEFAULT_LINK_RATE, DE
                        LearnedClassifier, ThresholdClassifier, early_features, pair_ages, pair_features,
                        scaled_windows)
 from .cost import counting_entries, poll_bytes
+from .counterlog import CounterLog, CounterLogError
 from .detect import detection_delays, first_flags, pair_scores, start_intervals
 from .model import (DEFAULT_MODEL, FORMAT, VERSION, VERSIONS, ModelError, load_model, load_or_fallback,
                     save_model)
 from .tracker import PairCounters
 
-__all__ = ["DEFAULT_FRACTION", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE", "DEFAULT_MODEL",
+__all__ = ["CounterLog", "CounterLogError", "DEFAULT_FRACTION", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE", "DEFAULT_MODEL",
            "DEFAULT_WINDOW", "FORMAT", "VERSION", "LearnedClassifier", "ModelError", "PairCounters",
            "ThresholdClassifier", "VERSIONS", "counting_entries", "detection_delays", "early_features", "first_flags",
            "load_model", "load_or_fallback", "pair_ages", "pair_features", "pair_scores", "poll_bytes",

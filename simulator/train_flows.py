@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import flows
 from ..primitives import fattree
-from . import flowtraffic
+from . import counterlogs, flowtraffic
 
 LOG = logging.getLogger(__name__)
 
@@ -128,24 +128,27 @@ def score(classifier, runs):
 
 def train(out, seed=0, instances=DEFAULT_INSTANCES, window=DEFAULT_WINDOW, recent=DEFAULT_RECENT,
           link_rate=flows.DEFAULT_LINK_RATE, interval=flows.DEFAULT_INTERVAL,
-          test_patterns=TEST_PATTERNS, trace_dir=TRACE_DIR, threshold=None):
+          test_patterns=TEST_PATTERNS, trace_dir=TRACE_DIR, threshold=None, data=None, source="simulator"):
     """Trains, writes the model to ``out`` and returns (report {pattern: {split, learned,
-    threshold}}, {cutoff: held-out scores} of the trained weights, for the record only)."""
+    threshold}}, {cutoff: held-out scores} of the trained weights, for the record only). The runs
+    are simulated (flowtraffic.py) unless ``data`` ({pattern: [flowtraffic.Run, ...]}, e.g. from
+    counter logs: counterlogs.py) is given."""
     if not 1 <= recent <= window:
         raise TrainError(f"--recent {recent} must be between 1 and --window {window}")
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise TrainError(f"cannot write {out}: no writable folder {folder}")
-    unknown = sorted(set(test_patterns) - set(flowtraffic.PATTERNS))
+    known = sorted(flowtraffic.PATTERNS if data is None else data)
+    unknown = sorted(set(test_patterns) - set(known))
     if unknown:
-        raise TrainError(f"unknown test pattern(s) {', '.join(unknown)} "
-                         f"(known: {', '.join(sorted(flowtraffic.PATTERNS))})")
-    train_patterns = [p for p in sorted(flowtraffic.PATTERNS) if p not in test_patterns]
+        raise TrainError(f"unknown test pattern(s) {', '.join(unknown)} (known: {', '.join(known)})")
+    train_patterns = [p for p in known if p not in test_patterns]
     if not train_patterns:
         raise TrainError("every pattern is a test pattern: nothing left to train on")
-    if "cg" in flowtraffic.PATTERNS and not os.path.exists(os.path.join(trace_dir, flowtraffic.CG_TRACE)):
-        raise TrainError(f"{trace_dir}: no {flowtraffic.CG_TRACE} (pass --trace-dir)")
-    data = dataset(sorted(flowtraffic.PATTERNS), instances, seed, link_rate, interval, trace_dir)
+    if data is None:
+        if not os.path.exists(os.path.join(trace_dir, flowtraffic.CG_TRACE)):
+            raise TrainError(f"{trace_dir}: no {flowtraffic.CG_TRACE} (pass --trace-dir)")
+        data = dataset(known, instances, seed, link_rate, interval, trace_dir)
     train_runs = [r for p in train_patterns for r in data[p]]
     if len(train_patterns) < 2:
         raise TrainError("the cutoff is chosen by leaving one training pattern out: train on 2 or more")
@@ -163,7 +166,7 @@ def train(out, seed=0, instances=DEFAULT_INSTANCES, window=DEFAULT_WINDOW, recen
     held_curve = curve(weights, bias, held, link_rate, interval, window, recent)
     for c, s in held_curve.items():
         s["cv_timely_accuracy"] = cv[c]
-    trained = {"seed": seed, "instances": instances, "train_patterns": train_patterns,
+    trained = {"source": source, "seed": seed, "instances": instances, "train_patterns": train_patterns,
                "test_patterns": list(test_patterns), "interval_s": interval,
                "link_rate_Bps": link_rate,
                "label": {"heavy_fraction": flowtraffic.HEAVY_FRACTION, "heavy_intervals": flowtraffic.HEAVY_INTERVALS},
@@ -224,6 +227,10 @@ def add_parser(sub, positive, count):
                         + ", ".join(sorted(flowtraffic.PATTERNS)))
     t.add_argument("--trace-dir", default=TRACE_DIR, help=f"folder holding {flowtraffic.CG_TRACE}")
     t.add_argument("--report", metavar="JSON", help="also write the report as JSON")
+    t.add_argument("--counter-logs", metavar="DIR",
+                   help="train on the counter logs in DIR (*.jsonl, one run each, recorded on Mininet by "
+                        "bench/bench_flowdetect.py) instead of simulated runs; --test-patterns then names "
+                        "their patterns; --interval and --link-mbit come from the logs")
     return t
 
 
@@ -231,10 +238,18 @@ def run(args):
     """Runs ``sdnmpi-sim train-flows``; prints the per-pattern table."""
     import json
     tests = tuple(p.strip() for p in args.test_patterns.split(",") if p.strip())
+    link_rate, interval, data, source = args.link_mbit * 1e6 / 8, args.interval, None, "simulator"
+    if args.counter_logs:
+        if args.test_patterns == ",".join(TEST_PATTERNS):
+            tests = counterlogs.TEST_PATTERNS
+        try:
+            data, link_rate, interval = counterlogs.dataset(args.counter_logs)
+        except flows.CounterLogError as exc:
+            raise TrainError(str(exc)) from None
+        source = "counter logs " + args.counter_logs
     report, curve = train(args.out, seed=args.seed, instances=args.instances, window=args.window,
-                          recent=args.recent,
-                          link_rate=args.link_mbit * 1e6 / 8, interval=args.interval,
-                          test_patterns=tests, trace_dir=args.trace_dir)
+                          recent=args.recent, link_rate=link_rate, interval=interval,
+                          test_patterns=tests, trace_dir=args.trace_dir, data=data, source=source)
     print(table(report))
     print()
     print(curve_table(curve))

@@ -285,3 +285,23 @@ def test_the_rest_view_shows_the_detections(fab, with_detection):
     assert doc["counters"]["polls"] == 2 and doc["counters"]["elephants"] == doc["counters"]["routed"] == 1
     assert doc["jobs"] == {str(job.id): 1}
     assert doc["recent"] == [{"job": job.id, "src": big[0], "dst": big[1], "delay_polls": 1}]
+
+
+def test_the_counter_log_records_every_poll_and_the_flags(fab, tmp_path):
+    sim, jobs, service = fab
+    path = tmp_path / "counters.jsonl"
+    settings = options.Settings(flow_detection="threshold", link_capacity=8 * LINK, flow_log=str(path))
+    fd = flowdetect.from_settings(settings)
+    hosts = sim.hosts()
+    job = register(sim, jobs, hosts)
+    big = (sim.host_ip[hosts[0]], sim.host_ip[hosts[15]])
+    for sent in ({}, {big: int(0.05 * LINK)}, {big: int(0.95 * LINK)}):
+        poll(sim, jobs, service, fd, sent)
+    lines = path.read_text().splitlines()
+    header, pairs, counts = flows.counterlog.read(lines)
+    assert (header["classifier"], header["interval_s"], header["link_rate_Bps"]) == ("threshold", 1.0, LINK)
+    assert len(lines) == 4 and len(pairs) == fd.counting.entries() == 224
+    assert counts[pairs.index(big)].tolist() == [0, 0.05 * LINK, 0.9 * LINK] and counts.sum() == 0.95 * LINK
+    polls = [json.loads(x) for x in lines[1:]]
+    assert {c[2] for c in polls[0]["counts"]} == {job.id} and all(p["complete"] for p in polls)
+    assert [p["flagged"] for p in polls] == [[], [], [[big[0], big[1], 2]]]
