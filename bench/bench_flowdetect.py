@@ -32,6 +32,7 @@ import time
 
 import benchcore
 
+from sdnmpi.flows import counterlog
 from sdnmpi.mininet_topos import controller_proc
 from sdnmpi.mininet_topos.fattree import FatTreeTopo
 from sdnmpi.mininet_topos.net import FabricNet, ensure_ovs
@@ -148,9 +149,23 @@ class Fabric:
         self.ctl.stop()
 
 
+def add_counter_scores(results, folder):
+    """Each detection run's `counterlog.score` from its counter log in ``folder`` (if there)."""
+    for p, by_mode in results.items():
+        for mode, runs in by_mode.items():
+            for rep, run in enumerate(runs, 1):
+                path = os.path.join(folder, "counters", "%s-%s-%d.jsonl" % (p, mode, rep))
+                if "counters" not in run and os.path.exists(path):
+                    with open(path, encoding="utf-8") as f:
+                        run["counters"] = counterlog.score(f.readlines())
+
+
 def summary(results, pattern_names, modes):
-    rows = ["| pattern | mode | runs | median s | vs none | vs hints | pairs detected (median) "
-            "| delay median, polls | delay max, polls | within 2 polls |", "|" + "---|" * 10]
+    """The markdown table. Detection columns from the runs' counter logs (elephants: a whole
+    interval at >= 10 % of the host link, as counted; delay from the start of that busy stretch)."""
+    rows = ["| pattern | mode | runs | median s | vs none | vs hints | pairs flagged (median) "
+            "| elephants (counters) | precision | delay median, polls | delay max | within 2 polls |",
+            "|" + "---|" * 12]
 
     def median_of(p, mode):
         runs = results.get(p, {}).get(mode)
@@ -165,12 +180,17 @@ def summary(results, pattern_names, modes):
             if not runs:
                 continue
             med = median_of(p, mode)
-            delays = [d for r in runs for _s, _t, d in r["detected"]]
-            rows.append("| %s | %s | %d | %.2f | %s | %s | %s | %s | %s | %s |" % (
+            scored = [r["counters"] for r in runs if "counters" in r]
+            delays = [d for s in scored for d in s["delays"]]
+            elephants = sum(s["elephants"] for s in scored)
+            flagged = sum(s["flagged"] for s in scored)
+            rows.append("| %s | %s | %d | %.2f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 p, mode, len(runs), med, versus(med, median_of(p, "none")), versus(med, median_of(p, "hints")),
                 statistics.median(len(r["detected"]) for r in runs) if mode in ("threshold", "learned") else "-",
+                elephants if scored else "-",
+                "%.2f" % (sum(s["true_flags"] for s in scored) / flagged) if flagged else "-",
                 statistics.median(delays) if delays else "-", max(delays) if delays else "-",
-                "%.0f %%" % (100 * sum(d <= 2 for d in delays) / len(delays)) if delays else "-"))
+                "%.0f %%" % (100 * sum(s["within_2"] for s in scored) / elephants) if elephants else "-"))
     return "\n".join(rows)
 
 
@@ -184,6 +204,7 @@ def report(folders):
                 doc = json.load(f)
         except (OSError, ValueError) as exc:
             raise SystemExit("bench_flowdetect: %s: %s" % (path, exc))
+        add_counter_scores(doc["results"], os.path.dirname(path))
         for p, by_mode in doc["results"].items():
             names += [p] if p not in names else []
             for mode, runs in by_mode.items():
@@ -235,6 +256,7 @@ def main(argv=None):
            "args": {k: v for k, v in vars(args).items()}, "patterns": {p: steps[p] for p in args.patterns},
            "fabric": {"k": K, "hosts": HOSTS, "host_mbit": args.host_bw, "fabric_mbit": args.fabric_bw},
            "results": results}
+    add_counter_scores(results, folder)
     path = os.path.join(folder, "results.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)

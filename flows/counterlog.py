@@ -11,8 +11,9 @@ learned model can be trained on what a real fabric (Mininet) counted (docs/flows
 and the log stops, detection goes on. `read` parses a log (or a slice of one with its header) into
 per-interval byte counts, pairs x polls, the way `PairCounters` differences them. `label` marks the
 pairs the counters show as elephants: an interval with >= ``fraction`` of the link's bytes inside
-a busy stretch (bytes in the interval before and after it, so the pair sent through the whole
-interval); their start is the first interval of that stretch.
+a busy stretch (>= ``fraction`` / 10 of the link in the intervals before and after it, so the pair
+sent through the whole interval; less is start-up chatter such as MPI's connection set-up); their
+start is the first interval of that stretch.
 """
 import json
 import logging
@@ -109,10 +110,11 @@ def read(lines):
 
 def label(counts, link_bytes, fraction=0.1):
     """(labels, starts) per pair of ``counts`` (pairs x intervals): an elephant has an interval with
-    >= ``fraction`` x ``link_bytes`` and bytes in the intervals on both sides of it; its start is the
-    first interval of the busy stretch holding the first such interval (-1 for a mouse)."""
+    >= ``fraction`` x ``link_bytes`` and busy intervals (>= ``fraction`` / 10 of the link) on both
+    sides of it; its start is the first interval of the busy stretch holding the first such
+    interval (-1 for a mouse)."""
     counts = np.asarray(counts, dtype=float)
-    busy = counts > 0
+    busy = counts >= fraction / 10 * link_bytes
     heavy = np.zeros_like(busy)
     heavy[:, 1:-1] = (counts[:, 1:-1] >= fraction * link_bytes) & busy[:, :-2] & busy[:, 2:]
     labels = heavy.any(axis=1)
@@ -123,3 +125,27 @@ def label(counts, link_bytes, fraction=0.1):
             k -= 1
         starts[i] = k
     return labels, starts
+
+
+def flagged(lines):
+    """{(src, dst): poll index (column of `read`'s counts)} of the pairs the controller flagged,
+    from the ``flagged`` field of a counter log's poll lines."""
+    out = {}
+    for t, line in enumerate(ln for ln in lines[1:] if ln.strip()):
+        for src, dst, _polls in json.loads(line).get("flagged", ()):
+            out.setdefault((src, dst), t)
+    return out
+
+
+def score(lines, fraction=0.1):
+    """What the controller's flags in a counter log were worth against the counters' own labels
+    (`label`): {pairs, elephants, flagged, true_flags, within_2 (elephants flagged by the second poll
+    after their start), delays [polls from the start to the flag, both counted, of the caught
+    elephants]}."""
+    header, pairs, counts = read(lines)
+    labels, starts = label(counts, header["link_rate_Bps"] * header["interval_s"], fraction)
+    at = flagged(lines)
+    delays = [max(1, at[p] - int(starts[i]) + 1) for i, p in enumerate(pairs) if labels[i] and p in at]
+    return {"pairs": len(pairs), "elephants": int(labels.sum()), "flagged": len(at),
+            "true_flags": sum(1 for i, p in enumerate(pairs) if labels[i] and p in at),
+            "within_2": sum(1 for d in delays if d <= 2), "delays": delays}

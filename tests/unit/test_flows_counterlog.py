@@ -58,9 +58,24 @@ def test_labels_from_the_counters_need_a_whole_busy_interval_at_a_tenth_of_the_l
         [0, 50, 0, 0, 0, 0],      # one partial burst: no whole interval seen busy
         [9, 9, 9, 9, 9, 9],       # 9 %: a mouse
         [0, 0, 2, 0, 4, 30],      # ends busy: the last interval is not known whole
+        [0.5, 0, 0.5, 3, 20, 20],  # chatter (< 1 %) before it starts: not part of its start
     ], dtype=float)
     labels, starts = counterlog.label(counts, LINK)
-    assert labels.tolist() == [True, False, False, False] and starts.tolist() == [1, -1, -1, -1]
+    assert labels.tolist() == [True, False, False, False, True] and starts.tolist() == [1, -1, -1, -1, 3]
+
+
+def test_a_log_scores_the_controllers_flags_against_the_counters_labels(tmp_path):
+    counts = np.array([[0, 5, 12, 12, 12, 0], [0, 0, 30, 30, 30, 30], [9, 9, 9, 9, 9, 9]], dtype=float)
+    pairs = [("a", "b"), ("c", "d"), ("e", "f")]
+    log = flows.CounterLog(str(tmp_path / "c.jsonl"), interval_s=1.0, link_rate_Bps=LINK)
+    cum = np.cumsum(counts, axis=1)
+    for t in range(counts.shape[1]):
+        flags = {("a", "b"): 4} if t == 4 else {("e", "f"): 2} if t == 1 else {}
+        log.poll(t + 1, {p: float(cum[i, t]) for i, p in enumerate(pairs)}, {}, flags)
+    log.close()
+    got = counterlog.score((tmp_path / "c.jsonl").read_text().splitlines())
+    # a: elephant from interval 1, flagged at 4 (4 polls); c: elephant never flagged; e: a mouse flagged
+    assert got == {"pairs": 3, "elephants": 2, "flagged": 2, "true_flags": 1, "within_2": 0, "delays": [4]}
 
 
 def test_an_unwritable_log_is_one_warning_and_nothing_else(tmp_path, caplog):
