@@ -1,8 +1,10 @@
 """Counter logs (flows/counterlog.py): the controller's per-poll counters written as JSON lines,
 read back as per-interval counts, labelled from the counters, and training from a folder of them
 (``sdnmpi-sim train-flows --counter-logs``). Pure Python, no lock."""
+import gzip
 import json
 import logging
+import os
 
 import numpy as np
 import pytest
@@ -109,3 +111,22 @@ def test_train_flows_from_counter_logs_splits_by_their_patterns(tmp_path, capsys
     assert "unknown test pattern(s) halo3d, two-phases" in capsys.readouterr().err
     assert cli.main(["train-flows", "--counter-logs", str(tmp_path / "none"), "--out", str(out)]) == 2
     assert "no counter logs" in capsys.readouterr().err
+
+
+RECORDED = os.path.join(os.path.dirname(__file__), "..", "data", "flows", "mininet-two-phases.jsonl.gz")
+
+
+@pytest.mark.parametrize("kind", ["threshold", "learned"])
+def test_both_classifiers_on_a_counter_log_recorded_on_mininet(kind):
+    # bench_flowdetect.py, two-phases (shift 4, 3 s pause, perm 7; 4 MiB per pair) on the k=4
+    # fat-tree, host links 40 Mbit/s: 91 pairs with bytes, 27 of them elephants by the counters
+    with gzip.open(RECORDED, "rt", encoding="utf-8") as f:
+        header, pairs, counts = counterlog.read(f.readlines())
+    labels, starts = counterlog.label(counts, header["link_rate_Bps"] * header["interval_s"])
+    assert (len(pairs), int(labels.sum())) == (91, 27)
+    rate = header["link_rate_Bps"]
+    clf = (flows.ThresholdClassifier(link_rate=rate, interval=1.0) if kind == "threshold"
+           else flows.load_model(flows.DEFAULT_MODEL, link_rate=rate, interval=1.0))
+    got = train_flows.score(clf, [flowtraffic.Run(counts, labels, starts)])
+    assert (got["tp"], got["fp"], got["fn"]) == (27, 0, 0)   # every elephant, no mouse
+    assert got["delay_median"] <= 3 and got["delay_max"] <= 6
