@@ -16,12 +16,13 @@ Reported per pattern and mode: the program's own time (the sum of its exchanges,
 median over the repeats), the pairs detected and the detection delay in polls (from the
 controller's log: polls from a pair's first counted bytes to its flag, both counted). The
 threshold and learned controllers log their counters (--sdnmpi-flow-log); each run's slice goes
-to counters/PATTERN-MODE-REP.jsonl for ``sdnmpi-sim train-flows --counter-logs``. Results: a
+to counters/PATTERN-MODE-REP.jsonl.gz for ``sdnmpi-sim train-flows --counter-logs``. Results: a
 folder flowdetect-STAMP in --out-dir (results.json, results.md, counters/, logs/) and the
 markdown table on stdout (docs/flows.md).
 """
 import argparse
 import datetime
+import gzip
 import json
 import os
 import re
@@ -138,7 +139,7 @@ class Fabric:
         lines = self.counter_lines()
         if counters_to and lines:
             header = dict(json.loads(lines[0]), **(tags or {}))
-            with open(counters_to, "w", encoding="utf-8") as f:
+            with gzip.open(counters_to, "wt", encoding="utf-8") as f:
                 f.write(json.dumps(header) + "\n")
                 f.writelines(lines[max(first, 1):])
         return float(m.group(1)), found
@@ -154,9 +155,9 @@ def add_counter_scores(results, folder):
     for p, by_mode in results.items():
         for mode, runs in by_mode.items():
             for rep, run in enumerate(runs, 1):
-                path = os.path.join(folder, "counters", "%s-%s-%d.jsonl" % (p, mode, rep))
+                path = os.path.join(folder, "counters", "%s-%s-%d.jsonl.gz" % (p, mode, rep))
                 if "counters" not in run and os.path.exists(path):
-                    with open(path, encoding="utf-8") as f:
+                    with gzip.open(path, "rt", encoding="utf-8") as f:
                         run["counters"] = counterlog.score(f.readlines())
 
 
@@ -245,7 +246,7 @@ def main(argv=None):
                     for mode in modes:
                         tags = {"pattern": p, "mode": mode, "rep": rep + 1, "steps": steps[p]}
                         seconds, found = fabric.run(args, steps[p], hints=(mode == "hints"), tags=tags,
-                                                    counters_to=os.path.join(counter_dir, "%s-%s-%d.jsonl"
+                                                    counters_to=os.path.join(counter_dir, "%s-%s-%d.jsonl.gz"
                                                                              % (p, mode, rep + 1)))
                         results.setdefault(p, {}).setdefault(mode, []).append({"seconds": seconds, "detected": found})
                         print("%s %s #%d: %.2f s, %d detected" % (p, mode, rep + 1, seconds, len(found)),

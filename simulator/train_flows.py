@@ -228,7 +228,7 @@ def add_parser(sub, positive, count):
     t.add_argument("--trace-dir", default=TRACE_DIR, help=f"folder holding {flowtraffic.CG_TRACE}")
     t.add_argument("--report", metavar="JSON", help="also write the report as JSON")
     t.add_argument("--counter-logs", metavar="DIR",
-                   help="train on the counter logs in DIR (*.jsonl, one run each, recorded on Mininet by "
+                   help="train on the counter logs in DIR (*.jsonl[.gz], one run each, recorded on Mininet by "
                         "bench/bench_flowdetect.py) instead of simulated runs; --test-patterns then names "
                         "their patterns; --interval and --link-mbit come from the logs")
     return t

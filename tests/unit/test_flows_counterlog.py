@@ -130,3 +130,21 @@ def test_both_classifiers_on_a_counter_log_recorded_on_mininet(kind):
     got = train_flows.score(clf, [flowtraffic.Run(counts, labels, starts)])
     assert (got["tp"], got["fp"], got["fn"]) == (27, 0, 0)   # every elephant, no mouse
     assert got["delay_median"] <= 3 and got["delay_max"] <= 6
+
+
+MININET_LOGS = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "results",
+                            "flowdetect-20261128T072002Z", "counters")
+MININET_MODEL = os.path.join(os.path.dirname(flows.DEFAULT_MODEL), "model-mininet.json")
+
+
+def test_the_mininet_model_is_what_the_documented_command_writes(tmp_path):
+    out, rep = tmp_path / "m.json", tmp_path / "r.json"
+    assert cli.main(["train-flows", "--counter-logs", MININET_LOGS, "--test-patterns", "two-phases",
+                     "--out", str(out), "--report", str(rep)]) == 0
+    made, shipped = json.loads(out.read_text()), json.loads(open(MININET_MODEL, encoding="utf-8").read())
+    assert (made["cutoff"], made["min_age"], made["trained"]["train_patterns"]) == (
+        shipped["cutoff"], shipped["min_age"], shipped["trained"]["train_patterns"])
+    assert made["weights"] == pytest.approx(shipped["weights"], rel=1e-3, abs=1e-6)
+    held = json.loads(rep.read_text())["patterns"]["two-phases"]
+    assert held["split"] == "test" and held["learned"]["accuracy"] >= 0.95
+    assert held["learned"]["within_2"] >= 0.95 > held["threshold"]["within_2"]
