@@ -19,9 +19,8 @@ from .model import (DEFAULT_MODEL, FORMAT, VERSION, VERSIONS, ModelError, load_m
                     save_model)
 from .tracker import PairCounters
 
-__all__ = ["CounterLog", "CounterLogError", "DEFAULT_FRACTION", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE", "DEFAULT_MODEL",
-           "DEFAULT_WINDOW", "FORMAT", "VERSION", "LearnedClassifier", "ModelError", "PairCounters",
-           "ThresholdClassifier", "VERSIONS", "counting_entries", "detection_delays", "early_features", "first_flags",
-           "load_model", "load_or_fallback", "pair_ages", "pair_features", "pair_scores", "poll_bytes",
-           "save_model",
-           "scaled_windows", "start_intervals"]
+__all__ = ["CounterLog", "CounterLogError", "DEFAULT_FRACTION", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE",
+           "DEFAULT_MODEL", "DEFAULT_WINDOW", "FORMAT", "VERSION", "LearnedClassifier", "ModelError",
+           "PairCounters", "ThresholdClassifier", "VERSIONS", "counting_entries", "detection_delays",
+           "early_features", "first_flags", "load_model", "load_or_fallback", "pair_ages", "pair_features",
+           "pair_scores", "poll_bytes", "save_model", "scaled_windows", "start_intervals"]

@@ -182,4 +182,5 @@ class LearnedClassifier:
         return hit & (pair_ages(counts, self.window) >= self.min_age) if self.min_age else hit
 
     def __repr__(self):
-        return f"LearnedClassifier(version={self.version}, window={self.window}, inputs={len(self.weights)}, link_rate={self.link_rate:g}, interval={self.interval:g})"
+        return (f"LearnedClassifier(version={self.version}, window={self.window}, inputs={len(self.weights)}, "
+                f"link_rate={self.link_rate:g}, interval={self.interval:g})")

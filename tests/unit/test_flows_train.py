@@ -55,7 +55,8 @@ def test_every_pattern_yields_labelled_series(pattern):
     # through two whole intervals in a row
     heavy = counts / 125e6 >= 0.9 * flowtraffic.HEAVY_FRACTION
     idx = np.arange(len(counts))
-    seen = heavy[idx, np.minimum(starts + 1, counts.shape[1] - 1)] | heavy[idx, np.minimum(starts + 2, counts.shape[1] - 1)]
+    last = counts.shape[1] - 1
+    seen = heavy[idx, np.minimum(starts + 1, last)] | heavy[idx, np.minimum(starts + 2, last)]
     assert not labels.any() or seen[labels].mean() > 0.85
     two = counts[:, 1:] / 125e6 >= 1.1 * flowtraffic.HEAVY_FRACTION
     assert not ((two[:, 1:] & two[:, :-1]).any(axis=1) & ~labels).mean() > 0.05
