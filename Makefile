@@ -30,6 +30,7 @@ bench: setup
 	$(VENV)/bin/pip install -q -r requirements-bench.txt
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick) $(ARGS)
 	$(PYTHON) bench/bench_jobroute_mininet.py $(if $(QUICK),--quick) $(JOBROUTE_ARGS)
+	$(PYTHON) bench/bench_flowdetect.py $(if $(QUICK),--quick) $(FLOWDETECT_ARGS)
 
 # Traffic-aware job routing on Mininet (docs/jobroute.md): D-mod-K, ECMP and the SDN planners on
 # the pattern program (hpcc with JOBROUTE_ARGS="--programs patterns,hpcc"), k=4 fat-tree and the
@@ -42,7 +43,8 @@ bench-prof: setup
 	$(PYTHON) bench/prof_overhead.py $(ARGS)
 
 # Flow detection without hints (docs/flows.md): the pattern programs on the k=4 fat-tree under
-# none/threshold/learned/hints, about 15 minutes; runs Mininet, so under the machine's lock.
+# none/threshold/learned/hints, about 30 minutes (also part of `make bench`; QUICK=1: permutation and
+# two-phases once, about 4 minutes); runs Mininet, so under the machine's lock.
 .PHONY: bench-flowdetect
 bench-flowdetect: setup
 	flock /tmp/sdnmpi-mininet.lock $(PYTHON) bench/bench_flowdetect.py $(ARGS)

@@ -26,7 +26,7 @@ setup(
     python_requires=">=3.9",
     packages=list(PACKAGES),
     package_dir=PACKAGES,
-    package_data={"sdnmpi.flows": ["model.json"],
+    package_data={"sdnmpi.flows": ["model.json", "model-mininet.json"],
                   "sdnmpi.controller": ["web/*.html", "web/*.js", "web/*.css"]},
     entry_points={"console_scripts": CONSOLE_SCRIPTS},
     install_requires=["ryu==4.34", "eventlet==0.33.3", "dnspython>=2,<3", "networkx>=3,<4", "msgpack>=1,<2",

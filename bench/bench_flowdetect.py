@@ -3,7 +3,8 @@
 no detection, threshold detection, learned detection and hints; median time and detection delay.
 
     make bench-flowdetect                        # or, under the machine's lock:
-    flock /tmp/sdnmpi-mininet.lock .venv/bin/python bench/bench_flowdetect.py [--repeats 3]
+    flock /tmp/sdnmpi-mininet.lock .venv/bin/python bench/bench_flowdetect.py [--repeats 3] [--quick]
+    .venv/bin/python bench/bench_flowdetect.py --report DIR [DIR ...]   # one table of several runs
 
 One Mininet fabric (FatTreeTopo k=4, userspace OVS, D-mod-K default routes) per controller set-up:
 ``--sdnmpi-flow-detection none`` (runs "none", and "hints": the program declares each exchange's
@@ -13,11 +14,15 @@ job is registered (and released at MPI_Finalize) in every mode. Modes alternate 
 
 Reported per pattern and mode: the program's own time (the sum of its exchanges, pauses excluded;
 median over the repeats), the pairs detected and the detection delay in polls (from the
-controller's log: polls from a pair's first counted bytes to its flag). Results: JSON in
---out-dir and a markdown table on stdout (docs/flows.md).
+controller's log: polls from a pair's first counted bytes to its flag, both counted). The
+threshold and learned controllers log their counters (--sdnmpi-flow-log); each run's slice goes
+to counters/PATTERN-MODE-REP.jsonl.gz for ``sdnmpi-sim train-flows --counter-logs``. Results: a
+folder flowdetect-STAMP in --out-dir (results.json, results.md, counters/, logs/) and the
+markdown table on stdout (docs/flows.md).
 """
 import argparse
 import datetime
+import gzip
 import json
 import os
 import re
@@ -28,6 +33,7 @@ import time
 
 import benchcore
 
+from sdnmpi.flows import counterlog
 from sdnmpi.mininet_topos import controller_proc
 from sdnmpi.mininet_topos.fattree import FatTreeTopo
 from sdnmpi.mininet_topos.net import FabricNet, ensure_ovs
@@ -66,7 +72,12 @@ def parse_args(argv):
     p.add_argument("--interval", type=float, default=1.0, help="--sdnmpi-flow-interval, s")
     p.add_argument("--timeout", type=float, default=300, help="s per mpirun")
     p.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
+    p.add_argument("--model", default="", help="--sdnmpi-flow-model for the learned runs (default: shipped)")
+    p.add_argument("--quick", action="store_true", help="permutation and two-phases, 1 repeat (make bench QUICK=1)")
+    p.add_argument("--report", nargs="+", metavar="DIR", help="print one table of these results folders; run nothing")
     args = p.parse_args(argv)
+    if args.quick:
+        args.patterns, args.repeats = "permutation,two-phases", 1
     args.patterns = [x for x in args.patterns.split(",") if x]
     args.modes = [x for x in args.modes.split(",") if x]
     bad = [x for x in args.patterns if x not in patterns(1)] + [x for x in args.modes if x not in MODES]
@@ -83,6 +94,12 @@ class Fabric:
         extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.rpc_port),
                  "--sdnmpi-flow-detection", detection, "--sdnmpi-flow-interval", str(args.interval),
                  "--sdnmpi-link-capacity", str(args.host_bw * 1e6))
+        self.counter_log = None
+        if detection != "none":
+            self.counter_log = os.path.join(log_dir, "counters-%s.jsonl" % detection)
+            extra += ("--sdnmpi-flow-log", self.counter_log)
+        if detection == "learned" and args.model:
+            extra += ("--sdnmpi-flow-model", args.model)
         self.log_path = os.path.join(log_dir, "ryu-%s.log" % detection)
         self.ctl = controller_proc.start_controller(controller_proc.free_port(), controller_proc.free_port(),
                                                     routing="dmodk", extra_args=extra, log_path=self.log_path)
@@ -98,9 +115,18 @@ class Fabric:
             self.close()
             raise
 
-    def run(self, args, steps, hints):
-        """(seconds the program reports, [(src, dst, delay polls)] detected during the run)."""
+    def counter_lines(self):
+        """The counter log's lines so far (header first), [] without one."""
+        if self.counter_log is None or not os.path.exists(self.counter_log):
+            return []
+        with open(self.counter_log, encoding="utf-8") as f:
+            return f.readlines()
+
+    def run(self, args, steps, hints, counters_to=None, tags=None):
+        """(seconds the program reports, [(src, dst, delay polls)] detected during the run); the
+        run's counter log lines go to ``counters_to`` (header first, with ``tags``)."""
         offset = len(self.ctl.log_text())
+        first = len(self.counter_lines())
         env = {"SDN_MPI_CONTROLLER": "%s:%d" % (self.fab.mgmt.root_ip, self.rpc_port),
                "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8", "LD_PRELOAD": PRELOAD}
         argv = [PROGRAM, "--reps", str(args.reps)] + (["--hints"] if hints else []) + steps
@@ -110,6 +136,12 @@ class Fabric:
         if rc != 0 or not m:
             raise RuntimeError("mpirun %s failed (rc %s): %s" % (" ".join(steps), rc, (out or "")[-1500:]))
         found = [(s, d, int(n)) for _mode, _job, s, d, n in ELEPHANT_RE.findall(self.ctl.log_text()[offset:])]
+        lines = self.counter_lines()
+        if counters_to and lines:
+            header = dict(json.loads(lines[0]), **(tags or {}))
+            with gzip.open(counters_to, "wt", encoding="utf-8") as f:
+                f.write(json.dumps(header) + "\n")
+                f.writelines(lines[max(first, 1):])
         return float(m.group(1)), found
 
     def close(self):
@@ -118,9 +150,23 @@ class Fabric:
         self.ctl.stop()
 
 
+def add_counter_scores(results, folder):
+    """Each detection run's `counterlog.score` from its counter log in ``folder`` (if there)."""
+    for p, by_mode in results.items():
+        for mode, runs in by_mode.items():
+            for rep, run in enumerate(runs, 1):
+                path = os.path.join(folder, "counters", "%s-%s-%d.jsonl.gz" % (p, mode, rep))
+                if "counters" not in run and os.path.exists(path):
+                    with gzip.open(path, "rt", encoding="utf-8") as f:
+                        run["counters"] = counterlog.score(f.readlines())
+
+
 def summary(results, pattern_names, modes):
-    rows = ["| pattern | mode | runs | median s | vs none | vs hints | pairs detected (median) "
-            "| delay median, polls | delay max, polls |", "|" + "---|" * 9]
+    """The markdown table. Detection columns from the runs' counter logs (elephants: a whole
+    interval at >= 10 % of the host link, as counted; delay from the start of that busy stretch)."""
+    rows = ["| pattern | mode | runs | median s | vs none | vs hints | pairs flagged (median) "
+            "| elephants (counters) | precision | delay median, polls | delay max | within 2 polls |",
+            "|" + "---|" * 12]
 
     def median_of(p, mode):
         runs = results.get(p, {}).get(mode)
@@ -135,16 +181,44 @@ def summary(results, pattern_names, modes):
             if not runs:
                 continue
             med = median_of(p, mode)
-            delays = [d for r in runs for _s, _t, d in r["detected"]]
-            rows.append("| %s | %s | %d | %.2f | %s | %s | %s | %s | %s |" % (
+            scored = [r["counters"] for r in runs if "counters" in r]
+            delays = [d for s in scored for d in s["delays"]]
+            elephants = sum(s["elephants"] for s in scored)
+            flagged = sum(s["flagged"] for s in scored)
+            rows.append("| %s | %s | %d | %.2f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 p, mode, len(runs), med, versus(med, median_of(p, "none")), versus(med, median_of(p, "hints")),
                 statistics.median(len(r["detected"]) for r in runs) if mode in ("threshold", "learned") else "-",
-                statistics.median(delays) if delays else "-", max(delays) if delays else "-"))
+                elephants if scored else "-",
+                "%.2f" % (sum(s["true_flags"] for s in scored) / flagged) if flagged else "-",
+                statistics.median(delays) if delays else "-", max(delays) if delays else "-",
+                "%.0f %%" % (100 * sum(s["within_2"] for s in scored) / elephants) if elephants else "-"))
     return "\n".join(rows)
+
+
+def report(folders):
+    """One table over the results.json of ``folders`` (runs of the same pattern and mode pooled)."""
+    results, names, modes = {}, [], []
+    for folder in folders:
+        path = os.path.join(folder, "results.json") if os.path.isdir(folder) else folder
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise SystemExit("bench_flowdetect: %s: %s" % (path, exc))
+        add_counter_scores(doc["results"], os.path.dirname(path))
+        for p, by_mode in doc["results"].items():
+            names += [p] if p not in names else []
+            for mode, runs in by_mode.items():
+                modes += [mode] if mode not in modes else []
+                results.setdefault(p, {}).setdefault(mode, []).extend(runs)
+    return summary(results, names, [m for m in MODES if m in modes])
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.report:
+        print(report(args.report))
+        return 0
     res = subprocess.run(["make", "-C", LIB, "tests/traffic_patterns", "libsdnmpi-preload.so"],
                          capture_output=True, text=True)
     if res.returncode != 0:
@@ -155,8 +229,10 @@ def main(argv=None):
     ensure_ovs()
     os.makedirs(args.out_dir, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    log_dir = os.path.join(args.out_dir, "flowdetect-%s-logs" % stamp)
+    folder = os.path.join(args.out_dir, "flowdetect-%s" % stamp)
+    log_dir, counter_dir = os.path.join(folder, "logs"), os.path.join(folder, "counters")
     os.makedirs(log_dir, exist_ok=True)
+    os.makedirs(counter_dir, exist_ok=True)
     steps = patterns(args.bytes)
     results = {}
     started = time.monotonic()
@@ -168,7 +244,10 @@ def main(argv=None):
             for rep in range(args.repeats):
                 for p in args.patterns:
                     for mode in modes:
-                        seconds, found = fabric.run(args, steps[p], hints=(mode == "hints"))
+                        tags = {"pattern": p, "mode": mode, "rep": rep + 1, "steps": steps[p]}
+                        seconds, found = fabric.run(args, steps[p], hints=(mode == "hints"), tags=tags,
+                                                    counters_to=os.path.join(counter_dir, "%s-%s-%d.jsonl.gz"
+                                                                             % (p, mode, rep + 1)))
                         results.setdefault(p, {}).setdefault(mode, []).append({"seconds": seconds, "detected": found})
                         print("%s %s #%d: %.2f s, %d detected" % (p, mode, rep + 1, seconds, len(found)),
                               file=sys.stderr)
@@ -178,11 +257,15 @@ def main(argv=None):
            "args": {k: v for k, v in vars(args).items()}, "patterns": {p: steps[p] for p in args.patterns},
            "fabric": {"k": K, "hosts": HOSTS, "host_mbit": args.host_bw, "fabric_mbit": args.fabric_bw},
            "results": results}
-    path = os.path.join(args.out_dir, "flowdetect-%s.json" % stamp)
+    add_counter_scores(results, folder)
+    path = os.path.join(folder, "results.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
-    print(summary(results, args.patterns, args.modes))
-    print("results: %s (controller logs: %s)" % (path, log_dir))
+    table = summary(results, args.patterns, args.modes)
+    with open(os.path.join(folder, "results.md"), "w", encoding="utf-8") as f:
+        f.write(table + "\n")
+    print(table)
+    print("results: %s (controller logs: %s, counter logs: %s)" % (path, log_dir, counter_dir))
     return 0
 
 

@@ -55,12 +55,17 @@ def from_settings(settings):
     link_rate = (settings.link_capacity or DEFAULT_LINK_BPS) / 8
     clf = make_classifier(settings.flow_detection, settings.flow_model, link_rate, settings.flow_interval,
                           settings.flow_window, settings.flow_fraction)
-    return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs)
+    log = None
+    if settings.flow_log:
+        log = flows.CounterLog(settings.flow_log, interval_s=settings.flow_interval, link_rate_Bps=link_rate,
+                               classifier="learned" if isinstance(clf, flows.LearnedClassifier) else "threshold")
+    return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs, log=log)
 
 
 class FlowDetection:
-    def __init__(self, classifier, router=DEFAULT_ROUTER, max_entries=None):
+    def __init__(self, classifier, router=DEFAULT_ROUTER, max_entries=None, log=None):
         self.classifier = classifier
+        self.log = log             # flows.CounterLog (--sdnmpi-flow-log) or None
         self.router = router
         self.counting = CountingTable() if max_entries is None else CountingTable(max_entries)
         self.book = flows.PairCounters(classifier)
@@ -105,8 +110,11 @@ class FlowDetection:
         jobs = service.jobs
         self._follow_jobs(jobs)
         readings = self.counting.readings()
+        newly = self.book.poll(readings)
+        if self.log is not None:
+            self.log.poll(self.counters["polls"], readings, self.counting.job_of, newly, self.counting.complete)
         found = {}
-        for pair, delay in sorted(self.book.poll(readings).items()):
+        for pair, delay in sorted(newly.items()):
             job_id = self.counting.job_of.get(pair)
             if job_id in jobs.jobs:
                 found.setdefault(job_id, []).append((pair[0], pair[1], delay))

@@ -91,6 +91,9 @@ OPTS = [
                help="pair router for detected elephants"),
     cfg.IntOpt("sdnmpi-flow-max-pairs", default=DEFAULT_MAX_ENTRIES, min=1,
                help="counting entries (job host pairs) fabric-wide at most; pairs beyond are not counted"),
+    cfg.StrOpt("sdnmpi-flow-log", default="",
+               help="flow detection: append every poll's byte counters to this file (JSON lines, for "
+                    "sdnmpi-sim train-flows --counter-logs; empty: no log)"),
     cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
                help="source MAC of the controller's ARP probes for unknown hosts"),
 ]
@@ -123,6 +126,7 @@ class Settings:
     flow_model: str = ""
     flow_router: str = flowdetect.DEFAULT_ROUTER
     flow_max_pairs: int = DEFAULT_MAX_ENTRIES
+    flow_log: str = ""
 
 
 def register_cli(conf=cfg.CONF):

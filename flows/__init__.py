@@ -10,15 +10,17 @@
 Pure numpy (no Ryu, no scikit-learn at run time). See docs/flows.md.
 """
 from .classify import (DEFAULT_FRACTION, DEFAULT_INTERVAL, DEFAULT_LINK_RATE, DEFAULT_WINDOW,
-                       LearnedClassifier, ThresholdClassifier, pair_features, scaled_windows)
+                       LearnedClassifier, ThresholdClassifier, early_features, pair_ages, pair_features,
+                       scaled_windows)
 from .cost import counting_entries, poll_bytes
+from .counterlog import CounterLog, CounterLogError
 from .detect import detection_delays, first_flags, pair_scores, start_intervals
 from .model import (DEFAULT_MODEL, FORMAT, VERSION, VERSIONS, ModelError, load_model, load_or_fallback,
                     save_model)
 from .tracker import PairCounters
 
-__all__ = ["DEFAULT_FRACTION", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE", "DEFAULT_MODEL",
-           "DEFAULT_WINDOW", "FORMAT", "VERSION", "LearnedClassifier", "ModelError", "PairCounters",
-           "ThresholdClassifier", "VERSIONS", "counting_entries", "detection_delays", "first_flags",
-           "load_model", "load_or_fallback", "pair_features", "pair_scores", "poll_bytes", "save_model",
-           "scaled_windows", "start_intervals"]
+__all__ = ["CounterLog", "CounterLogError", "DEFAULT_FRACTION", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE",
+           "DEFAULT_MODEL", "DEFAULT_WINDOW", "FORMAT", "VERSION", "LearnedClassifier", "ModelError",
+           "PairCounters", "ThresholdClassifier", "VERSIONS", "counting_entries", "detection_delays",
+           "early_features", "first_flags", "load_model", "load_or_fallback", "pair_ages", "pair_features",
+           "pair_scores", "poll_bytes", "save_model", "scaled_windows", "start_intervals"]

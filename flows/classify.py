@@ -64,6 +64,50 @@ def pair_features(counts, history, recent, link_bytes):
     return np.concatenate([x[..., history - recent:], np.stack(summary, axis=2).astype(float)], axis=2)
 
 
+N_EARLY = 14                 # early_features: features after the recent intervals
+
+
+def _ages(x):
+    """pairs x intervals: intervals since the pair's first bytes within each window of ``x``
+    (as `scaled_windows` gives it); 0 at the first interval with bytes."""
+    history = x.shape[2]
+    sent = x > 0
+    return history - 1 - np.where(sent.any(axis=2), sent.argmax(axis=2), history - 1)
+
+
+def pair_ages(counts, history):
+    """pairs x intervals: the age the learned model sees (`_ages` over ``history`` intervals)."""
+    return _ages(scaled_windows(counts, history, 1.0))
+
+
+def _log_share(v):
+    """log(1 + 100 v) / log(101): a share of the link (0 .. 1) on a log scale (0 .. 1)."""
+    return np.log1p(100.0 * v) / np.log(101.0)
+
+
+def early_features(counts, history, recent, link_bytes):
+    """pairs x intervals x (``recent`` + N_EARLY): what the learned model (version 3) sees of
+    pair p at poll t, built to decide from a pair's first polls. From the last ``history``
+    intervals only: the last ``recent`` scaled intervals (oldest first); then, with r0 the latest
+    scaled interval, r1, r2, r3 the ones before, L(v) = log(1 + 100 v) / log(101) and age = the
+    intervals since the pair's first bytes: age == 0, 1, 2, >= 3 (one-hot); at age 1: L(r0) (the
+    first whole interval), L(r1) (the partial first one); at age 2: L(r0), L(mean r0..r1); at age
+    >= 3: L(r0), L(mean r0..r2), L(mean r0..r3), L(min(r0, r1)); min(cum, 2) and L(cum / (age + 1))
+    (cum = the scaled bytes of the history)."""
+    x = scaled_windows(counts, history, link_bytes)
+    age = _ages(x)
+    r0, r1 = x[..., -1], x[..., -2] if history > 1 else np.zeros(x.shape[:2])
+    r2 = x[..., -3] if history > 2 else np.zeros(x.shape[:2])
+    r3 = x[..., -4] if history > 3 else np.zeros(x.shape[:2])
+    a0, a1, a2, a3 = age == 0, age == 1, age == 2, age >= 3
+    cum = x.sum(axis=2)
+    L = _log_share
+    summary = [a0, a1, a2, a3, L(r0) * a1, L(r1) * a1, L(r0) * a2, L((r0 + r1) / 2) * a2, L(r0) * a3,
+               L((r0 + r1 + r2) / 3) * a3, L((r0 + r1 + r2 + r3) / 4) * a3, L(np.minimum(r0, r1)) * a3,
+               np.minimum(cum, 2.0), L(cum / (age + 1))]
+    return np.concatenate([x[..., history - recent:], np.stack(summary, axis=2).astype(float)], axis=2)
+
+
 class ThresholdClassifier:
     """Elephant when the bytes of the last ``window`` intervals exceed ``fraction`` of what the
     host link carries in that window."""
@@ -89,23 +133,34 @@ class ThresholdClassifier:
                 f"link_rate={self.link_rate:g}, interval={self.interval:g})")
 
 
+FEATURES = {2: (pair_features, N_SUMMARY), 3: (early_features, N_EARLY)}   # model version -> inputs
+
+
 class LearnedClassifier:
-    """One dense unit with a sigmoid; elephant when the output reaches ``cutoff`` and the pair
-    sent bytes in the latest interval (an idle pair is never newly flagged). Its inputs: the last
-    ``len(weights)`` intervals scaled as in `scaled_windows` (``history`` None, model version 1),
-    or `pair_features` over ``history`` intervals with the last ``recent`` (version 2)."""
+    """One dense unit with a sigmoid; elephant when the output reaches ``cutoff``, the pair sent
+    bytes in the latest interval (an idle pair is never newly flagged) and it is at least
+    ``min_age`` intervals past its first bytes. Its inputs: the last ``len(weights)`` intervals
+    scaled as in `scaled_windows` (``history`` None, model version 1), or over ``history``
+    intervals with the last ``recent`` one by one: `pair_features` (version 2) or
+    `early_features` (version 3)."""
     name = "learned"
 
     def __init__(self, weights, bias, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL,
-                 cutoff=0.5, history=None, recent=None):
+                 cutoff=0.5, history=None, recent=None, version=2, min_age=0):
         self.weights = np.asarray(weights, dtype=float).reshape(-1)
         self.bias = float(bias)
         self.link_rate = _positive("link_rate", link_rate)
         self.interval = _positive("interval", interval)
         self.cutoff = float(cutoff)
         self.history, self.recent = history, recent
-        if history is not None and not (1 <= recent <= history and len(self.weights) == recent + N_SUMMARY):
-            raise ValueError(f"{len(self.weights)} weights for history {history}, recent {recent}")
+        self.version = 1 if history is None else version
+        self.min_age = int(min_age)
+        if history is not None:
+            if version not in FEATURES:
+                raise ValueError(f"no features for model version {version!r}")
+            extra = FEATURES[version][1]
+            if not (1 <= recent <= history and len(self.weights) == recent + extra):
+                raise ValueError(f"{len(self.weights)} weights for history {history}, recent {recent}")
 
     @property
     def window(self):
@@ -116,13 +171,16 @@ class LearnedClassifier:
         link_bytes = self.link_rate * self.interval
         if self.history is None:
             return scaled_windows(counts, self.window, link_bytes)
-        return pair_features(counts, self.history, self.recent, link_bytes)
+        return FEATURES[self.version][0](counts, self.history, self.recent, link_bytes)
 
     def probability(self, counts):
         return 1.0 / (1.0 + np.exp(-(self.inputs(counts) @ self.weights + self.bias)))
 
     def flags(self, counts):
-        return (self.probability(counts) >= self.cutoff) & (_counts(counts) > 0)
+        counts = _counts(counts)
+        hit = (self.probability(counts) >= self.cutoff) & (counts > 0)
+        return hit & (pair_ages(counts, self.window) >= self.min_age) if self.min_age else hit
 
     def __repr__(self):
-        return f"LearnedClassifier(window={self.window}, inputs={len(self.weights)}, link_rate={self.link_rate:g}, interval={self.interval:g})"
+        return (f"LearnedClassifier(version={self.version}, window={self.window}, inputs={len(self.weights)}, "
+                f"link_rate={self.link_rate:g}, interval={self.interval:g})")

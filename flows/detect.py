@@ -21,11 +21,14 @@ def start_intervals(counts):
     return _first_true(np.asarray(counts) > 0)
 
 
-def detection_delays(counts, flags):
-    """Per pair, polls from its first interval with bytes to its first flag: 0 when flagged at
-    the poll that first saw it, 1 one poll later, ...; -1 when never flagged."""
-    start, first = start_intervals(counts), first_flags(flags)
-    return np.where((first >= 0) & (start >= 0), first - start, -1)
+def detection_delays(counts, flags, starts=None):
+    """Per pair, the polls from its start until it is flagged, the flagging poll included: 1 when
+    the first poll after its start flags it, 2 one poll later, ...; -1 when never flagged (or
+    flagged before its start). The start is the pair's first interval with bytes, or ``starts``
+    (per pair: the interval in which its elephant traffic began, -1 for none)."""
+    start = start_intervals(counts) if starts is None else np.asarray(starts)
+    first = first_flags(flags)
+    return np.where((first >= 0) & (start >= 0) & (first >= start), first - start + 1, -1)
 
 
 def pair_scores(labels, flags):

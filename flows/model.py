@@ -1,12 +1,13 @@
 """The learned classifier's weights file: plain JSON, never pickle.
 
-    {"format": "sdnmpi-flows-model", "version": 2, "window": 32, "recent": 8,
-     "scaling": "link-interval", "weights": [8 + 8 numbers], "bias": number, "cutoff": 0.95,
+    {"format": "sdnmpi-flows-model", "version": 3, "window": 32, "recent": 4, "min_age": 1,
+     "scaling": "link-interval", "weights": [4 + 14 numbers], "bias": number, "cutoff": 0.5,
      "trained": {...}}
 
-Version 2: the inputs are `classify.pair_features` over ``window`` intervals (``recent`` of them
-raw, then the summary features). Version 1 (still read): the inputs are the last ``window``
-scaled intervals, one weight each.
+Version 3: the inputs are `classify.early_features` over ``window`` intervals (``recent`` of
+them raw, then features that exist from a pair's first polls); no flag before ``min_age``
+intervals past the pair's first bytes. Still read: version 2 (`classify.pair_features`, no
+min_age) and version 1 (the last ``window`` scaled intervals, one weight each).
 
 `load_model` raises `ModelError` with one line for a missing, malformed or mismatched file;
 `load_or_fallback` turns that into one log line and the threshold classifier.
@@ -16,14 +17,13 @@ import logging
 import math
 import os
 
-from .classify import (DEFAULT_INTERVAL, DEFAULT_LINK_RATE, N_SUMMARY, LearnedClassifier,
-                       ThresholdClassifier)
+from .classify import DEFAULT_INTERVAL, DEFAULT_LINK_RATE, FEATURES, LearnedClassifier, ThresholdClassifier
 
 LOG = logging.getLogger(__name__)
 
 FORMAT = "sdnmpi-flows-model"
-VERSION = 2                 # what save_model writes
-VERSIONS = (1, 2)           # what load_model reads
+VERSION = 3                 # what save_model writes
+VERSIONS = (1, 2, 3)        # what load_model reads
 SCALING = "link-interval"
 MAX_WINDOW = 1000
 DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.json")  # shipped
@@ -53,7 +53,7 @@ def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
     version = doc.get("version")
     if isinstance(version, bool) or version not in VERSIONS:
         raise ModelError(f"{path}: model version {version!r}, this code reads "
-                         f"{' and '.join(map(str, VERSIONS))}")
+                         f"{', '.join(map(str, VERSIONS))}")
     if doc.get("scaling") != SCALING:
         raise ModelError(f"{path}: scaling {doc.get('scaling')!r}, this code reads {SCALING!r}")
     window, weights = doc.get("window"), doc.get("weights")
@@ -62,7 +62,8 @@ def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
     recent = doc.get("recent") if version >= 2 else None
     if version >= 2 and (isinstance(recent, bool) or not isinstance(recent, int) or not 1 <= recent <= window):
         raise ModelError(f"{path}: recent must be an integer in 1..{window} (the window), got {recent!r}")
-    inputs, what = (window, "the window") if recent is None else (recent + N_SUMMARY, f"recent + {N_SUMMARY}")
+    extra = FEATURES[version][1] if recent is not None else 0
+    inputs, what = (window, "the window") if recent is None else (recent + extra, f"recent + {extra}")
     if not isinstance(weights, list) or len(weights) != inputs:
         got = len(weights) if isinstance(weights, list) else type(weights).__name__
         raise ModelError(f"{path}: weights must be a list of {inputs} numbers ({what}), got {got}")
@@ -71,18 +72,25 @@ def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
     cutoff = _number(path, "cutoff", doc.get("cutoff", 0.5))
     if not 0 < cutoff < 1:
         raise ModelError(f"{path}: cutoff must be in (0, 1), got {cutoff}")
+    min_age = doc.get("min_age", 0) if version >= 3 else 0
+    if isinstance(min_age, bool) or not isinstance(min_age, int) or not 0 <= min_age < window:
+        raise ModelError(f"{path}: min_age must be an integer in 0..{window - 1}, got {min_age!r}")
     return LearnedClassifier(weights, bias, link_rate=link_rate, interval=interval, cutoff=cutoff,
-                             history=window if recent is not None else None, recent=recent)
+                             history=window if recent is not None else None, recent=recent, version=version,
+                             min_age=min_age)
 
 
-def save_model(path, weights, bias, cutoff=0.5, trained=None, history=None, recent=None):
-    """Writes a version 2 model (``history``, ``recent`` given) or a version 1 one."""
-    doc = {"format": FORMAT, "version": 1 if history is None else VERSION, "scaling": SCALING,
+def save_model(path, weights, bias, cutoff=0.5, trained=None, history=None, recent=None, version=VERSION,
+               min_age=0):
+    """Writes a model of ``version`` (2 or 3: ``history``, ``recent`` given) or a version 1 one."""
+    doc = {"format": FORMAT, "version": 1 if history is None else version, "scaling": SCALING,
            "window": len(weights) if history is None else history,
            "weights": [float(w) for w in weights], "bias": float(bias), "cutoff": float(cutoff),
            "trained": trained or {}}
     if history is not None:
         doc["recent"] = recent
+    if history is not None and version >= 3:
+        doc["min_age"] = int(min_age)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")

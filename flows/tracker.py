@@ -7,8 +7,9 @@ readings, ask which pairs are newly elephants. Pure Python + numpy, no Ryu, no I
 A pair missing from a poll counts 0 bytes in that interval (its entry may be gone); a reading lower
 than the previous one (the entry was re-installed and its counter restarted) counts the new
 reading as the interval's bytes. A pair is reported once, at the first poll that flags it, with
-the polls since its first interval with bytes; `forget` drops pairs (job ended), `rearm` lets
-pairs be flagged again (their routes were released) without counting their old bytes twice.
+the polls from its first interval with bytes to that one, both counted (1: flagged at the first
+poll that saw its bytes, as `detect.detection_delays`); `forget` drops pairs (job ended), `rearm`
+lets pairs be flagged again (their routes were released) without counting their old bytes twice.
 """
 import logging
 
@@ -35,7 +36,7 @@ class PairCounters:
 
     def poll(self, readings):
         """One poll: {pair: cumulative bytes}. Returns {pair: delay} for pairs flagged now for
-        the first time."""
+        the first time (polls from its first bytes to now, both counted)."""
         for pair, reading in readings.items():
             if reading < 0:
                 raise ValueError(f"negative byte count {reading!r} for pair {pair!r}")
@@ -59,7 +60,7 @@ class PairCounters:
         for pair, hit in zip(candidates, now.tolist()):
             if hit:
                 self.flagged.add(pair)
-                newly[pair] = self._age[pair]
+                newly[pair] = self._age[pair] + 1
         if newly:
             LOG.debug("elephants: %s", newly)
         return newly

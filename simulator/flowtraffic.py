@@ -20,7 +20,11 @@ from . import job, timemodel
 LOG = logging.getLogger(__name__)
 
 Send = collections.namedtuple("Send", "src dst bytes start cap")
-ELEPHANT_LINK_SECONDS = 1.0  # label: a pair is an elephant when its life total >= this x link_rate
+# (counts pairs x polls, labels per pair, per pair the poll interval in which its elephant traffic
+# began or -1): one labelled pattern instance
+Run = collections.namedtuple("Run", "counts labels starts")
+HEAVY_FRACTION = 0.1    # label: an elephant sends at >= this share of its host link (Hedera's 10 %) ...
+HEAVY_INTERVALS = 1.0   # ... without a break for at least this many polling intervals
 N_HOSTS = 16                 # the k=4 fat-tree
 CG_TRACE = "cg-c-128.tar.gz"
 
@@ -199,13 +203,40 @@ def counters(times, cum, interval, rng, poll_jitter=0.02, rate_noise=0.1, tail=3
     return np.where(counts > 0, counts * noise, 0.0)
 
 
+def heavy_starts(times, cum, link_rate, interval, fraction=HEAVY_FRACTION, length=HEAVY_INTERVALS):
+    """Per pair (a row of ``cum``, cumulative bytes at ``times``): the time at which its first run
+    of at least ``length`` polling intervals at >= ``fraction`` x ``link_rate`` (without a break)
+    began, or NaN for a pair that never sends that much for that long. Rates are constant between
+    two event times (the time model is event-driven), so the runs are exact."""
+    dt = np.diff(times)
+    keep = dt > 0
+    dt, t0 = dt[keep], np.asarray(times)[:-1][keep]
+    heavy = np.diff(cum, axis=1)[:, keep] >= fraction * link_rate * dt * (1 - 1e-9)
+    out = np.full(len(cum), np.nan)
+    for i, row in enumerate(heavy):
+        run, began = 0.0, None
+        for k in range(len(row)):
+            if not row[k]:
+                run = 0.0
+                continue
+            began = t0[k] if run == 0.0 else began
+            run += dt[k]
+            if run >= length * interval * (1 - 1e-9):
+                out[i] = began
+                break
+    return out
+
+
 def instance(pattern, seed, link_rate, interval, trace_dir, graph=None):
-    """(counts pairs x polls, labels per pair) of one instance of ``pattern``."""
+    """A `Run` of ``pattern``: counters, labels (elephant: `heavy_starts` found a run) and the poll
+    interval in which each elephant's run began (column k: bytes between poll k and poll k + 1)."""
     rng = np.random.default_rng(seed)
     graph = graph if graph is not None else fattree.kary(4)
     gen = PATTERNS[pattern]
     sends = gen(rng, link_rate, interval, trace_dir) if pattern == "cg" else gen(rng, link_rate, interval)
     sends += allreduce_mice(rng, link_rate, interval)  # every job also has small collectives
     pair_list, times, cum = simulate(graph, sends, link_rate)
-    labels = cum[:, -1] >= ELEPHANT_LINK_SECONDS * link_rate
-    return counters(times, cum, interval, rng), labels
+    began = heavy_starts(times, cum, link_rate, interval)
+    labels = ~np.isnan(began)
+    starts = np.where(labels, np.floor(np.nan_to_num(began) / interval), -1).astype(int)
+    return Run(counters(times, cum, interval, rng), labels, starts)

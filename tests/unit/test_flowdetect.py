@@ -141,7 +141,7 @@ def test_an_elephant_is_routed_by_the_planner_under_the_job_cookie_and_a_mouse_i
         found = poll(sim, jobs, service, fd, sent)[0]
         if found:
             break
-    assert t == 1 and found == {job.id: [(big[0], big[1], 0)]}     # the first interval that saw it
+    assert t == 1 and found == {job.id: [(big[0], big[1], 1)]}     # the first interval that saw it
     assert job.traffic.demands == {0: [(big[0], big[1], sent[big])]} and job.traffic.routers[0] == "sdn-optimal"
     routes = job.traffic.routes[0]
     src, dst = sim.mac_of_ip(big[0]), sim.mac_of_ip(big[1])
@@ -155,7 +155,7 @@ def test_an_elephant_is_routed_by_the_planner_under_the_job_cookie_and_a_mouse_i
     # flagged once: more bytes change nothing
     sent[big] += int(0.9 * LINK)
     assert poll(sim, jobs, service, fd, sent)[0] == {}
-    assert fd.to_json()["recent"] == [{"job": job.id, "src": big[0], "dst": big[1], "delay_polls": 0}]
+    assert fd.to_json()["recent"] == [{"job": job.id, "src": big[0], "dst": big[1], "delay_polls": 1}]
     sim.check_tables_consistent()
 
 
@@ -170,7 +170,7 @@ def test_hints_win_over_detection(fab):
     big = (sim.host_ip[hosts[0]], sim.host_ip[hosts[15]])
     poll(sim, jobs, service, fd, {})
     found, _ = poll(sim, jobs, service, fd, {big: int(LINK)})
-    assert found == {job.id: [(big[0], big[1], 0)]}              # seen ...
+    assert found == {job.id: [(big[0], big[1], 1)]}              # seen ...
     assert job.traffic.demands == {0: jobtraffic.merged(hinted)} and job.flows() == before   # ... left alone
     assert fd.counters["left_to_hints"] == 1
 
@@ -185,7 +185,7 @@ def test_detection_then_hints_then_idle_release_and_redetection(fab):
     poll(sim, jobs, service, fd, {})
     poll(sim, jobs, service, fd, {a: int(LINK)})
     found, _ = poll(sim, jobs, service, fd, {a: int(LINK), b: int(LINK)})
-    assert found == {job.id: [(b[0], b[1], 0)]}
+    assert found == {job.id: [(b[0], b[1], 1)]}
     assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {a, b} and job.traffic.routes[0].flows
     # the job goes quiet: dynamic phase detection removes its routes, detection forgets the pairs
     sim.run(jobtraffic.idle(sim.core, job))
@@ -194,7 +194,7 @@ def test_detection_then_hints_then_idle_release_and_redetection(fab):
     assert fd.detected[job.id] == {} and job.traffic.dormant
     # the next busy phase: a again (old bytes not counted twice), the job wakes with a only
     found, _ = poll(sim, jobs, service, fd, {a: 2 * int(LINK), b: int(LINK)})
-    assert found == {job.id: [(a[0], a[1], 0)]}
+    assert found == {job.id: [(a[0], a[1], 1)]}
     assert not job.traffic.dormant and {(s, d) for s, d, _ in job.traffic.demands[0]} == {a}
     assert job.traffic.routes[0].flows
     sim.check_tables_consistent()
@@ -284,4 +284,24 @@ def test_the_rest_view_shows_the_detections(fab, with_detection):
     assert doc["classifier"] == "threshold" and doc["router"] == "sdn-optimal" and doc["counting_entries"] == 224
     assert doc["counters"]["polls"] == 2 and doc["counters"]["elephants"] == doc["counters"]["routed"] == 1
     assert doc["jobs"] == {str(job.id): 1}
-    assert doc["recent"] == [{"job": job.id, "src": big[0], "dst": big[1], "delay_polls": 0}]
+    assert doc["recent"] == [{"job": job.id, "src": big[0], "dst": big[1], "delay_polls": 1}]
+
+
+def test_the_counter_log_records_every_poll_and_the_flags(fab, tmp_path):
+    sim, jobs, service = fab
+    path = tmp_path / "counters.jsonl"
+    settings = options.Settings(flow_detection="threshold", link_capacity=8 * LINK, flow_log=str(path))
+    fd = flowdetect.from_settings(settings)
+    hosts = sim.hosts()
+    job = register(sim, jobs, hosts)
+    big = (sim.host_ip[hosts[0]], sim.host_ip[hosts[15]])
+    for sent in ({}, {big: int(0.05 * LINK)}, {big: int(0.95 * LINK)}):
+        poll(sim, jobs, service, fd, sent)
+    lines = path.read_text().splitlines()
+    header, pairs, counts = flows.counterlog.read(lines)
+    assert (header["classifier"], header["interval_s"], header["link_rate_Bps"]) == ("threshold", 1.0, LINK)
+    assert len(lines) == 4 and len(pairs) == fd.counting.entries() == 224
+    assert counts[pairs.index(big)].tolist() == [0, 0.05 * LINK, 0.9 * LINK] and counts.sum() == 0.95 * LINK
+    polls = [json.loads(x) for x in lines[1:]]
+    assert {c[2] for c in polls[0]["counts"]} == {job.id} and all(p["complete"] for p in polls)
+    assert [p["flagged"] for p in polls] == [[], [], [[big[0], big[1], 2]]]

@@ -30,7 +30,8 @@ def test_threshold_flags_by_window_bytes_against_the_link_share():
     assert f.shape == counts.shape
     assert flows.first_flags(f).tolist() == [0, -1, 2, -1]
     assert flows.start_intervals(counts).tolist() == [0, 0, 1, -1]
-    assert flows.detection_delays(counts, f).tolist() == [0, -1, 1, -1]
+    assert flows.detection_delays(counts, f).tolist() == [1, -1, 2, -1]  # polls, the flagging one counted
+    assert flows.detection_delays(counts, f, starts=[1, -1, 2, 0]).tolist() == [-1, -1, 1, -1]
 
 
 @pytest.mark.parametrize("kwargs", [{"window": 0}, {"window": 1.5}, {"fraction": 0},
@@ -79,11 +80,15 @@ def test_a_valid_model_file_loads(tmp_path):
 
 @pytest.mark.parametrize("changes, words", [
     ({"format": "pickle"}, "not an sdnmpi-flows-model"),
-    ({"version": 3}, "version 3, this code reads 1 and 2"),
+    ({"version": 4}, "version 4, this code reads 1, 2, 3"),
     ({"version": True}, "version True"),
     ({"version": 2}, "recent must be an integer in 1..3"),                        # v2 without recent
     ({"version": 2, "recent": 2}, "list of 10 numbers (recent + 8)"),
     ({"version": 2, "recent": 4, "weights": [0.0] * 12}, "recent must be an integer in 1..3"),
+    ({"version": 3, "recent": 2, "weights": [0.0] * 10}, "list of 16 numbers (recent + 14)"),
+    ({"version": 3, "recent": 2, "weights": [0.0] * 16, "window": 20, "min_age": 20}, "min_age must be"),
+    ({"version": 3, "recent": 2, "weights": [0.0] * 16, "window": 20, "min_age": -1}, "min_age must be"),
+    ({"version": 3, "recent": 2, "weights": [0.0] * 16, "window": 20, "min_age": 1.5}, "min_age must be"),
     ({"scaling": "per-series"}, "scaling"),
     ({"window": 4}, "list of 4 numbers"),
     ({"window": 0}, "window must be"),
@@ -138,10 +143,35 @@ def test_features_see_the_history_only_and_a_v2_model_round_trips(tmp_path):
     # poll 6: the first three intervals are out of the history: cum 1, age 0 (a new start)
     assert f[0, 6, :8].tolist() == pytest.approx([0.0, 1.0, 1.0, 1, 1, 0, 0, 0])
     weights = np.linspace(-1, 1, 10)
-    flows.save_model(tmp_path / "m.json", weights, 0.5, cutoff=0.7, history=4, recent=2)
+    flows.save_model(tmp_path / "m.json", weights, 0.5, cutoff=0.7, history=4, recent=2, version=2)
     clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
     assert (clf.window, clf.recent, clf.cutoff) == (4, 2, 0.7)
     assert clf.probability(counts) == pytest.approx(1 / (1 + np.exp(-(f @ weights + 0.5))))
+
+
+def test_early_features_exist_from_a_pairs_first_polls_and_a_v3_model_round_trips(tmp_path):
+    # one pair: idle, a partial first interval (30 %), then 20 % a poll (history 8, recent 2)
+    counts = np.array([[0, 30, 20, 20, 20, 20]], dtype=float)
+    f = flows.early_features(counts, 8, 2, LINK)
+    assert f.shape == (1, 6, 2 + 14)
+    L = lambda v: np.log1p(100 * v) / np.log(101)  # noqa: E731
+    assert flows.pair_ages(counts, 8)[0].tolist() == [0, 0, 1, 2, 3, 4]  # idle pairs have age 0
+    # poll 1 (age 0): recent [0, 0.3]; only the age-0 flag and the cumulative features are set
+    assert f[0, 1].tolist() == pytest.approx([0, 0.3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, L(0.3)])
+    # poll 2 (age 1): the first whole interval (0.2) and the partial one (0.3)
+    assert f[0, 2, 2:8].tolist() == pytest.approx([0, 1, 0, 0, L(0.2), L(0.3)])
+    # poll 5 (age >= 3): latest, means over 3 and 4 intervals, the smaller of the last two
+    assert f[0, 5, 5:14].tolist() == pytest.approx([1, 0, 0, 0, 0, L(0.2), L(0.2), L(0.2), L(0.2)])
+    assert f[0, 5, 14:].tolist() == pytest.approx([1.1, L(1.1 / 5)])
+    weights = np.zeros(16)
+    weights[7] = 20.0                       # flag at age 1 on the first whole interval only
+    flows.save_model(tmp_path / "m.json", weights, -10.0, cutoff=0.5, history=8, recent=2, min_age=1)
+    clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
+    assert (clf.version, clf.window, clf.recent, clf.min_age) == (3, 8, 2, 1)
+    # age 1 with a whole interval at 20 %: L(0.2) * 20 - 10 > 0; never before age 1
+    assert clf.flags(counts).tolist() == [[False, False, True, False, False, False]]
+    gated = flows.LearnedClassifier(np.zeros(16), 5.0, link_rate=LINK, history=8, recent=2, version=3, min_age=2)
+    assert flows.first_flags(gated.flags(counts)).tolist() == [3]   # every poll passes; age 2 at poll 3
 
 
 def test_the_shipped_model_loads():

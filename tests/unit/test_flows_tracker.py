@@ -26,7 +26,7 @@ def _feed(book, pairs, counts):
     flows.load_model(flows.DEFAULT_MODEL, link_rate=125e6, interval=1.0),
 ])
 def test_polling_cumulative_counters_matches_the_batch_classifier(classifier):
-    counts, _ = flowtraffic.instance("two-phases", 5, 125e6, 1.0, train_flows.TRACE_DIR)
+    counts = flowtraffic.instance("two-phases", 5, 125e6, 1.0, train_flows.TRACE_DIR).counts
     pairs = [("h%d" % i, "x") for i in range(len(counts))]
     seen = _feed(flows.PairCounters(classifier), pairs, counts)
     flags = classifier.flags(counts)
@@ -42,12 +42,12 @@ def test_a_restarted_counter_and_a_missing_pair_are_handled():
     assert book.poll({"a": 30.0}) == {}        # b missing: 0 bytes
     assert book.poll({"a": 25.0, "b": 0.0}) == {}   # a's entry re-installed: 25 bytes this interval
     assert book._series["a"][-2:] == [20.0, 25.0] and book._series["b"][-2:] == [0.0, 0.0]
-    assert book.poll({"a": 125.0, "b": 90.0}) == {"a": 3}   # (25 + 100) / 200 > 0.5
-    assert book.poll({"a": 225.0, "b": 190.0}) == {"b": 1}  # a reported once only
+    assert book.poll({"a": 125.0, "b": 90.0}) == {"a": 4}   # (25 + 100) / 200 > 0.5, 4th poll of a
+    assert book.poll({"a": 225.0, "b": 190.0}) == {"b": 2}  # a reported once only
     book.rearm(["b"])                               # b's routes released: flagged anew ...
     assert book.poll({"a": 225.0, "b": 190.0}) == {}   # ... on bytes after its last reading only
     assert book.poll({"a": 225.0, "b": 250.0}) == {}
-    assert book.poll({"a": 225.0, "b": 340.0}) == {"b": 1}   # (60 + 90) / 200 > 0.5
+    assert book.poll({"a": 225.0, "b": 340.0}) == {"b": 2}   # (60 + 90) / 200 > 0.5
     book.forget(["a"])
     assert "a" not in book.flagged and len(book) == 1
     with pytest.raises(ValueError):

@@ -1,0 +1,46 @@
+"""Training runs from counter logs recorded on Mininet (``--sdnmpi-flow-log``, sliced per run by
+bench/bench_flowdetect.py into *.jsonl.gz; plain *.jsonl is read too): one file per run, its
+header naming the pattern. Labels and starts come from the counters themselves
+(`flows.counterlog.label`: a whole interval at >= 10 % of the host link), as no simulator truth
+exists for a real run; pairs that sent nothing are left out. See docs/flows.md."""
+import glob
+import gzip
+import os
+
+from .. import flows
+from ..flows import counterlog
+from . import flowtraffic
+
+# the bench's patterns left out of training (its shift and alltoall are trained on)
+TEST_PATTERNS = ("permutation", "halo3d", "two-phases")
+
+
+def dataset(folder):
+    """({pattern: [flowtraffic.Run, ...]}, link rate B/s, interval s) of the logs in ``folder``;
+    raises flows.CounterLogError (one line) for a missing folder, an unreadable log or logs that
+    disagree."""
+    Error = flows.CounterLogError
+    paths = sorted(glob.glob(os.path.join(folder, "*.jsonl")) + glob.glob(os.path.join(folder, "*.jsonl.gz")))
+    if not paths:
+        raise Error(f"{folder}: no counter logs (*.jsonl, *.jsonl.gz)")
+    data, link_rate, interval = {}, None, None
+    for path in paths:
+        try:
+            opener = gzip.open if path.endswith(".gz") else open
+            with opener(path, "rt", encoding="utf-8") as f:
+                header, _pairs, counts = counterlog.read(f.readlines())
+        except (OSError, EOFError, UnicodeDecodeError, Error) as exc:
+            raise Error(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+        pattern = header.get("pattern")
+        if not isinstance(pattern, str) or not pattern:
+            raise Error(f"{path}: the header names no pattern")
+        rate, ival = float(header["link_rate_Bps"]), float(header["interval_s"])
+        if link_rate is None:
+            link_rate, interval = rate, ival
+        elif (rate, ival) != (link_rate, interval):
+            raise Error(f"{path}: link rate {rate:g} B/s, interval {ival:g} s differ from the other logs' "
+                             f"{link_rate:g} B/s, {interval:g} s")
+        counts = counts[counts.sum(axis=1) > 0]      # a pair that sent nothing asks for no decision
+        labels, starts = counterlog.label(counts, rate * ival, flowtraffic.HEAVY_FRACTION)
+        data.setdefault(pattern, []).append(flowtraffic.Run(counts, labels, starts))
+    return data, link_rate, interval
