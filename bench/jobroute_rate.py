@@ -2,22 +2,23 @@
 shift at >= 90 % of the host-link rate under SDN-optimal", k=4 fat-tree): the same shift and
 permutation at several link rates, with MPI and with iperf3 as a control.
 
-    .venv/bin/python bench/jobroute_rate.py [--rates 2,5,10,20] [--rounds 2] [--out-dir bench/results]
+    .venv/bin/python bench/jobroute_rate.py [--fabric k4|leafspine] [--rates 2,5,10,20] [--rounds 2]
 
-One k=4 fabric (16 hosts, every link the same rate), one controller (D-mod-K default routes). The
-pattern program is profiled once (phase 1 shift 9, phase 2 perm 12, the job-routing bench's
-placement and steps). Then per rate (every link's HTB class changed in place) and round:
+One fabric of the job-routing bench (k4: 16 hosts, every link at the rate; leafspine: 8 hosts,
+host links at twice the rate, leaf-spine links at the rate), one controller (D-mod-K default
+routes). The pattern program is profiled once (phase 1 the bench's shift, phase 2 its
+permutation, its placement). Then per rate (every link's HTB class changed in place) and round:
 
 - ``mpi-sdn-optimal``: the pattern program with its trace under sdn-optimal, the bench's placement
   (what bench_jobroute_mininet.py measures);
 - ``mpi-dmodk-host-order``: the same shift with ranks in host order under D-mod-K, which is
   contention-free too (model: max 1 flow per link), no controller involvement at all;
-- ``iperf3-dmodk-host-order``: the same 16 flows (host i -> host i+9) as iperf3 TCP streams at
+- ``iperf3-dmodk-host-order``: the same flows (host i -> host i+shift) as iperf3 TCP streams at
   once, no MPI;
-- ``iperf3-single``: one iperf3 stream h1 -> h10 alone (the best one TCP flow gets at that rate).
+- ``iperf3-single``: one of them alone (the best one TCP flow gets at that rate).
 
-Per flow: payload bits per second / the link rate. MPI: bytes x reps / the slowest rank's
-exchange time; iperf3: each receiver's rate (min and median of the 16). Also the CPU busy share of
+Per flow: payload bits per second / the rate (the slowest link on an inter-leaf path). MPI: bytes x reps / the slowest rank's
+exchange time; iperf3: each receiver's rate (min and median over the flows). Also the CPU busy share of
 the whole machine (both cores, /proc/stat) during each measurement: other sessions included.
 Outputs bench/results/jobroute-rate-<timestamp>/results.json and results.md.
 """
@@ -37,14 +38,14 @@ from bench_common import HERE, csv_list, now_s, software_versions, write_json  #
 import bench_jobroute_mininet as jbm  # noqa: E402
 import jobroute_report  # noqa: E402
 
-SHIFT, PERM = 9, 12
 PORT0 = 5401
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="bench/jobroute_rate.py", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--rates", default="2,5,10,20", help="link rates, Mbit/s")
+    p.add_argument("--fabric", default="k4", choices=("k4", "leafspine"))
+    p.add_argument("--rates", default="2,5,10,20", help="rates, Mbit/s (leafspine: of its leaf-spine links)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--seconds", type=float, default=3.0,
                    help="each exchange's length at line rate (its bytes scale with the rate)")
@@ -73,14 +74,18 @@ def busy_share(before, after):
 
 
 def set_rate(bench, mbit):
-    """Every rate-limited fabric interface's HTB class (Mininet's 5:1) to ``mbit``."""
+    """Every rate-limited fabric interface's HTB class (Mininet's 5:1) to ``mbit``, the host links'
+    to ``mbit`` x the fabric's host/fabric rate ratio."""
+    from mininet.node import Host
+    host_factor = bench.spec["host_bw"] / bench.spec["fabric_bw"]
     changed = 0
     for link in bench.fabric.net.links:
+        rate = mbit * (host_factor if isinstance(link.intf1.node, Host) or isinstance(link.intf2.node, Host) else 1)
         for intf in (link.intf1, link.intf2):
             if intf.params.get("bw") is None:
                 continue
             out = intf.cmd("tc class change dev %s parent 5:0 classid 5:1 htb rate %fMbit burst 15k"
-                           % (intf.name, mbit))
+                           % (intf.name, rate))
             if out.strip():
                 raise RuntimeError("tc on %s: %s" % (intf.name, out.strip()))
             changed += 1
@@ -131,11 +136,10 @@ def measure(bench, rate, trace, args):
     out = {}
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (bench.fabric.mgmt.root_ip, bench.ports["rpc"]),
            "SDN_MPI_FABRIC_SUBNET": jbm.FABRIC_SUBNET, **jbm.NO_COLLECTIVES}
-    placement = jobroute_report.bench_placement(16)
-    runs = (("mpi-sdn-optimal", placement, ["phase", 1, "shift", SHIFT, nbytes, "phase", 2, "perm", PERM, nbytes,
-                                            "phase", 0],
+    n, shift = bench.spec["hosts"], bench.spec["shift"]
+    runs = (("mpi-sdn-optimal", jobroute_report.bench_placement(n), steps(bench.spec, nbytes),
              dict(env, SDN_MPI_TRAFFIC=trace, SDN_MPI_TRAFFIC_PLANNER="sdn-optimal")),
-            ("mpi-dmodk-host-order", list(range(1, 17)), ["shift", SHIFT, nbytes], env))
+            ("mpi-dmodk-host-order", list(range(1, n + 1)), ["shift", shift, nbytes], env))
     for kind, hosts, steps, run_env in runs:
         c0 = cpu_times()
         rc, output, wall = pattern_run(bench, hosts, steps, run_env, jbm.PRELOAD)
@@ -148,8 +152,8 @@ def measure(bench, rate, trace, args):
                 rec[name + "_s"] = p["seconds"]
         out[kind] = rec
     seconds = max(4, int(round(args.seconds * 2)))
-    for kind, pairs in (("iperf3-dmodk-host-order", [(h, (h - 1 + SHIFT) % 16 + 1) for h in range(1, 17)]),
-                        ("iperf3-single", [(1, 1 + SHIFT)])):
+    for kind, pairs in (("iperf3-dmodk-host-order", [(h, (h - 1 + shift) % n + 1) for h in range(1, n + 1)]),
+                        ("iperf3-single", [(1, 1 + shift)])):
         c0 = cpu_times()
         got = iperf_flows(bench, pairs, seconds)
         ok = [g for g in got if g is not None]
@@ -158,9 +162,14 @@ def measure(bench, rate, trace, args):
     return out
 
 
+def steps(spec, nbytes):
+    """The pattern program's steps: phase 1 the bench's shift, phase 2 its permutation."""
+    return ["phase", 1, "shift", spec["shift"], nbytes, "phase", 2, "perm", spec["perm"], nbytes, "phase", 0]
+
+
 def markdown(results):
-    lines = ["| link Mbit/s | MPI sdn-optimal shift / perm | MPI D-mod-K host order shift | "
-             "iperf3 16 flows min / median | iperf3 one flow | CPU busy (MPI, iperf3 16) |",
+    lines = ["| Mbit/s | MPI sdn-optimal shift / perm | MPI D-mod-K host order shift | "
+             "iperf3 all flows min / median | iperf3 one flow | CPU busy (MPI sdn-optimal, iperf3 all) |",
              "|---|---|---|---|---|---|"]
 
     def pct(v):
@@ -175,7 +184,8 @@ def markdown(results):
             pct(med("mpi-dmodk-host-order", "shift")), pct(med("iperf3-dmodk-host-order", "min")),
             pct(med("iperf3-dmodk-host-order", "median")), pct(med("iperf3-single", "median")),
             pct(med("mpi-sdn-optimal", "cpu_busy")), pct(med("iperf3-dmodk-host-order", "cpu_busy"))))
-    return "\n".join(lines) + "\n\nMedians of %d round(s); %% of the link rate (payload).\n" % results["rounds"]
+    return "\n".join(lines) + "\n\n%s: medians of %d round(s); %% of the rate (payload).\n" % (
+        results.get("fabric", "k4"), results["rounds"])
 
 
 def main(argv=None):
@@ -185,12 +195,16 @@ def main(argv=None):
         return 2
     from sdnmpi.mininet_topos.net import ensure_ovs
     ensure_ovs()
-    out_dir = os.path.join(args.out_dir, "jobroute-rate-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    out_dir = os.path.join(args.out_dir, "jobroute-rate-%s-%s" % (args.fabric,
+                                                                  datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
     os.makedirs(os.path.join(out_dir, "traces"))
     bargs = argparse.Namespace(prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, k4_bw=args.rates[0], seed=7)
-    spec = jbm.fabric_spec("k4", bargs)
+    spec = jbm.fabric_spec(args.fabric, bargs)
+    if args.fabric != "k4":   # start at the first rate, the fabric's host/fabric ratio kept
+        spec["host_bw"], spec["fabric_bw"] = args.rates[0] * spec["host_bw"] / spec["fabric_bw"], args.rates[0]
     results = {"command": [sys.executable] + sys.argv, "software": software_versions(), "rounds": args.rounds,
-               "seconds": args.seconds, "shift": SHIFT, "perm": PERM, "rates": {}, "failed": None}
+               "fabric": args.fabric, "seconds": args.seconds, "shift": spec["shift"], "perm": spec["perm"],
+               "placement": spec["placement"], "rates": {}, "failed": None}
     bench = jbm.RouteBench(spec, bargs, out_dir)
     t0 = now_s()
     try:
@@ -198,13 +212,12 @@ def main(argv=None):
         bench.start_fabric()
         bench.wait_ready(180)
         # the trace: profiled once at the first rate (bytes per rank pair do not depend on it)
-        env = {"SDN_MPI_PROF_DIR": os.path.join(out_dir, "traces"), "SDN_MPI_PROF_JOB": "k4-rate",
+        env = {"SDN_MPI_PROF_DIR": os.path.join(out_dir, "traces"), "SDN_MPI_PROF_JOB": "rate",
                "SDN_MPI_PROF_SOURCE": "pmpi"}
         nbytes = int(args.rates[0] * 1e6 / 8 * args.seconds / 2)
-        rc, _out, _wall = pattern_run(bench, jobroute_report.bench_placement(16),
-                                      ["phase", 1, "shift", SHIFT, nbytes, "phase", 2, "perm", PERM, nbytes,
-                                       "phase", 0], env, jbm.PROF)
-        trace = os.path.join(out_dir, "traces", "k4-rate.tar.gz")
+        rc, _out, _wall = pattern_run(bench, jobroute_report.bench_placement(spec["hosts"]), steps(spec, nbytes),
+                                      env, jbm.PROF)
+        trace = os.path.join(out_dir, "traces", "rate.tar.gz")
         if rc != 0 or not os.path.isfile(trace):
             raise RuntimeError("profiling failed (rc %s)" % rc)
         for name in os.listdir(os.path.join(out_dir, "traces")):
