@@ -11,8 +11,8 @@ permutation, its placement). Then per rate (every link's HTB class changed in pl
 
 - ``mpi-sdn-optimal``: the pattern program with its trace under sdn-optimal, the bench's placement
   (what bench_jobroute_mininet.py measures);
-- ``mpi-dmodk-host-order``: the same shift with ranks in host order under D-mod-K, which is
-  contention-free too (model: max 1 flow per link), no controller involvement at all;
+- ``mpi-dmodk-host-order``: a shift with ranks in host order under D-mod-K (CONTROL_SHIFT: every
+  flow between leaves, contention-free too by the model), no controller involvement at all;
 - ``iperf3-dmodk-host-order``: the same flows (host i -> host i+shift) as iperf3 TCP streams at
   once, no MPI;
 - ``iperf3-single``: one of them alone (the best one TCP flow gets at that rate).
@@ -39,6 +39,9 @@ import bench_jobroute_mininet as jbm  # noqa: E402
 import jobroute_report  # noqa: E402
 
 PORT0 = 5401
+# The control's shift with ranks in host order: every flow between leaves, and D-mod-K
+# contention-free (max 1 flow per switch link; tests/unit/test_jobroute_bench.py checks both).
+CONTROL_SHIFT = {"k4": 9, "leafspine": 2}
 
 
 def parse_args(argv):
@@ -136,13 +139,13 @@ def measure(bench, rate, trace, args):
     out = {}
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (bench.fabric.mgmt.root_ip, bench.ports["rpc"]),
            "SDN_MPI_FABRIC_SUBNET": jbm.FABRIC_SUBNET, **jbm.NO_COLLECTIVES}
-    n, shift = bench.spec["hosts"], bench.spec["shift"]
+    n, shift = bench.spec["hosts"], CONTROL_SHIFT[bench.spec["name"]]
     runs = (("mpi-sdn-optimal", jobroute_report.bench_placement(n), steps(bench.spec, nbytes),
              dict(env, SDN_MPI_TRAFFIC=trace, SDN_MPI_TRAFFIC_PLANNER="sdn-optimal")),
             ("mpi-dmodk-host-order", list(range(1, n + 1)), ["shift", shift, nbytes], env))
-    for kind, hosts, steps, run_env in runs:
+    for kind, hosts, argv, run_env in runs:
         c0 = cpu_times()
-        rc, output, wall = pattern_run(bench, hosts, steps, run_env, jbm.PRELOAD)
+        rc, output, wall = pattern_run(bench, hosts, argv, run_env, jbm.PRELOAD)
         pats = jbm.parse_patterns(output) if rc == 0 else None
         rec = {"rc": rc, "wall_s": wall, "cpu_busy": busy_share(c0, cpu_times())}
         for name in ("shift", "perm"):
