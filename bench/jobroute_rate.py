@@ -65,15 +65,35 @@ def parse_args(argv):
     return args
 
 
+OVS_PIDFILE = "/var/run/openvswitch/ovs-vswitchd.pid"
+
+
 def cpu_times():
+    """(machine ticks, idle ticks, ovs-vswitchd's ticks or None, wall seconds)."""
     with open("/proc/stat") as f:
         vals = [int(v) for v in f.readline().split()[1:]]
-    return sum(vals), vals[3] + vals[4]   # total, idle + iowait
+    try:
+        with open(OVS_PIDFILE) as f:
+            pid = int(f.read().strip())
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        ovs = int(fields[11]) + int(fields[12])      # utime + stime
+    except (OSError, ValueError, IndexError):
+        ovs = None
+    return sum(vals), vals[3] + vals[4], ovs, now_s()
 
 
 def busy_share(before, after):
+    """The machine's busy share (both cores) between two cpu_times()."""
     total, idle = after[0] - before[0], after[1] - before[1]
     return 1.0 - idle / total if total > 0 else None
+
+
+def ovs_cores(before, after):
+    """ovs-vswitchd's CPU use between two cpu_times(), in cores (1.0 = one core all the time)."""
+    if before[2] is None or after[2] is None or after[3] <= before[3]:
+        return None
+    return (after[2] - before[2]) / os.sysconf("SC_CLK_TCK") / (after[3] - before[3])
 
 
 def set_rate(bench, mbit):
@@ -149,7 +169,8 @@ def measure(bench, rate, trace, args):
         c0 = cpu_times()
         rc, output, wall = pattern_run(bench, hosts, argv, run_env, jbm.PRELOAD)
         pats = jbm.parse_patterns(output) if rc == 0 else None
-        rec = {"rc": rc, "wall_s": wall, "cpu_busy": busy_share(c0, cpu_times())}
+        c1 = cpu_times()
+        rec = {"rc": rc, "wall_s": wall, "cpu_busy": busy_share(c0, c1), "ovs_cores": ovs_cores(c0, c1)}
         for name in ("shift", "perm"):
             if pats and name in pats:
                 p = pats[name]
@@ -161,8 +182,9 @@ def measure(bench, rate, trace, args):
                         ("iperf3-single", [(1, 1 + shift)])):
         c0 = cpu_times()
         got = iperf_flows(bench, pairs, seconds)
+        c1 = cpu_times()
         ok = [g for g in got if g is not None]
-        out[kind] = {"cpu_busy": busy_share(c0, cpu_times()), "flows_mbit": got,
+        out[kind] = {"cpu_busy": busy_share(c0, c1), "ovs_cores": ovs_cores(c0, c1), "flows_mbit": got,
                      "min": min(ok) / rate if ok else None, "median": statistics.median(ok) / rate if ok else None}
     return out
 
@@ -174,21 +196,26 @@ def steps(spec, nbytes):
 
 def markdown(results):
     lines = ["| Mbit/s | MPI sdn-optimal shift / perm | MPI D-mod-K host order shift | "
-             "iperf3 all flows min / median | iperf3 one flow | CPU busy (MPI sdn-optimal, iperf3 all) |",
-             "|---|---|---|---|---|---|"]
+             "iperf3 all flows min / median | iperf3 one flow | CPU busy (MPI sdn-optimal, iperf3 all) | "
+             "ovs-vswitchd cores (MPI sdn-optimal, iperf3 all) |",
+             "|---|---|---|---|---|---|---|"]
 
     def pct(v):
         return "-" if v is None else "%.0f%%" % (100 * v)
+
+    def cores(v):
+        return "-" if v is None else "%.2f" % v
 
     for rate, rounds in sorted(results["rates"].items(), key=lambda kv: float(kv[0])):
         def med(kind, key):
             vals = [r[kind][key] for r in rounds if r.get(kind, {}).get(key) is not None]
             return statistics.median(vals) if vals else None
-        lines.append("| %s | %s / %s | %s | %s / %s | %s | %s, %s |" % (
+        lines.append("| %s | %s / %s | %s | %s / %s | %s | %s, %s | %s, %s |" % (
             rate, pct(med("mpi-sdn-optimal", "shift")), pct(med("mpi-sdn-optimal", "perm")),
             pct(med("mpi-dmodk-host-order", "shift")), pct(med("iperf3-dmodk-host-order", "min")),
             pct(med("iperf3-dmodk-host-order", "median")), pct(med("iperf3-single", "median")),
-            pct(med("mpi-sdn-optimal", "cpu_busy")), pct(med("iperf3-dmodk-host-order", "cpu_busy"))))
+            pct(med("mpi-sdn-optimal", "cpu_busy")), pct(med("iperf3-dmodk-host-order", "cpu_busy")),
+            cores(med("mpi-sdn-optimal", "ovs_cores")), cores(med("iperf3-dmodk-host-order", "ovs_cores"))))
     return "\n".join(lines) + "\n\n%s: medians of %d round(s); %% of the rate (payload).\n" % (
         results.get("fabric", "k4"), results["rounds"])
 
