@@ -67,7 +67,8 @@ def _section(text, name):
 
 def parse_sections(text):
     """{key: seconds} of the sections before LatencyBandwidth (SECTION_KEYS, those found) and
-    "checks_passed" (PTRANS's checks and RandomAccess's verifications passed)."""
+    "checks_passed" (PTRANS's checks and RandomAccess's verifications passed, by hpcc's verdict:
+    MPI RandomAccess tolerates errors in up to 1 % of the table, seen under every routing here)."""
     out = {}
     for key, name in (("MPIRandomAccess_time", "MPIRandomAccess"),
                       ("MPIRandomAccess_LCG_time", "MPIRandomAccess_LCG")):
@@ -81,7 +82,7 @@ def parse_sections(text):
     if fft:
         out["MPIFFT_time"] = sum(float(s) for s in fft)
     checks = ("FAILED" not in text and bool(walls) and all(c == "PASSED" for _s, c in walls)
-              and all("Found 0 errors" in _section(text, n) for n in ("MPIRandomAccess", "MPIRandomAccess_LCG")))
+              and all("locations (passed)" in _section(text, n) for n in ("MPIRandomAccess", "MPIRandomAccess_LCG")))
     out["checks_passed"] = checks
     return out
 
