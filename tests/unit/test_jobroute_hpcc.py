@@ -80,3 +80,17 @@ def test_stop_at_fires_once_the_marker_is_written(tmp_path):
     assert fired.wait(5)
     watch.finish()
     assert watch.seen >= before
+
+
+def test_report_tables_hpccs_stopped_runs():
+    import jobroute_report  # pylint: disable=import-outside-toplevel
+    spec = dict(jobroute_report.FABRIC_MODELS["leafspine"], name="leafspine", placement=list(range(1, 9)))
+    runs = [{"policy": "dmodk", "rc": 0, "wall_s": 41.0, "hpcc": {"to_latbw_s": 40.0, "PTRANS_time": 20.0}},
+            {"policy": "dmodk", "rc": 0, "wall_s": 45.0, "hpcc": {"to_latbw_s": 44.0, "PTRANS_time": 24.0}},
+            {"policy": "sdn-optimal", "rc": 0, "wall_s": 31.0, "hpcc": {"to_latbw_s": 30.0, "PTRANS_time": 10.0}},
+            {"policy": "sdn-optimal", "rc": 1, "wall_s": 9.0, "hpcc": None}]
+    text = jobroute_report.markdown({"method": {"hpcc_n": 1000, "hpcc_ptrans_n": 2000},
+                                     "fabrics": {"leafspine": {"spec": spec, "programs": {"hpcc": {"runs": runs}}}}})
+    assert "| to_latbw_s | 42.00 (n=2) | 30.00 (n=1) (1.40x) |" in text
+    assert "| wall_s | 43.00 (n=2) | 31.00 (n=1) (1.39x) |" in text
+    assert "| PTRANS_time | 22.00 (n=2) | 10.00 (n=1) (2.20x) |" in text
