@@ -216,8 +216,9 @@ def markdown(results):
             pct(med("iperf3-dmodk-host-order", "median")), pct(med("iperf3-single", "median")),
             pct(med("mpi-sdn-optimal", "cpu_busy")), pct(med("iperf3-dmodk-host-order", "cpu_busy")),
             cores(med("mpi-sdn-optimal", "ovs_cores")), cores(med("iperf3-dmodk-host-order", "ovs_cores"))))
-    return "\n".join(lines) + "\n\n%s: medians of %d round(s); %% of the rate (payload).\n" % (
-        results.get("fabric", "k4"), results["rounds"])
+    done = ", ".join("%s: %d" % (rate, len(rounds)) for rate, rounds in results["rates"].items())
+    return "\n".join(lines) + "\n\n%s: medians of the rounds measured (Mbit/s: rounds %s); %% of the rate " \
+        "(payload); %g s per exchange at line rate.\n" % (results.get("fabric", "k4"), done, results["seconds"])
 
 
 def main(argv=None):
