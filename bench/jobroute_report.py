@@ -292,7 +292,7 @@ def merge(docs):
     pieces' runs (each piece profiles the same program again: the same demand)."""
     out = {"fabrics": {}, "method": {}, "pieces": []}
     for doc in docs:
-        out["method"] = out["method"] or doc.get("method", {})
+        out["method"] = dict(doc.get("method", {}), **out["method"])   # the first piece's, others fill gaps
         out["pieces"].append({k: doc.get(k) for k in ("started", "command", "wall_s", "failed")})
         for name, fab in doc.get("fabrics", {}).items():
             dst = out["fabrics"].setdefault(name, {"spec": fab["spec"], "model": fab.get("model"), "programs": {}})
@@ -303,7 +303,8 @@ def merge(docs):
                 else:
                     dst["programs"][program] = prog
         if doc.get("failed"):
-            out["failed"] = doc["failed"]
+            out["failed"] = "; ".join(filter(None, [out.get("failed"), "%s (the piece started %s)" % (
+                doc["failed"], doc.get("started"))]))
     return out
 
 

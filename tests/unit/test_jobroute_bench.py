@@ -148,4 +148,4 @@ def test_merge_unites_pieces():
     m = jobroute_report.merge([a, b, c])
     assert set(m["fabrics"]) == {"k4", "leafspine"} and set(m["fabrics"]["k4"]["programs"]) == {"patterns", "hpcc"}
     assert m["fabrics"]["k4"]["programs"]["patterns"] == {"runs": [1, 3]}
-    assert m["failed"] == "boom" and len(m["pieces"]) == 3
+    assert m["failed"] == "boom (the piece started None)" and len(m["pieces"]) == 3
