@@ -238,7 +238,8 @@ def main(argv=None):
     results = {"command": [sys.executable] + sys.argv, "software": software_versions(), "rounds": args.rounds,
                "fabric": args.fabric, "seconds": args.seconds, "shift": spec["shift"], "perm": spec["perm"],
                "placement": spec["placement"], "rates": {}, "failed": None}
-    bench = jbm.RouteBench(spec, bargs, out_dir)
+    os.makedirs(os.path.join(out_dir, "logs"))
+    bench = jbm.RouteBench(spec, bargs, os.path.join(out_dir, "logs"))   # controller, lldpd, Mininet logs
     t0 = now_s()
     try:
         bench.start_controller("dmodk")
