@@ -1,5 +1,6 @@
 """Traffic-aware job routing measured on Mininet (issue 15): D-mod-K, ECMP, SDN-greedy, SDN-optimal
 and SDN-adaptive on the pattern program and on hpcc, each profiled once and rerun with its trace.
+(hpcc: profiled on loopback, reruns stopped at its LatencyBandwidth section: bench/jobroute_hpcc.py.)
 
     .venv/bin/python bench/bench_jobroute_mininet.py [--fabrics k4,leafspine] [--programs patterns[,hpcc]]
         [--reps 3] [--quick] [--out-dir bench/results]   (--help lists every option)
@@ -29,6 +30,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +42,7 @@ from bench_common import (FABRIC_SUBNET, HERE, PRIORITY_ROUTE, ROOT, Progress, c
                           now_s, software_versions, write_json)
 from bench_fabric import Bench  # noqa: E402
 from bench_flows import ofctl  # noqa: E402
+import jobroute_hpcc  # noqa: E402
 import jobroute_report  # noqa: E402
 import jobroute_sim  # noqa: E402
 
@@ -47,7 +50,6 @@ LIB = os.path.join(ROOT, "libsdnmpi")
 PRELOAD = os.path.join(LIB, "libsdnmpi-preload.so")
 PROF = os.path.join(LIB, "libsdnmpi_prof.so")
 PATTERNS = os.path.join(LIB, "tests", "traffic_patterns")
-HPCC = shutil.which("hpcc") or "/usr/bin/hpcc"
 POLICIES = jobroute_sim.POLICIES
 DEFAULT_ROUTING = {"dmodk": "dmodk", "ecmp": "ecmp", "sdn-greedy": "dmodk", "sdn-optimal": "dmodk",
                    "sdn-adaptive": "ecmp"}
@@ -59,9 +61,6 @@ PATTERN_ORDER = ("shift", "perm", "halo2d", "halo3d", "alltoall")
 PATTERN_LINE = re.compile(r"^traffic_patterns: pattern=(?P<name>\w+) bytes=(?P<bytes>\d+) reps=(?P<reps>\d+) "
                           r"ranks=(?P<ranks>\d+) seconds=(?P<s>[\d.]+)", re.M)
 PATTERNS_OK = re.compile(r"^traffic_patterns: ranks=\d+ ok seconds=(?P<s>[\d.]+)", re.M)
-HPCC_KEY = re.compile(r"^(?P<k>[A-Za-z_][A-Za-z0-9_]*)=(?P<v>[-+0-9.eE]+)\s*$", re.M)
-HPCC_KEYS = ("HPL_time", "PTRANS_time", "MPIFFT_time", "MPIRandomAccess_time", "RandomlyOrderedRingBandwidth_GBytes",
-             "NaturallyOrderedRingBandwidth_GBytes")
 # sdnmpi's collectives stay out of every run (the measure is about routing, not algorithms).
 NO_COLLECTIVES = {"SDN_MPI_MIN_BYTES": "1024g", "SDN_MPI_BCAST_MIN_BYTES": "unlimited"}
 
@@ -71,7 +70,8 @@ def parse_args(argv):
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--fabrics", default="k4,leafspine", help="k4, leafspine")
     p.add_argument("--programs", default="patterns",
-                   help="patterns, hpcc (hpcc: opt-in, its LatencyBandwidth section alone ran over 3 minutes)")
+                   help="patterns, hpcc (hpcc: profiled on loopback, reruns stopped at its LatencyBandwidth "
+                        "section, which alone sends 0.8 GB per rank: bench/jobroute_hpcc.py)")
     p.add_argument("--policies", default=",".join(POLICIES))
     p.add_argument("--reps", type=int, default=3, help="rounds (each runs every policy once)")
     p.add_argument("--pattern-reps", type=int, default=2, help="traffic_patterns --reps")
@@ -79,7 +79,10 @@ def parse_args(argv):
     p.add_argument("--k4-scale", type=float, default=0.5,
                    help="k4: the pattern sizes times this (the k4 fabric's links are slower: its 20 userspace "
                         "switches on 2 cores must stay below their CPU limit)")
-    p.add_argument("--hpcc-n", type=int, default=1000, help="hpcc: HPL's N (a short run)")
+    p.add_argument("--hpcc-n", type=int, default=1000,
+                   help="hpcc: HPL's N (also sizes RandomAccess's table and FFT's vector)")
+    p.add_argument("--hpcc-ptrans-n", type=int, default=2000,
+                   help="hpcc: an additional PTRANS matrix size (its own is N/2), the bandwidth-bound part")
     p.add_argument("--seed", type=int, default=7, help="the random rank placement's seed")
     p.add_argument("--quick", action="store_true", help="1 round, patterns only, smaller messages")
     p.add_argument("--job-timeout", type=float, default=300.0)
@@ -186,16 +189,33 @@ class RouteBench(Bench):
             time.sleep(0.3)
         self.routing = routing
 
-    def mpirun(self, prog, env, lib, timeout, wdir=None):
-        """(rc, output, wall seconds) of one job on the placement; ``lib`` is LD_PRELOADed into
-        the ranks only (-x), not into mpirun."""
-        hosts = ["h%d" % n for n in self.spec["placement"]]
+    def mpirun(self, prog, env, lib, timeout, wdir=None, stop_file=None):
+        """(rc, output, wall seconds, stop seconds) of one job on the placement; ``lib`` is
+        LD_PRELOADed into the ranks only (-x), not into mpirun. With ``stop_file``, the job is
+        killed once that file holds jobroute_hpcc.STOP_MARKER; stop seconds = from the start to
+        then (None if never)."""
+        from sdnmpi.mininet_topos import procs
+        from sdnmpi.mininet_topos.net import MpiJob
+        hosts = [self.fabric.host("h%d" % n) for n in self.spec["placement"]]
         extra = ["-x", "LD_PRELOAD=%s" % lib]
         if wdir:
             extra += ["--wdir", wdir]
+        job = MpiJob(self.fabric, hosts, 1)
+        argv = job.mpirun_argv(prog, np=len(hosts), env=env, extra_args=extra)
+        watch = jobroute_hpcc.StopAt(stop_file, lambda: procs.kill_by_environ(job.dir)) if stop_file else None
         t0 = now_s()
-        rc, out = self.fabric.mpirun(hosts, prog, np=len(hosts), env=env, timeout=timeout, extra_args=extra)
-        return rc, out, now_s() - t0
+        if watch:
+            watch.start()
+        try:
+            rc, out = job.run(argv, env=env, timeout=timeout)
+        finally:
+            if watch:
+                watch.finish()
+        wall = now_s() - t0
+        stopped = watch.seen - t0 if watch and watch.seen is not None else None
+        if watch and not self.wait_no_jobs(timeout=30):   # a killed job goes when its RPC connections close
+            raise TimeoutError("the controller still holds a job 30 s after a stopped run")
+        return rc, out, wall, stopped
 
 
 def _interrupted(signum, _frame):
@@ -211,23 +231,6 @@ def pattern_argv(spec, args):
             "phase", 5, "alltoall", b["alltoall"], "phase", 0]
 
 
-def hpcc_input(path, spec, n):
-    """hpccinf.txt: the Debian example with HPL's N and the P x Q grid of the job."""
-    src = "/usr/share/doc/hpcc/examples/_hpccinf.txt"
-    with open(src) as f:
-        lines = f.read().splitlines()
-    p, q = spec["grid"]
-    for i, line in enumerate(lines):
-        if line.rstrip().endswith(" Ns"):
-            lines[i] = "%-13d Ns" % n
-        elif line.rstrip().endswith(" Ps"):
-            lines[i] = "%-13d Ps" % p
-        elif line.rstrip().endswith(" Qs"):
-            lines[i] = "%-13d Qs" % q
-    with open(os.path.join(path, "hpccinf.txt"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-
-
 def parse_patterns(output):
     """{pattern: {"bytes", "reps", "seconds"}} and the total, or None if the run did not finish ok."""
     ok = PATTERNS_OK.search(output)
@@ -237,18 +240,6 @@ def parse_patterns(output):
            for m in PATTERN_LINE.finditer(output)}
     out["total"] = {"seconds": float(ok["s"])}
     return out
-
-
-def parse_hpcc(path):
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError:
-        return None
-    if "End of HPC Challenge tests" not in text:
-        return None
-    values = {m["k"]: float(m["v"]) for m in HPCC_KEY.finditer(text)}
-    return {k: values[k] for k in HPCC_KEYS if k in values}
 
 
 def run_program(bench, program, policy, trace, args, log):
@@ -265,26 +256,47 @@ def _run(bench, program, lib, env, args, log):
     wdir = tempfile.mkdtemp(prefix="jr-", dir=bench.fabric.tmpdir)
     try:
         if program == "patterns":
-            prog = pattern_argv(bench.spec, args)
+            prog, stop_file = pattern_argv(bench.spec, args), None
         else:
-            hpcc_input(wdir, bench.spec, args.hpcc_n)
-            prog = [HPCC]
-        rc, out, wall = bench.mpirun(prog, env, lib, args.job_timeout, wdir=wdir)
+            jobroute_hpcc.write_input(wdir, bench.spec["grid"], args.hpcc_n, (args.hpcc_ptrans_n,))
+            prog, stop_file = [jobroute_hpcc.HPCC], os.path.join(wdir, "hpccoutf.txt")
+        rc, out, wall, stopped = bench.mpirun(prog, env, lib, args.job_timeout, wdir=wdir, stop_file=stop_file)
         log.write("$ %s\n%s\n[rc %s, %.1f s]\n" % (" ".join(map(str, prog)), out, rc, wall))
-        log.flush()
         rec = {"rc": rc, "wall_s": wall}
         if program == "patterns":
             rec["patterns"] = parse_patterns(out) if rc == 0 else None
         else:
-            rec["hpcc"] = parse_hpcc(os.path.join(wdir, "hpccoutf.txt")) if rc == 0 else None
+            rec.update(hpcc_record(stop_file, stopped, rc, log))
+        log.flush()
         rec["traffic_lines"] = [ln for ln in out.splitlines() if "traffic phase=" in ln or "SDN_MPI_TRAFFIC" in ln][:12]
         return rec
     finally:
         shutil.rmtree(wdir, ignore_errors=True)
 
 
+def hpcc_record(outf, stopped, rc, log):
+    """A stopped hpcc run's fields: rc 0 when it reached LatencyBandwidth with every check passed
+    (mpirun's own code, from the kill, in mpirun_rc); hpcc = the sections' seconds and
+    to_latbw_s (mpirun's start to LatencyBandwidth)."""
+    try:
+        with open(outf) as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    log.write("--- hpccoutf.txt ---\n%s\n" % text)
+    sections = jobroute_hpcc.parse_sections(text)
+    ok = stopped is not None and sections.pop("checks_passed")
+    return {"rc": 0 if ok else (rc if rc else 1), "mpirun_rc": rc,
+            "hpcc": dict(sections, to_latbw_s=stopped) if ok else None}
+
+
 def profile(bench, program, trace_dir, args, log):
     name = "%s-%s" % (bench.spec["name"], program)
+    if program == "hpcc":
+        path, rec = jobroute_hpcc.profile_local(trace_dir, name, bench.spec["hosts"], bench.spec["grid"], args.hpcc_n,
+                                                (args.hpcc_ptrans_n,), PROF, timeout=args.job_timeout)
+        log.write("--- profiled on loopback: hpccoutf.txt ---\n%s\n" % rec.pop("hpccoutf"))
+        return path, rec
     env = {"SDN_MPI_PROF_DIR": trace_dir, "SDN_MPI_PROF_JOB": name, "SDN_MPI_PROF_SOURCE": "pmpi"}
     rec = _run(bench, program, PROF, env, args, log)
     path = os.path.join(trace_dir, name + ".tar.gz")
@@ -343,7 +355,13 @@ def main(argv=None):
     if os.geteuid() != 0:
         print("bench_jobroute_mininet.py needs root (Mininet, Open vSwitch)", file=sys.stderr)
         return 2
-    for path in (PRELOAD, PROF, PATTERNS) + ((HPCC,) if "hpcc" in args.programs else ()):
+    # the preload library, the profiler and the pattern program (make setup builds the first two only)
+    made = subprocess.run(["make", "-C", LIB, "all", os.path.relpath(PATTERNS, LIB)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    if made.returncode != 0:
+        print("make -C libsdnmpi failed:\n%s" % made.stdout[-2000:], file=sys.stderr)
+        return 2
+    for path in (PRELOAD, PROF, PATTERNS) + ((jobroute_hpcc.HPCC,) if "hpcc" in args.programs else ()):
         if not os.path.exists(path):
             print("missing %s (make setup; apt-get install hpcc)" % path, file=sys.stderr)
             return 2
@@ -357,7 +375,7 @@ def main(argv=None):
                "method": {"reps": args.reps, "pattern_reps": args.pattern_reps, "seed": args.seed,
                           "policies": args.policies, "default_routing": DEFAULT_ROUTING,
                           "pattern_bytes": PATTERN_BYTES, "k4_scale": args.k4_scale, "quick": args.quick,
-                          "hpcc_n": args.hpcc_n,
+                          "hpcc_n": args.hpcc_n, "hpcc_ptrans_n": args.hpcc_ptrans_n,
                           "env": NO_COLLECTIVES},
                "fabrics": {}}
     progress = Progress(len(args.fabrics) * len(args.programs) * args.reps * len(args.policies))

@@ -79,6 +79,24 @@ def test_the_model_loads_show_where_dmodk_collides():
     assert loads["perm 12"]["dmodk"] == 2 and loads["perm 12"]["sdn-optimal"] == 1
 
 
+def test_the_rate_controls_shift_is_contention_free_between_leaves():
+    """bench/jobroute_rate.py's control: ranks in host order, CONTROL_SHIFT, D-mod-K routes."""
+    import jobroute_rate  # noqa: E402  pylint: disable=import-outside-toplevel
+    for name, shift in jobroute_rate.CONTROL_SHIFT.items():
+        n = jobroute_report.FABRIC_MODELS[name]["hosts"]
+        spec = dict(jobroute_report.FABRIC_MODELS[name], placement=list(range(1, n + 1)), shift=shift)
+        loads = jobroute_report.model_loads(spec, routers=("dmodk",))["shift %d" % shift]
+        assert loads == {"dmodk": 1}
+        graph = jobroute_report._graph(spec)  # pylint: disable=protected-access
+        leaf = {h: fattree_leaf(graph, h) for h in range(1, n + 1)}
+        assert all(leaf[h] != leaf[(h - 1 + shift) % n + 1] for h in range(1, n + 1))
+
+
+def fattree_leaf(graph, host_number):
+    from sdnmpi.primitives import fabric  # pylint: disable=import-outside-toplevel
+    return fabric.attachment(graph, fattree.host_mac(host_number))[0]
+
+
 def test_ranking_agreement_counts_clear_pairs_only():
     sim = {"dmodk": 4.0, "ecmp": 4.1, "sdn-optimal": 2.0, "sdn-greedy": 3.0}
     measured = {"dmodk": 5.0, "ecmp": 4.0, "sdn-optimal": 2.5, "sdn-greedy": 2.55}
@@ -130,4 +148,4 @@ def test_merge_unites_pieces():
     m = jobroute_report.merge([a, b, c])
     assert set(m["fabrics"]) == {"k4", "leafspine"} and set(m["fabrics"]["k4"]["programs"]) == {"patterns", "hpcc"}
     assert m["fabrics"]["k4"]["programs"]["patterns"] == {"runs": [1, 3]}
-    assert m["failed"] == "boom" and len(m["pieces"]) == 3
+    assert m["failed"] == "boom (the piece started None)" and len(m["pieces"]) == 3
