@@ -87,16 +87,6 @@ static const char *alg_name(int path)
     return path == 1 ? "pmpi" : "?";
 }
 
-int rank, nprocs;
-struct options opt = {
-    .collective = "allreduce",
-    .reps = 3,
-    .tiny_reps = 20,
-    .tiny_block = 10,
-    .tiny_bytes = 8,
-    .warmup_max = 262144,
-    .toggle_timeout_s = 120.0,
-};
 
 /* --- options ------------------------------------------------------------------------------ */
 
@@ -255,17 +245,6 @@ static double timed_bcast(enum impl which, long bytes, int root, int tag)
 
 /* --- phases --------------------------------------------------------------------------------- */
 
-/* SDN_MPI_Init, timed (slowest rank). */
-void sdn_init(void)
-{
-    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-    double t0 = MPI_Wtime();
-    int rc = SDN_MPI_Init();
-    double t = MPI_Wtime() - t0;
-    check_mpi(rc, "SDN_MPI_Init");
-    double m = max_over_ranks(t);
-    emit("\"init\", \"metric\": \"sdn_init\", \"t_s\": %.9f", m);
-}
 
 /* The first SDN_MPI_Allreduce on MPI_COMM_WORLD: the plan request and the route install. */
 static void first_allreduce(void)

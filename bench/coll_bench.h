@@ -1,6 +1,7 @@
 /* coll_bench.h -- what the benchmark program's units share (coll_bench.c: options, allreduce,
- * bcast, init and main; coll_bench_io.c: output, route switching, timing and buffers;
- * coll_bench_more.c: Allgather, Reduce, Alltoall). */
+ * bcast, init and main; coll_bench_io.c: the shared state and SDN_MPI_Init, output, route
+ * switching, timing and buffers; coll_bench_more.c: Allgather, Reduce, Alltoall;
+ * coll_bench_startup.c: start-up and first-call cost). */
 #ifndef COLL_BENCH_H
 #define COLL_BENCH_H
 
@@ -48,7 +49,6 @@ extern long max_bytes;
 void alloc_buffers(void);
 void emit_sample(const char *coll, enum impl which, long bytes, int root, int rep, double t);
 
-/* coll_bench.c */
 void sdn_init(void); /* SDN_MPI_Init, timed (slowest rank) */
 
 /* coll_bench_more.c */

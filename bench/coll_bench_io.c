@@ -1,13 +1,39 @@
-/* coll_bench_io.c -- the benchmark program's output, route switching (--toggle), timing and
- * buffers (coll_bench.h). */
+/* coll_bench_io.c -- the benchmark program's shared state, SDN_MPI_Init, output, route
+ * switching (--toggle), timing and buffers (coll_bench.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include <sdnmpi.h>
+
 #include "coll_bench.h"
 
 const char *const impl_name[2] = {"openmpi", "sdnmpi"};
+
+/* The program's shared state: its rank, the world's size, and the options (set by main). */
+int rank, nprocs;
+struct options opt = {
+    .collective = "allreduce",
+    .reps = 3,
+    .tiny_reps = 20,
+    .tiny_block = 10,
+    .tiny_bytes = 8,
+    .warmup_max = 262144,
+    .toggle_timeout_s = 120.0,
+};
+
+/* SDN_MPI_Init, timed (slowest rank). */
+void sdn_init(void)
+{
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    double t0 = MPI_Wtime();
+    int rc = SDN_MPI_Init();
+    double t = MPI_Wtime() - t0;
+    check_mpi(rc, "SDN_MPI_Init");
+    double m = max_over_ranks(t);
+    emit("\"init\", \"metric\": \"sdn_init\", \"t_s\": %.9f", m);
+}
 
 /* --- output ------------------------------------------------------------------------------- */
 

@@ -6,7 +6,7 @@
 #include "logline.h"
 #include "state.h"
 
-static void emit(const char *fmt, va_list ap)
+static void write_line(const char *fmt, va_list ap)
 {
     sdnmpi_log_vline("sdnmpi", sdnmpi_g.world_rank, fmt, ap);
 }
@@ -22,7 +22,7 @@ void sdnmpi_log(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    emit(fmt, ap);
+    write_line(fmt, ap);
     va_end(ap);
 }
 
@@ -30,6 +30,6 @@ void sdnmpi_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    emit(fmt, ap);
+    write_line(fmt, ap);
     va_end(ap);
 }
