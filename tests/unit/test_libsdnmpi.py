@@ -1,6 +1,7 @@
 """libsdnmpi (C): build, install, the RPC and schedule against the Python reference, and
-SDN_MPI_Allreduce against PMPI_Allreduce under mpirun on localhost -- without a controller, with a
-stub controller speaking docs/rpc.md, and with stubs that die or never answer.
+SDN_MPI_Allreduce against PMPI_Allreduce under mpirun on localhost -- without a controller, with
+stubs that die or never answer, and under the preload library (with a working stub controller:
+test_libsdnmpi_allreduce.py; the shared runners: libsdnmpi_checks.py).
 
 The stub controller (libsdnmpi_harness.StubController, made by conftest's `stub_factory`) validates
 every request with the controller's own schema, records it per connection, and answers like the
@@ -8,79 +9,19 @@ real controller would (or not, depending on its mode). `SDN_MPI_FAKE_HOSTS=N` (a
 the library) makes rank r report fabric address 10.255.0.(r % N + 1), so that plans on one machine
 contain real host pairs.
 """
-import functools
 import json
 import os
 import re
-import shutil
 import subprocess
 
 import msgpack
 import pytest
 
-import libsdnmpi_harness as harness
-from libsdnmpi_harness import (LIB, MPIRUN, PRELOAD, TOOL, closed_port, decode, fake_hosts, frame_body, leaf_of,
-                               tool)
+from libsdnmpi_checks import PLAIN, expected_steps, mpirun, run_check, sorted_steps
+from libsdnmpi_harness import MPIRUN, PRELOAD, TOOL, closed_port, decode, fake_hosts, frame_body, tool
 from sdnmpi.controller import rpc_schema
-from sdnmpi.primitives.schedule import (hierarchical_cross_steps, hierarchical_routes_needed, host_steps,
-                                       recursive_doubling_steps)
-
-CHECK = LIB / "tests" / "allreduce_check"
-PLAIN = LIB / "tests" / "plain_allreduce"
-MPI_TIMEOUT = 150
-SUMMARY = re.compile(r"allreduce_check: p=(\d+) cases=(\d+) failures=(\d+) paths pmpi=(\d+) rd=(\d+) "
-                     r"rabenseifner=(\d+) empty=(\d+) hier=(\d+)")
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
-
-
-# ---------------------------------------------------------------------------------------------
-# running MPI programs
-mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
-
-
-def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, timeout=MPI_TIMEOUT,
-              force_hier=False):
-    argv = [CHECK, "--expect", expect]
-    if quick:
-        argv.append("--quick")
-    if force_hier:
-        argv.append("--force-hier")
-    if calls_per_comm:
-        argv += ["--calls-per-comm", calls_per_comm]
-    argv += ["--seed", seed if seed is not None else 1000 + np]
-    res, seconds = mpirun(np, argv, env, timeout=timeout)
-    assert res.returncode == 0, "allreduce_check -np %d failed (rc %d, %.1fs):\n%s\n%s" % (
-        np, res.returncode, seconds, res.stdout[-3000:], res.stderr[-6000:])
-    match = SUMMARY.search(res.stdout)
-    assert match, res.stdout
-    p, cases, failures, pmpi, rd, rab, empty, hier = map(int, match.groups())
-    assert p == np and failures == 0 and cases > 0
-    return {"pmpi": pmpi, "rd": rd, "rab": rab, "empty": empty, "hier": hier, "cases": cases,
-            "stderr": res.stderr, "seconds": seconds}
-
-
-def expected_steps(hosts, leaf_sizes=None):
-    """The plan's steps for ranks on ``hosts`` (in the private communicator's order): recursive
-    doubling's, then the hierarchical algorithm's cross-leaf pairs when the leaf layout (leaf
-    sizes, ranks leaf by leaf) needs routes of its own."""
-    rank_steps = recursive_doubling_steps(len(hosts))
-    if leaf_sizes and len(leaf_sizes) >= 2 and hierarchical_routes_needed(leaf_sizes):
-        rank_steps = rank_steps + hierarchical_cross_steps(leaf_sizes)
-    return [[[src, dst, count] for (src, dst), count in step] for step in host_steps(rank_steps, hosts)]
-
-
-def leaf_sizes_of(hosts, order, leaves):
-    """The ranks per leaf of the stub's layout, for ranks in ``order`` (leaf by leaf)."""
-    sizes = {}
-    for r in order:
-        leaf = leaf_of(hosts[r], leaves)
-        sizes[leaf] = sizes.get(leaf, 0) + 1
-    return [sizes[leaf] for leaf in sorted(sizes)]
-
-
-def sorted_steps(steps):
-    return [sorted(map(list, step)) for step in steps]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,246 +251,6 @@ def test_disabled_never_connects(built, stub_factory):
     run_check(3, "pmpi", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_DISABLE": "1"}, quick=True)
     stub.wait_idle()   # (accepts whatever is pending: a connection would show)
     assert stub.conns == []
-
-
-# ---------------------------------------------------------------------------------------------
-# with a controller
-HOSTS_PER_P = {1: 1, 2: 2, 3: 3, 4: 2, 5: 3, 6: 4, 7: 3, 8: 8, 9: 4}
-
-
-def comm_members(np):
-    """The communicators allreduce_check plans, in order: world, even half, odd half, dup."""
-    return {"world": list(range(np)), "even": list(range(0, np, 2)), "odd": list(range(1, np, 2)),
-            "dup": list(range(np))}
-
-
-def check_stub_records(stub, np, nhosts):
-    """register carried every rank's address; one plan per communicator that spans hosts, from
-    its leader, with the Python schedule; one connection per leader; release at the end."""
-    stub.wait_idle()
-    assert stub.errors == []
-    hosts = fake_hosts(np, nhosts)
-    registers = stub.requests("register")
-    assert len(registers) == 1 and registers[0][0] == 0
-    assert registers[0][1]["hosts"] == hosts
-    conn0 = stub.conns[0]["requests"]
-    # Init: register alone (its reply names the server and the hosts' leaves: no hello, no locate)
-    assert conn0[0]["op"] == "register" and conn0[-1]["op"] == "release"
-    assert not any(r["op"] in ("hello", "locate") for r in conn0)
-    assert conn0[-1]["job"] == 7 and conn0[-1]["token"] == stub.token
-    members = comm_members(np)
-    needed = {name: expected_steps([hosts[r] for r in ranks]) for name, ranks in members.items()
-              if ranks and any(step for step in expected_steps([hosts[r] for r in ranks]))}
-    leaders = {0} | ({1} if "odd" in needed else set())
-    assert len(stub.conns) == len(leaders), [c["requests"] for c in stub.conns]
-    plans = stub.requests("plan_allreduce")
-    assert len(plans) == len(needed), plans  # cached: no second request for any communicator
-    by_conn0 = [r for i, r in plans if i == 0]
-    want0 = [needed[name] for name in ("world", "even", "dup") if name in needed]
-    assert [sorted_steps(r["steps"]) for r in by_conn0] == [sorted_steps(s) for s in want0]
-    if "world" in needed:
-        assert by_conn0[0]["comm"] == 0
-    if "odd" in needed:
-        odd = [r for i, r in plans if i == 1]
-        assert len(odd) == 1 and sorted_steps(odd[0]["steps"]) == sorted_steps(needed["odd"])
-        locate = ["locate"] if len(members["odd"]) >= 3 else []   # (the stub knows no leaves: no reordering)
-        assert [r["op"] for r in stub.conns[1]["requests"]] == ["hello"] + locate + ["plan_allreduce"]
-    ids = [r["comm"] for _, r in plans]
-    assert len(set(ids)) == len(ids), ids
-    assert all(r["job"] == 7 and r["token"] == stub.token for _, r in plans)  # every leader has it
-    for conn in stub.conns:
-        assert conn["closed"]
-
-
-@pytest.mark.parametrize("np", range(1, 10))
-def test_with_controller_full_matrix(built, stub_factory, np):
-    stub = stub_factory()
-    nhosts = HOSTS_PER_P[np]
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts)}
-    out = run_check(np, "sdn", env, calls_per_comm=3)
-    assert out["rd"] > 0 and out["empty"] > 0
-    if np > 1:
-        assert out["rab"] > 0
-    check_stub_records(stub, np, nhosts)
-
-
-@pytest.mark.parametrize("np", [3, 5, 8])
-def test_rabenseifner_for_small_vectors(built, stub_factory, np):
-    stub = stub_factory()
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_RABENSEIFNER_MIN": "16"}
-    out = run_check(np, "sdn", env, quick=True, seed=77)
-    assert out["rab"] > out["rd"] > 0
-
-
-@pytest.mark.parametrize("np", [4, 6, 8, 9])
-def test_rabenseifner_in_the_controllers_order(built, stub_factory, np):
-    """Loads falling step by step: the halving starts at the largest distance, and the results
-    still equal PMPI's (allreduce_check compares every case)."""
-    stub = stub_factory(loads="descending")
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_RABENSEIFNER_MIN": "16",
-           "SDN_MPI_VERBOSE": "1"}
-    out = run_check(np, "sdn", env, quick=True, seed=91)
-    assert out["rab"] > out["rd"] > 0
-    dims = (1 << (np.bit_length() - 1)).bit_length() - 1
-    want = ",".join(str(1 << k) for k in reversed(range(dims)))
-    assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=%d .* halving=\[%s\] in" % (np, want), out["stderr"])
-
-
-@pytest.mark.parametrize("np,nhosts,leaves,old", [(8, 8, 2, False), (6, 3, 2, True), (9, 9, 3, False),
-                                                  (8, 8, 2, True)])
-def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves, old):
-    """The leader learns where the hosts are (world rank 0 from register's reply; from locate if
-    the controller's register reply has no locality, `old`) and orders the ranks leaf by leaf,
-    then host by host: the plan's pairs are those of the reordered ranks, and the results still
-    equal PMPI's."""
-    stub = stub_factory(leaves=leaves, old_register=old)
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
-           "SDN_MPI_RABENSEIFNER_MIN": "16"}
-    out = run_check(np, "sdn", env, quick=True, seed=93)
-    assert out["rab"] > 0 and out["rd"] > 0
-    assert "registered" in out["stderr"] and stub.token[:8] not in out["stderr"]   # verbose, yet no token
-    assert stub.errors == []
-    hosts = fake_hosts(np, nhosts)
-    locates = [r for i, r in stub.requests("locate") if i == 0]
-    if old:
-        assert locates and locates[0]["hosts"] == hosts
-        assert [r["op"] for r in stub.conns[0]["requests"][:2]] == ["register", "locate"]
-    else:
-        assert locates == []
-    order = sorted(range(np), key=lambda r: (int(hosts[r].rsplit(".", 1)[1]) % leaves, hosts[r], r))
-    world = [r for i, r in stub.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
-    want = expected_steps([hosts[r] for r in order], leaf_sizes_of(hosts, order, leaves))
-    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(want)]
-    moved = sum(r != i for i, r in enumerate(order))
-    assert "sdnmpi[0]: plan ranks=%d: ranks ordered by leaf and host (%d moved)" % (np, moved) in out["stderr"]
-    # SDN_MPI_REORDER=0: no locate, the ranks keep their order
-    stub2 = stub_factory(leaves=leaves)
-    run_check(np, "sdn", dict(env, SDN_MPI_CONTROLLER=stub2.address, SDN_MPI_REORDER="0"), quick=True, seed=93)
-    assert stub2.requests("locate") == []
-    world = [r for i, r in stub2.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
-    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(expected_steps(hosts))]
-
-
-@pytest.mark.parametrize("np,nhosts,leaves,quick", [(4, 4, 2, True), (6, 6, 2, False), (8, 8, 4, False),
-                                                    (8, 8, 2, True), (8, 4, 2, True)])
-def test_hierarchical(built, stub_factory, np, nhosts, leaves, quick):
-    """Leaves holding equal numbers of ranks (k = 2, 3, 4 per leaf; 2 or 4 leaves; 8 ranks on 4
-    hosts too): the hierarchical algorithm, pipelined in 64-byte segments (many segments, some
-    smaller than a chunk), from 1 byte on. Every datatype and op (the full matrix for p = 6 and
-    8), in place; allreduce_check compares every result with PMPI's and across ranks."""
-    stub = stub_factory(leaves=leaves)
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
-           "SDN_MPI_HIER_MIN": "1", "SDN_MPI_HIER_SEGMENT": "64"}
-    out = run_check(np, "sdn", env, quick=quick, seed=95)
-    assert out["hier"] > 0 and out["empty"] > 0
-    assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=\d+ bytes=\d+: hierarchical", out["stderr"])
-    # one segment, and the default threshold (hierarchical only for the larger counts)
-    counts = []
-    for extra in ({"SDN_MPI_HIER_SEGMENT": "0"}, {"SDN_MPI_HIER_MIN": "16384", "SDN_MPI_HIER_SEGMENT": "4096"}):
-        out2 = run_check(np, "sdn", dict(env, SDN_MPI_CONTROLLER=stub_factory(leaves=leaves).address, **extra),
-                         quick=True, seed=96)
-        counts.append(out2["hier"])
-    assert 0 < counts[1] < counts[0]
-
-
-@pytest.mark.parametrize("np,nhosts,leaves,sizes", [(6, 6, 3, [2, 2, 2]), (8, 8, 3, [2, 3, 3]),
-                                                    (7, 7, 2, [3, 4]), (5, 5, 2, [2, 3]),
-                                                    (9, 9, 7, [1, 2, 2, 1, 1, 1, 1])])
-def test_hierarchical_uneven_leaves(built, stub_factory, np, nhosts, leaves, sizes):
-    """Leaves holding different numbers of ranks, or a number of leaves that is not a power of two:
-    hierarchical (extra ranks fold into the smallest leaf's lanes, extra leaves into the first
-    ones), every result as PMPI's; the plan carries the cross-leaf pairs as steps of their own,
-    after recursive doubling's (primitives.schedule.hierarchical_cross_steps)."""
-    stub = stub_factory(leaves=leaves)
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
-           "SDN_MPI_HIER_MIN": "1", "SDN_MPI_HIER_SEGMENT": "64"}
-    out = run_check(np, "sdn", env, quick=True, seed=97)
-    assert out["hier"] > 0   # (a half communicator on one leaf takes Rabenseifner)
-    assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=\d+ bytes=\d+: hierarchical", out["stderr"])
-    assert not re.search(r"sdnmpi\[0\]: allreduce comm=0 count=\d+ bytes=\d+: Rabenseifner", out["stderr"])
-    hosts = fake_hosts(np, nhosts)
-    order = sorted(range(np), key=lambda r: (leaf_of(hosts[r], leaves), hosts[r], r))
-    assert leaf_sizes_of(hosts, order, leaves) == sizes
-    world = [r for i, r in stub.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
-    want = expected_steps([hosts[r] for r in order], sizes)
-    assert len(want) > len(expected_steps(hosts))
-    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(want)]
-
-
-@pytest.mark.parametrize("np,nhosts,leaves,sizes", [(7, 3, 2, [2, 5]), (9, 9, 3, [3, 3, 3])])
-def test_hierarchical_forced_on_any_layout(built, stub_factory, np, nhosts, leaves, sizes):
-    """A leaf more than twice the smallest (two fold steps): the selection rule takes Rabenseifner,
-    the forced hierarchical algorithm still gives PMPI's results, in place too, the full matrix."""
-    stub = stub_factory(leaves=leaves)
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_HIER_MIN": "1",
-           "SDN_MPI_HIER_SEGMENT": "96"}
-    hosts = fake_hosts(np, nhosts)
-    order = sorted(range(np), key=lambda r: (leaf_of(hosts[r], leaves), hosts[r], r))
-    assert leaf_sizes_of(hosts, order, leaves) == sizes
-    out = run_check(np, "sdn", env, seed=98, force_hier=True)
-    assert out["hier"] > 0
-    if min(sizes) * 2 < max(sizes):
-        out2 = run_check(np, "sdn", dict(env, SDN_MPI_CONTROLLER=stub_factory(leaves=leaves).address),
-                         quick=True, seed=99)
-        assert out2["hier"] == 0 and out2["rab"] > 0
-
-
-def test_size_window(built, stub_factory):
-    stub = stub_factory()
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "100",
-           "SDN_MPI_MAX_BYTES": "20000", "SDN_MPI_RABENSEIFNER_MIN": "1048576"}
-    out = run_check(4, "sdn", env, quick=True)
-    assert out["pmpi"] > 0 and out["rd"] > 0 and out["rab"] == 0
-
-
-def test_single_host_needs_no_request(built, stub_factory):
-    stub = stub_factory()
-    out = run_check(4, "sdn", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FABRIC_IP": "10.9.9.9"}, quick=True)
-    assert out["rd"] > 0
-    assert stub.requests("register")[0][1]["hosts"] == ["10.9.9.9"] * 4
-    assert stub.requests("plan_allreduce") == []
-    assert len(stub.conns) == 1
-
-
-def test_fabric_address_selection(built, stub_factory):
-    stub = stub_factory()
-    run_check(2, "any", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FABRIC_SUBNET": "127.0.0.0/8"}, quick=True)
-    assert stub.requests("register")[0][1]["hosts"] == ["127.0.0.1"] * 2
-    stub = stub_factory()
-    before = non_loopback_addresses()
-    run_check(2, "any", {"SDN_MPI_CONTROLLER": stub.address}, quick=True)
-    others = before | non_loopback_addresses()
-    hosts = stub.requests("register")[0][1]["hosts"]
-    # The controller is reached over loopback, so any other interface's address wins.
-    assert hosts[0] == hosts[1] and (hosts[0] in others if others else hosts[0] == "127.0.0.1")
-
-
-def non_loopback_addresses():
-    """IPv4 addresses of this machine's interfaces other than lo (empty if `ip` is missing)."""
-    if not shutil.which("ip"):
-        return set()
-    out = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout
-    return {line.split()[3].split("/")[0] for line in out.splitlines() if line.split()[1] != "lo"}
-
-
-def test_verbose_log(built, stub_factory):
-    stub = stub_factory()
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "2", "SDN_MPI_VERBOSE": "1",
-           "SDN_MPI_RABENSEIFNER_MIN": "1024"}
-    out = run_check(2, "sdn", env, quick=True)
-    lines = [line for line in out["stderr"].splitlines() if line.startswith("sdnmpi[")]
-    assert lines and all(re.match(r"sdnmpi\[\d+\]: \S", line) for line in lines)
-    text = "\n".join(lines)
-    assert re.search(r"sdnmpi\[0\]: init: job 7 registered with 2 hosts at 127\.0\.0\.1:\d+ \(sdnmpi-stub 0\)", text)
-    assert "sdnmpi[1]: init: job 7, SDN path on" in text
-    assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=2 hosts=2 steps=1 pairs=2: ok flows=2 max_load=\[1\] "
-                     r"halving=\[1\] in \d+\.\d+s \(controller total 1\.000s plan 0\.250s install 0\.500s\)", text)
-    assert re.search(r"sdnmpi\[1\]: allreduce comm=0 count=\d+ bytes=\d+: Rabenseifner", text)
-    assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=7 bytes=\d+: recursive doubling", text)
-    assert "sdnmpi[0]: allreduce count=301: PMPI_Allreduce (user-defined op)" in text
-    assert "sdnmpi[1]: allreduce count=3: PMPI_Allreduce (intercommunicator)" in text
-    assert "sdnmpi[0]: finalize: job 7 released" in text
-    assert re.search(r"sdnmpi\[0\]: fabric address 10\.255\.0\.1 \(SDN_MPI_FAKE_HOSTS=2", text)
 
 
 # ---------------------------------------------------------------------------------------------

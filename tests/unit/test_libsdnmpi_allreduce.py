@@ -1,0 +1,199 @@
+"""SDN_MPI_Allreduce with a stub controller (libsdnmpi_harness.StubController) under mpirun on
+localhost: every request against the Python schedule, rank order by leaf, Rabenseifner, the
+hierarchical algorithm on even and uneven leaf layouts, and the library's log (the runners:
+libsdnmpi_checks.py)."""
+import re
+
+import pytest
+
+from libsdnmpi_checks import (HOSTS_PER_P, check_stub_records, expected_steps, leaf_sizes_of,
+                              non_loopback_addresses, run_check, sorted_steps)
+from libsdnmpi_harness import MPIRUN, fake_hosts, leaf_of
+
+pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+
+
+@pytest.mark.parametrize("np", range(1, 10))
+def test_with_controller_full_matrix(built, stub_factory, np):
+    stub = stub_factory()
+    nhosts = HOSTS_PER_P[np]
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts)}
+    out = run_check(np, "sdn", env, calls_per_comm=3)
+    assert out["rd"] > 0 and out["empty"] > 0
+    if np > 1:
+        assert out["rab"] > 0
+    check_stub_records(stub, np, nhosts)
+
+
+@pytest.mark.parametrize("np", [3, 5, 8])
+def test_rabenseifner_for_small_vectors(built, stub_factory, np):
+    stub = stub_factory()
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_RABENSEIFNER_MIN": "16"}
+    out = run_check(np, "sdn", env, quick=True, seed=77)
+    assert out["rab"] > out["rd"] > 0
+
+
+@pytest.mark.parametrize("np", [4, 6, 8, 9])
+def test_rabenseifner_in_the_controllers_order(built, stub_factory, np):
+    """Loads falling step by step: the halving starts at the largest distance, and the results
+    still equal PMPI's (allreduce_check compares every case)."""
+    stub = stub_factory(loads="descending")
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_RABENSEIFNER_MIN": "16",
+           "SDN_MPI_VERBOSE": "1"}
+    out = run_check(np, "sdn", env, quick=True, seed=91)
+    assert out["rab"] > out["rd"] > 0
+    dims = (1 << (np.bit_length() - 1)).bit_length() - 1
+    want = ",".join(str(1 << k) for k in reversed(range(dims)))
+    assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=%d .* halving=\[%s\] in" % (np, want), out["stderr"])
+
+
+@pytest.mark.parametrize("np,nhosts,leaves,old", [(8, 8, 2, False), (6, 3, 2, True), (9, 9, 3, False),
+                                                  (8, 8, 2, True)])
+def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves, old):
+    """The leader learns where the hosts are (world rank 0 from register's reply; from locate if
+    the controller's register reply has no locality, `old`) and orders the ranks leaf by leaf,
+    then host by host: the plan's pairs are those of the reordered ranks, and the results still
+    equal PMPI's."""
+    stub = stub_factory(leaves=leaves, old_register=old)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_RABENSEIFNER_MIN": "16"}
+    out = run_check(np, "sdn", env, quick=True, seed=93)
+    assert out["rab"] > 0 and out["rd"] > 0
+    assert "registered" in out["stderr"] and stub.token[:8] not in out["stderr"]   # verbose, yet no token
+    assert stub.errors == []
+    hosts = fake_hosts(np, nhosts)
+    locates = [r for i, r in stub.requests("locate") if i == 0]
+    if old:
+        assert locates and locates[0]["hosts"] == hosts
+        assert [r["op"] for r in stub.conns[0]["requests"][:2]] == ["register", "locate"]
+    else:
+        assert locates == []
+    order = sorted(range(np), key=lambda r: (int(hosts[r].rsplit(".", 1)[1]) % leaves, hosts[r], r))
+    world = [r for i, r in stub.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
+    want = expected_steps([hosts[r] for r in order], leaf_sizes_of(hosts, order, leaves))
+    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(want)]
+    moved = sum(r != i for i, r in enumerate(order))
+    assert "sdnmpi[0]: plan ranks=%d: ranks ordered by leaf and host (%d moved)" % (np, moved) in out["stderr"]
+    # SDN_MPI_REORDER=0: no locate, the ranks keep their order
+    stub2 = stub_factory(leaves=leaves)
+    run_check(np, "sdn", dict(env, SDN_MPI_CONTROLLER=stub2.address, SDN_MPI_REORDER="0"), quick=True, seed=93)
+    assert stub2.requests("locate") == []
+    world = [r for i, r in stub2.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
+    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(expected_steps(hosts))]
+
+
+@pytest.mark.parametrize("np,nhosts,leaves,quick", [(4, 4, 2, True), (6, 6, 2, False), (8, 8, 4, False),
+                                                    (8, 8, 2, True), (8, 4, 2, True)])
+def test_hierarchical(built, stub_factory, np, nhosts, leaves, quick):
+    """Leaves holding equal numbers of ranks (k = 2, 3, 4 per leaf; 2 or 4 leaves; 8 ranks on 4
+    hosts too): the hierarchical algorithm, pipelined in 64-byte segments (many segments, some
+    smaller than a chunk), from 1 byte on. Every datatype and op (the full matrix for p = 6 and
+    8), in place; allreduce_check compares every result with PMPI's and across ranks."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_HIER_MIN": "1", "SDN_MPI_HIER_SEGMENT": "64"}
+    out = run_check(np, "sdn", env, quick=quick, seed=95)
+    assert out["hier"] > 0 and out["empty"] > 0
+    assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=\d+ bytes=\d+: hierarchical", out["stderr"])
+    # one segment, and the default threshold (hierarchical only for the larger counts)
+    counts = []
+    for extra in ({"SDN_MPI_HIER_SEGMENT": "0"}, {"SDN_MPI_HIER_MIN": "16384", "SDN_MPI_HIER_SEGMENT": "4096"}):
+        out2 = run_check(np, "sdn", dict(env, SDN_MPI_CONTROLLER=stub_factory(leaves=leaves).address, **extra),
+                         quick=True, seed=96)
+        counts.append(out2["hier"])
+    assert 0 < counts[1] < counts[0]
+
+
+@pytest.mark.parametrize("np,nhosts,leaves,sizes", [(6, 6, 3, [2, 2, 2]), (8, 8, 3, [2, 3, 3]),
+                                                    (7, 7, 2, [3, 4]), (5, 5, 2, [2, 3]),
+                                                    (9, 9, 7, [1, 2, 2, 1, 1, 1, 1])])
+def test_hierarchical_uneven_leaves(built, stub_factory, np, nhosts, leaves, sizes):
+    """Leaves holding different numbers of ranks, or a number of leaves that is not a power of two:
+    hierarchical (extra ranks fold into the smallest leaf's lanes, extra leaves into the first
+    ones), every result as PMPI's; the plan carries the cross-leaf pairs as steps of their own,
+    after recursive doubling's (primitives.schedule.hierarchical_cross_steps)."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_HIER_MIN": "1", "SDN_MPI_HIER_SEGMENT": "64"}
+    out = run_check(np, "sdn", env, quick=True, seed=97)
+    assert out["hier"] > 0   # (a half communicator on one leaf takes Rabenseifner)
+    assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=\d+ bytes=\d+: hierarchical", out["stderr"])
+    assert not re.search(r"sdnmpi\[0\]: allreduce comm=0 count=\d+ bytes=\d+: Rabenseifner", out["stderr"])
+    hosts = fake_hosts(np, nhosts)
+    order = sorted(range(np), key=lambda r: (leaf_of(hosts[r], leaves), hosts[r], r))
+    assert leaf_sizes_of(hosts, order, leaves) == sizes
+    world = [r for i, r in stub.requests("plan_allreduce") if i == 0 and r["comm"] == 0]
+    want = expected_steps([hosts[r] for r in order], sizes)
+    assert len(want) > len(expected_steps(hosts))
+    assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(want)]
+
+
+@pytest.mark.parametrize("np,nhosts,leaves,sizes", [(7, 3, 2, [2, 5]), (9, 9, 3, [3, 3, 3])])
+def test_hierarchical_forced_on_any_layout(built, stub_factory, np, nhosts, leaves, sizes):
+    """A leaf more than twice the smallest (two fold steps): the selection rule takes Rabenseifner,
+    the forced hierarchical algorithm still gives PMPI's results, in place too, the full matrix."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_HIER_MIN": "1",
+           "SDN_MPI_HIER_SEGMENT": "96"}
+    hosts = fake_hosts(np, nhosts)
+    order = sorted(range(np), key=lambda r: (leaf_of(hosts[r], leaves), hosts[r], r))
+    assert leaf_sizes_of(hosts, order, leaves) == sizes
+    out = run_check(np, "sdn", env, seed=98, force_hier=True)
+    assert out["hier"] > 0
+    if min(sizes) * 2 < max(sizes):
+        out2 = run_check(np, "sdn", dict(env, SDN_MPI_CONTROLLER=stub_factory(leaves=leaves).address),
+                         quick=True, seed=99)
+        assert out2["hier"] == 0 and out2["rab"] > 0
+
+
+def test_size_window(built, stub_factory):
+    stub = stub_factory()
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "100",
+           "SDN_MPI_MAX_BYTES": "20000", "SDN_MPI_RABENSEIFNER_MIN": "1048576"}
+    out = run_check(4, "sdn", env, quick=True)
+    assert out["pmpi"] > 0 and out["rd"] > 0 and out["rab"] == 0
+
+
+def test_single_host_needs_no_request(built, stub_factory):
+    stub = stub_factory()
+    out = run_check(4, "sdn", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FABRIC_IP": "10.9.9.9"}, quick=True)
+    assert out["rd"] > 0
+    assert stub.requests("register")[0][1]["hosts"] == ["10.9.9.9"] * 4
+    assert stub.requests("plan_allreduce") == []
+    assert len(stub.conns) == 1
+
+
+def test_fabric_address_selection(built, stub_factory):
+    stub = stub_factory()
+    run_check(2, "any", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FABRIC_SUBNET": "127.0.0.0/8"}, quick=True)
+    assert stub.requests("register")[0][1]["hosts"] == ["127.0.0.1"] * 2
+    stub = stub_factory()
+    before = non_loopback_addresses()
+    run_check(2, "any", {"SDN_MPI_CONTROLLER": stub.address}, quick=True)
+    others = before | non_loopback_addresses()
+    hosts = stub.requests("register")[0][1]["hosts"]
+    # The controller is reached over loopback, so any other interface's address wins.
+    assert hosts[0] == hosts[1] and (hosts[0] in others if others else hosts[0] == "127.0.0.1")
+
+
+
+def test_verbose_log(built, stub_factory):
+    stub = stub_factory()
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "2", "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_RABENSEIFNER_MIN": "1024"}
+    out = run_check(2, "sdn", env, quick=True)
+    lines = [line for line in out["stderr"].splitlines() if line.startswith("sdnmpi[")]
+    assert lines and all(re.match(r"sdnmpi\[\d+\]: \S", line) for line in lines)
+    text = "\n".join(lines)
+    assert re.search(r"sdnmpi\[0\]: init: job 7 registered with 2 hosts at 127\.0\.0\.1:\d+ \(sdnmpi-stub 0\)", text)
+    assert "sdnmpi[1]: init: job 7, SDN path on" in text
+    assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=2 hosts=2 steps=1 pairs=2: ok flows=2 max_load=\[1\] "
+                     r"halving=\[1\] in \d+\.\d+s \(controller total 1\.000s plan 0\.250s install 0\.500s\)", text)
+    assert re.search(r"sdnmpi\[1\]: allreduce comm=0 count=\d+ bytes=\d+: Rabenseifner", text)
+    assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=7 bytes=\d+: recursive doubling", text)
+    assert "sdnmpi[0]: allreduce count=301: PMPI_Allreduce (user-defined op)" in text
+    assert "sdnmpi[1]: allreduce count=3: PMPI_Allreduce (intercommunicator)" in text
+    assert "sdnmpi[0]: finalize: job 7 released" in text
+    assert re.search(r"sdnmpi\[0\]: fabric address 10\.255\.0\.1 \(SDN_MPI_FAKE_HOSTS=2", text)
+
+
