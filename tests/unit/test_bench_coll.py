@@ -1,0 +1,129 @@
+"""bench/: coll_bench compiled and run under mpirun on localhost (no Mininet, no controller), and a
+tiny planner-scale run."""
+import math
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from bench_setup import BENCH, ROOT
+
+import bench_cli
+import bench_flows
+import benchcore
+import planner_scale
+
+
+# --- coll_bench (compiled and run under mpirun on localhost, no Mininet, no controller) --------
+
+MPICC, MPIRUN = shutil.which("mpicc"), shutil.which("mpirun")
+LIBSDNMPI = os.path.join(ROOT, "libsdnmpi", "libsdnmpi.a")
+COLL_BENCH_SRCS = ("coll_bench.c", "coll_bench_io.c", "coll_bench_more.c",   # as bench/Makefile's SRCS
+                   "coll_bench_startup.c")
+
+
+def build_coll_bench(tmp_path, have):
+    out = tmp_path / ("coll_bench%d" % have)
+    subprocess.run([MPICC, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE",
+                    "-DHAVE_SDN_BCAST=%d" % have, "-I" + os.path.join(ROOT, "libsdnmpi", "include"),
+                    "-o", str(out)] + [os.path.join(BENCH, src) for src in COLL_BENCH_SRCS] + [LIBSDNMPI, "-lmsgpackc", "-lz", "-pthread"],
+                   check=True, capture_output=True, text=True)
+    return out
+
+
+@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
+                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+@pytest.mark.parametrize("collective", ["allreduce", "bcast", "bcast-without-sdn", "init"])
+def test_coll_bench_alternates_the_implementations_and_talks_to_the_harness(tmp_path, collective):
+    have = 0 if collective == "bcast-without-sdn" or not bench_cli._have_sdn_bcast_symbol() else 1
+    prog = build_coll_bench(tmp_path, have)
+    toggle = tmp_path / "toggle"
+    toggle.mkdir()
+    ended = []
+    switch = bench_flows.RouteSwitch(str(toggle), bridges=[], spine_ports={}, hide=True,
+                             on_end=lambda: ended.append(True), wait=lambda: (0.0, None))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", SDN_MPI_DISABLE="1")
+    argv = [MPIRUN, "--oversubscribe", "-np", "3", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1",
+            "-x", "SDN_MPI_DISABLE", str(prog), "--collective", collective.split("-")[0], "--reps", "2",
+            "--sizes", "4096,65536", "--roots", "0,2", "--tiny-reps", "4", "--tiny-block", "2", "--toggle", str(toggle)]
+    with switch:
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    events = [e for e in (benchcore.parse_line(l) for l in proc.stdout.splitlines()) if e]
+    assert events[0]["bench"] == "meta" and events[0]["have_sdn_bcast"] is bool(have)
+    assert events[-1] == {"bench": "done"} and ended == [True]
+    assert all(e["ok"] for e in events if e["bench"] == "check")
+    samples = [e for e in events if e["bench"] == "sample" and e["bytes"] > 8]
+    if collective == "init":
+        assert {e["metric"] for e in events if e["bench"] == "init"} == {"sdn_init", "first_allreduce", "cached_allreduce"}
+        return
+    impls = ("openmpi", "sdnmpi") if have or collective == "allreduce" else ("openmpi",)
+    points = {}
+    for e in samples:
+        points.setdefault((e["rep"], e["bytes"], e["root"]), []).append(e["impl"])
+    roots = [0, 2] if collective.startswith("bcast") else [-1]
+    assert sorted(points) == sorted((rep, b, r) for rep in range(2) for b in (4096, 65536) for r in roots)
+    assert all(sorted(order) == sorted(impls) for order in points.values())
+    if len(impls) == 2:
+        # which implementation goes first alternates from point to point and from rep to rep
+        for rep in range(2):
+            firsts = [points[k][0] for k in sorted((k for k in points if k[0] == rep),
+                                                   key=lambda k: (roots.index(k[2]), k[1]))]
+            assert all(x != y for x, y in zip(firsts, firsts[1:]))
+        for b in (4096, 65536):
+            for r in roots:
+                assert points[(0, b, r)][0] != points[(1, b, r)][0]
+        # consecutive calls mostly share an implementation: one route switch per point at most
+        assert switch.summary()["toggles"] <= 2 * len(points) + 8
+    recs = benchcore.aggregate_samples(samples, "dmodk", "block", 3, lambda *a: None)
+    assert {r["impl"] for r in recs} == set(impls) and all(len(r["samples_s"]) == 2 for r in recs)
+
+
+@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
+                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+def test_coll_bench_makes_back_to_back_calls_per_point_with_one_route_switch(tmp_path):
+    prog = build_coll_bench(tmp_path, 0)
+    toggle = tmp_path / "toggle"
+    toggle.mkdir()
+    switch = bench_flows.RouteSwitch(str(toggle), bridges=[], spine_ports={}, hide=True,
+                             on_end=lambda: None, wait=lambda: (0.0, None))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", SDN_MPI_DISABLE="1")
+    base = [MPIRUN, "--oversubscribe", "-np", "2", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1",
+            "-x", "SDN_MPI_DISABLE", str(prog), "--collective", "allreduce", "--reps", "2",
+            "--sizes", "4096,65536", "--tiny-reps", "0"]
+    with switch:
+        proc = subprocess.run(base + ["--calls", "3,1", "--toggle", str(toggle)], env=env, capture_output=True,
+                              text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    events = [e for e in (benchcore.parse_line(l) for l in proc.stdout.splitlines()) if e]
+    samples = [(e["impl"], e["bytes"], e["rep"]) for e in events if e["bench"] == "sample"]
+    for impl in ("openmpi", "sdnmpi"):
+        assert sorted(r for i, b, r in samples if i == impl and b == 4096) == list(range(6))
+        assert sorted(r for i, b, r in samples if i == impl and b == 65536) == [0, 1]
+    # each implementation's calls at a point are consecutive: 2 reps x 2 sizes x 2 implementations = 8 runs
+    runs = [k for k, (a, b) in enumerate(zip(samples, samples[1:])) if a[:2] != b[:2]]
+    assert len(runs) + 1 == 8
+    assert switch.summary()["toggles"] <= 8 + 4
+    bad = subprocess.run(base + ["--calls", "3"], env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "--calls has 1 entries for 2 sizes" in bad.stderr
+
+
+# --- planner scale --------------------------------------------------------------------------
+
+def test_planner_scale_tiny_run():
+    rows = planner_scale.run(fabrics=[("leaf_spine", {"spines": 2, "leaves": 4, "hosts_per_leaf": 4}),
+                                      ("kary", {"k": 4})])
+    assert len(rows) == 2 * 2 * 2   # fabrics x placements x planners
+    for r in rows:
+        assert r["hosts"] == 16 and r["plan_s"] >= 0 and len(r["max_load"]) == r["steps"] == 4
+        assert all(m >= b for m, b in zip(r["max_load"], r["lower_bound"]))
+        if r["planner"] == "balanced" and r["kind"] == "leaf_spine":
+            assert r["ratio"] == 1.0 and r["sum_ratio"] == 1.0
+    assert planner_scale.fabric_hosts("kary", {"k": 16, "hosts_per_edge": 32}) == 4096
+    assert planner_scale.fabric_hosts("leaf_spine", {"spines": 32, "leaves": 64, "hosts_per_leaf": 64}) == 4096
+    assert planner_scale.run(max_hosts=8) == []
+    assert "| leaf-spine 2s/4l/4h | 16 |" in planner_scale.format_table(rows)
+    assert math.isfinite(rows[0]["sum_ratio"])
