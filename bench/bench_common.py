@@ -24,7 +24,7 @@ import planner_scale  # noqa: E402
 LOG = logging.getLogger("bench")
 
 
-# controller/constants.py (not imported: that package pulls in Ryu). tests/unit/test_bench.py
+# controller/constants.py (not imported: that package pulls in Ryu). tests/unit/test_bench_harness.py
 # checks these against it.
 COOKIE_JOB = (0x5D4D5049 << 32) | (3 << 24)
 

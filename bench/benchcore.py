@@ -1,6 +1,6 @@
 """Pure parts of the benchmark (no Mininet, no MPI): the reference-limit model, the rank placements,
 parsing coll_bench's output lines and aggregating samples into records. Used by the bench_*.py modules and report.py
-and tested by tests/unit/test_bench.py. The model is described in bench/README.md.
+and tested by tests/unit/test_bench*.py. The model is described in bench/README.md.
 """
 import json
 import os

@@ -1,4 +1,4 @@
-"""What the libsdnmpi tests (test_libsdnmpi.py, test_libsdnmpi_bcast.py) share: the library's paths,
+"""What the libsdnmpi tests (test_libsdnmpi*.py) share: the library's paths,
 unit_tool, mpirun on localhost, network namespaces, and a stub controller speaking docs/rpc.md.
 Their fixtures (`built`, `stub_factory`) live in conftest.py.
 
