@@ -1,5 +1,5 @@
-"""Starts the integration tests' 2-tier fabric again and again (the same controller, topology and
-waits as their module fixtures) and does one pingall on each fresh fabric, right after the waits.
+"""Starts the integration tests' 2-tier fabric again and again (their leaf_spine_fabric: the same
+controller, topology and waits) and does one pingall on each fresh fabric, right after the waits.
 Prints one line per fabric and a summary; exit status 1 if any ping was lost.
 
     flock /tmp/sdnmpi-mininet.lock .venv/bin/python tests/integration/tools/repeat_pingall.py ecmp 480
@@ -13,10 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from conftest import running_fabric  # noqa: E402  (the integration tests' own fixtures)
-from fabric_helpers import LEAVES, N, PING_TIMEOUT, SPINES, make_topo, wait_for_routes  # noqa: E402
-
-from sdnmpi.mininet_topos import controller_proc  # noqa: E402
+from fabric_helpers import PING_TIMEOUT, leaf_spine_fabric  # noqa: E402  (the tests' own fixture)
 
 
 def main(argv):
@@ -26,10 +23,7 @@ def main(argv):
     deadline, fabrics, lossy = time.monotonic() + seconds, 0, 0
     with tempfile.TemporaryDirectory(prefix="sdnmpi-pingall-") as tmp:
         while time.monotonic() < deadline:
-            with running_fabric(make_topo(), routing, tmp) as (ctl, fab):
-                controller_proc.wait_for_topology(ctl, switches=SPINES + LEAVES, links=SPINES * LEAVES,
-                                                  hosts=N, timeout=90)
-                wait_for_routes(fab, N)
+            with leaf_spine_fabric(routing, tmp) as (_ctl, fab):
                 lost = fab.net.pingAll(timeout=PING_TIMEOUT)
             fabrics += 1
             lossy += lost > 0
