@@ -39,6 +39,7 @@ START_DELAY = 1.0  # s: every sender is running before the common start
 PAYLOAD_FRACTION = 1448 / 1514
 
 from sdnmpi.controller import constants  # noqa: E402
+from sdnmpi.mininet_topos.polling import poll_until  # noqa: E402
 from sdnmpi.primitives import fattree  # noqa: E402
 from sdnmpi.simulator import job, timemodel, topology  # noqa: E402
 
@@ -70,15 +71,6 @@ def predict(routing, flows, nbytes, host_bw, fabric_bw):
                                                         for s, d, _ in flows]
 
 
-def wait_until(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise TimeoutError("timed out after %ss waiting for %s" % (timeout, what))
-
-
 def routes_installed(fab):
     for sw in fab.net.switches:
         out = subprocess.run(["ovs-ofctl", "-O", "OpenFlow13", "dump-flows", sw.name],
@@ -108,7 +100,7 @@ def measure(fab, flows, nbytes, window, log_dir):
                 procs.in_host(host[d], [sys.executable, TRANSFER, "recv", FIRST_PORT + i, window]),
                 stdout=outs[i], stderr=subprocess.STDOUT, start_new_session=True))
         for i, (_s, d, _k) in enumerate(flows):
-            wait_until(lambda: listening(host[d], FIRST_PORT + i), 15, "the receiver on h%d" % d)
+            poll_until(lambda: listening(host[d], FIRST_PORT + i), 15, "the receiver on h%d" % d)
         start_at = time.monotonic() + START_DELAY
         for i, (s, d, k) in enumerate(flows):
             senders.append(procs.popen_in_host(host[s], [sys.executable, TRANSFER, "send", host[d].IP(),
@@ -149,7 +141,7 @@ def run_routing(routing, patterns, args, log_dir):
         fab.start()
         fab.start_lldpd(LLDPD, interval=1.0, log_dir=log_dir)
         controller_proc.wait_for_topology(ctl, SPINES + LEAVES, SPINES * LEAVES, N_HOSTS, timeout=120)
-        wait_until(lambda: routes_installed(fab), 60, "default routes on every switch")
+        poll_until(lambda: routes_installed(fab), 60, "default routes on every switch")
         loss = fab.net.pingAll(timeout=5)
         if loss:
             raise RuntimeError("pingall lost %s %% under %s" % (loss, routing))

@@ -18,11 +18,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
 from . import procs
+from .polling import poll_until
 
 LOG = logging.getLogger(__name__)
 
@@ -104,19 +104,12 @@ class ControllerProcess:
 
     def wait_rest_ready(self, timeout=30.0):
         """Poll the REST API until it answers; raise if ryu-manager exits or time runs out."""
-        deadline = time.monotonic() + timeout
-        while True:
+        def answer():
             if not self.running():
-                raise RuntimeError("ryu-manager exited with %s:\n%s"
-                                   % (self.popen.returncode, self.log_tail()))
-            try:
-                return self.rest(READY_PATH, timeout=2.0)
-            except (OSError, ValueError) as exc:
-                last = exc
-            if time.monotonic() > deadline:
-                raise TimeoutError("controller REST API not ready after %.0f s (%s):\n%s"
-                                   % (timeout, last, self.log_tail()))
-            time.sleep(POLL_INTERVAL)
+                raise RuntimeError("ryu-manager exited with %s:\n%s" % (self.popen.returncode, self.log_tail()))
+            return self.rest(READY_PATH, timeout=2.0)
+        return poll_until(answer, timeout, "the controller's REST API", POLL_INTERVAL, tolerate=(OSError, ValueError),
+                          describe=lambda: "its log:\n" + self.log_tail())
 
     def log_text(self):
         """The controller's output so far (kept after stop() even if the log was temporary)."""
@@ -183,41 +176,31 @@ def wait_for_topology(ctl, switches, links, hosts, timeout=60.0, interval=POLL_I
     RuntimeError at once if the controller process died.
     """
     want = (switches, links, hosts)
-    deadline = time.monotonic() + timeout
-    seen = "nothing"
-    while True:
+    seen = ["nothing"]
+
+    def discovered():
         if hasattr(ctl, "running") and not ctl.running():
             raise RuntimeError("controller died while waiting for the topology")
-        try:
-            topo = ctl.rest(TOPOLOGY_PATH)
-            counts = topology_counts(topo)
-            if counts == want:
-                return topo
-            seen = "switches=%d links=%d hosts=%d" % counts
-        except (OSError, ValueError) as exc:
-            seen = "error: %s" % exc
-        if time.monotonic() > deadline:
-            raise TimeoutError("topology not discovered after %.0f s: want switches=%d links=%d "
-                               "hosts=%d, last seen %s" % ((timeout,) + want + (seen,)))
-        time.sleep(interval)
+        topo = ctl.rest(TOPOLOGY_PATH)
+        seen[0] = "switches=%d links=%d hosts=%d" % topology_counts(topo)
+        return topo if topology_counts(topo) == want else None
+    return poll_until(discovered, timeout, "the topology: switches=%d links=%d hosts=%d" % want, interval,
+                      tolerate=(OSError, ValueError), describe=lambda: "last seen " + seen[0])
 
 
 def wait_for_links(ctl, links, timeout=15.0, interval=POLL_INTERVAL):
     """After a link went down or came back: polls until the topology has ``links`` switch links
     and every switch confirmed the routes of that change (``routes_pending`` false). The topology
     changes before any route does, so traffic sent on the count alone may still take the old path."""
-    deadline = time.monotonic() + timeout
-    seen = "nothing"
-    while True:
+    seen = ["nothing"]
+
+    def settled():
         count = len(ctl.rest(TOPOLOGY_PATH)["links"])
         pending = ctl.rest(READY_PATH)["routes_pending"]   # read after the count: covers its change
-        if count == links and not pending:
-            return
-        seen = "links=%d routes_pending=%s" % (count, pending)
-        if time.monotonic() > deadline:
-            raise TimeoutError("want links=%d with routes confirmed after %.0f s, last seen %s"
-                               % (links, timeout, seen))
-        time.sleep(interval)
+        seen[0] = "links=%d routes_pending=%s" % (count, pending)
+        return count == links and not pending
+    poll_until(settled, timeout, "links=%d with routes confirmed" % links, interval,
+               describe=lambda: "last seen " + seen[0])
 
 
 def _endpoint(end):

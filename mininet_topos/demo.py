@@ -31,6 +31,7 @@ from . import procs
 from .controller_proc import format_topology, start_controller, wait_for_topology
 from .fattree import LeafSpineTopo
 from .mgmt import DEFAULT_SUBNET
+from .polling import poll_until
 from .net import FabricNet, ensure_ovs
 
 LOG = logging.getLogger(__name__)
@@ -197,14 +198,9 @@ def iperf3(server, client, server_ip, seconds=5, timeout=None):
 
 def _wait_listening(host, port, timeout=10.0):
     """Wait until something listens on TCP ``port`` inside ``host``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        out = subprocess.run(procs.in_host(host, ["ss", "-Hltn", "sport = :%d" % port]),
-                             stdout=subprocess.PIPE, universal_newlines=True, check=False).stdout
-        if out.strip():
-            return
-        time.sleep(0.1)
-    raise TimeoutError("nothing listens on port %d in %s" % (port, host.name))
+    poll_until(lambda: subprocess.run(procs.in_host(host, ["ss", "-Hltn", "sport = :%d" % port]),
+                                      stdout=subprocess.PIPE, universal_newlines=True, check=False).stdout.strip(),
+               timeout, "a listener on port %d in %s" % (port, host.name), interval=0.1)
 
 
 def step_iperf(demo):

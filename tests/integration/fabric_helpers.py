@@ -4,13 +4,11 @@ Each test_fabric_*.py module runs one fabric with one routing policy; pytest tea
 down before the next module starts, so two fabrics never coexist."""
 import contextlib
 import re
-import time
-
-import pytest
 
 from sdnmpi.controller import constants as C
 from sdnmpi.mininet_topos import controller_proc
 from sdnmpi.mininet_topos.fattree import LeafSpineTopo
+from sdnmpi.mininet_topos.polling import poll_until as wait_for  # the tests import it from here
 
 import ofdump
 from conftest import running_fabric
@@ -47,16 +45,6 @@ def bridge(fab, dpid):
         if sw.dpid == dpid:
             return sw.name
     raise KeyError(dpid)
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.5)
-    pytest.fail("timed out after %ss waiting for %s" % (timeout, what))
 
 
 def wait_for_routes(fab, hosts, timeout=30):

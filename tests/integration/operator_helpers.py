@@ -18,6 +18,7 @@ import msgpack
 from sdnmpi.controller import constants as C
 from sdnmpi.controller import rpc_schema as schema
 from sdnmpi.mininet_topos import controller_proc, demo, procs
+from sdnmpi.mininet_topos.polling import poll_until
 from sdnmpi.primitives import schedule
 
 import ofdump
@@ -40,18 +41,8 @@ def artifacts_dir(_tmp_path):
 
 
 def wait_until(predicate, timeout, what, interval=0.25):
-    """predicate()'s first truthy value, polled until ``timeout`` seconds; AssertionError after."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-        except Exception as err:  # pylint: disable=broad-except  # e.g. a server still starting
-            value, last = None, err
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("timed out after %ss waiting for %s (last error: %s)" % (timeout, what, last))
+    """predicate()'s first truthy value; its exceptions count as "not yet" (a server still starting)."""
+    return poll_until(predicate, timeout, what, interval, tolerate=(Exception,))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from rpc_helpers import exchange, request, steps_for
 from sdnmpi.controller import constants as C
 from sdnmpi.controller import rpc_schema as schema
 from sdnmpi.mininet_topos import controller_proc
+from sdnmpi.mininet_topos.polling import poll_until
 
 SEQUENTIAL_SCRIPTS = int(os.environ.get("FUZZ_SCRIPTS", 2400))
 PARALLEL = 300
@@ -54,14 +55,6 @@ def connect(port):
 def rss(pid):
     with open("/proc/%d/status" % pid) as status:
         return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
-
-
-def wait_until(what, condition, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(what)
-        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -118,9 +111,11 @@ def run_parallel(ctl, chosen, tally):
     before = rpc_stats(ctl)
     socks = [connect(ctl.rpc_port) for _ in chosen]
     expect_refused = len(chosen) - (MAX_CONNECTIONS - before["open_connections"])
-    wait_until("the controller holds %d connections" % MAX_CONNECTIONS, lambda: (
-        lambda s: s["open_connections"] == MAX_CONNECTIONS
-        and s["connections_refused"] - before["connections_refused"] == expect_refused)(rpc_stats(ctl)))
+    def settled():
+        stats = rpc_stats(ctl)
+        return (stats["open_connections"] == MAX_CONNECTIONS
+                and stats["connections_refused"] - before["connections_refused"] == expect_refused)
+    poll_until(settled, 60, "the controller to hold %d connections" % MAX_CONNECTIONS, interval=0.1)
 
     def one(sock, script):
         mine = Tally()
@@ -218,7 +213,7 @@ def test_hostile_rpc_input_at_volume(live):
     assert tally.failures() == {}, tally
     assert tally["messages"] >= 10000, tally
     assert tally["refused"] == refused > 0
-    wait_until("fuzz connections closed", lambda: rpc_stats(live)["open_connections"] == 1)
+    poll_until(lambda: rpc_stats(live)["open_connections"] == 1, 60, "fuzz connections closed", interval=0.1)
     stats = rpc_stats(live)
     kinds = [kind for kind, _data, _took in closed.values()]
     assert stats["slow_closed"] - stats0["slow_closed"] == len(kinds) - kinds.count("silent")
