@@ -36,12 +36,17 @@ void sdnmpi_conn_close(struct sdnmpi_conn *c)
     c->holds_job = 0;
 }
 
-void sdnmpi_conn_reset(struct sdnmpi_conn *c)
+void sdnmpi_conn_new_series(struct sdnmpi_conn *c)
 {
     sdnmpi_conn_close(c);
-    c->dead = 0;
     c->failures = 0;
     c->retry_at = 0;
+}
+
+void sdnmpi_conn_reset(struct sdnmpi_conn *c)
+{
+    sdnmpi_conn_new_series(c);
+    c->dead = 0;
 }
 
 static void kill_conn(struct sdnmpi_conn *c)

@@ -98,6 +98,10 @@ int sdnmpi_conn_alive(struct sdnmpi_conn *c);
 /* Closes the connection (without marking it dead). */
 void sdnmpi_conn_close(struct sdnmpi_conn *c);
 
+/* Closes it and starts a new series of attempts: failures and back-off forgotten, a dead
+ * connection stays dead. */
+void sdnmpi_conn_new_series(struct sdnmpi_conn *c);
+
 /* Closes it and forgets its failures (dead included): a new controller registration. */
 void sdnmpi_conn_reset(struct sdnmpi_conn *c);
 

@@ -86,7 +86,9 @@ static void try_register(struct offer *o)
     if (s->reg_lost == 2 || (s->conn.holds_job && sdnmpi_conn_alive(&s->conn)))
         return;
     if (!s->reg_lost) {
-        sdnmpi_conn_close(&s->conn);
+        /* The loss is not a failed attempt: a restart that cut a request in flight (a failure on
+         * the connection) allows as many attempts as one found at an agreement step. */
+        sdnmpi_conn_new_series(&s->conn);
         s->reg_lost = 1;
         sdnmpi_log("reconnect: the connection that registered job %" PRId64 " is gone; "
                    "registering the job again", s->job.id);

@@ -66,6 +66,8 @@ MODES = {
     "silent_plan": "never answers plan_allreduce",
     "error_plan": 'answers plan_allreduce with status "error"',
     "silent_bcast": "never answers plan_bcast",
+    "hold_bcast": "answers plan_bcast for the communicator's first member as root only; another root's request "
+                  "waits for restart(), which cuts it",
     "error_bcast": 'answers plan_bcast with status "error"',
     "not_group": "answers plan_bcast with a unicast address as the group",
     "error_traffic": 'answers traffic with status "error"',
@@ -354,7 +356,7 @@ class StubController:
                      timings=dict(PLAN_TIMINGS))
 
     def _answer_bcast(self, req):
-        if self.mode == "silent_bcast":
+        if self.mode == "silent_bcast" or (self.mode == "hold_bcast" and req.args["root"] != req.args["members"][0]):
             return None
         if self.mode == "error_bcast":
             return reply(req.id, error=REFUSED_BCAST % req.args["root"])
