@@ -234,3 +234,38 @@ def counter_delta(before, after):
     if isinstance(after, (int, float)) and isinstance(before, (int, float)):
         return after - before
     return None
+
+
+TCP_EXT = ("TCPTimeouts", "TCPSpuriousRTOs", "TCPLossProbes", "TCPFastRetrans", "TCPSlowStartRetrans",
+           "TCPDSACKRecv", "TCPSACKReorder", "TCPOFODrop", "TCPRcvQDrop", "TCPBacklogDrop")
+
+
+def tcp_ext(netstat_text, names=TCP_EXT):
+    """{name: count} of the TcpExt counters ``names`` in a /proc/net/netstat text."""
+    rows = [line.split() for line in netstat_text.splitlines() if line.startswith("TcpExt:")]
+    if len(rows) < 2:
+        return {}
+    values = dict(zip(rows[0][1:], rows[1][1:]))
+    return {n: int(values[n]) for n in names if n in values}
+
+
+def coverage_drops(text):
+    """{counter: total} of the `ovs-appctl coverage/show` counters whose name holds "drop"."""
+    out = {}
+    for line in text.splitlines():
+        words = line.split()
+        if words and "drop" in words[0] and "total:" in words:
+            out[words[0]] = int(words[words.index("total:") + 1])
+    return out
+
+
+def dev_drops(path="/proc/net/dev"):
+    """{interface: (rx dropped, tx dropped)} from /proc/net/dev."""
+    out = {}
+    with open(path) as f:
+        for line in f.readlines()[2:]:
+            name, _, rest = line.partition(":")
+            vals = rest.split()
+            if len(vals) >= 12:
+                out[name.strip()] = (int(vals[3]), int(vals[11]))
+    return out

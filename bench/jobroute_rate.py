@@ -60,6 +60,8 @@ def parse_args(argv):
     p.add_argument("--links", action="store_true",
                    help="sample every link's counters during the MPI runs (jobroute_links.py; a %d ms pause "
                         "after the shift splits the exchanges): bytes per switch link, arrival per host" % PAUSE_MS)
+    p.add_argument("--shift-only", action="store_true",
+                   help="the MPI runs do the shift alone (phase 1), so each run's counters are the shift's")
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     p.add_argument("--prefix", default="jt")
     p.add_argument("--mgmt-subnet", default="172.31.0.0/16")
@@ -180,11 +182,11 @@ def measure(bench, rate, traces, args, log_dir=None):
     runs = {"mpi-sdn-optimal": (jobroute_report.bench_placement(n), dict(optimal, SDN_MPI_TRAFFIC=traces.get("bench"))),
             "mpi-sdn-optimal-host-order": (host_order, dict(optimal, SDN_MPI_TRAFFIC=traces.get("host-order"))),
             "mpi-dmodk-host-order": (host_order, env)}
-    argv = steps(bench.spec, nbytes, shift=shift, pause=args.links)
+    argv = steps(bench.spec, nbytes, shift=shift, pause=args.links, shift_only=args.shift_only)
     for kind in [k for k in args.kinds if k in runs]:
         hosts, run_env = runs[kind]
         if kind == "mpi-sdn-optimal":
-            argv_k = steps(bench.spec, nbytes, pause=args.links)
+            argv_k = steps(bench.spec, nbytes, pause=args.links, shift_only=args.shift_only)
         else:
             argv_k = argv
         sampler = link_sampler(bench) if args.links else None
@@ -235,15 +237,21 @@ def link_sampler(bench):
 def wire_counters(bench):
     """TCP retransmissions per host, packets dropped per fabric interface (root qdiscs, both
     sides) and the userspace datapath's cache counters (emc/megaflow hits, upcalls)."""
-    out = {"retrans": {}, "drops": {}}
+    out = {"retrans": {}, "drops": {}, "tcp": {}}
     for host in bench.fabric.hosts:
         out["retrans"][host.name] = jobroute_links.tcp_retrans(host.cmd("cat /proc/net/snmp"))
         out["drops"].update(jobroute_links.qdisc_drops(host.cmd("tc -s qdisc show")))
+        for name, n in jobroute_links.tcp_ext(host.cmd("cat /proc/net/netstat")).items():
+            out["tcp"][name] = out["tcp"].get(name, 0) + n
     tc = subprocess.run(["tc", "-s", "qdisc", "show"], capture_output=True, text=True, check=False).stdout
     mine = set(bench.fabric.interface_names())
     out["drops"].update({dev: n for dev, n in jobroute_links.qdisc_drops(tc).items() if dev in mine})
     dp = subprocess.run(["ovs-appctl", "dpif-netdev/pmd-stats-show"], capture_output=True, text=True, check=False)
     out["datapath"] = jobroute_links.datapath_stats(dp.stdout)
+    cov = subprocess.run(["ovs-appctl", "coverage/show"], capture_output=True, text=True, check=False)
+    out["ovs_drops"] = jobroute_links.coverage_drops(cov.stdout)
+    devs = jobroute_links.dev_drops()
+    out["dev_drops"] = {dev: sum(devs[dev]) for dev in mine if dev in devs}
     return out
 
 
@@ -253,8 +261,10 @@ def wire_delta(before, after):
     d = jobroute_links.counter_delta(before, after)
     retrans = {h: n for h, n in d["retrans"].items() if n}
     drops = {dev: n for dev, n in d["drops"].items() if n}
+    dev = {k: n for k, n in d["dev_drops"].items() if n}
     return {"retrans_total": sum(retrans.values()), "retrans": retrans, "drops_total": sum(drops.values()),
-            "drops": drops, "datapath": d["datapath"]}
+            "drops": drops, "datapath": d["datapath"], "tcp": d["tcp"],
+            "ovs_drops": {k: n for k, n in d["ovs_drops"].items() if n}, "dev_drops": dev}
 
 
 def link_summary(bench, timeline, nbytes):
@@ -263,12 +273,13 @@ def link_summary(bench, timeline, nbytes):
                                   2 * nbytes / jobroute_links.FRAME_PAYLOAD)
 
 
-def steps(spec, nbytes, shift=None, pause=False):
+def steps(spec, nbytes, shift=None, pause=False, shift_only=False):
     """The pattern program's steps: phase 1 the bench's shift (or ``shift``), phase 2 its
-    permutation; ``pause``: PAUSE_MS of computing after the shift, still in phase 1."""
-    gap = ["pause", PAUSE_MS] if pause else []
-    return (["phase", 1, "shift", spec["shift"] if shift is None else shift, nbytes] + gap
-            + ["phase", 2, "perm", spec["perm"], nbytes, "phase", 0])
+    permutation (not with ``shift_only``); ``pause``: PAUSE_MS of computing after the shift,
+    still in phase 1."""
+    gap = ["pause", PAUSE_MS] if pause and not shift_only else []
+    perm = [] if shift_only else ["phase", 2, "perm", spec["perm"], nbytes]
+    return ["phase", 1, "shift", spec["shift"] if shift is None else shift, nbytes] + gap + perm + ["phase", 0]
 
 
 def markdown(results):
