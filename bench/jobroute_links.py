@@ -12,7 +12,12 @@ bytes per directed switch link in units of one flow's bytes (more than 1 = two f
 link: the routes were not contention-free), and per receiving host when its first and its last
 bytes arrived (so the slowest flow, the start-up delay and stalls show). Nothing here knows MPI.
 """
+import gzip
+import json
 import os
+import re
+import statistics
+import sys
 import threading
 
 from bench_common import now_s
@@ -168,6 +173,38 @@ def host_timeline(timeline, span, host_links, flow_bytes, done_share=0.98):
     return out
 
 
+def restart_gaps(timeline, span, busy_mbit=2.5, idle_mbit=1.0):
+    """{sender host: seconds} between the end of its flow's first repetition (its host link's
+    rate first falls below ``idle_mbit`` after being above ``busy_mbit``) and the start of the
+    next one (back above ``busy_mbit``), for every host link out of a host in ``span``. A sender
+    far above the median started its next repetition late (or stalled at its start)."""
+    first, last = span
+    t = timeline["t"]
+    out = {}
+    for k, name in enumerate(timeline["links"]):
+        src = name.split(">")[0]
+        if not HOST_NAME.match(src):
+            continue
+        series = timeline["bytes"][k]
+        if any(series[i] is None for i in (first, last)):
+            continue
+        busy, idle_at = False, None
+        for i in range(first, last):
+            mbit = (series[i + 1] - series[i]) * 8 / (t[i + 1] - t[i]) / 1e6
+            if not busy:
+                busy = mbit > busy_mbit
+            elif idle_at is None:
+                if mbit < idle_mbit:
+                    idle_at = t[i]
+            elif mbit > busy_mbit:
+                out[src] = round(t[i] - idle_at, 3)
+                break
+    return out
+
+
+HOST_NAME = re.compile(r"^h\d+$")
+
+
 def summary(timeline, hosts, switches, flow_bytes):
     """Per exchange found: its span (seconds), the busiest switch links in flows, and the hosts'
     first and last arrival; plus the controller log lines about phases and routes."""
@@ -181,8 +218,11 @@ def summary(timeline, hosts, switches, flow_bytes):
         arrivals = host_timeline(timeline, span, into_hosts, flow_bytes)
         done = [a["done"] for a in arrivals.values() if a["done"] is not None and a["flows"] > 0.5]
         starts = [a["start"] for a in arrivals.values() if a["start"] is not None and a["flows"] > 0.5]
+        gaps = restart_gaps(timeline, span)
         out["exchanges"].append({
             "from_s": t[span[0]], "to_s": t[span[1]],
+            "restart_gaps_s": gaps,
+            "restart_gap_median_s": statistics.median(gaps.values()) if gaps else None,
             "max_link_flows": max(flows.values()) if flows else None,
             "links_over_1_2": {n: round(v, 2) for n, v in sorted(flows.items()) if v > 1.2},
             "host_start_s": [min(starts), max(starts)] if starts else None,
@@ -269,3 +309,44 @@ def dev_drops(path="/proc/net/dev"):
             if len(vals) >= 12:
                 out[name.strip()] = (int(vals[3]), int(vals[11]))
     return out
+
+
+def save(path, timeline):
+    """A timeline as gzipped JSON."""
+    with gzip.open(path, "wt") as f:
+        json.dump(timeline, f)
+
+
+def load(path):
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
+
+
+def main(argv=None):
+    """Re-analyses saved timelines: python bench/jobroute_links.py FLOW_BYTES FILE..."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 2:
+        print("usage: jobroute_links.py FLOW_BYTES TIMELINE.json[.gz] ...", file=sys.stderr)
+        return 2
+    try:
+        flow_bytes = float(argv[0])
+        timelines = [(path, load(path)) for path in argv[1:]]
+    except (ValueError, OSError) as exc:
+        print("jobroute_links.py: %s" % exc, file=sys.stderr)
+        return 2
+    for path, tl in timelines:
+        nodes = {n for name in tl["links"] for n in name.split(">")}
+        hosts = {n for n in nodes if HOST_NAME.match(n)}
+        out = summary(tl, hosts, nodes - hosts, flow_bytes)
+        for k, ex in enumerate(out["exchanges"]):
+            late = {h: g for h, g in ex["restart_gaps_s"].items()
+                    if ex["restart_gap_median_s"] is not None and g > ex["restart_gap_median_s"] + 0.5}
+            print("%s exchange %d: %.1f-%.1f s, busiest switch link %.2f flows, hosts done %s s, "
+                  "restart gap median %s s, late senders %s" % (
+                      os.path.basename(path), k, ex["from_s"], ex["to_s"], ex["max_link_flows"] or 0,
+                      ex["host_done_s"], ex["restart_gap_median_s"], late or "none"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -210,7 +210,8 @@ def measure(bench, rate, traces, args, log_dir=None):
             rec["links"] = link_summary(bench, timeline, nbytes)
             rec["wire"] = wire_delta(w0, wire_counters(bench))
             if log_dir:
-                write_json(os.path.join(log_dir, "links-%s-%g-%s.json" % (kind, rate, int(now_s()))), timeline)
+                jobroute_links.save(os.path.join(log_dir, "links-%s-%g-%d.json.gz" % (kind, rate, int(now_s()))),
+                                    timeline)
         out[kind] = rec
     seconds = max(4, int(round(args.seconds * 2)))
     for kind, pairs in (("iperf3-dmodk-host-order", [(h, (h - 1 + shift) % n + 1) for h in range(1, n + 1)]),
@@ -357,6 +358,8 @@ def main(argv=None):
                "fabric": args.fabric, "seconds": args.seconds, "shift": spec["shift"], "perm": spec["perm"],
                "placement": spec["placement"], "rates": {}, "failed": None}
     os.makedirs(os.path.join(out_dir, "logs"))
+    if args.links:
+        os.makedirs(os.path.join(out_dir, "timelines"))
     bench = jbm.RouteBench(spec, bargs, os.path.join(out_dir, "logs"))   # controller, lldpd, Mininet logs
     t0 = now_s()
     try:
@@ -366,7 +369,8 @@ def main(argv=None):
         traces = profile(bench, spec, args, out_dir)
         for rnd in range(args.rounds):
             for rate in (args.rates if rnd % 2 == 0 else args.rates[::-1]):
-                results["rates"].setdefault(str(rate), []).append(dict(measure_at(bench, rate, traces, args, os.path.join(out_dir, "logs"))))
+                results["rates"].setdefault(str(rate), []).append(
+                    dict(measure_at(bench, rate, traces, args, os.path.join(out_dir, "timelines"))))
                 write_json(os.path.join(out_dir, "results.json"), results)
                 print("round %d, %g Mbit/s: %s" % (rnd + 1, rate, json.dumps(results["rates"][str(rate)][-1])),
                       flush=True)

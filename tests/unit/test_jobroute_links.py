@@ -133,3 +133,22 @@ def test_wire_counter_parsers():
     after = {"retrans": {"h1": 10, "h2": 4}, "datapath": {"emc hits": 65}}
     assert jobroute_links.counter_delta(before, after) == {"retrans": {"h1": 7, "h2": None},
                                                            "datapath": {"emc hits": 60}}
+
+
+def test_restart_gaps_find_a_late_sender(tmp_path, capsys):
+    """Two senders: h1 pauses 0.4 s between its repetitions, h2 restarts 1.6 s late."""
+    t = [round(0.2 * i, 1) for i in range(30)]
+    rate = {"h1>s1": lambda i: 100 if i <= 10 or 13 <= i <= 22 else 0,
+            "h2>s1": lambda i: 100 if i <= 10 or 19 <= i <= 28 else 0,
+            "s1>h3": lambda i: 100 if i <= 28 else 0}
+    tl = {"links": list(rate), "t": t, "t0": 0.0, "events": [],
+          "bytes": [[sum(f(j) for j in range(1, i + 1)) for i in range(len(t))] for f in rate.values()]}
+    gaps = jobroute_links.restart_gaps(tl, (0, len(t) - 1), busy_mbit=100 * 8 / 0.2 / 1e6 / 2,
+                                       idle_mbit=1e-6)
+    assert gaps == {"h1": pytest.approx(0.4), "h2": pytest.approx(1.6)}
+    path = str(tmp_path / "tl.json.gz")
+    jobroute_links.save(path, tl)
+    assert jobroute_links.load(path) == tl
+    assert jobroute_links.main(["1000", path]) == 0
+    assert "tl.json.gz exchange 0" in capsys.readouterr().out
+    assert jobroute_links.main(["x", path]) == 2
