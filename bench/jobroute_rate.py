@@ -45,6 +45,8 @@ PORT0 = 5401
 CONTROL_SHIFT = {"k4": 9, "leafspine": 2}
 KINDS = ("mpi-sdn-optimal", "mpi-sdn-optimal-host-order", "mpi-dmodk-host-order", "iperf3-dmodk-host-order",
          "iperf3-single")
+HOST_TCP_SYSCTLS = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_limit_output_bytes",
+                    "net.ipv4.tcp_slow_start_after_idle", "net.core.default_qdisc")
 PAUSE_MS = 1500           # --links: the quiet gap between the exchanges that splits the timeline
 
 
@@ -366,6 +368,8 @@ def main(argv=None):
         bench.start_controller("dmodk")
         bench.start_fabric()
         bench.wait_ready(180)
+        h1 = bench.fabric.hosts[0]     # the hosts' TCP settings (their namespaces' sysctls)
+        results["host_tcp"] = {key: h1.cmd("sysctl -n " + key).strip() for key in HOST_TCP_SYSCTLS}
         traces = profile(bench, spec, args, out_dir)
         for rnd in range(args.rounds):
             for rate in (args.rates if rnd % 2 == 0 else args.rates[::-1]):
