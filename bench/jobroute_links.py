@@ -25,16 +25,22 @@ from bench_common import now_s
 FRAME_PAYLOAD = 1448 / 1514        # TCP payload per Ethernet frame (MSS 1448, 1514-byte frames)
 
 
-def read_counters(path="/proc/net/dev"):
-    """{interface: (rx bytes, tx bytes)} from /proc/net/dev."""
+def proc_net_dev(path="/proc/net/dev"):
+    """{interface: [its 16 counters]} from /proc/net/dev (rx bytes, packets, errs, drop, ... tx
+    bytes at index 8, tx drop at 11)."""
     out = {}
     with open(path) as f:
         for line in f.readlines()[2:]:
             name, _, rest = line.partition(":")
             vals = rest.split()
-            if len(vals) >= 9:
-                out[name.strip()] = (int(vals[0]), int(vals[8]))
+            if len(vals) >= 12:
+                out[name.strip()] = [int(v) for v in vals]
     return out
+
+
+def read_counters(path="/proc/net/dev"):
+    """{interface: (rx bytes, tx bytes)} from /proc/net/dev."""
+    return {name: (v[0], v[8]) for name, v in proc_net_dev(path).items()}
 
 
 def directed_links(net_links, is_switch):
@@ -301,14 +307,7 @@ def coverage_drops(text):
 
 def dev_drops(path="/proc/net/dev"):
     """{interface: (rx dropped, tx dropped)} from /proc/net/dev."""
-    out = {}
-    with open(path) as f:
-        for line in f.readlines()[2:]:
-            name, _, rest = line.partition(":")
-            vals = rest.split()
-            if len(vals) >= 12:
-                out[name.strip()] = (int(vals[3]), int(vals[11]))
-    return out
+    return {name: (v[3], v[11]) for name, v in proc_net_dev(path).items()}
 
 
 def save(path, timeline):

@@ -76,6 +76,8 @@ def test_read_counters_parses_proc_net_dev(tmp_path):
                     "  lo: 100 2 0 0 0 0 0 0 300 4 0 0 0 0 0 0\n"
                     "jte1-eth1: 5000 10 0 0 0 0 0 0 7000 12 0 0 0 0 0 0\n")
     assert jobroute_links.read_counters(str(path)) == {"lo": (100, 300), "jte1-eth1": (5000, 7000)}
+    path.write_text("h\nh\n e1-eth1: 5000 10 0 4 0 0 0 0 7000 12 0 2 0 0 0 0\n")
+    assert jobroute_links.dev_drops(str(path)) == {"e1-eth1": (4, 2)}
 
 
 def test_directed_links_use_the_switch_side_counter():
