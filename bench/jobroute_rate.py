@@ -3,24 +3,32 @@ shift at >= 90 % of the host-link rate under SDN-optimal", k=4 fat-tree): the sa
 permutation at several link rates, with MPI and with iperf3 as a control.
 
     .venv/bin/python bench/jobroute_rate.py [--fabric k4|leafspine] [--rates 2,5,10,20] [--rounds 2]
+        [--seconds 3] [--kinds K,...] [--links] [--shift-only]
 
 One fabric of the job-routing bench (k4: 16 hosts, every link at the rate; leafspine: 8 hosts,
 host links at twice the rate, leaf-spine links at the rate), one controller (D-mod-K default
-routes). The pattern program is profiled once (phase 1 the bench's shift, phase 2 its
-permutation, its placement). Then per rate (every link's HTB class changed in place) and round:
+routes). The pattern program (phase 1 a shift, phase 2 the bench's permutation) is profiled once
+per placement that needs a trace. Then per rate (every link's HTB class changed in place) and
+round, the kinds chosen (``--kinds``, default all):
 
-- ``mpi-sdn-optimal``: the pattern program with its trace under sdn-optimal, the bench's placement
-  (what bench_jobroute_mininet.py measures);
-- ``mpi-dmodk-host-order``: a shift with ranks in host order under D-mod-K (CONTROL_SHIFT: every
-  flow between leaves, contention-free too by the model), no controller involvement at all;
+- ``mpi-sdn-optimal``: the program with its trace under sdn-optimal, the bench's placement and
+  shift (what bench_jobroute_mininet.py measures);
+- ``mpi-sdn-optimal-host-order``: the same with ranks in host order and CONTROL_SHIFT (its own
+  trace): the same hosts, pairs and program as the next one, so only the routes differ;
+- ``mpi-dmodk-host-order``: ranks in host order, CONTROL_SHIFT, D-mod-K (every flow between
+  leaves, contention-free too by the model), no traffic routes;
 - ``iperf3-dmodk-host-order``: the same flows (host i -> host i+shift) as iperf3 TCP streams at
   once, no MPI;
 - ``iperf3-single``: one of them alone (the best one TCP flow gets at that rate).
 
-Per flow: payload bits per second / the rate (the slowest link on an inter-leaf path). MPI: bytes x reps / the slowest rank's
-exchange time; iperf3: each receiver's rate (min and median over the flows). Also the CPU busy share of
-the whole machine (both cores, /proc/stat) during each measurement: other sessions included.
-Outputs bench/results/jobroute-rate-<timestamp>/results.json and results.md.
+Per flow: payload bits per second / the rate (the slowest link on an inter-leaf path). MPI: bytes
+x reps / the slowest rank's exchange time; iperf3: each receiver's rate (min and median over the
+flows). Also the CPU busy share of the whole machine (both cores, /proc/stat) during each
+measurement, other sessions included. ``--links``: what the wire saw during each MPI run
+(bench/jobroute_links.py; a pause after the shift splits the exchanges): the busiest switch link
+in flows, each host's first and last bytes, restart gaps, TCP retransmissions and drops; the
+timelines go to timelines/. ``--shift-only``: the MPI runs do the shift alone.
+Outputs bench/results/jobroute-rate-<fabric>-<timestamp>/results.json and results.md.
 """
 import argparse
 import datetime
