@@ -1,13 +1,13 @@
 /* planahead_check.c -- the world's plan requested at SDN_MPI_Init (libsdnmpi/src/plan_ahead.h),
  * for tests/unit/test_libsdnmpi_planahead.py.
  *
- *   planahead_check [--wait-file PATH] [--gap-ms N] [--count N]
+ *   planahead_check [--wait-file PATH] [--gap-ms N] [--count N] [--calls 0|2]
  *
  * SDN_MPI_Init; with --wait-file, world rank 0 waits (up to 60 s) until PATH exists (the stub
  * controller creates it when it receives plan_allreduce: the request arrived before any
  * collective); --gap-ms: every rank sleeps N ms (the application's work before its first
  * collective); then two SDN_MPI_Allreduce calls on MPI_COMM_WORLD (the first makes the plan, the
- * second uses it), each compared bit for bit with PMPI_Allreduce (int64 and double sums, MPI_MAX
+ * second uses it; --calls 0: none, straight to SDN_MPI_Finalize), each compared bit for bit with PMPI_Allreduce (int64 and double sums, MPI_MAX
  * of doubles). World rank 0 prints
  *   planahead_check: p=P first_path=A second_path=B ahead=X age=S request=S init=S failures=F
  * (paths as sdnmpi_test_last_path; ahead, age, request: the plan's timing slots plan_ahead,
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 {
     const char *wait_path = NULL;
     long gap_ms = 0;
-    int count = 64;
+    int count = 64, calls = 2;
     check_prog = "planahead_check";
     check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
     int p = 0;
@@ -102,6 +102,8 @@ int main(int argc, char **argv)
             gap_ms = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--count") == 0)
             count = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--calls") == 0)
+            calls = atoi(argv[i + 1]);
         else
             FAIL("unknown option %s", argv[i]);
     }
@@ -114,10 +116,12 @@ int main(int argc, char **argv)
         FAIL("the controller saw no plan_allreduce within 60 s of SDN_MPI_Init");
     if (gap_ms > 0)
         sleep_ms(gap_ms);
-    one_call(count, 1);
+    if (calls > 0)
+        one_call(count, 1);
     int first = sdnmpi_test_last_path();
     double ahead = slot("plan_ahead"), age = slot("plan_ahead_age"), request = slot("plan_request");
-    one_call(count, 2);
+    if (calls > 1)
+        one_call(count, 2);
     int second = sdnmpi_test_last_path();
     long long all = 0;
     check_mpi(PMPI_Allreduce(&failures, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD),

@@ -112,3 +112,17 @@ def test_controller_gone_after_register(built, stub_factory):
     out, _ = run(4, env, "--gap-ms", "100")
     assert out["first"] == PMPI and out["second"] == PMPI
     assert stub.errors == []
+
+
+def test_world_never_used_leaks_nothing(built, stub_factory, tmp_path):
+    """Init sends the request ahead and the job makes no collective at all: SDN_MPI_Finalize's
+    release reads the reply first (the stream stays in step) and is answered; the plan is never
+    taken (no path, no plan slots)."""
+    seen = tmp_path / "seen"
+    stub = stub_factory(leaves=2, seen_file=seen)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1"}
+    out, stderr = run(4, env, "--wait-file", seen, "--calls", "0")
+    assert out["first"] == 0 and out["ahead"] == -1
+    assert [[r["op"] for r in c["requests"]] for c in stub.conns] == [["register", "plan_allreduce", "release"]]
+    assert "sdnmpi[0]: finalize: job 7 released" in stderr
+    assert stub.errors == []
