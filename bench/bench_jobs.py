@@ -21,7 +21,8 @@ import bounds
 
 PLAN_RE = re.compile(r"plan comm=\d+ ranks=(?P<ranks>\d+) hosts=\d+ steps=(?P<steps>\d+) pairs=(?P<pairs>\d+): ok "
                      r"flows=(?P<flows>\d+) max_load=\[(?P<max_load>[^\]]*)\] in (?P<rtt>[\d.]+)s "
-                     r"\(controller total (?P<total>[\d.]+)s plan (?P<plan>[\d.]+)s install (?P<install>[\d.]+)s\)")
+                     r"\(controller total (?P<total>[\d.]+)s plan (?P<plan>[\d.]+)s install (?P<install>[\d.]+)s"
+                     r"(?:, sent ahead at Init)?\)")
 
 
 def run_mpi_job(bench, job, progress):
@@ -47,9 +48,15 @@ def run_mpi_job(bench, job, progress):
         prog.append("--lib-verbose")
     if job.get("warm"):
         prog.append("--warm")
+    for key in ("gap_ms", "startup_bcast_bytes"):   # startup rows (bench_startup.py)
+        if job.get(key):
+            prog += ["--" + key.replace("_", "-"), job[key]]
+    if job.get("variant"):
+        prog += ["--startup-variant", job["variant"]]
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, bench.ports["rpc"]),
            "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET}
     env.update(sdn_env(args))
+    env.update(job.get("env", {}))   # a job's own library knobs (bench_startup.py's variants)
     slots = job.get("slots", 1)   # startup rows at p > hosts (bench_startup.py)
     mpi = MpiJob(fab, hosts, slots=slots)
     argv = mpi.mpirun_argv(prog, np=job["nprocs"] if slots > 1 else len(hosts), env=env, mca=args.mca)

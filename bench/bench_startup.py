@@ -11,38 +11,58 @@ import statistics
 import benchcore
 
 NPROCS = (8, 16)
+GAP_MS = 100           # the warm_gap variant's work between Init and the first collective
+BCAST_BYTES = 65536    # the first SDN_MPI_Bcast's size: SDN_MPI_BCAST_MIN_BYTES's default
 
-INIT_PARTS = ("init_mpi", "init_rpc", "init_rtts", "init_ctrl")
-PLAN_PARTS = ("plan_mpi", "plan_locate", "plan_request", "plan_rtts", "plan_ctrl", "plan_ctrl_plan",
-              "plan_ctrl_install")
-# (metric, row label, breakdown slots in the order shown); "_warm": after every pair of ranks has
-# exchanged a message (coll_bench --warm: Open MPI's lazy TCP connections are open)
-PHASES = (
-    ("init", "SDN_MPI_Init, cold", INIT_PARTS),
-    ("init_warm", "SDN_MPI_Init, warm", INIT_PARTS),
-    ("first_allreduce", "first SDN_MPI_Allreduce, cold", PLAN_PARTS),
-    ("first_allreduce_warm", "first SDN_MPI_Allreduce, warm", PLAN_PARTS),
+INIT_PARTS = ("init_mpi", "init_rpc", "init_rtts", "init_ctrl", "init_ahead")
+PLAN_PARTS = ("plan_mpi", "plan_locate", "plan_request", "plan_rtts", "plan_ahead", "plan_ahead_age", "plan_ctrl",
+              "plan_ctrl_plan", "plan_ctrl_install")
+BCAST_PARTS = ("bcast_setup", "bcast_tree", "bcast_request", "bcast_ctrl", "bcast_ctrl_install")
+# (metric suffix, label, job settings): cold jobs call Init first thing; "_warm" ones after every
+# pair of ranks has exchanged a message (coll_bench --warm: Open MPI's lazy TCP connections are
+# open). Plan-ahead is the library's default; "noahead" turns it off (SDN_MPI_PLAN_AHEAD=0), "gap"
+# waits GAP_MS between Init and the first call, as an application that works before its first
+# collective. Every other variant makes its first call right after Init.
+VARIANTS = (
+    ("", "cold", {"warm": False}),
+    ("_warm", "warm", {"warm": True}),
+    ("_warm_noahead", "warm, SDN_MPI_PLAN_AHEAD=0", {"warm": True, "variant": "noahead",
+                                                     "env": {"SDN_MPI_PLAN_AHEAD": "0"}}),
+    ("_warm_gap", "warm, first call %d ms after Init" % GAP_MS, {"warm": True, "variant": "gap", "gap_ms": GAP_MS}),
 )
+# (metric, row label, breakdown slots in the order shown)
+PHASES = tuple((base + suffix, "%s, %s" % (what, label), parts)
+               for base, what, parts in (("init", "SDN_MPI_Init", INIT_PARTS),
+                                         ("first_allreduce", "first SDN_MPI_Allreduce", PLAN_PARTS),
+                                         ("first_bcast", "first SDN_MPI_Bcast", BCAST_PARTS),
+                                         ("second_bcast", "second SDN_MPI_Bcast", ()))
+               for suffix, label, _ in VARIANTS)
 PART_LABELS = {
     "init_mpi": "MPI exchange", "init_rpc": "RPC", "init_rtts": "round trips", "init_ctrl": "controller",
-    "plan_mpi": "MPI side", "plan_locate": "locate", "plan_request": "plan RPC", "plan_rtts": "round trips",
+    "init_ahead": "plan sent ahead",
+    "plan_mpi": "MPI side", "plan_locate": "locate", "plan_request": "plan RPC (wait)", "plan_rtts": "round trips",
+    "plan_ahead": "sent ahead", "plan_ahead_age": "since sent",
     "plan_ctrl": "controller", "plan_ctrl_plan": "planning", "plan_ctrl_install": "install + barrier",
+    "bcast_setup": "comm state (dup, addresses)", "bcast_tree": "tree (request, sockets, agreement)",
+    "bcast_request": "tree RPC", "bcast_ctrl": "controller", "bcast_ctrl_install": "install + barrier",
 }
 
 
 def plan_jobs(args, fab, routing):
-    """args.startup_reps jobs per p in NPROCS and variant (cold, warm; interleaved), block
-    placement, under `routing`."""
+    """args.startup_reps jobs per p in NPROCS and variant (VARIANTS, interleaved), block placement,
+    under `routing`."""
     jobs = []
     for p in NPROCS:
         slots = -(-p // fab.hosts)
         hosts = benchcore.placement_hosts("block", fab.hosts, min(p, fab.hosts), args.seed)
         for rep in range(args.startup_reps):
-            for warm in (False, True):
-                jobs.append({"name": "startup-%s-p%d-%s%d" % (routing, p, "warm" if warm else "cold", rep + 1),
-                             "collective": "startup", "routing": routing, "placement": "block", "nprocs": p,
-                             "hosts": hosts, "slots": slots, "warm": warm, "reps": 1,
-                             "tiny_reps": args.startup_calls, "nimpl": 1, "work": 3.0, "work_per_byte": 0.0})
+            for suffix, _label, settings in VARIANTS:
+                job = {"name": "startup-%s-p%d-%s%d" % (routing, p, suffix.lstrip("_") or "cold", rep + 1),
+                       "collective": "startup", "routing": routing, "placement": "block", "nprocs": p,
+                       "hosts": hosts, "slots": slots, "warm": False, "reps": 1, "tiny_reps": args.startup_calls,
+                       "nimpl": 1, "work": 3.0, "work_per_byte": 0.0, "startup_bcast_bytes": BCAST_BYTES}
+                job.update(settings)
+                jobs.append(job)
     return jobs
 
 
@@ -64,8 +84,10 @@ def job_records(job, events):
     for metric, _label, _parts in PHASES:
         rows = [e for e in ev if e.get("metric") == metric]
         if rows:
+            extra = {"bytes": BCAST_BYTES, "root": 0} if "bcast" in metric else {}
             out.append(_record(job, metric, [e["t_s"] for e in rows],
-                               parts={k: [e["parts"].get(k) for e in rows] for k in rows[0].get("parts", {})}))
+                               parts={k: [e["parts"].get(k) for e in rows] for k in rows[0].get("parts", {})},
+                               **extra))
     dispatch = {}
     for e in ev:
         if e.get("metric") == "dispatch":
@@ -106,7 +128,7 @@ def _part(records, metric, p, name):
     if not vals:
         return "-"
     med = statistics.median(vals)
-    return "%g" % med if name.endswith("_rtts") else benchcore.fmt_seconds(med)
+    return "%g" % med if name.endswith("_rtts") or name == "plan_ahead" else benchcore.fmt_seconds(med)
 
 
 def table(records):
@@ -117,16 +139,25 @@ def table(records):
         return None
     nprocs = sorted({r["nprocs"] for r in records})
     lines = []
-    for parts in (INIT_PARTS, PLAN_PARTS):
-        lines += ["| what | p | jobs | median | range | %s |" % " | ".join(PART_LABELS[k] for k in parts),
-                  "|---|---:|---:|---:|---|%s" % ("---:|" * len(parts))]
+    for parts in (INIT_PARTS, PLAN_PARTS, BCAST_PARTS):
+        bcast = parts == BCAST_PARTS   # with the second call, and the first call's extra cost
+        extra = ["second call", "first - second"] if bcast else []
+        lines += ["| what | p | jobs | median | range | %s |" % " | ".join(extra + [PART_LABELS[k] for k in parts]),
+                  "|---|---:|---:|---:|---|%s" % ("---:|" * (len(parts) + len(extra)))]
         for metric, label, _parts in [ph for ph in PHASES if ph[2] == parts]:
             for p in nprocs:
                 samples = _pooled(records, metric, p)
-                if samples:
-                    med, rng = _span(samples)
-                    lines.append("| %s | %d | %d | %s | %s | %s |" % (
-                        label, p, len(samples), med, rng, " | ".join(_part(records, metric, p, k) for k in parts)))
+                if not samples:
+                    continue
+                med, rng = _span(samples)
+                cols = [_part(records, metric, p, k) for k in parts]
+                if bcast:
+                    second = _pooled(records, metric.replace("first_", "second_", 1), p)
+                    cols = [_span(second)[0], _signed(statistics.median(samples) - statistics.median(second))
+                            if second else "-"] + cols
+                lines.append("| %s (%d B) | %d | %d | %s | %s | %s |" % (label, BCAST_BYTES, p, len(samples), med, rng,
+                                                                       " | ".join(cols)) if bcast else
+                             "| %s | %d | %d | %s | %s | %s |" % (label, p, len(samples), med, rng, " | ".join(cols)))
         lines.append("")
     lines += ["Cached 8-byte call (slowest rank per call; medians over the jobs' calls): the direct algorithm "
               "(recursive doubling on the plan's communicator, no library around it), SDN_MPI_Allreduce on the "

@@ -40,7 +40,7 @@
  *              rows; run with --lib-verbose to get the library's timing line from rank 0).
  *   startup    SDN_MPI_Init and the first SDN_MPI_Allreduce with the library's breakdown, then
  *              --tiny-reps cached 8-byte calls against the same algorithm without the library
- *              around it (coll_bench_startup.c).
+ *              around it, then the first and second SDN_MPI_Bcast (coll_bench_startup.c).
  *   allgather, reduce, alltoall   SDN_MPI_Init time, one checked call of each implementation per
  *              size (also the warm-up and the first plan), then every size (run_more).
  *
@@ -126,7 +126,8 @@ static void usage(void)
                 "usage: coll_bench --collective allreduce|bcast|init|startup|allgather|reduce|alltoall --sizes N,N,... [--reps R]\n"
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
                 "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n"
-                "       [--sdn-algs rd,rabenseifner,hier] [--warm]\n");
+                "       [--sdn-algs rd,rabenseifner,hier] [--warm] [--gap-ms MS]\n"
+                "       [--startup-variant NAME] [--startup-bcast-bytes N]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -156,6 +157,9 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(a, "--toggle-timeout")) { NEED(); opt.toggle_timeout_s = atof(v); }
         else if (!strcmp(a, "--lib-verbose")) opt.lib_verbose = 1;
         else if (!strcmp(a, "--warm")) opt.warm = 1;
+        else if (!strcmp(a, "--gap-ms")) { NEED(); opt.gap_ms = atol(v); }
+        else if (!strcmp(a, "--startup-variant")) { NEED(); opt.variant = v; }
+        else if (!strcmp(a, "--startup-bcast-bytes")) { NEED(); opt.bcast_bytes = parse_bytes(v); }
         else if (!strcmp(a, "--sdn-algs")) {
             NEED();
             char list[256];

@@ -31,6 +31,9 @@ struct options {
     int algs[8];                    /* --sdn-algs: libsdnmpi paths also timed alone */
     int nalgs;
     int warm;                       /* --warm: startup mode warms MPI's connections before Init */
+    long gap_ms;                    /* --gap-ms: startup mode's work between Init and the first call */
+    const char *variant;            /* --startup-variant: appended to the startup metrics' names */
+    long bcast_bytes;               /* --startup-bcast-bytes: the first SDN_MPI_Bcast's size (0: none) */
 };
 
 extern int rank, nprocs;

@@ -1,18 +1,24 @@
 /* coll_bench_startup.c -- the start-up rows (--collective startup; bench/README.md, "Start-up
  * and first-call cost"): SDN_MPI_Init, the first SDN_MPI_Allreduce on MPI_COMM_WORLD (its plan
- * and route install), each with the library's breakdown (sdnmpi_test_timings), then the cached
- * call against the same algorithm without the library around it, every sample marked with whether
- * the call ran the reconnect agreement step.
+ * and route install; --gap-ms: after that much work), each with the library's breakdown
+ * (sdnmpi_test_timings), then the cached call against the same algorithm without the library
+ * around it, every sample marked with whether the call ran the reconnect agreement step, then
+ * (--startup-bcast-bytes N) the first SDN_MPI_Bcast of N bytes from rank 0 (its communicator
+ * state, tree request and sockets) and a second one (the cached call).
  *
- * Output (rank 0): {"bench": "startup", "metric": "init" | "init_warm" (with --warm) |
- * "first_allreduce" | "first_allreduce_warm", "t_s": slowest rank, "parts": {slot: world rank 0's value, ...}},
+ * Output (rank 0): {"bench": "startup", "metric": M, "t_s": slowest rank, "parts": {slot: world
+ * rank 0's value, ...}} for M = "init", "first_allreduce", "first_bcast", "second_bcast", each
+ * followed by "_warm" with --warm and by "_" NAME with --startup-variant NAME,
  * {"bench": "startup", "metric": "cached", "variant": "direct" | "sdnmpi", "agree": 0|1, "rep": k,
  * "t_s": slowest rank} and {"bench": "startup", "metric": "dispatch", "variant": ..., "rep": k,
  * "t_s": per call on MPI_COMM_SELF, world rank 0}. */
+#include <errno.h>
 #include <mpi.h>
 #include <sdnmpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll_bench.h"
 
@@ -22,6 +28,7 @@ int sdnmpi_test_agree_next(void);
 int sdnmpi_test_allreduce_direct(const void *sendbuf, void *recvbuf, int count,
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int sdnmpi_test_last_path(void);
+int sdnmpi_test_last_bcast(int *rounds, long long *resent, long long *finished);
 
 #define MAX_SLOTS 32
 
@@ -43,11 +50,55 @@ static void parts_json(const char *prefix, char *out, size_t len)
     }
 }
 
-static void emit_phase(const char *metric, const char *prefix, double t)
+static void emit_phase(const char *base, const char *prefix, double t)
 {
     char parts[1024];
     parts_json(prefix, parts, sizeof parts);
-    emit("\"startup\", \"metric\": \"%s\", \"t_s\": %.9f, \"parts\": {%s}", metric, t, parts);
+    emit("\"startup\", \"metric\": \"%s%s%s%s\", \"t_s\": %.9f, \"parts\": {%s}", base,
+         opt.warm ? "_warm" : "", opt.variant ? "_" : "", opt.variant ? opt.variant : "", t, parts);
+}
+
+/* --gap-ms: the application's work between Init and its first collective (a sleep: the
+ * controller's work, not this rank's CPU, is what the gap is for). */
+static void gap(void)
+{
+    struct timespec ts = {opt.gap_ms / 1000, (opt.gap_ms % 1000) * 1000000L};
+    while (opt.gap_ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* One SDN_MPI_Bcast of opt.bcast_bytes from rank 0 on MPI_COMM_WORLD, timed (slowest rank) and
+ * checked; dies unless it took the multicast path. */
+static double timed_bcast(unsigned char *buf, int seed)
+{
+    for (long i = 0; i < opt.bcast_bytes; i++)
+        buf[i] = rank == 0 ? (unsigned char)(i * 31 + seed) : 0;
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    double t0 = MPI_Wtime();
+    check_mpi(SDN_MPI_Bcast(buf, (int)opt.bcast_bytes, MPI_BYTE, 0, MPI_COMM_WORLD),
+              "SDN_MPI_Bcast");
+    double t = MPI_Wtime() - t0;
+    int path = sdnmpi_test_last_bcast(NULL, NULL, NULL);
+    if (path != 2 && path != 3)
+        die("the first SDN_MPI_Bcast took path %d, not multicast (2, 3)", path);
+    for (long i = 0; i < opt.bcast_bytes; i++)
+        if (buf[i] != (unsigned char)(i * 31 + seed))
+            die("SDN_MPI_Bcast: byte %ld differs from the root's", i);
+    return max_over_ranks(t);
+}
+
+static void first_bcast(void)
+{
+    if (opt.bcast_bytes <= 0)
+        return;
+    unsigned char *buf = malloc((size_t)opt.bcast_bytes);
+    if (buf == NULL)
+        die("out of memory for a %ld-byte Bcast", opt.bcast_bytes);
+    double t = timed_bcast(buf, 1);
+    emit_phase("first_bcast", "bcast", t);
+    t = timed_bcast(buf, 2);
+    emit_phase("second_bcast", "none", t);
+    free(buf);
 }
 
 /* One 8-byte allreduce of the given variant, timed (slowest rank). */
@@ -117,14 +168,15 @@ void run_startup(void)
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     double t0 = MPI_Wtime();
     check_mpi(SDN_MPI_Init(), "SDN_MPI_Init");
-    emit_phase(opt.warm ? "init_warm" : "init", "init", max_over_ranks(MPI_Wtime() - t0));
+    emit_phase("init", "init", max_over_ranks(MPI_Wtime() - t0));
 
+    gap();
     int agree = 0;
     double t = timed_small(1, &agree);
     if (sdnmpi_test_last_path() != 2)
         die("the first 8-byte SDN_MPI_Allreduce took path %d, not recursive doubling (2): is the "
             "controller reachable?", sdnmpi_test_last_path());
-    emit_phase(opt.warm ? "first_allreduce_warm" : "first_allreduce", "plan", t);
+    emit_phase("first_allreduce", "plan", t);
 
     /* Cached calls: the two variants alternate call by call; SDN calls with and without the
      * agreement step come in the library's own proportion (one in SDNMPI_AGREE_EVERY). */
@@ -135,6 +187,7 @@ void run_startup(void)
             emit("\"startup\", \"metric\": \"cached\", \"variant\": \"%s\", \"agree\": %d, "
                  "\"rep\": %d, \"t_s\": %.9f", sdn ? "sdnmpi" : "direct", agree, k, t);
         }
+    first_bcast();
     dispatch_cost();
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 }

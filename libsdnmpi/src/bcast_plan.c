@@ -318,11 +318,17 @@ int sdnmpi_bcast_tree_get(MPI_Comm comm, int root, struct sdnmpi_bcast_comm **ou
     struct sdnmpi_bcast_comm *bc = val;
     *out = NULL;
     if (!flag) {
+        double t0 = sdnmpi_clock();
         if ((rc = comm_create(comm, &bc)) != MPI_SUCCESS || bc == NULL)
             return rc;
+        sdnmpi_timing_set(SDNMPI_T_BCAST_SETUP, sdnmpi_clock() - t0);
     }
-    if (bc->trees[root].state == SDNMPI_TREE_UNPLANNED && (rc = tree_plan(bc, root)) != MPI_SUCCESS)
-        return rc;
+    if (bc->trees[root].state == SDNMPI_TREE_UNPLANNED) {
+        double t0 = sdnmpi_clock();
+        if ((rc = tree_plan(bc, root)) != MPI_SUCCESS)
+            return rc;
+        sdnmpi_timing_set(SDNMPI_T_BCAST_TREE, sdnmpi_clock() - t0);
+    }
     *out = bc;
     return MPI_SUCCESS;
 }

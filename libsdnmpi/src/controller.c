@@ -30,6 +30,11 @@ int64_t sdnmpi_conn_backoff_ms(int n)
 
 void sdnmpi_conn_close(struct sdnmpi_conn *c)
 {
+    if (c->ahead_id != 0 && !c->ahead_read) {
+        c->ahead_read = 1;
+        c->ahead_rc = SDNMPI_CTRL_FAILED;
+        snprintf(c->ahead_why, sizeof c->ahead_why, "the connection closed before the reply");
+    }
     if (c->fd >= 0)
         close(c->fd); /* nothing to do about a failing close of a socket */
     c->fd = -1;
@@ -71,6 +76,38 @@ static int restart_symptom(int err, int64_t deadline)
            && (err == ECONNREFUSED || err == ECONNRESET || err == EPIPE || err == ENOTCONN);
 }
 
+/* Reads the reply of the request sent ahead into c->ahead_* (once). A failure closes the
+ * connection as `exchange` would (quiet = 0), or only closes it (quiet = 1: sdnmpi_conn_alive,
+ * where the controller's close is an ordinary end). */
+static void ahead_read(struct sdnmpi_conn *c, int64_t deadline, int quiet)
+{
+    if (c->ahead_id == 0 || c->ahead_read)
+        return;
+    struct sdnmpi_rpc_reply *r = &c->ahead_reply;
+    memset(r, 0, sizeof *r);
+    errno = 0;
+    int rc = sdnmpi_rpc_recv(c->fd, c->ahead_id, deadline, r, c->ahead_why, sizeof c->ahead_why);
+    int err = errno;
+    c->ctrl_s = rc == 0 ? r->total_s : -1.0; /* (the send counted the exchange) */
+    c->ahead_read = 1; /* before a close, which would call it unread */
+    if (rc != 0) {
+        c->ahead_rc = SDNMPI_CTRL_FAILED;
+        if (quiet)
+            sdnmpi_conn_close(c);
+        else if (restart_symptom(err, deadline))
+            drop_conn(c);
+        else
+            kill_conn(c);
+        return;
+    }
+    c->ahead_rc = r->ok ? SDNMPI_CTRL_OK : SDNMPI_CTRL_REFUSED;
+    if (r->ok)
+        c->failures = 0;
+    else
+        snprintf(c->ahead_why, sizeof c->ahead_why, "controller error: %s",
+                 r->error[0] ? r->error : "(no reason)");
+}
+
 int sdnmpi_conn_alive(struct sdnmpi_conn *c)
 {
     if (c->fd < 0)
@@ -79,6 +116,11 @@ int sdnmpi_conn_alive(struct sdnmpi_conn *c)
     int r = poll(&pfd, 1, 0);
     if (r <= 0)
         return 1; /* nothing pending (or EINTR: look again next time) */
+    if (c->ahead_id != 0 && !c->ahead_read) {
+        /* the reply of the request sent ahead, or the controller's close */
+        ahead_read(c, sdnmpi_now_ms() + c->ahead_timeout_ms, 1);
+        return sdnmpi_conn_alive(c);
+    }
     sdnmpi_conn_close(c); /* not a failed attempt: the next one may come at once */
     return 0;
 }
@@ -89,8 +131,12 @@ static int exchange(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                     struct sdnmpi_rpc_buf *buf, int64_t id, struct sdnmpi_rpc_reply *reply,
                     int resets, char *why, size_t whylen)
 {
+    ahead_read(c, sdnmpi_now_ms() + cfg->timeout_ms, 0); /* keep the stream in step */
     if (c->fd < 0) {
-        snprintf(why, whylen, "not connected");
+        if (c->ahead_id != 0 && c->ahead_rc != SDNMPI_CTRL_OK)
+            snprintf(why, whylen, "not connected (the reply sent ahead: %s)", c->ahead_why);
+        else
+            snprintf(why, whylen, "not connected");
         sdnmpi_rpc_buf_free(buf);
         return SDNMPI_CTRL_FAILED;
     }
@@ -248,6 +294,61 @@ int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
     if (sdnmpi_rpc_encode_plan_allreduce(&buf, id, job, comm_id, cfg->planner, steps))
         return encode_failed(&buf, why, whylen);
     return exchange(c, cfg, &buf, id, reply, 1, why, whylen);
+}
+
+int sdnmpi_conn_plan_send(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                          const struct sdnmpi_job_ref *job, int64_t comm_id,
+                          const struct sdnmpi_host_steps *steps, char *why, size_t whylen)
+{
+    if (c->ahead_id != 0) {
+        snprintf(why, whylen, "a request is already ahead");
+        return SDNMPI_CTRL_REFUSED;
+    }
+    if (c->fd < 0) {
+        snprintf(why, whylen, "not connected");
+        return SDNMPI_CTRL_FAILED;
+    }
+    struct sdnmpi_rpc_buf buf = {0};
+    int64_t id = c->next_id++;
+    if (sdnmpi_rpc_encode_plan_allreduce(&buf, id, job, comm_id, cfg->planner, steps))
+        return encode_failed(&buf, why, whylen);
+    int64_t deadline = sdnmpi_now_ms() + cfg->timeout_ms;
+    errno = 0;
+    int rc = sdnmpi_rpc_send(c->fd, &buf, deadline, why, whylen);
+    int err = errno;
+    sdnmpi_rpc_buf_free(&buf);
+    c->exchanges++; /* counted where it is sent: the collect makes no round trip of its own */
+    if (rc != 0) {
+        if (restart_symptom(err, deadline))
+            sdnmpi_conn_close(c); /* as sdnmpi_conn_alive would have found it */
+        else
+            kill_conn(c);
+        return SDNMPI_CTRL_FAILED;
+    }
+    c->ahead_id = id;
+    c->ahead_timeout_ms = cfg->timeout_ms;
+    c->ahead_read = 0;
+    return SDNMPI_CTRL_OK;
+}
+
+int sdnmpi_conn_plan_collect(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                             struct sdnmpi_rpc_reply *reply, char *why, size_t whylen)
+{
+    if (c->ahead_id == 0) {
+        snprintf(why, whylen, "no request was sent ahead");
+        return SDNMPI_CTRL_FAILED;
+    }
+    ahead_read(c, sdnmpi_now_ms() + cfg->timeout_ms, 0);
+    int rc = c->ahead_rc;
+    *reply = c->ahead_reply;
+    reply->locality = NULL;
+    reply->locality_cap = 0;
+    if (rc != SDNMPI_CTRL_OK)
+        snprintf(why, whylen, "%s", c->ahead_why);
+    c->ahead_id = 0;
+    c->ahead_read = 0;
+    memset(&c->ahead_reply, 0, sizeof c->ahead_reply);
+    return rc;
 }
 
 int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,

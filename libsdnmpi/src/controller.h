@@ -7,6 +7,12 @@
  * was restarted) may be opened again, after a back-off (250 ms, doubling up to 8 s) and at most
  * SDN_MPI_RECONNECT_TRIES times in a row without a successful request; no attempt is made before
  * the back-off has passed (the request fails at once: its caller falls back).
+ *
+ * One plan_allreduce may be "sent ahead" (sdnmpi_conn_plan_send: SDN_MPI_Init sends the world's
+ * plan so that the controller plans and installs while the application computes) and its reply
+ * taken later (sdnmpi_conn_plan_collect). The controller answers a connection's requests in
+ * order, so any other use of the connection first reads that reply and keeps it for the collect:
+ * the stream stays in step whatever comes first.
  */
 #ifndef SDNMPI_CONTROLLER_H
 #define SDNMPI_CONTROLLER_H
@@ -30,6 +36,14 @@ struct sdnmpi_conn {
     double ctrl_s;    /* the controller's own time for the last request (reply timings total_s;
                          -1 if absent) */
     char server[64];  /* the controller's hello */
+    /* the plan_allreduce sent ahead: its id (0: none), the timeout it was sent with, and, once
+     * its reply was read (ahead_read), the result and the reply */
+    int64_t ahead_id;
+    int ahead_timeout_ms;
+    int ahead_read;
+    int ahead_rc;     /* SDNMPI_CTRL_* */
+    char ahead_why[256];
+    struct sdnmpi_rpc_reply ahead_reply;
 };
 
 /* Back-off after the n-th failure in a row (n >= 1): 250 ms, doubling, at most 8 s. */
@@ -90,12 +104,29 @@ int sdnmpi_conn_phase(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                       const struct sdnmpi_job_ref *job, int64_t rank, int phase,
                       struct sdnmpi_rpc_reply *reply, char *why, size_t whylen);
 
+/* plan_allreduce sent ahead: the request is written, its reply is read by
+ * sdnmpi_conn_plan_collect (or earlier by any other use of the connection, which keeps it for the
+ * collect). SDNMPI_CTRL_OK: sent; SDNMPI_CTRL_REFUSED: not sent (a request is already ahead, or
+ * it cannot be encoded); SDNMPI_CTRL_FAILED: not connected, or the send failed (the connection
+ * is closed: dead after a timeout, merely closed, as the controller closing it would leave it,
+ * otherwise). */
+int sdnmpi_conn_plan_send(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                          const struct sdnmpi_job_ref *job, int64_t comm_id,
+                          const struct sdnmpi_host_steps *steps, char *why, size_t whylen);
+/* The reply of the request sent ahead (read now, until SDN_MPI_TIMEOUT_MS, unless already read),
+ * with sdnmpi_conn_plan's results; afterwards no request is ahead. SDNMPI_CTRL_FAILED if none
+ * was. */
+int sdnmpi_conn_plan_collect(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
+                             struct sdnmpi_rpc_reply *reply, char *why, size_t whylen);
+
 /* Whether the open connection still looks usable without waiting: the controller never sends
  * unprompted, so anything readable (its close, a reset) means it is gone; the connection is then
- * closed. 0 if not open. */
+ * closed. A request sent ahead is the exception: its reply is read (and kept) first. 0 if not
+ * open. */
 int sdnmpi_conn_alive(struct sdnmpi_conn *c);
 
-/* Closes the connection (without marking it dead). */
+/* Closes the connection (without marking it dead). A reply still unread of a request sent ahead
+ * becomes a failure for its collect. */
 void sdnmpi_conn_close(struct sdnmpi_conn *c);
 
 /* Closes it and starts a new series of attempts: failures and back-off forgotten, a dead

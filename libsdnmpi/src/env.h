@@ -26,6 +26,7 @@ struct sdnmpi_config {
     uint64_t hier_segment;            /* SDN_MPI_HIER_SEGMENT: its pipeline's segment bytes */
     int alltoall_window;              /* SDN_MPI_ALLTOALL_WINDOW: exchange steps in flight */
     int reorder;                      /* SDN_MPI_REORDER: order the algorithms' ranks by leaf */
+    int plan_ahead;                   /* SDN_MPI_PLAN_AHEAD: request the world's plan at Init */
     char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
     int has_fabric_ip;                /* SDN_MPI_FABRIC_IP */
     uint32_t fabric_ip;               /*   network byte order */

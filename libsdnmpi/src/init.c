@@ -10,6 +10,7 @@
 #include "controller.h"
 #include "log.h"
 #include "plan.h"
+#include "plan_ahead.h"
 #include "reconnect.h"
 #include "sdnmpi.h"
 #include "state.h"
@@ -24,7 +25,7 @@ struct agreement {
     int64_t disable;
     int64_t reason; /* index into reasons[] when !ok */
     uint64_t min_bytes, max_bytes, rab_min;
-    int64_t reorder;
+    int64_t reorder, plan_ahead;
     char planner[SDNMPI_PLANNER_MAX];
     uint64_t bcast_min_bytes;
     int64_t bcast_min_hosts, bcast_rate_mbps, bcast_rounds, bcast_idle_ms, bcast_datagram;
@@ -107,6 +108,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.max_bytes = s->cfg.max_bytes;
         a.rab_min = s->cfg.rab_min;
         a.reorder = s->cfg.reorder;
+        a.plan_ahead = s->cfg.plan_ahead;
         memcpy(a.planner, s->cfg.planner, sizeof a.planner);
         a.bcast_min_bytes = s->cfg.bcast_min_bytes;
         a.bcast_min_hosts = s->cfg.bcast_min_hosts;
@@ -167,6 +169,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.max_bytes = a.max_bytes;
     s->cfg.rab_min = a.rab_min;
     s->cfg.reorder = (int)a.reorder;
+    s->cfg.plan_ahead = (int)a.plan_ahead;
     memcpy(s->cfg.planner, a.planner, sizeof a.planner);
     s->cfg.planner[sizeof s->cfg.planner - 1] = '\0';
     s->cfg.bcast_min_bytes = a.bcast_min_bytes;
@@ -179,6 +182,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->initialized = 1;
     if (s->sdn_ok && sdnmpi_traffic_hook_add() != 0)
         sdnmpi_warn("init: no phase hook slot left; MPI_Pcontrol phases are not sent to the controller");
+    sdnmpi_plan_ahead_start(); /* world rank 0, if it may: the world's plan request */
     if (rank != 0) {
         if (s->sdn_ok)
             sdnmpi_log("init: job %" PRId64 ", SDN path on", s->job.id);
@@ -214,6 +218,7 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
     /* Every rank is done with its plans and its data before the routes go away. */
     int brc = PMPI_Barrier(MPI_COMM_WORLD);
     if (pthread_mutex_lock(&s->lock) == 0) {
+        sdnmpi_plan_ahead_drop_locked(); /* the release below reads its reply first */
         if (s->world_rank == 0 && s->sdn_ok && s->conn.holds_job) {
             char why[256] = "";
             if (sdnmpi_conn_release(&s->conn, &s->cfg, &s->job, why, sizeof why) == SDNMPI_CTRL_OK)

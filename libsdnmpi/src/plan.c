@@ -11,6 +11,8 @@
 #include "controller.h"
 #include "hier_layout.h"
 #include "log.h"
+#include "plan_ahead.h"
+#include "plan_leader.h"
 #include "rpc.h"
 #include "schedule.h"
 #include "sock.h"
@@ -72,22 +74,7 @@ static void format_order(const int *dist, int n, char *out, size_t len)
 int64_t sdnmpi_plan_next_comm_id_locked(int is_world)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    return is_world ? 0 : 1 + s->world_rank + (int64_t)s->world_size * s->comms_led++;
-}
-
-/* The plan's schedule: recursive doubling's steps, then, when the leaf layout's hierarchical
- * cross-leaf pairs are not among them (sdnmpi_hier_routes_needed), its cross-leaf groups. */
-struct plan_steps {
-    int p, rd_steps;
-    const struct sdnmpi_hier_layout *lay; /* NULL: recursive doubling's steps only */
-};
-
-static int plan_step_pairs(const void *ctx, int s, int *src, int *dst)
-{
-    const struct plan_steps *ps = ctx;
-    if (s < ps->rd_steps)
-        return sdnmpi_rd_step_pairs(ps->p, s, src, dst);
-    return sdnmpi_hier_cross_pairs(ps->lay, s - ps->rd_steps, src, dst);
+    return is_world ? SDNMPI_WORLD_COMM_ID : 1 + s->world_rank + (int64_t)s->world_size * s->comms_led++;
 }
 
 /* Rank 0 of the communicator: the request (leaf layout: leaf_start, nleaves, 0 if unknown).
@@ -97,18 +84,9 @@ static int leader_request(const uint32_t *ips, int p, const int *leaf_start, int
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     struct sdnmpi_host_steps hs;
-    struct sdnmpi_hier_layout lay;
     int hosts = sdnmpi_count_hosts(ips, p);
     *comm_id = -1;
-    struct plan_steps ps = {p, sdnmpi_rd_nsteps(p), NULL};
-    int nsteps = ps.rd_steps;
-    if (sdnmpi_hier_layout_init(&lay, leaf_start, nleaves) && lay.p == p
-        && sdnmpi_hier_routes_needed(&lay)) {
-        ps.lay = &lay;
-        nsteps += sdnmpi_hier_cross_groups(&lay);
-    }
-    int rc = sdnmpi_host_steps_from(p, nsteps, 2 * p, plan_step_pairs, &ps, ips,
-                                    SDNMPI_RPC_MAX_PAIRS, &hs);
+    int rc = sdnmpi_plan_leader_steps(ips, p, leaf_start, nleaves, &hs);
     if (rc != SDNMPI_STEPS_OK) {
         sdnmpi_log("plan ranks=%d hosts=%d: %s, falling back", p, hosts,
                    rc == SDNMPI_STEPS_TOO_MANY ? "more host pairs than a request may carry"
@@ -138,9 +116,15 @@ static int leader_request(const uint32_t *ips, int p, const int *leaf_start, int
         return 0;
     }
     *comm_id = sdnmpi_plan_next_comm_id_locked(is_world);
-    int crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
-    if (crc == SDNMPI_CTRL_OK)
-        crc = sdnmpi_conn_plan(&s->conn, &s->cfg, &s->job, *comm_id, &hs, &reply, why, sizeof why);
+    /* the request SDN_MPI_Init sent ahead, if it is this one; else ask now */
+    int crc = sdnmpi_plan_ahead_take_locked(is_world, &hs, &reply, why, sizeof why);
+    const char *ahead = crc == SDNMPI_AHEAD_NONE ? "" : ", sent ahead at Init";
+    if (crc == SDNMPI_AHEAD_NONE) {
+        crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
+        if (crc == SDNMPI_CTRL_OK)
+            crc = sdnmpi_conn_plan(&s->conn, &s->cfg, &s->job, *comm_id, &hs, &reply, why,
+                                   sizeof why);
+    }
     (void)pthread_mutex_unlock(&s->lock);
     double rtt = (double)(sdnmpi_now_ms() - t0) / 1000.0;
     sdnmpi_timing_set(SDNMPI_T_PLAN_REQUEST, sdnmpi_clock() - tc);
@@ -156,120 +140,17 @@ static int leader_request(const uint32_t *ips, int p, const int *leaf_start, int
         format_order(dist, *ndims, order, sizeof order);
         sdnmpi_log("plan comm=%" PRId64 " ranks=%d hosts=%d steps=%d pairs=%zu: ok flows=%" PRId64
                    " max_load=[%s] halving=[%s] in %.3fs (controller total %.3fs plan %.3fs "
-                   "install %.3fs)",
+                   "install %.3fs%s)",
                    *comm_id, p, hosts, hs.nsteps, hs.npairs, reply.flows, loads, order, rtt,
-                   reply.total_s, reply.plan_s, reply.install_s);
+                   reply.total_s, reply.plan_s, reply.install_s, ahead);
         ok = 1;
     } else {
         sdnmpi_log("plan comm=%" PRId64 " ranks=%d hosts=%d steps=%d pairs=%zu: failed after "
-                   "%.3fs (%s), falling back",
-                   *comm_id, p, hosts, hs.nsteps, hs.npairs, rtt, why);
+                   "%.3fs (%s%s), falling back",
+                   *comm_id, p, hosts, hs.nsteps, hs.npairs, rtt, why, ahead);
     }
     sdnmpi_host_steps_free(&hs);
     return ok;
-}
-
-struct placed_rank {
-    int64_t leaf;
-    uint32_t host; /* host byte order */
-    int rank;
-};
-
-static int cmp_placed(const void *a, const void *b)
-{
-    const struct placed_rank *x = a, *y = b;
-    if (x->leaf != y->leaf)
-        return x->leaf < y->leaf ? -1 : 1;
-    if (x->host != y->host)
-        return x->host < y->host ? -1 : 1;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
-/* The leaves of the sorted ranks: leaf g holds sorted positions start[g] .. start[g+1]-1
- * (start has p + 1 entries), *nleaves of them. */
-static void leaf_layout(const struct placed_rank *placed, int p, int *start, int *nleaves)
-{
-    int n = 0;
-    for (int i = 0; i < p; i++)
-        if (i == 0 || placed[i].leaf != placed[i - 1].leaf)
-            start[n++] = i;
-    start[n] = p;
-    *nleaves = n;
-}
-
-/* World rank 0, lock held: leaf[r] for the ranks of world ranks world[0..p) from register's
- * reply (s->world_leaf; -1: a host the controller did not know). 0, or -1 if the reply had no
- * locality (a controller before issue 17) or this process has none: locate must be asked. */
-static int leaves_from_register(const int *world, int p, int64_t *leaf)
-{
-    const struct sdnmpi_state *s = &sdnmpi_g;
-    if (s->world_leaf == NULL || s->world_leaf[0] == SDNMPI_NO_LOCALITY)
-        return -1;
-    for (int r = 0; r < p; r++)
-        leaf[r] = s->world_leaf[world[r]];
-    return 0;
-}
-
-/* Rank 0 of the communicator: pos[r] = the position of rank r in the algorithms' private
- * communicator. The controller says which leaf each rank's host is on (register's reply, kept by
- * world rank 0, else locate); the ranks are ordered leaf by leaf, then host by host, so that the
- * schedule's nearest partners share a host or a leaf whatever the application's placement. The
- * identity if SDN_MPI_REORDER=0, if the request fails or if a host is unknown to the controller
- * (then *nleaves = 0); else the leaves' first positions in leaf_start (p + 1 entries,
- * leaf_layout). world[r]: rank r's world rank. */
-static void leader_order(const uint32_t *ips, const int *world, int p, int *pos, int *leaf_start,
-                         int *nleaves)
-{
-    struct sdnmpi_state *s = &sdnmpi_g;
-    *nleaves = 0;
-    for (int r = 0; r < p; r++)
-        pos[r] = r;
-    if (!s->cfg.reorder || p < 3)
-        return;
-    int64_t *leaf = malloc((size_t)p * sizeof *leaf);
-    struct placed_rank *placed = malloc((size_t)p * sizeof *placed);
-    char why[256] = "";
-    int crc = SDNMPI_CTRL_FAILED, from_register = 0;
-    if (leaf == NULL || placed == NULL) {
-        snprintf(why, sizeof why, "out of memory");
-    } else if (pthread_mutex_lock(&s->lock) == 0) {
-        double t0 = sdnmpi_clock();
-        crc = SDNMPI_CTRL_OK;
-        from_register = leaves_from_register(world, p, leaf) == 0;
-        if (!from_register) {
-            crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
-            if (crc == SDNMPI_CTRL_OK)
-                crc = sdnmpi_conn_locate(&s->conn, &s->cfg, &s->job, ips, (size_t)p, leaf, why,
-                                         sizeof why);
-            sdnmpi_timing_set(SDNMPI_T_PLAN_LOCATE, sdnmpi_clock() - t0);
-        }
-        (void)pthread_mutex_unlock(&s->lock);
-    } else {
-        snprintf(why, sizeof why, "cannot lock the library state");
-    }
-    for (int r = 0; crc == SDNMPI_CTRL_OK && r < p; r++) {
-        if (leaf[r] < 0) {
-            snprintf(why, sizeof why, "rank %d's host is not in the controller's topology", r);
-            crc = SDNMPI_CTRL_REFUSED;
-        }
-    }
-    if (crc == SDNMPI_CTRL_OK) {
-        for (int r = 0; r < p; r++)
-            placed[r] = (struct placed_rank){leaf[r], ntohl(ips[r]), r};
-        qsort(placed, (size_t)p, sizeof *placed, cmp_placed);
-        int moved = 0;
-        for (int i = 0; i < p; i++) {
-            pos[placed[i].rank] = i;
-            moved += placed[i].rank != i;
-        }
-        sdnmpi_log("plan ranks=%d: ranks ordered by leaf and host (%d moved)", p, moved);
-        leaf_layout(placed, p, leaf_start, nleaves);
-    } else {
-        sdnmpi_log("plan ranks=%d: ranks keep their order (%s: %s)", p,
-                   from_register ? "register's locality" : "locate", why);
-    }
-    free(leaf);
-    free(placed);
 }
 
 /* The plan just made: its whole time on this rank, and (on the leader) what was not RPC. */
@@ -351,7 +232,7 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
     for (int r = 0; r < p; r++)
         ips[r] = s->world_ips[world[r]];
     int dist[SDNMPI_RD_MAX_DIMS], ndims = 0, nleaves = 0;
-    leader_order(ips, world, p, pos, leaf_start, &nleaves);
+    (void)sdnmpi_plan_leader_order(ips, world, p, 0, pos, leaf_start, &nleaves); /* 0 always */
     out[OUT_LAYOUT] = nleaves;
     out[OUT_LAYOUT + 1] = (int64_t)s->cfg.hier_min;
     out[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_segment;
@@ -385,6 +266,8 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     int64_t x0 = s->conn.exchanges;
     sdnmpi_timing_set(SDNMPI_T_PLAN_LOCATE, 0.0);
     sdnmpi_timing_set(SDNMPI_T_PLAN_REQUEST, 0.0);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD, 0.0);
+    sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD_AGE, -1.0);
     for (int k = SDNMPI_T_PLAN_CTRL; k <= SDNMPI_T_PLAN_CTRL_INSTALL; k++)
         sdnmpi_timing_set((enum sdnmpi_tslot)k, -1.0);
     if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS

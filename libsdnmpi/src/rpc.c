@@ -451,13 +451,19 @@ int sdnmpi_rpc_decode_reply(const char *body, size_t len, struct sdnmpi_rpc_repl
 
 /* ---- one exchange ------------------------------------------------------------------------ */
 
-int sdnmpi_rpc_call(int fd, const struct sdnmpi_rpc_buf *req, int64_t id, int64_t deadline_ms,
-                    struct sdnmpi_rpc_reply *reply, char *what, size_t whatlen)
+int sdnmpi_rpc_send(int fd, const struct sdnmpi_rpc_buf *req, int64_t deadline_ms, char *what,
+                    size_t whatlen)
 {
     if (sdnmpi_sock_write_all(fd, req->data, req->len, deadline_ms)) {
         snprintf(what, whatlen, "send failed: %s", strerror(errno));
         return -1;
     }
+    return 0;
+}
+
+int sdnmpi_rpc_recv(int fd, int64_t id, int64_t deadline_ms, struct sdnmpi_rpc_reply *reply,
+                    char *what, size_t whatlen)
+{
     unsigned char hdr[HEADER_BYTES];
     if (sdnmpi_sock_read_all(fd, hdr, sizeof hdr, deadline_ms)) {
         snprintf(what, whatlen, "no reply: %s",
@@ -488,4 +494,12 @@ int sdnmpi_rpc_call(int fd, const struct sdnmpi_rpc_buf *req, int64_t id, int64_
     }
     free(body);
     return rc;
+}
+
+int sdnmpi_rpc_call(int fd, const struct sdnmpi_rpc_buf *req, int64_t id, int64_t deadline_ms,
+                    struct sdnmpi_rpc_reply *reply, char *what, size_t whatlen)
+{
+    if (sdnmpi_rpc_send(fd, req, deadline_ms, what, whatlen))
+        return -1;
+    return sdnmpi_rpc_recv(fd, id, deadline_ms, reply, what, whatlen);
 }

@@ -110,6 +110,14 @@ void sdnmpi_rpc_buf_free(struct sdnmpi_rpc_buf *buf);
  * than SDNMPI_RPC_MAX_TOKEN makes it malformed). */
 int sdnmpi_rpc_decode_reply(const char *body, size_t len, struct sdnmpi_rpc_reply *out);
 
+/* The two halves of sdnmpi_rpc_call, for a request whose reply is read later (controller.h,
+ * "sent ahead"): send writes the whole request, recv reads one reply and checks its id; the same
+ * results and failures as sdnmpi_rpc_call. */
+int sdnmpi_rpc_send(int fd, const struct sdnmpi_rpc_buf *req, int64_t deadline_ms, char *what,
+                    size_t whatlen);
+int sdnmpi_rpc_recv(int fd, int64_t id, int64_t deadline_ms, struct sdnmpi_rpc_reply *reply,
+                    char *what, size_t whatlen);
+
 /* Sends the encoded request and waits for its reply until deadline_ms (sdnmpi_now_ms scale).
  * 0: a reply with the request's id arrived (ok or error, see reply->ok); the connection stays in
  * step. -1: send/receive failure, timeout, end of stream, a malformed or mismatched reply; the

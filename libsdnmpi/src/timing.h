@@ -17,15 +17,23 @@ enum sdnmpi_tslot {
     SDNMPI_T_INIT_RPC,         /* ... world rank 0: connect, hello and register, until the reply */
     SDNMPI_T_INIT_RTTS,        /* ... world rank 0: RPC round trips (a count) */
     SDNMPI_T_INIT_CTRL,        /* ... the controller's own time for those requests (its replies) */
+    SDNMPI_T_INIT_AHEAD,       /* ... world rank 0: computing and sending the world's plan request
+                                  ahead (plan_ahead.c; -1: none sent) */
     SDNMPI_T_PLAN,             /* the last allreduce plan made (a communicator's first call) */
     SDNMPI_T_PLAN_MPI,         /* ... its MPI side: communicators, the exchange (leader: all but
                                   the RPCs) */
     SDNMPI_T_PLAN_LOCATE,      /* ... leader: the locate round trip (0: none needed) */
-    SDNMPI_T_PLAN_REQUEST,     /* ... leader: the plan_allreduce round trip */
+    SDNMPI_T_PLAN_REQUEST,     /* ... leader: the plan_allreduce round trip (or, sent ahead, the
+                                  wait for its reply) */
+    SDNMPI_T_PLAN_AHEAD,       /* ... 1: the reply was that of the request sent at Init, else 0 */
+    SDNMPI_T_PLAN_AHEAD_AGE,   /* ... world rank 0: seconds from that request's send to this plan */
     SDNMPI_T_PLAN_RTTS,        /* ... leader: RPC round trips (a count) */
     SDNMPI_T_PLAN_CTRL,        /* ... the controller's time for plan_allreduce (its reply) */
     SDNMPI_T_PLAN_CTRL_PLAN,   /* ... of which planning */
     SDNMPI_T_PLAN_CTRL_INSTALL, /* ... and flow install until every switch's barrier reply */
+    SDNMPI_T_BCAST_SETUP,      /* the last Bcast communicator state made: duplicate, addresses */
+    SDNMPI_T_BCAST_TREE,       /* the last Bcast tree made, this rank: request, reply's Bcast,
+                                  sockets, agreement */
     SDNMPI_T_BCAST_REQUEST,    /* the last Bcast tree request: its round trip (root's leader) */
     SDNMPI_T_BCAST_CTRL,       /* ... the controller's time for it */
     SDNMPI_T_BCAST_CTRL_INSTALL, /* ... of which flow and group install until the barriers */

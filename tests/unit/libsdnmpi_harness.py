@@ -161,6 +161,8 @@ class StubController:
                 the library then says hello and asks locate)
     port        the port to listen on (0: any free one); a stub restarted on a closed one's port
                 is a restarted controller
+    seen_file   if given, a path the stub creates when it has recorded a plan_allreduce (a test
+                program waits for it: the request arrived before the program's next step)
 
     plan_bcast gets a group 239.77.X.Y and a port of the stub's own per (comm, root), like the
     controller; the same pair when repeated. With ``bcast_trees`` = K, the reply also lists
@@ -173,7 +175,7 @@ class StubController:
     """
 
     def __init__(self, mode="ok", loads="flat", netns=None, job=JOB, server=SERVER, plan_reply=None,
-                 leaves=None, bcast_trees=None, port=0, old_register=False):
+                 leaves=None, bcast_trees=None, port=0, old_register=False, seen_file=None):
         if mode not in MODES or loads not in LOADS:
             raise ValueError("unknown mode %r or loads %r" % (mode, loads))
         self.mode = mode
@@ -184,6 +186,7 @@ class StubController:
         self.plan_reply = plan_reply
         self.leaves = leaves
         self.old_register = old_register
+        self.seen_file = seen_file
         self.bcast_trees = bcast_trees
         self.hosts = set()       # the registered job's hosts
         self.lock = threading.Lock()
@@ -264,6 +267,8 @@ class StubController:
                     continue
                 with self.lock:
                     record["requests"].append(raw)
+                if req.op == "plan_allreduce" and self.seen_file is not None:
+                    Path(self.seen_file).touch()
                 answer = None if self.mode == "silent_hello" else self._answer(req)
                 if answer is not None:
                     client.sendall(frame(answer))

@@ -4,10 +4,11 @@ table bench/ makes of its output."""
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
-from libsdnmpi_harness import MPIRUN, PLAN_TIMINGS, fake_hosts, mpirun
+from libsdnmpi_harness import BCAST_TIMINGS, MPIRUN, PLAN_TIMINGS, fake_hosts, mpirun
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BENCH = os.path.join(ROOT, "bench")
@@ -33,8 +34,8 @@ def run_startup(prog, stub, np, reps, tmp_path):
                                      on_end=lambda: None, wait=lambda: (0.0, None))
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np)}
     with switch:
-        proc, _ = mpirun(np, [prog, "--collective", "startup", "--tiny-reps", str(reps), "--toggle", str(toggle)],
-                         env, timeout=120)
+        proc, _ = mpirun(np, [prog, "--collective", "startup", "--tiny-reps", str(reps), "--toggle", str(toggle),
+                              "--startup-bcast-bytes", "65536"], env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return [e for e in (benchcore.parse_line(l) for l in proc.stdout.splitlines()) if e]
 
@@ -49,17 +50,28 @@ def test_startup_rows_carry_the_library_breakdown(built, stub_factory, coll_benc
     assert init["parts"]["init_rtts"] == 1
     assert 0 < init["parts"]["init_rpc"] <= init["parts"]["init"] <= init["t_s"]
     assert 0 < init["parts"]["init_mpi"] < init["parts"]["init"]
-    # the first call: no locate (register's locality is cached), one plan_allreduce, and the
-    # controller's own timings as the stub reported them
+    # Init sent the world's plan request (plan-ahead, the default); the first call: no locate
+    # (register's locality is cached), no round trip of its own (it took the reply of the request
+    # sent at Init), and the controller's own timings as the stub reported them
+    assert init["parts"]["init_ahead"] > 0
     parts = first["parts"]
-    assert parts["plan_rtts"] == 1 and parts["plan_locate"] == 0
+    assert parts["plan_rtts"] == 0 and parts["plan_locate"] == 0
+    assert parts["plan_ahead"] == 1 and parts["plan_ahead_age"] > 0
     assert parts["plan_ctrl"] == PLAN_TIMINGS["total_s"]
     assert parts["plan_ctrl_plan"] == PLAN_TIMINGS["plan_s"]
     assert parts["plan_ctrl_install"] == PLAN_TIMINGS["install_s"]
     assert parts["plan_request"] > 0
     assert parts["plan_mpi"] == pytest.approx(parts["plan"] - parts["plan_request"])
     assert parts["plan"] <= first["t_s"]
-    assert [r["op"] for _, r in stub.requests()] == ["register", "plan_allreduce", "release"]
+    assert [r["op"] for _, r in stub.requests()] == ["register", "plan_allreduce", "plan_bcast", "release"]
+    # the first Bcast: the communicator's state, then the tree (its request inside), the
+    # controller's timings as the stub reported them; the second call is timed too
+    bparts = rows["first_bcast"]["parts"]
+    assert 0 < bparts["bcast_request"] < bparts["bcast_tree"] <= rows["first_bcast"]["t_s"]
+    assert bparts["bcast_setup"] > 0
+    assert bparts["bcast_ctrl"] == BCAST_TIMINGS["total_s"]
+    assert bparts["bcast_ctrl_install"] == BCAST_TIMINGS["install_s"]
+    assert rows["second_bcast"]["parts"] == {} and rows["second_bcast"]["t_s"] > 0
     assert [h for _, r in stub.requests("register") for h in r["hosts"]] == fake_hosts(4, 4)
     # cached calls: both variants alternate; the SDN ones run the agreement step on every 8th
     # SDN call on the world communicator (the first call above was the first of them)
@@ -94,7 +106,7 @@ def test_startup_records_and_table():
     assert [s for r in init8 for s in r["samples_s"]] == pytest.approx([0.004, 0.005, 0.006])   # one per job
     assert all(r["parts"]["init_rpc"] == pytest.approx([0.002]) for r in init8)
     table = bench_startup.table(records)
-    assert "| SDN_MPI_Init, cold | 8 | 3 | 5.0 ms | 4.0 ms-6.0 ms | 1.0 ms | 2.0 ms | 1 | 500 us |" in table
+    assert "| SDN_MPI_Init, cold | 8 | 3 | 5.0 ms | 4.0 ms-6.0 ms | 1.0 ms | 2.0 ms | 1 | 500 us | - |" in table
     assert "| SDN_MPI_Init, cold | 16 |" in table
     # the cached call: sdnmpi without the agreement step against the direct algorithm, and the step
     over = [r for r in records if r["metric"] == "cached_overhead" and r["nprocs"] == 8]
@@ -110,3 +122,33 @@ def test_startup_records_and_table():
     assert [r["samples_s"] for r in recs if r["metric"] == "dispatch_overhead"] == [[pytest.approx(47e-9)]]
     assert "calls, SDN_MPI_Allreduce minus the direct algorithm; median and range over the jobs): +47 ns" \
         in bench_startup.table(records + recs)
+
+
+def test_startup_variants_and_bcast_table():
+    """Each variant's jobs (bench_startup.VARIANTS) carry their own metric names; the Bcast table
+    shows the first call, the second, their difference and the first call's breakdown."""
+    planned = bench_startup.plan_jobs(SimpleNamespace(startup_reps=1, seed=1, startup_calls=4),
+                                      SimpleNamespace(hosts=8), "dmodk")
+    assert len(planned) == len(bench_startup.NPROCS) * 4
+    jobs = {job["name"].rsplit("-", 1)[1]: job for job in planned if job["nprocs"] == 8}
+    assert set(jobs) == {"cold1", "warm1", "warm_noahead1", "warm_gap1"}
+    assert jobs["warm_noahead1"]["env"] == {"SDN_MPI_PLAN_AHEAD": "0"} and jobs["warm_noahead1"]["warm"]
+    assert jobs["warm_gap1"]["gap_ms"] == bench_startup.GAP_MS and "env" not in jobs["warm_gap1"]
+    assert all(job["startup_bcast_bytes"] == bench_startup.BCAST_BYTES for job in jobs.values())
+    records = []
+    for rep in range(3):
+        events = [{"bench": "startup", "metric": "first_bcast_warm_gap", "t_s": 0.05 + rep * 0.01,
+                   "parts": {"bcast_setup": 0.01, "bcast_tree": 0.02, "bcast_request": 0.015, "bcast_ctrl": 0.012,
+                             "bcast_ctrl_install": 0.009}},
+                  {"bench": "startup", "metric": "second_bcast_warm_gap", "t_s": 0.03, "parts": {}},
+                  {"bench": "startup", "metric": "first_allreduce_warm_gap", "t_s": 0.009,
+                   "parts": {"plan_ahead": 1, "plan_ahead_age": 0.1, "plan_rtts": 0}}]
+        records += bench_startup.job_records({"routing": "dmodk", "placement": "block", "nprocs": 8,
+                                              "name": "startup-dmodk-p8-warm_gap%d" % rep}, events)
+    bc = [r for r in records if r["metric"] == "first_bcast_warm_gap"]
+    assert len(bc) == 3 and all(r["bytes"] == bench_startup.BCAST_BYTES for r in bc)
+    table = bench_startup.table(records)
+    assert ("| first SDN_MPI_Bcast, warm, first call 100 ms after Init (65536 B) | 8 | 3 | 60.0 ms | "
+            "50.0 ms-70.0 ms | 30.0 ms | +30.0 ms | 10.0 ms | 20.0 ms | 15.0 ms | 12.0 ms | 9.0 ms |") in table
+    assert "| first SDN_MPI_Allreduce, warm, first call 100 ms after Init | 8 | 3 | 9.0 ms |" in table
+    assert "| 9.0 ms-9.0 ms | - | - | - | 0 | 1 | 100.0 ms | - | - | - |" in table

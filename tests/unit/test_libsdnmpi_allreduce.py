@@ -188,7 +188,8 @@ def test_verbose_log(built, stub_factory):
     assert re.search(r"sdnmpi\[0\]: init: job 7 registered with 2 hosts at 127\.0\.0\.1:\d+ \(sdnmpi-stub 0\)", text)
     assert "sdnmpi[1]: init: job 7, SDN path on" in text
     assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=2 hosts=2 steps=1 pairs=2: ok flows=2 max_load=\[1\] "
-                     r"halving=\[1\] in \d+\.\d+s \(controller total 1\.000s plan 0\.250s install 0\.500s\)", text)
+                     r"halving=\[1\] in \d+\.\d+s \(controller total 1\.000s plan 0\.250s install 0\.500s, "
+                     r"sent ahead at Init\)", text)
     assert re.search(r"sdnmpi\[1\]: allreduce comm=0 count=\d+ bytes=\d+: Rabenseifner", text)
     assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=7 bytes=\d+: recursive doubling", text)
     assert "sdnmpi[0]: allreduce count=301: PMPI_Allreduce (user-defined op)" in text
