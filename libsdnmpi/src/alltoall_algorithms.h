@@ -26,9 +26,16 @@ typedef int (*sdnmpi_alltoall_fn)(const struct sdnmpi_alltoall_call *call);
  * routes alltoall_plan.h asks the controller for; call->window of them in flight at once. */
 int sdnmpi_alltoall_intra_pairwise(const struct sdnmpi_alltoall_call *call);
 
+/* The shift of step k (1 .. p-1): 1, 2, .., p/2, then p-1, p-2, .., p/2+1. Steps k and p-k send in
+ * opposite directions between the same ranks; this order keeps them about p/2 steps apart, so two
+ * steps in flight together never use one connection both ways (except step p/2, for p even). */
+int sdnmpi_alltoall_shift(int k, int p);
+
 /* Whom rank q sends to (*to) and receives from (*from) at step k (1 .. p-1) of the pairwise
- * exchange: q XOR k when p is a power of two (then *to == *from, and steps 1, 2, 4, ... are the
- * pairs of recursive doubling), else q + k and q - k (mod p). */
+ * exchange: q + d and q - d (mod p), d = sdnmpi_alltoall_shift(k, p). Not an exchange (q XOR k):
+ * Open MPI's TCP transport carries a large message's rendezvous replies (ACK, PUT) on the same
+ * connection as data going the other way, behind it, so a swap of two large blocks over one
+ * connection runs at about half the link rate (libsdnmpi/README.md, measured). */
 void sdnmpi_alltoall_peer(int q, int k, int p, int *to, int *from);
 
 #endif

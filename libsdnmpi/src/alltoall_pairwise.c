@@ -1,28 +1,36 @@
 /* alltoall_pairwise.c -- pairwise exchange: after copying its own block, rank q spends step k
- * (1 .. p-1) sending one block to sdnmpi_alltoall_peer's `to` and receiving one from its `from`.
- * Every step is a permutation of the ranks, which the controller routes without contention
- * (alltoall_plan.h: one plan step per exchange step); each rank sends and receives (p-1)/p of its
- * data, the least possible.
+ * (1 .. p-1) sending one block to sdnmpi_alltoall_peer's `to` (q + d) and receiving one from its
+ * `from` (q - d), d the step's shift. Every step is a permutation of the ranks, which the
+ * controller routes without contention (alltoall_plan.h: one plan step per exchange step); each
+ * rank sends and receives (p-1)/p of its data, the least possible.
+ *
+ * Shifts, not swaps (q XOR k): measured on the bench fabric (bench/alltoall_probe.py), a step in
+ * which two ranks swap 128 KiB or 512 KiB blocks took 2.1x the link time, while one direction of
+ * the same connection alone runs at the link rate: Open MPI's TCP transport sends a large
+ * message's rendezvous replies (ACK, PUT) on the connection the receiver's own block is leaving
+ * by, behind that block, so the two directions take turns. With shifts each connection carries
+ * data one way per step (step p/2 of an even p is the one swap left), and the step order
+ * (sdnmpi_alltoall_shift) keeps the opposite shifts d and p - d apart.
  *
  * The steps overlap: up to call->window steps are in flight at once (their Irecv and Isend posted
- * together); step k + window is posted when step k has completed. A blocking step loop
- * (window 1) leaves every link idle between steps and restarts each TCP connection from an idle
- * congestion window; with all steps in flight each leaf uplink carries its share of every step's
- * flows, which the per-step routes spread evenly over the uplinks (bench/README.md). */
+ * together); step k + window is posted when step k has completed, so no link idles between
+ * steps. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "alltoall_algorithms.h"
 #include "allreduce_util.h"
 
+int sdnmpi_alltoall_shift(int k, int p)
+{
+    return k <= p / 2 ? k : p + p / 2 - k;
+}
+
 void sdnmpi_alltoall_peer(int q, int k, int p, int *to, int *from)
 {
-    if ((p & (p - 1)) == 0) {
-        *to = *from = q ^ k;
-    } else {
-        *to = (q + k) % p;
-        *from = (q - k + p) % p;
-    }
+    int d = sdnmpi_alltoall_shift(k, p);
+    *to = (q + d) % p;
+    *from = (q - d + p) % p;
 }
 
 int sdnmpi_alltoall_intra_pairwise(const struct sdnmpi_alltoall_call *call)

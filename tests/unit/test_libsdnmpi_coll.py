@@ -40,15 +40,21 @@ def run_check(np, expect, env=None, quick=False, seed=None):
     return dict(zip(names, paths), cases=cases, stderr=res.stderr)
 
 
+def shift_of_step(k, p):
+    """The exchange's step k (1 .. p-1) sends d = shift_of_step(k, p) ranks ahead and receives from
+    d behind: 1, 2, .., p/2, then p-1, p-2, .., p/2+1 (libsdnmpi's sdnmpi_alltoall_shift)."""
+    return k if k <= p // 2 else p + p // 2 - k
+
+
 def pairwise_host_steps(hosts):
-    """The exchange's steps as the library must send them: XOR partners for a power of two, else
-    shifts; same-host pairs dropped, duplicates counted."""
+    """The exchange's steps as the library must send them: rank q to q + d (mod p), d the step's
+    shift; same-host pairs dropped, duplicates counted."""
     p = len(hosts)
     steps = []
     for k in range(1, p):
         step = {}
         for q in range(p):
-            to = q ^ k if p & (p - 1) == 0 else (q + k) % p
+            to = (q + shift_of_step(k, p)) % p
             if hosts[q] != hosts[to]:
                 step[hosts[q], hosts[to]] = step.get((hosts[q], hosts[to]), 0) + 1
         steps.append(sorted([s, d, c] for (s, d), c in step.items()))
@@ -79,8 +85,8 @@ def test_bit_exact_with_the_stub_controller(built, stub_factory, np):
 
 @pytest.mark.parametrize("np,window", [(6, 1), (8, 2), (7, 3)])
 def test_alltoall_window(built, stub_factory, np, window):
-    """SDN_MPI_ALLTOALL_WINDOW bounds the exchange's steps in flight (the default: all of them, as
-    above): a blocking step loop (1) and windows shorter than p - 1 give PMPI's bits too."""
+    """SDN_MPI_ALLTOALL_WINDOW bounds the exchange's steps in flight (the default, as above: 2): a
+    blocking step loop (1) and the other windows give PMPI's bits too."""
     stub = stub_factory(leaves=2)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_MIN_BYTES": "1",
            "SDN_MPI_ALLTOALL_WINDOW": str(window)}
@@ -105,6 +111,12 @@ def test_alltoall_plan_is_the_exchange_of_the_reordered_ranks(built, stub_factor
     # own connection; the reversed communicator's plan has the same hosts in the same leaf order
     plans = [r for _i, r in stub.requests("plan_allreduce") if r.get("planner") == "sdn-optimal"]
     assert plans and all(r["steps"] == want for r in plans if len(r["steps"]) == np - 1)
+    # No connection carries data both ways while two steps are in flight (the default window):
+    # not within a step (but the swap at shift p/2, p even) and not in consecutive steps.
+    for k, (step, nxt) in enumerate(zip(want, want[1:] + [[]]), start=1):
+        sent = {(src, dst) for src, dst, _count in step}
+        back = {(dst, src) for src, dst, _count in step + nxt}
+        assert not sent & back or 2 * shift_of_step(k, np) == np, (k, step, nxt)
     assert re.search(r"sdnmpi\[%d\]: alltoall plan comm=\d+ ranks=%d steps=%d pairs=\d+ planner=sdn-optimal: ok"
                      % (order[0], np, np - 1), out["stderr"]), out["stderr"][-3000:]
     assert "allgather comm=0 " in out["stderr"] and "reduce comm=0 " in out["stderr"]
