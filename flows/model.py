@@ -22,8 +22,8 @@ from .classify import DEFAULT_INTERVAL, DEFAULT_LINK_RATE, FEATURES, LearnedClas
 LOG = logging.getLogger(__name__)
 
 FORMAT = "sdnmpi-flows-model"
-VERSION = 3                 # what save_model writes
-VERSIONS = (1, 2, 3)        # what load_model reads
+VERSION = 4                 # what save_model writes
+VERSIONS = (1, 2, 3, 4)     # what load_model reads
 SCALING = "link-interval"
 MAX_WINDOW = 1000
 DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.json")  # shipped
