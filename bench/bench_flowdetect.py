@@ -50,13 +50,22 @@ DETECTION = {"none": "none", "hints": "none", "threshold": "threshold", "learned
 ELEPHANT_RE = re.compile(r"flow detection \((\w+)\): job (\d+): elephant (\S+) -> (\S+) after (\d+) polls")
 
 
+MICE_ROUNDS = 10
+
+
 def patterns(nbytes):
     """{name: program steps}: the job routing issue's patterns (two phases: a shift, a 3 s pause,
-    a permutation)."""
+    a permutation), then "mice" (not run by default: recorded for training the learned model):
+    MICE_ROUNDS small all-to-alls (1/64 of the bytes per pair) 0.5 s apart, every pair busy at a
+    few % of its link."""
     b = str(nbytes)
     return {"shift": ["shift", "4", b], "permutation": ["perm", "7", b], "halo3d": ["halo3d", b],
             "alltoall": ["alltoall", str(max(1, nbytes // 8))],
-            "two-phases": ["shift", "4", b, "pause", "3000", "perm", "7", b]}
+            "two-phases": ["shift", "4", b, "pause", "3000", "perm", "7", b],
+            "mice": ["alltoall", str(max(1, nbytes // 64)), "pause", "500"] * MICE_ROUNDS}
+
+
+DEFAULT_PATTERNS = ("shift", "permutation", "halo3d", "alltoall", "two-phases")
 
 
 def parse_args(argv):
@@ -65,7 +74,8 @@ def parse_args(argv):
     p.add_argument("--repeats", type=int, default=3, help="runs per pattern and mode")
     p.add_argument("--bytes", type=int, default=4 << 20, help="bytes per pair and exchange (alltoall: 1/8)")
     p.add_argument("--reps", type=int, default=2, help="the program's --reps (each exchange repeated)")
-    p.add_argument("--patterns", default=",".join(patterns(1)), help="comma-separated")
+    p.add_argument("--patterns", default=",".join(DEFAULT_PATTERNS),
+                   help="comma-separated, of: " + ", ".join(patterns(1)))
     p.add_argument("--modes", default=",".join(MODES), help="comma-separated: " + ", ".join(MODES))
     p.add_argument("--host-bw", type=float, default=40, help="host links, Mbit/s")
     p.add_argument("--fabric-bw", type=float, default=20, help="switch links, Mbit/s")

@@ -8,7 +8,10 @@ then calls `detect`: the readings go to a `flows.PairCounters` over the classifi
 its job's detected demand. That demand is the job's phase 0 (wanted while the job is not
 dormant), declared through the same path as the RPC op `traffic` (jobtraffic.declare, confirmed
 and rolled back by rpc_traffic.install) with the router ``--sdnmpi-flow-router`` (sdn-optimal),
-so the routes carry the job's cookie and priority.
+so the routes carry the job's cookie and priority. Unless that plan loads the job's busiest link
+more than its installed routes or the default routes do, counted over every busy pair of the job
+with the undetected ones on their default paths (primitives.reroute): then the detected pairs stay
+where they are (halo3d: D-mod-K is optimal, and a plan of a part of its pairs is worse).
 
 Hints and profiles win: a job whose traffic demands are not exactly what detection declared (the
 job sent `traffic`) gets no detected routes. Release: dynamic phase detection
@@ -20,6 +23,7 @@ import collections
 import logging
 
 from sdnmpi import flows
+from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
 
 from . import jobtraffic, rpc_traffic
 from . import rpc_schema as schema
@@ -34,6 +38,7 @@ DEFAULT_ROUTER = "sdn-optimal"
 DEFAULT_LINK_BPS = 1e9             # host link rate when --sdnmpi-link-capacity is 0
 PHASE = 0                          # detected demand: the job's whole-run phase
 RECENT = 1000                      # detections kept for the REST/stats view
+BUSY_SHARE = 0.01                  # a pair sending this share of its link in an interval is busy
 
 
 def make_classifier(mode, model_path, link_rate, interval, window, fraction):
@@ -60,6 +65,11 @@ def from_settings(settings):
         log = flows.CounterLog(settings.flow_log, interval_s=settings.flow_interval, link_rate_Bps=link_rate,
                                classifier="learned" if isinstance(clf, flows.LearnedClassifier) else "threshold")
     return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs, log=log)
+
+
+def _overrides(routes):
+    """The paths a PhaseRoutes installs ({} for none, or for pairs left to the fabric)."""
+    return dict(routes.paths) if routes is not None and not routes.fabric_policy else {}
 
 
 class FlowDetection:
@@ -145,23 +155,80 @@ class FlowDetection:
                 self.book.rearm(list(self.detected[job_id]))
                 self.detected[job_id] = {}
 
+    def _busy(self, job_id):
+        """The job's pairs that sent at least BUSY_SHARE of the link in the latest interval."""
+        clf = self.classifier
+        floor = BUSY_SHARE * clf.link_rate * clf.interval
+        return sorted(p for p, b in self.book.latest().items() if b >= floor and self.counting.job_of.get(p) == job_id)
+
+    def _choice(self, service, job, detected):
+        """Which routes load the job's busy pairs least (primitives.reroute.choose): 'planned'
+        (``self.router`` on every detected pair), 'current' (the installed routes) or 'default'
+        (no job routes); and the scores. ('planned', None) when it cannot be judged: a default
+        routing the pair routers do not model, a host not in the topology, a plan that fails (the
+        declaration then reports it)."""
+        core = service.core
+        model = PAIR_ROUTERS.get(core.routing)
+        graph = core.topology.graph()
+        busy = set(self._busy(job.id)) | set(detected)
+        mac = {}
+        for ip in {ip for pair in busy for ip in pair}:
+            host = core.topology.host_by_ip(ip)
+            if host is None or host.mac not in graph:
+                return "planned", None
+            mac[ip] = host.mac
+        if model is None:
+            return "planned", None
+        saved = job.traffic.copy()
+        try:           # the plan the declaration would install (state only, put back)
+            jobtraffic.declare(core, service.jobs, job, PHASE, [(s, d, b) for (s, d), b in sorted(detected.items())],
+                               router=self.router)
+            planned = job.traffic.routes.get(PHASE)
+        except jobtraffic.TrafficError:
+            return "planned", None
+        finally:
+            job.traffic = saved
+        flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in sorted(busy)]
+        try:
+            default = model(graph, flows_)
+        except ValueError:
+            return "planned", None
+        return reroute.choose(graph, flows_, default, _overrides(saved.routes.get(PHASE)), _overrides(planned),
+                              base=jobtraffic.others_load(graph, service.jobs, job))
+
     def _route(self, service, job, new):
         detected = dict(self.detected.get(job.id, {}))
         detected.update(new)
-        demand = [(s, d, b) for (s, d), b in sorted(detected.items())]
+        choice, score = self._choice(service, job, detected)
+        if choice != "planned":
+            self.detected[job.id] = detected
+            self.counters["left_to_fabric"] += len(new)
+            if choice == "default" and PHASE in job.traffic.demands:
+                self._declare(service, job, detected, [], "removed: the default routes do better")
+            LOG.info("flow detection: job %d: %d detected pairs kept on the %s routes (busiest link: %s)",
+                     job.id, len(detected), "installed" if choice == "current" else "default",
+                     ", ".join("%s %d flows" % kv for kv in sorted(score.items())))
+            return
+        if self._declare(service, job, detected, [(s, d, b) for (s, d), b in sorted(detected.items())],
+                         "routed by %s" % self.router):
+            self.counters["routed"] += len(new)
+        else:
+            self.book.rearm(list(new))        # flagged again at a later poll, tried again then
+
+    def _declare(self, service, job, detected, demand, what):
+        """Declares ``demand`` as the job's phase 0 (confirmed); False if it failed."""
         try:
             installed = rpc_traffic.install(service, job, lambda: jobtraffic.declare(
                 service.core, service.jobs, job, PHASE, demand, router=self.router))
         except schema.RpcError as err:
             self.counters["route_failures"] += 1
-            self.book.rearm(list(new))        # flagged again at a later poll, tried again then
             LOG.warning("flow detection: job %d: detected pairs not routed: %s", job.id, err)
-            return
+            return False
         self.detected[job.id] = detected
         self.owned[job.id] = job.traffic.demands.get(PHASE)
-        self.counters["routed"] += len(new)
-        LOG.info("flow detection: job %d: %d detected pairs routed by %s (%d flow entries changed)", job.id,
-                 len(demand), self.router, installed)
+        LOG.info("flow detection: job %d: %d detected pairs %s (%d flow entries changed)", job.id,
+                 len(detected), what, installed)
+        return True
 
     def to_json(self):
         return {"classifier": self.kind, "router": self.router, "counting_entries": self.counting.entries(),

@@ -255,7 +255,7 @@ def plan(core, jobs, job, phase):
     demand = pairs.merge(pairs.Flow(mac_of[s], mac_of[d], b) for s, d, b in job.traffic.demands[phase])
     router = job.traffic.routers[phase]
     try:
-        paths = PAIR_ROUTERS[router](graph, demand, load=_others_load(graph, jobs, job))
+        paths = PAIR_ROUTERS[router](graph, demand, load=others_load(graph, jobs, job))
     except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
     policy = paths.policy if isinstance(paths, pairs.FabricRoutes) else None
@@ -270,7 +270,7 @@ def plan(core, jobs, job, phase):
     return routes
 
 
-def _others_load(graph, jobs, job):
+def others_load(graph, jobs, job):
     """LinkLoad of every other job's installed phases (paths on links that are gone are skipped)."""
     load = pairs.LinkLoad()
     for other in jobs.jobs.values():

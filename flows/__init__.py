@@ -10,7 +10,7 @@
 Pure numpy (no Ryu, no scikit-learn at run time). See docs/flows.md.
 """
 from .classify import (DEFAULT_FRACTION, DEFAULT_INTERVAL, DEFAULT_LINK_RATE, DEFAULT_WINDOW,
-                       LearnedClassifier, ThresholdClassifier, early_features, pair_ages, pair_features,
+                       LearnedClassifier, ThresholdClassifier, busy_features, early_features, pair_ages, pair_features,
                        scaled_windows)
 from .cost import counting_entries, poll_bytes
 from .counterlog import CounterLog, CounterLogError
@@ -21,6 +21,6 @@ from .tracker import PairCounters
 
 __all__ = ["CounterLog", "CounterLogError", "DEFAULT_FRACTION", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE",
            "DEFAULT_MODEL", "DEFAULT_WINDOW", "FORMAT", "VERSION", "LearnedClassifier", "ModelError",
-           "PairCounters", "ThresholdClassifier", "VERSIONS", "counting_entries", "detection_delays",
+           "PairCounters", "ThresholdClassifier", "VERSIONS", "busy_features", "counting_entries", "detection_delays",
            "early_features", "first_flags", "load_model", "load_or_fallback", "pair_ages", "pair_features",
            "pair_scores", "poll_bytes", "save_model", "scaled_windows", "start_intervals"]

@@ -67,17 +67,22 @@ def pair_features(counts, history, recent, link_bytes):
 N_EARLY = 14                 # early_features: features after the recent intervals
 
 
-def _ages(x):
-    """pairs x intervals: intervals since the pair's first bytes within each window of ``x``
-    (as `scaled_windows` gives it); 0 at the first interval with bytes."""
+BUSY = 0.01                  # version 4: an interval with this share of the link starts a pair's age
+
+
+def _ages(x, floor=0.0):
+    """pairs x intervals: intervals since the pair's first interval with more than ``floor``
+    (scaled bytes) within each window of ``x`` (as `scaled_windows` gives it); 0 at that
+    interval (and where none has)."""
     history = x.shape[2]
-    sent = x > 0
+    sent = x > floor
     return history - 1 - np.where(sent.any(axis=2), sent.argmax(axis=2), history - 1)
 
 
-def pair_ages(counts, history):
-    """pairs x intervals: the age the learned model sees (`_ages` over ``history`` intervals)."""
-    return _ages(scaled_windows(counts, history, 1.0))
+def pair_ages(counts, history, link_bytes=1.0, floor=0.0):
+    """pairs x intervals: the age the learned model sees (`_ages` over ``history`` intervals):
+    from the first bytes (``floor`` 0, versions <= 3) or the first busy interval (version 4)."""
+    return _ages(scaled_windows(counts, history, link_bytes), floor)
 
 
 def _log_share(v):
@@ -85,7 +90,7 @@ def _log_share(v):
     return np.log1p(100.0 * v) / np.log(101.0)
 
 
-def early_features(counts, history, recent, link_bytes):
+def early_features(counts, history, recent, link_bytes, floor=0.0):
     """pairs x intervals x (``recent`` + N_EARLY): what the learned model (version 3) sees of
     pair p at poll t, built to decide from a pair's first polls. From the last ``history``
     intervals only: the last ``recent`` scaled intervals (oldest first); then, with r0 the latest
@@ -93,9 +98,11 @@ def early_features(counts, history, recent, link_bytes):
     intervals since the pair's first bytes: age == 0, 1, 2, >= 3 (one-hot); at age 1: L(r0) (the
     first whole interval), L(r1) (the partial first one); at age 2: L(r0), L(mean r0..r1); at age
     >= 3: L(r0), L(mean r0..r2), L(mean r0..r3), L(min(r0, r1)); min(cum, 2) and L(cum / (age + 1))
-    (cum = the scaled bytes of the history)."""
+    (cum = the scaled bytes of the history). Version 4 (``floor`` BUSY): the age counts from the
+    first interval with more than ``floor`` of the link, so that a few kB of connection set-up
+    ahead of a bulk send do not age the pair."""
     x = scaled_windows(counts, history, link_bytes)
-    age = _ages(x)
+    age = _ages(x, floor)
     r0, r1 = x[..., -1], x[..., -2] if history > 1 else np.zeros(x.shape[:2])
     r2 = x[..., -3] if history > 2 else np.zeros(x.shape[:2])
     r3 = x[..., -4] if history > 3 else np.zeros(x.shape[:2])
@@ -133,7 +140,14 @@ class ThresholdClassifier:
                 f"link_rate={self.link_rate:g}, interval={self.interval:g})")
 
 
-FEATURES = {2: (pair_features, N_SUMMARY), 3: (early_features, N_EARLY)}   # model version -> inputs
+def busy_features(counts, history, recent, link_bytes):
+    """Version 4: `early_features` with ages from the first busy interval (BUSY)."""
+    return early_features(counts, history, recent, link_bytes, floor=BUSY)
+
+
+FEATURES = {2: (pair_features, N_SUMMARY), 3: (early_features, N_EARLY),     # model version -> inputs
+            4: (busy_features, N_EARLY)}
+AGE_FLOOR = {4: BUSY}        # versions whose age (and min_age) counts from the first busy interval
 
 
 class LearnedClassifier:
@@ -176,10 +190,14 @@ class LearnedClassifier:
     def probability(self, counts):
         return 1.0 / (1.0 + np.exp(-(self.inputs(counts) @ self.weights + self.bias)))
 
+    def ages(self, counts):
+        """pairs x intervals: the ages ``min_age`` applies to."""
+        return pair_ages(counts, self.window, self.link_rate * self.interval, AGE_FLOOR.get(self.version, 0.0))
+
     def flags(self, counts):
         counts = _counts(counts)
         hit = (self.probability(counts) >= self.cutoff) & (counts > 0)
-        return hit & (pair_ages(counts, self.window) >= self.min_age) if self.min_age else hit
+        return hit & (self.ages(counts) >= self.min_age) if self.min_age else hit
 
     def __repr__(self):
         return (f"LearnedClassifier(version={self.version}, window={self.window}, inputs={len(self.weights)}, "

@@ -1,13 +1,15 @@
 """The learned classifier's weights file: plain JSON, never pickle.
 
-    {"format": "sdnmpi-flows-model", "version": 3, "window": 32, "recent": 4, "min_age": 1,
-     "scaling": "link-interval", "weights": [4 + 14 numbers], "bias": number, "cutoff": 0.5,
+    {"format": "sdnmpi-flows-model", "version": 4, "window": 32, "recent": 4, "min_age": 1,
+     "scaling": "link-interval", "weights": [4 + 14 numbers], "bias": number, "cutoff": 0.8,
      "trained": {...}}
 
-Version 3: the inputs are `classify.early_features` over ``window`` intervals (``recent`` of
-them raw, then features that exist from a pair's first polls); no flag before ``min_age``
-intervals past the pair's first bytes. Still read: version 2 (`classify.pair_features`, no
-min_age) and version 1 (the last ``window`` scaled intervals, one weight each).
+Version 4: the inputs are `classify.busy_features` over ``window`` intervals (``recent`` of them
+raw, then features that exist from a pair's first polls), ages counted from the pair's first busy
+interval (`classify.BUSY` of the link); no flag before ``min_age`` intervals past it. Still read:
+version 3 (`classify.early_features`: the same with ages from the pair's first bytes), version 2
+(`classify.pair_features`, no min_age) and version 1 (the last ``window`` scaled intervals, one
+weight each).
 
 `load_model` raises `ModelError` with one line for a missing, malformed or mismatched file;
 `load_or_fallback` turns that into one log line and the threshold classifier.
@@ -22,8 +24,8 @@ from .classify import DEFAULT_INTERVAL, DEFAULT_LINK_RATE, FEATURES, LearnedClas
 LOG = logging.getLogger(__name__)
 
 FORMAT = "sdnmpi-flows-model"
-VERSION = 3                 # what save_model writes
-VERSIONS = (1, 2, 3)        # what load_model reads
+VERSION = 4                 # what save_model writes
+VERSIONS = (1, 2, 3, 4)     # what load_model reads
 SCALING = "link-interval"
 MAX_WINDOW = 1000
 DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.json")  # shipped
@@ -82,7 +84,7 @@ def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
 
 def save_model(path, weights, bias, cutoff=0.5, trained=None, history=None, recent=None, version=VERSION,
                min_age=0):
-    """Writes a model of ``version`` (2 or 3: ``history``, ``recent`` given) or a version 1 one."""
+    """Writes a model of ``version`` (2 to 4: ``history``, ``recent`` given) or a version 1 one."""
     doc = {"format": FORMAT, "version": 1 if history is None else version, "scaling": SCALING,
            "window": len(weights) if history is None else history,
            "weights": [float(w) for w in weights], "bias": float(bias), "cutoff": float(cutoff),

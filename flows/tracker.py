@@ -79,6 +79,10 @@ class PairCounters:
                 table.pop(pair, None)
             self.flagged.discard(pair)
 
+    def latest(self):
+        """{pair: bytes of the latest interval} of every pair with a history."""
+        return {pair: series[-1] for pair, series in self._series.items() if series}
+
     def pairs(self):
         """Every pair with a history."""
         return set(self._series) | set(self._last)

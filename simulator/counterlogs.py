@@ -11,18 +11,22 @@ from .. import flows
 from ..flows import counterlog
 from . import flowtraffic
 
-# the bench's patterns left out of training (its shift and alltoall are trained on)
+# the bench's patterns left out of training (its shift, alltoall and mice are trained on)
 TEST_PATTERNS = ("permutation", "halo3d", "two-phases")
+PREFIX = "mininet-"     # names the logs' patterns when they are trained on with simulated runs
 
 
-def dataset(folder):
-    """({pattern: [flowtraffic.Run, ...]}, link rate B/s, interval s) of the logs in ``folder``;
-    raises flows.CounterLogError (one line) for a missing folder, an unreadable log or logs that
-    disagree."""
+def dataset(folders):
+    """({pattern: [flowtraffic.Run, ...]}, link rate B/s, interval s) of the logs in ``folders``
+    (one folder or a list); raises flows.CounterLogError (one line) for a folder without logs, an
+    unreadable log or logs that disagree."""
     Error = flows.CounterLogError
-    paths = sorted(glob.glob(os.path.join(folder, "*.jsonl")) + glob.glob(os.path.join(folder, "*.jsonl.gz")))
-    if not paths:
-        raise Error(f"{folder}: no counter logs (*.jsonl, *.jsonl.gz)")
+    paths = []
+    for folder in [folders] if isinstance(folders, str) else folders:
+        found = sorted(glob.glob(os.path.join(folder, "*.jsonl")) + glob.glob(os.path.join(folder, "*.jsonl.gz")))
+        if not found:
+            raise Error(f"{folder}: no counter logs (*.jsonl, *.jsonl.gz)")
+        paths += found
     data, link_rate, interval = {}, None, None
     for path in paths:
         try:
@@ -44,3 +48,12 @@ def dataset(folder):
         labels, starts = counterlog.label(counts, rate * ival, flowtraffic.HEAVY_FRACTION)
         data.setdefault(pattern, []).append(flowtraffic.Run(counts, labels, starts))
     return data, link_rate, interval
+
+
+def rescaled(data, link_bytes, to_link_bytes, prefix=PREFIX):
+    """``data`` (`dataset`'s runs, ``link_bytes`` per interval) as runs on a link carrying
+    ``to_link_bytes`` per interval, patterns renamed ``prefix + pattern``: the features scale bytes
+    by the link's, so a run keeps its shares of the link and its labels."""
+    factor = to_link_bytes / link_bytes
+    return {prefix + p: [flowtraffic.Run(r.counts * factor, r.labels, r.starts) for r in runs]
+            for p, runs in data.items()}

@@ -25,6 +25,8 @@ Send = collections.namedtuple("Send", "src dst bytes start cap")
 Run = collections.namedtuple("Run", "counts labels starts")
 HEAVY_FRACTION = 0.1    # label: an elephant sends at >= this share of its host link (Hedera's 10 %) ...
 HEAVY_INTERVALS = 1.0   # ... without a break for at least this many polling intervals
+LEAD_IN = 1.0           # intervals before a pattern's first send: MPI's connection set-up ...
+WIRE_UP = (0.0005, 0.005)    # ... link-intervals per pair before its first send (Mininet: median 0.0024)
 N_HOSTS = 16                 # the k=4 fat-tree
 CG_TRACE = "cg-c-128.tar.gz"
 
@@ -227,6 +229,19 @@ def heavy_starts(times, cum, link_rate, interval, fraction=HEAVY_FRACTION, lengt
     return out
 
 
+def wired_up(rng, sends, link_rate, interval):
+    """``sends`` LEAD_IN intervals later, each pair preceded by a few kB (WIRE_UP link-intervals)
+    sent 0.1-1 interval before its first send: MPI's connection set-up and the barrier before an
+    exchange, which the counters on Mininet show ahead of every bulk send."""
+    first = {}
+    for s in sends:
+        first[s.src, s.dst] = min(first.get((s.src, s.dst), np.inf), s.start)
+    late = [s._replace(start=s.start + LEAD_IN * interval) for s in sends]
+    return [Send(src, dst, float(rng.uniform(*WIRE_UP)) * link_rate * interval,
+                 t + (LEAD_IN - float(rng.uniform(0.1, 1.0))) * interval, np.inf)
+            for (src, dst), t in sorted(first.items())] + late
+
+
 def instance(pattern, seed, link_rate, interval, trace_dir, graph=None):
     """A `Run` of ``pattern``: counters, labels (elephant: `heavy_starts` found a run) and the poll
     interval in which each elephant's run began (column k: bytes between poll k and poll k + 1)."""
@@ -235,6 +250,7 @@ def instance(pattern, seed, link_rate, interval, trace_dir, graph=None):
     gen = PATTERNS[pattern]
     sends = gen(rng, link_rate, interval, trace_dir) if pattern == "cg" else gen(rng, link_rate, interval)
     sends += allreduce_mice(rng, link_rate, interval)  # every job also has small collectives
+    sends = wired_up(rng, sends, link_rate, interval)
     pair_list, times, cum = simulate(graph, sends, link_rate)
     began = heavy_starts(times, cum, link_rate, interval)
     labels = ~np.isnan(began)

@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from .. import flows
+from ..flows import classify
 from ..primitives import fattree
 from . import counterlogs, flowtraffic
 
@@ -38,28 +39,39 @@ def dataset(patterns, instances, seed, link_rate, interval, trace_dir):
 
 
 def windows(runs, window, recent, link_bytes, min_age=MIN_AGE):
-    """(X, y): one row of `flows.early_features` per pair and poll at which the pair sent bytes
-    and is at least ``min_age`` intervals past its first bytes (the polls the model decides at)."""
+    """(X, y): one row of the model's features (version `flows.VERSION`: `flows.early_features`,
+    ages from the first busy interval) per pair and poll at which the pair sent bytes and is at
+    least ``min_age`` intervals past its first busy interval (the polls the model decides at)."""
+    features = classify.FEATURES[flows.VERSION][0]
+    floor = classify.AGE_FLOOR.get(flows.VERSION, 0.0)
     xs, ys = [], []
     for counts, labels, _starts in runs:
-        x = flows.early_features(counts, window, recent, link_bytes)
-        sent = (counts > 0) & (flows.pair_ages(counts, window) >= min_age)
+        x = features(counts, window, recent, link_bytes)
+        sent = (counts > 0) & (flows.pair_ages(counts, window, link_bytes, floor) >= min_age)
         xs.append(x[sent])
         ys.append(np.broadcast_to(labels[:, None], counts.shape)[sent])
     return np.concatenate(xs), np.concatenate(ys)
 
 
-def fit(runs, window, recent, link_bytes, seed):
+def fit(groups, window, recent, link_bytes, seed):
     """(weights, bias) of a logistic regression (one dense unit, sigmoid, cross-entropy) over
     the features of the (pair, poll)s of the training runs (`windows`), labelled with the pair's
-    label."""
+    label. ``groups``: the runs of each training pattern (a list of run lists); every pattern
+    weighs the same in the fit, however many rows it has (alltoall's 240 pairs, or the few runs of
+    a counter log, would otherwise weigh by their size)."""
     from sklearn.linear_model import LogisticRegression
-    x, y = windows(runs, window, recent, link_bytes)
+    parts = [windows(runs, window, recent, link_bytes) for runs in groups]
+    parts = [(x, y) for x, y in parts if len(y)]
+    if not parts:
+        raise TrainError("no training rows: train on more patterns or instances")
+    x = np.concatenate([x for x, _ in parts])
+    y = np.concatenate([y for _, y in parts])
+    w = np.concatenate([np.full(len(y_), len(y) / (len(parts) * len(y_))) for _, y_ in parts])
     if len(np.unique(y)) < 2:
         raise TrainError("the training patterns hold only one class (elephants or mice): "
                          "train on more patterns or instances")
     model = LogisticRegression(C=1.0, max_iter=5000, random_state=seed)
-    model.fit(x, y)
+    model.fit(x, y, sample_weight=w)
     return model.coef_[0], float(model.intercept_[0])
 
 
@@ -68,7 +80,7 @@ CUTOFFS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
 
 def _learned(weights, bias, link_rate, interval, cutoff, window, recent):
     return flows.LearnedClassifier(weights, bias, link_rate, interval, cutoff=cutoff, history=window,
-                                   recent=recent, version=3, min_age=MIN_AGE)
+                                   recent=recent, version=flows.VERSION, min_age=MIN_AGE)
 
 
 def curve(weights, bias, runs, link_rate, interval, window, recent):
@@ -86,7 +98,7 @@ def choose_cutoff(data, train_patterns, link_rate, interval, window, recent, see
     part holds one class only is skipped."""
     folds = []
     for held in train_patterns:
-        rest = [r for p in train_patterns if p != held for r in data[p]]
+        rest = [data[p] for p in train_patterns if p != held]
         try:
             weights, bias = fit(rest, window, recent, link_rate * interval, seed)
         except TrainError:
@@ -149,11 +161,10 @@ def train(out, seed=0, instances=DEFAULT_INSTANCES, window=DEFAULT_WINDOW, recen
         if not os.path.exists(os.path.join(trace_dir, flowtraffic.CG_TRACE)):
             raise TrainError(f"{trace_dir}: no {flowtraffic.CG_TRACE} (pass --trace-dir)")
         data = dataset(known, instances, seed, link_rate, interval, trace_dir)
-    train_runs = [r for p in train_patterns for r in data[p]]
     if len(train_patterns) < 2:
         raise TrainError("the cutoff is chosen by leaving one training pattern out: train on 2 or more")
     cutoff, cv = choose_cutoff(data, train_patterns, link_rate, interval, window, recent, seed)
-    weights, bias = fit(train_runs, window, recent, link_rate * interval, seed)
+    weights, bias = fit([data[p] for p in train_patterns], window, recent, link_rate * interval, seed)
     learned = _learned(weights, bias, link_rate, interval, cutoff, window, recent)
     thresh = flows.ThresholdClassifier(link_rate=link_rate, interval=interval, **(threshold or {}))
     report = {}
@@ -227,10 +238,14 @@ def add_parser(sub, positive, count):
                         + ", ".join(sorted(flowtraffic.PATTERNS)))
     t.add_argument("--trace-dir", default=TRACE_DIR, help=f"folder holding {flowtraffic.CG_TRACE}")
     t.add_argument("--report", metavar="JSON", help="also write the report as JSON")
-    t.add_argument("--counter-logs", metavar="DIR",
-                   help="train on the counter logs in DIR (*.jsonl[.gz], one run each, recorded on Mininet by "
+    t.add_argument("--counter-logs", metavar="DIR", nargs="+",
+                   help="train on the counter logs in DIR ... (*.jsonl[.gz], one run each, recorded on Mininet by "
                         "bench/bench_flowdetect.py) instead of simulated runs; --test-patterns then names "
                         "their patterns; --interval and --link-mbit come from the logs")
+    t.add_argument("--with-simulated", action="store_true",
+                   help="with --counter-logs: train on the simulated runs AND the logs (patterns named "
+                        f"{counterlogs.PREFIX}PATTERN, bytes rescaled to --link-mbit); --test-patterns "
+                        "holds a pattern out of both")
     return t
 
 
@@ -239,14 +254,26 @@ def run(args):
     import json
     tests = tuple(p.strip() for p in args.test_patterns.split(",") if p.strip())
     link_rate, interval, data, source = args.link_mbit * 1e6 / 8, args.interval, None, "simulator"
+    if args.with_simulated and not args.counter_logs:
+        raise TrainError("--with-simulated needs --counter-logs")
     if args.counter_logs:
-        if args.test_patterns == ",".join(TEST_PATTERNS):
-            tests = counterlogs.TEST_PATTERNS
         try:
-            data, link_rate, interval = counterlogs.dataset(args.counter_logs)
+            logs, log_rate, log_interval = counterlogs.dataset(args.counter_logs)
         except flows.CounterLogError as exc:
             raise TrainError(str(exc)) from None
-        source = "counter logs " + args.counter_logs
+        source = "counter logs " + " ".join(args.counter_logs)
+        if args.with_simulated:
+            logs = counterlogs.rescaled(logs, log_rate * log_interval, link_rate * interval)
+            tests += tuple(counterlogs.PREFIX + p for p in tests if counterlogs.PREFIX + p in logs)
+            if not os.path.exists(os.path.join(args.trace_dir, flowtraffic.CG_TRACE)):
+                raise TrainError(f"{args.trace_dir}: no {flowtraffic.CG_TRACE} (pass --trace-dir)")
+            data = dict(dataset(sorted(flowtraffic.PATTERNS), args.instances, args.seed, link_rate, interval,
+                                args.trace_dir), **logs)
+            source = "simulator + " + source
+        else:
+            if args.test_patterns == ",".join(TEST_PATTERNS):
+                tests = counterlogs.TEST_PATTERNS
+            data, link_rate, interval = logs, log_rate, log_interval
     report, curve = train(args.out, seed=args.seed, instances=args.instances, window=args.window,
                           recent=args.recent, link_rate=link_rate, interval=interval,
                           test_patterns=tests, trace_dir=args.trace_dir, data=data, source=source)

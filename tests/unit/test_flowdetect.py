@@ -1,6 +1,7 @@
 """controller/flowcount.py and controller/flowdetect.py: counting entries per job host pair,
 flow-stats polls, detected elephants routed under the job's cookie, hints winning, release by
 idleness, and a bad model file, on a simulated k=4 fat-tree (conftest.FabricSim)."""
+import itertools
 import json
 import logging
 import types
@@ -14,7 +15,9 @@ from sdnmpi.controller import constants as C
 from sdnmpi.controller import flowdetect, jobtraffic, options
 from sdnmpi.controller.jobs import JobTable
 from sdnmpi.flows import cost
-from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs
+from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs, reroute
+
+import test_reroute
 
 LINK = 125e6       # bytes/s of a host link (1 Gbit/s)
 
@@ -305,3 +308,50 @@ def test_the_counter_log_records_every_poll_and_the_flags(fab, tmp_path):
     polls = [json.loads(x) for x in lines[1:]]
     assert {c[2] for c in polls[0]["counts"]} == {job.id} and all(p["complete"] for p in polls)
     assert [p["flagged"] for p in polls] == [[], [], [[big[0], big[1], 2]]]
+
+
+def _halo_subset(busy, ip, worse):
+    """The first 4 pairs of ``busy`` (halo3d) whose SDN-optimal plan (pairs in the order the
+    controller declares them: by IP) loads the busiest link more than D-mod-K does (``worse``), or
+    no more (not ``worse``)."""
+    graph = fattree.kary(4)
+    default = PAIR_ROUTERS["dmodk"](graph, busy)
+    for subset in itertools.combinations(sorted(busy, key=ip.get), 4):
+        score = reroute.busiest(graph, busy, PAIR_ROUTERS["sdn-optimal"](graph, list(subset)), default)
+        if (score > reroute.busiest(graph, busy, {}, default)) == worse:
+            return list(subset)
+    raise AssertionError("no such subset")
+
+
+@pytest.mark.parametrize("worse", [True, False])
+def test_detected_pairs_stay_on_the_default_routes_when_a_plan_would_load_the_job_busier(fab, caplog, worse):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold(), router="sdn-optimal")
+    job = register(sim, jobs, sim.hosts())
+    busy = test_reroute.halo3d()
+    ip = {f: (sim.host_ip[f.src], sim.host_ip[f.dst]) for f in busy}
+    heavy = _halo_subset(busy, ip, worse)
+    default = {f: route_of(sim, f.src, f.dst) for f in busy}
+    sent = {}
+    with caplog.at_level(logging.INFO, logger="sdnmpi.controller.flowdetect"):
+        for _ in range(3):     # every halo pair busy (5 % of the link), 4 of them elephants
+            sent = {ip[f]: sent.get(ip[f], 0) + int((0.9 if f in heavy else 0.05) * LINK) for f in busy}
+            found = poll(sim, jobs, service, fd, sent)[0]
+            if found:
+                break
+    assert sorted(found[job.id]) == sorted((*ip[f], 1) for f in heavy)
+    assert fd.detected[job.id].keys() == {ip[f] for f in heavy}
+    if worse:     # nothing installed, every pair on its default path, and no second flag
+        assert job.traffic.demands == {} and job.flows() == {} and fd.counters["left_to_fabric"] == 4
+        assert all(route_of(sim, f.src, f.dst) == default[f] for f in busy)
+        assert any("4 detected pairs kept on the default routes" in r.getMessage() for r in caplog.records)
+        # every pair an elephant: the plan of all of them is as good as the default, so it is taken
+        sent = {p: b + int(0.9 * LINK) for p, b in sent.items()}
+        found = poll(sim, jobs, service, fd, sent)[0]
+        assert sorted(found[job.id]) == sorted((*ip[f], 2) for f in busy if f not in heavy)
+        assert {(s, d) for s, d, _ in job.traffic.demands[0]} == set(ip.values())
+        assert fd.counters["routed"] == 44 and job.flows()
+    else:
+        assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {ip[f] for f in heavy}
+        assert fd.counters["routed"] == 4 and "left_to_fabric" not in fd.counters
+    sim.check_tables_consistent()

@@ -80,7 +80,7 @@ def test_a_valid_model_file_loads(tmp_path):
 
 @pytest.mark.parametrize("changes, words", [
     ({"format": "pickle"}, "not an sdnmpi-flows-model"),
-    ({"version": 4}, "version 4, this code reads 1, 2, 3"),
+    ({"version": 5}, "version 5, this code reads 1, 2, 3, 4"),
     ({"version": True}, "version True"),
     ({"version": 2}, "recent must be an integer in 1..3"),                        # v2 without recent
     ({"version": 2, "recent": 2}, "list of 10 numbers (recent + 8)"),
@@ -165,13 +165,35 @@ def test_early_features_exist_from_a_pairs_first_polls_and_a_v3_model_round_trip
     assert f[0, 5, 14:].tolist() == pytest.approx([1.1, L(1.1 / 5)])
     weights = np.zeros(16)
     weights[7] = 20.0                       # flag at age 1 on the first whole interval only
-    flows.save_model(tmp_path / "m.json", weights, -10.0, cutoff=0.5, history=8, recent=2, min_age=1)
+    flows.save_model(tmp_path / "m.json", weights, -10.0, cutoff=0.5, history=8, recent=2, min_age=1, version=3)
     clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
     assert (clf.version, clf.window, clf.recent, clf.min_age) == (3, 8, 2, 1)
     # age 1 with a whole interval at 20 %: L(0.2) * 20 - 10 > 0; never before age 1
     assert clf.flags(counts).tolist() == [[False, False, True, False, False, False]]
     gated = flows.LearnedClassifier(np.zeros(16), 5.0, link_rate=LINK, history=8, recent=2, version=3, min_age=2)
     assert flows.first_flags(gated.flags(counts)).tolist() == [3]   # every poll passes; age 2 at poll 3
+
+
+def test_v4_ages_count_from_the_first_busy_interval_so_connection_set_up_does_not_age_a_pair(tmp_path):
+    # a few bytes of set-up (0.2 % of the link) two polls ahead of a bulk send at 30 %, then 20 %
+    counts = np.array([[0, 0.2, 0, 30, 20, 20]], dtype=float)
+    assert flows.pair_ages(counts, 8).tolist() == [[0, 0, 1, 2, 3, 4]]          # from the first bytes
+    assert flows.pair_ages(counts, 8, LINK, 0.01).tolist() == [[0, 0, 0, 0, 1, 2]]   # from the first busy one
+    v3, v4 = flows.early_features(counts, 8, 2, LINK), flows.busy_features(counts, 8, 2, LINK)
+    assert v4.shape == v3.shape == (1, 6, 16)
+    L = lambda v: np.log1p(100 * v) / np.log(101)  # noqa: E731
+    # poll 4: age 1, as version 3 sees a pair without set-up bytes
+    assert v4[0, 4, 2:8].tolist() == pytest.approx([0, 1, 0, 0, L(0.2), L(0.3)])
+    assert v3[0, 4, 2:6].tolist() == [0, 0, 0, 1]                                   # v3: age >= 3 already
+    weights = np.zeros(16)
+    weights[7] = 20.0                       # flag at age 1 on the partial first interval (30 %)
+    flows.save_model(tmp_path / "m.json", weights, -10.0, cutoff=0.5, history=8, recent=2, min_age=1)
+    clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
+    assert (clf.version, clf.min_age) == (4, 1)
+    assert clf.flags(counts).tolist() == [[False, False, False, False, True, False]]
+    # min_age counts from the first busy interval too: not at poll 3 (age 0), whatever the weights
+    eager = flows.LearnedClassifier(np.zeros(16), 5.0, link_rate=LINK, history=8, recent=2, version=4, min_age=1)
+    assert flows.first_flags(eager.flags(counts)).tolist() == [4]
 
 
 def test_the_shipped_model_loads():

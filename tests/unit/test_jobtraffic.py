@@ -112,7 +112,7 @@ def test_adaptive_leaves_a_dense_phase_to_ecmp_and_routes_a_permutation(make_fab
     assert routes.fabric_policy == "ecmp" and routes.flows == {} and routes.nl_d == 2
     # Its modelled paths still count as load for the other jobs.
     other = register(jobs, sim)
-    assert jobtraffic._others_load(sim.core.topology.graph(), jobs, other).max_flows() >= 1
+    assert jobtraffic.others_load(sim.core.topology.graph(), jobs, other).max_flows() >= 1
     assert sim.run(jobtraffic.declare(sim.core, jobs, job, 0, permutation(sim, 1)))
     assert job.traffic.routes[0].fabric_policy is None and job_flows(sim, job)
 
