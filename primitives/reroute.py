@@ -10,16 +10,19 @@ max-min model), until every pair is detected.
 
 `choose` therefore scores each candidate on the job's whole busy demand (the detected pairs on
 the candidate's paths, every other busy pair on the default paths) by the flows on the busiest
-directed switch link (with ``base``: other jobs' load), and keeps the lowest. Ties go to the plan
-(detected elephants are routed like hinted pairs unless that makes the busiest link worse), then
-to the installed routes (no route changes for nothing). Pure.
+directed switch link (with ``base``: other jobs' load), and keeps the lowest. Ties: when the busy
+demand is no denser than a permutation (node load <= 1), the plan first (detected elephants are
+routed like hinted pairs unless that makes the busiest link worse), then the installed routes (no
+route changes for nothing); on a denser demand (all-to-all, halos) the installed routes, then the
+default, then the plan, as SDN-adaptive leaves dense demands to the fabric: moving flows in the
+middle of their transfer for no gain on the busiest link only costs (issue 16's all-to-all under
+learned detection, docs/flows.md). Pure.
 """
 import logging
 
 from . import pairs
 
 LOG = logging.getLogger(__name__)
-
 
 
 def busiest(graph, demand, routes, default, base=None):
@@ -35,8 +38,11 @@ def choose(graph, busy, default, current, planned, base=None):
     some) or ``default`` (the fabric's default routes, ``default`` paths), each
     {(src, dst): path} overriding the default for its pairs, scored by `busiest` over ``busy``
     (every busy pair of the job, the detected ones included; every pair needs a ``default``
-    path). Ties go to the first in that order."""
+    path). Ties go to the first in that order if ``busy`` is no denser than a permutation, else
+    to current, default, planned."""
     routes = [("planned", planned)] + ([("current", current)] if current else []) + [("default", {})]
+    if pairs.node_load(busy) > 1:
+        routes = routes[1:] + routes[:1]
     score = {name: busiest(graph, busy, paths, default, base) for name, paths in routes}
     order = [name for name, _ in routes]
     return min(order, key=lambda name: (score[name], order.index(name))), score
