@@ -44,14 +44,14 @@ void sdnmpi_conn_close(struct sdnmpi_conn *c)
 void sdnmpi_conn_new_series(struct sdnmpi_conn *c)
 {
     sdnmpi_conn_close(c);
-    c->failures = 0;
-    c->retry_at = 0;
+    c->failures = 0; /* the back-off already running (retry_at) still applies */
 }
 
 void sdnmpi_conn_reset(struct sdnmpi_conn *c)
 {
     sdnmpi_conn_new_series(c);
     c->dead = 0;
+    c->retry_at = 0;
 }
 
 static void kill_conn(struct sdnmpi_conn *c)
@@ -190,7 +190,7 @@ int sdnmpi_conn_connect(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, 
                  c->failures, cfg->reconnect_tries);
         return SDNMPI_CTRL_FAILED;
     }
-    if (c->failures > 0 && now < c->retry_at) {
+    if (now < c->retry_at) {
         snprintf(why, whylen, "connection lost, next attempt in %" PRId64 " ms", c->retry_at - now);
         return SDNMPI_CTRL_FAILED;
     }

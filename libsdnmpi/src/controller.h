@@ -30,7 +30,7 @@ struct sdnmpi_conn {
     int holds_job;    /* this connection registered the job (the controller releases the job
                          when it closes) */
     int failures;     /* closed or refused attempts since the last successful request */
-    int64_t retry_at; /* no new attempt before this time (sdnmpi_now_ms), when failures > 0 */
+    int64_t retry_at; /* no new attempt before this time (sdnmpi_now_ms); 0: none pending */
     int64_t next_id;  /* request ids 1, 2, ... */
     int64_t exchanges; /* requests sent and answered or failed (round trips, for timing.h) */
     double ctrl_s;    /* the controller's own time for the last request (reply timings total_s;
@@ -129,8 +129,8 @@ int sdnmpi_conn_alive(struct sdnmpi_conn *c);
  * becomes a failure for its collect. */
 void sdnmpi_conn_close(struct sdnmpi_conn *c);
 
-/* Closes it and starts a new series of attempts: failures and back-off forgotten, a dead
- * connection stays dead. */
+/* Closes it and starts a new series of attempts: its failures are forgotten, while a back-off
+ * already running still applies and a dead connection stays dead. */
 void sdnmpi_conn_new_series(struct sdnmpi_conn *c);
 
 /* Closes it and forgets its failures (dead included): a new controller registration. */

@@ -2,6 +2,7 @@
 #include "plan_ahead.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,19 @@
 #include "plan_leader.h"
 #include "state.h"
 #include "timing.h"
+
+/* The largest predefined datatype (MPI_C_LONG_DOUBLE_COMPLEX), in bytes. */
+#define LARGEST_PREDEFINED_BYTES 32
+
+/* Whether some collective on the world could take the SDN path by its size: its count is an int,
+ * the SDN algorithms take predefined datatypes only, and Allgather's and Alltoall's sizes count
+ * the whole receive buffer (p blocks). A job that set SDN_MPI_MIN_BYTES above that (or above
+ * SDN_MPI_MAX_BYTES) to keep its collectives off the SDN path gets no routes planned for them. */
+static int some_call_eligible(const struct sdnmpi_config *cfg, int p)
+{
+    uint64_t largest = (uint64_t)INT_MAX * LARGEST_PREDEFINED_BYTES * (uint64_t)p;
+    return cfg->min_bytes <= cfg->max_bytes && cfg->min_bytes <= largest;
+}
 
 /* World rank 0: the world's host steps, as its first collective's plan will compute them, into
  * *hs. 0, or -1 (nothing to send ahead; *hs is not set). */
@@ -55,6 +69,11 @@ void sdnmpi_plan_ahead_start(void)
     if (s->world_rank != 0 || !s->sdn_ok || !s->cfg.plan_ahead || s->world_size < 2
         || s->world_ips == NULL)
         return;
+    if (!some_call_eligible(&s->cfg, s->world_size)) {
+        sdnmpi_log("plan ahead comm=%d: not sent, no collective can be above SDN_MPI_MIN_BYTES "
+                   "and below SDN_MPI_MAX_BYTES", SDNMPI_WORLD_COMM_ID);
+        return;
+    }
     double t0 = sdnmpi_clock();
     struct sdnmpi_host_steps hs;
     if (world_steps(&hs) != 0) {

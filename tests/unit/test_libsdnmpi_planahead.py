@@ -114,6 +114,20 @@ def test_controller_gone_after_register(built, stub_factory):
     assert stub.errors == []
 
 
+@pytest.mark.parametrize("limits", [{"SDN_MPI_MIN_BYTES": "1024g"},
+                                    {"SDN_MPI_MIN_BYTES": "2m", "SDN_MPI_MAX_BYTES": "1m"}])
+def test_nothing_ahead_when_no_call_can_take_the_sdn_path(built, stub_factory, limits):
+    """SDN_MPI_MIN_BYTES above what any collective can move (an int count of the largest
+    predefined datatype, p blocks) or above SDN_MPI_MAX_BYTES, as a job sets it to keep its
+    collectives off the SDN path: Init plans nothing ahead, so no routes are installed for them."""
+    stub = stub_factory(leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1", **limits}
+    out, stderr = run(4, env, "--gap-ms", "50")
+    assert out["first"] == PMPI and out["second"] == PMPI
+    assert [[r["op"] for r in c["requests"]] for c in stub.conns] == [["register", "release"]]
+    assert "sdnmpi[0]: plan ahead comm=0: not sent, no collective can be above SDN_MPI_MIN_BYTES" in stderr
+
+
 def test_world_never_used_leaks_nothing(built, stub_factory, tmp_path):
     """Init sends the request ahead and the job makes no collective at all: SDN_MPI_Finalize's
     release reads the reply first (the stream stays in step) and is answered; the plan is never
