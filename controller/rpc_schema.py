@@ -1,5 +1,6 @@
 """The RPC schema, Python side: framing, request validation and replies. docs/rpc.md is the
-reference; libsdnmpi/rpc.c is the C side. Nothing else in the controller parses RPC bytes."""
+reference; libsdnmpi/src/rpc.h (rpc.c, rpc_encode.c, rpc_decode.c) is the C side. Nothing else in the
+controller parses RPC bytes."""
 import dataclasses
 import ipaddress
 import struct

@@ -182,8 +182,9 @@ def wait_for_topology(ctl, switches, links, hosts, timeout=60.0, interval=POLL_I
         if hasattr(ctl, "running") and not ctl.running():
             raise RuntimeError("controller died while waiting for the topology")
         topo = ctl.rest(TOPOLOGY_PATH)
-        seen[0] = "switches=%d links=%d hosts=%d" % topology_counts(topo)
-        return topo if topology_counts(topo) == want else None
+        counts = topology_counts(topo)
+        seen[0] = "switches=%d links=%d hosts=%d" % counts
+        return topo if counts == want else None
     return poll_until(discovered, timeout, "the topology: switches=%d links=%d hosts=%d" % want, interval,
                       tolerate=(OSError, ValueError), describe=lambda: "last seen " + seen[0])
 

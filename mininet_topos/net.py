@@ -32,6 +32,7 @@ from mininet.node import Host, OVSSwitch, RemoteController
 from . import procs
 from .fattree import FABRIC_SUBNET
 from .mgmt import DEFAULT_SUBNET, MgmtNetwork, link_names, run_cmd
+from .polling import poll_until
 
 LOG = logging.getLogger(__name__)
 
@@ -53,11 +54,10 @@ def ensure_ovs(timeout=30.0):
     # ovs-ctl prints a harmless ulimit error in containers; its exit status is what matters.
     proc = subprocess.run([OVS_CTL, "start", "--system-id=random"], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True, check=False)
-    deadline = time.monotonic() + timeout
-    while not ovs_running():
-        if time.monotonic() > deadline:
-            raise RuntimeError("Open vSwitch did not start: %s" % proc.stdout)
-        time.sleep(0.2)
+    try:
+        poll_until(ovs_running, timeout, "Open vSwitch", interval=0.2)
+    except TimeoutError as err:
+        raise RuntimeError("Open vSwitch did not start: %s" % proc.stdout) from err
 
 
 def ovs_bridges():

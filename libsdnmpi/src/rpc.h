@@ -12,6 +12,7 @@
 #include "schedule.h"
 
 #define SDNMPI_RPC_VERSION 1
+#define SDNMPI_RPC_HEADER_BYTES 4      /* a frame's big-endian length */
 #define SDNMPI_RPC_MAX_FRAME (1u << 20) /* body bytes */
 #define SDNMPI_RPC_MAX_HOSTS 65536
 #define SDNMPI_RPC_MAX_STEPS 64

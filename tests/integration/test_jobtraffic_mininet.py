@@ -236,12 +236,14 @@ def test_a_profiled_program_rerun_with_its_trace_gets_the_planners_routes(fabric
     hosts = ["h%d" % n for n in range(1, N + 1)]
     random.Random(7).shuffle(hosts)                      # a placement where the shift crosses leaves
     rank_ips = [fab.host_ips()[h] for h in hosts]
-    # the shift, then a pause long enough to look at the switches while the job still holds its routes
-    program = [PATTERNS, "shift", "1", str(1 << 20), "pause", "20000"]
+    # the shift; the rerun then pauses long enough to look at the switches while the job still holds
+    # its routes (the profiled run needs no pause: a pause adds no traffic to the trace)
+    shift = [PATTERNS, "shift", "1", str(1 << 20)]
+    program = shift + ["pause", "20000"]
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8",
            "SDN_MPI_VERBOSE": "1", "SDN_MPI_MIN_BYTES": "1024g"}    # no allreduce plan: only the trace's routes
     prof_env = {"SDN_MPI_PROF_DIR": str(tmp_path), "SDN_MPI_PROF_JOB": "shift", "SDN_MPI_PROF_SOURCE": "pmpi"}
-    rc, out = fab.mpirun(hosts, program, env=prof_env, timeout=180,
+    rc, out = fab.mpirun(hosts, shift, env=prof_env, timeout=180,
                          extra_args=["-x", "LD_PRELOAD=" + os.path.join(LIB, "libsdnmpi_prof.so")])
     trace = tmp_path / "shift.tar.gz"
     assert rc == 0 and trace.is_file(), out[-3000:]

@@ -22,6 +22,7 @@ from sdnmpi.mininet_topos import controller_proc, procs
 from sdnmpi.mininet_topos.fattree import FatTreeTopo, LeafSpineTopo
 from sdnmpi.mininet_topos.mgmt import MgmtNetwork, link_names, overlapping_addresses
 from sdnmpi.mininet_topos.net import FabricNet, ensure_ovs, ovs_bridges
+from sdnmpi.mininet_topos.polling import poll_until
 
 MPI_HELLO = r"""
 #include <mpi.h>
@@ -83,10 +84,7 @@ def alive(pid):
 
 def wait_file(path, timeout=10.0):
     """Wait for a file to appear; return its text."""
-    deadline = time.monotonic() + timeout
-    while not os.path.exists(path):
-        assert time.monotonic() < deadline, "%s did not appear" % path
-        time.sleep(0.05)
+    poll_until(lambda: os.path.exists(path), timeout, "%s to appear" % path, interval=0.05)
     with open(path) as f:
         return f.read()
 

@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 
+import check_runner
 import libsdnmpi_harness as harness
 from libsdnmpi_harness import LIB, fake_hosts, leaf_of
 from sdnmpi.primitives.schedule import (hierarchical_cross_steps, hierarchical_routes_needed, host_steps,
@@ -14,8 +15,9 @@ from sdnmpi.primitives.schedule import (hierarchical_cross_steps, hierarchical_r
 CHECK = LIB / "tests" / "allreduce_check"
 PLAIN = LIB / "tests" / "plain_allreduce"
 MPI_TIMEOUT = 150
-SUMMARY = re.compile(r"allreduce_check: p=(\d+) cases=(\d+) failures=(\d+) paths pmpi=(\d+) rd=(\d+) "
-                     r"rabenseifner=(\d+) empty=(\d+) hier=(\d+)")
+SUMMARY = re.compile(r"allreduce_check: p=(?P<p>\d+) cases=(?P<cases>\d+) failures=(?P<failures>\d+) "
+                     r"paths pmpi=(?P<pmpi>\d+) rd=(?P<rd>\d+) rabenseifner=(?P<rab>\d+) empty=(?P<empty>\d+) "
+                     r"hier=(?P<hier>\d+)")
 
 
 
@@ -34,15 +36,7 @@ def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, ti
     if calls_per_comm:
         argv += ["--calls-per-comm", calls_per_comm]
     argv += ["--seed", seed if seed is not None else 1000 + np]
-    res, seconds = mpirun(np, argv, env, timeout=timeout)
-    assert res.returncode == 0, "allreduce_check -np %d failed (rc %d, %.1fs):\n%s\n%s" % (
-        np, res.returncode, seconds, res.stdout[-3000:], res.stderr[-6000:])
-    match = SUMMARY.search(res.stdout)
-    assert match, res.stdout
-    p, cases, failures, pmpi, rd, rab, empty, hier = map(int, match.groups())
-    assert p == np and failures == 0 and cases > 0
-    return {"pmpi": pmpi, "rd": rd, "rab": rab, "empty": empty, "hier": hier, "cases": cases,
-            "stderr": res.stderr, "seconds": seconds}
+    return check_runner.run_check(np, argv, SUMMARY, env, timeout=timeout)
 
 
 def expected_steps(hosts, leaf_sizes=None):

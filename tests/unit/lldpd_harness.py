@@ -14,6 +14,8 @@ from pathlib import Path
 
 from ryu.lib.packet import ethernet, lldp, packet
 
+from sdnmpi.mininet_topos.polling import poll_until
+
 REPO = Path(__file__).resolve().parents[2]
 LLDPD_DIR = REPO / "lldpd"
 BINARY = LLDPD_DIR / "sdnmpi-lldpd"
@@ -86,18 +88,16 @@ class Capture:
             self.frames.append((time.monotonic(), data))
 
     def wait_for(self, n, timeout):
-        """Wait until at least n frames are captured; return the count."""
-        deadline = time.monotonic() + timeout
-        while len(self.frames) < n and time.monotonic() < deadline:
-            time.sleep(0.01)
+        """Wait (at most timeout s) until at least n frames are captured; return the count."""
+        self.wait_until(lambda frames: len(frames) >= n, timeout)
         return len(self.frames)
 
     def wait_until(self, pred, timeout):
-        """Wait until pred(frames) holds; return whether it did."""
-        deadline = time.monotonic() + timeout
-        while not pred(self.frames) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return pred(self.frames)
+        """Wait (at most timeout s) until pred(frames) holds; return whether it did."""
+        try:
+            return bool(poll_until(lambda: pred(self.frames), timeout, "captured frames", interval=0.01))
+        except TimeoutError:
+            return False
 
     def close(self):
         self._stop.set()

@@ -3,7 +3,6 @@ and parallel-load checks). No Mininet, no MPI, no root."""
 import json
 import os
 import subprocess
-import time
 
 import pytest
 
@@ -17,6 +16,7 @@ import bench_jobs
 import bench_limits
 import bench_sampling
 import benchcore
+from sdnmpi.mininet_topos.polling import poll_until
 
 
 @pytest.fixture
@@ -115,11 +115,9 @@ def test_override_flows_copy_the_default_route_of_each_job_pair():
 def request(tmp_path, seq, what):
     (tmp_path / "req.tmp").write_text("%d %s\n" % (seq, what))
     os.rename(tmp_path / "req.tmp", tmp_path / "req")
-    for _ in range(2000):
-        if (tmp_path / "ack").exists() and (tmp_path / "ack").read_text().split() == [str(seq)]:
-            return True
-        time.sleep(0.005)
-    return False
+    ack = tmp_path / "ack"
+    return poll_until(lambda: ack.exists() and ack.read_text().split() == [str(seq)], 10, "ack %d" % seq,
+                      interval=0.005)
 
 
 def test_route_switch_answers_requests_in_order_and_reads_the_plan_at_the_end(tmp_path):
@@ -188,9 +186,8 @@ def test_process_accounting_counts_only_foreign_processes():
 def test_cpu_monitor_samples_this_machine():
     """Waits for the samples themselves, not a fixed time: on a loaded machine the sampler runs late."""
     with bench_sampling.CpuMonitor(interval=0.1, link_interval=0.05, links=[("lo", "tx", 1000.0)]) as mon:
-        deadline = time.monotonic() + 60
-        while (len(mon.busy) < 2 or len(mon.link_util) < 4) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        poll_until(lambda: len(mon.busy) >= 2 and len(mon.link_util) >= 4, 60, "2 CPU and 4 link samples",
+                   interval=0.02)
     summary = mon.summary()
     assert summary["machine_busy_pct"]["samples"] >= 2
     # the sampler may really be held off for stall_s on a loaded machine: only the records' form is checked

@@ -20,6 +20,7 @@ import uuid
 import msgpack
 import pytest
 
+import check_runner
 import libsdnmpi_harness as harness
 from libsdnmpi_harness import LIB, PRELOAD, decode, fake_hosts, frame_body, in_netns, tool
 from sdnmpi.controller import rpc_schema
@@ -27,8 +28,9 @@ from sdnmpi.controller import rpc_schema
 CHECK = LIB / "tests" / "bcast_check"
 PLAIN = LIB / "tests" / "plain_bcast"
 MPI_TIMEOUT = 240
-SUMMARY = re.compile(r"bcast_check: p=(\d+) cases=(\d+) failures=(\d+) paths pmpi=(\d+) mcast=(\d+) "
-                     r"mcast_pmpi=(\d+) rounds=(\d+) resent=(\d+) finished=(\d+)")
+SUMMARY = re.compile(r"bcast_check: p=(?P<p>\d+) cases=(?P<cases>\d+) failures=(?P<failures>\d+) "
+                     r"paths pmpi=(?P<pmpi>\d+) mcast=(?P<mcast>\d+) mcast_pmpi=(?P<mcast_pmpi>\d+) "
+                     r"rounds=(?P<rounds>\d+) resent=(?P<resent>\d+) finished=(?P<finished>\d+)")
 # This file's stubs: job 11, and one fixed plan_allreduce reply (only the preload test's
 # MPI_Allreduce calls ask for plans).
 BCAST_STUB = {"job": 11, "server": "sdnmpi-bcast-stub 0",
@@ -90,15 +92,7 @@ def run_check(np, expect, env=None, quick=False, big=False, repeat=0, seed=None,
         argv.append("--big")
     if repeat:
         argv += ["--repeat", repeat]
-    res, seconds = mpirun(np, argv, env, timeout=timeout, netns=netns)
-    assert res.returncode == 0, "bcast_check -np %d failed (rc %d, %.1fs):\n%s\n%s" % (
-        np, res.returncode, seconds, res.stdout[-3000:], res.stderr[-8000:])
-    match = SUMMARY.search(res.stdout)
-    assert match, res.stdout
-    p, cases, failures, pmpi, mcast, mcast_pmpi, rounds, resent, finished = map(int, match.groups())
-    assert p == np and failures == 0 and cases > 0
-    return {"cases": cases, "pmpi": pmpi, "mcast": mcast, "mcast_pmpi": mcast_pmpi, "rounds": rounds,
-            "resent": resent, "finished": finished, "stderr": res.stderr, "seconds": seconds}
+    return check_runner.run_check(np, argv, SUMMARY, env, timeout=timeout, netns=netns)
 
 
 def sdn_env(stub, nhosts, **extra):

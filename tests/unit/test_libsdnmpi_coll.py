@@ -11,14 +11,17 @@ import re
 
 import pytest
 
+import check_runner
 import libsdnmpi_harness as harness
 from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, fake_hosts
 
 CHECK = LIB / "tests" / "coll_check"
 PLAIN = LIB / "tests" / "plain_coll"
 MPI_TIMEOUT = 240
-SUMMARY = re.compile(r"coll_check: p=(\d+) cases=(\d+) failures=(\d+) allgather sdn=(\d+) pmpi=(\d+) "
-                     r"reduce sdn=(\d+) pmpi=(\d+) alltoall sdn=(\d+) pmpi=(\d+)")
+SUMMARY = re.compile(r"coll_check: p=(?P<p>\d+) cases=(?P<cases>\d+) failures=(?P<failures>\d+) "
+                     r"allgather sdn=(?P<allgather_sdn>\d+) pmpi=(?P<allgather_pmpi>\d+) "
+                     r"reduce sdn=(?P<reduce_sdn>\d+) pmpi=(?P<reduce_pmpi>\d+) "
+                     r"alltoall sdn=(?P<alltoall_sdn>\d+) pmpi=(?P<alltoall_pmpi>\d+)")
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
 
@@ -29,15 +32,7 @@ def run_check(np, expect, env=None, quick=False, seed=None):
     argv = [CHECK, "--expect", expect, "--seed", seed if seed is not None else 500 + np]
     if quick:
         argv.append("--quick")
-    res, seconds = mpirun(np, argv, env)
-    assert res.returncode == 0, "coll_check -np %d failed (rc %d, %.1fs):\n%s\n%s" % (
-        np, res.returncode, seconds, res.stdout[-3000:], res.stderr[-6000:])
-    match = SUMMARY.search(res.stdout)
-    assert match, res.stdout
-    p, cases, failures, *paths = map(int, match.groups())
-    assert p == np and failures == 0 and cases > 0
-    names = ("allgather_sdn", "allgather_pmpi", "reduce_sdn", "reduce_pmpi", "alltoall_sdn", "alltoall_pmpi")
-    return dict(zip(names, paths), cases=cases, stderr=res.stderr)
+    return check_runner.run_check(np, argv, SUMMARY, env, timeout=MPI_TIMEOUT)
 
 
 def shift_of_step(k, p):

@@ -8,28 +8,23 @@ import re
 
 import pytest
 
-from libsdnmpi_checks import expected_steps, leaf_sizes_of, mpirun, sorted_steps
+import check_runner
+from libsdnmpi_checks import MPI_TIMEOUT, expected_steps, leaf_sizes_of, sorted_steps
 from libsdnmpi_harness import LIB, MPIRUN, fake_hosts, leaf_of
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
 
 CHECK = LIB / "tests" / "planahead_check"
-SUMMARY = re.compile(r"planahead_check: p=(\d+) first_path=(\d+) second_path=(\d+) ahead=(\S+) age=(\S+) "
-                     r"request=(\S+) init=(\S+) failures=(\d+)")
+SUMMARY = re.compile(r"planahead_check: p=(?P<p>\d+) first_path=(?P<first>\d+) second_path=(?P<second>\d+) "
+                     r"ahead=(?P<ahead>\S+) age=(?P<age>\S+) request=(?P<request>\S+) init=(?P<init>\S+) "
+                     r"failures=(?P<failures>\d+)")
 RD, PMPI = 2, 1
 
 
 def run(np, env, *args):
     """planahead_check under mpirun: its summary line as a dict, and the ranks' stderr."""
-    res, seconds = mpirun(np, [CHECK, *args], env)
-    assert res.returncode == 0, "planahead_check -np %d failed (rc %d, %.1fs):\n%s\n%s" % (
-        np, res.returncode, seconds, res.stdout[-3000:], res.stderr[-6000:])
-    match = SUMMARY.search(res.stdout)
-    assert match, res.stdout
-    p, first, second, ahead, age, request, init, failures = match.groups()
-    assert int(p) == np and int(failures) == 0
-    return {"first": int(first), "second": int(second), "ahead": float(ahead), "age": float(age),
-            "request": float(request), "init": float(init)}, res.stderr
+    out = check_runner.run_check(np, [CHECK, *args], SUMMARY, env, timeout=MPI_TIMEOUT)
+    return out, out["stderr"]
 
 
 @pytest.mark.parametrize("np,nhosts,leaves", [(2, 2, 2), (5, 5, 2), (8, 8, 2), (8, 4, 2)])

@@ -12,12 +12,12 @@ import os
 import re
 import subprocess
 import threading
-import time
 
 import pytest
 
 import libsdnmpi_harness as harness
 from libsdnmpi_harness import LIB, MPIRUN, fake_hosts
+from sdnmpi.mininet_topos.polling import poll_until
 
 PROGS = LIB.parent / "tests" / "integration" / "progs"
 NP = 4
@@ -40,12 +40,13 @@ def fault_job(built, tmp_path_factory):
 
 
 def wait_for(what, predicate, thread):
-    """Waits (polling) until predicate() holds; fails at once if the job ended first."""
-    deadline = time.monotonic() + WAIT
-    while not predicate():
+    """Waits (polling, WAIT s) until predicate() holds; fails at once if the job ended first."""
+    def holds():
+        if predicate():
+            return True
         assert thread.is_alive(), "the job ended before %s" % what
-        assert time.monotonic() < deadline, "no %s after %d s" % (what, WAIT)
-        time.sleep(0.05)
+        return False
+    poll_until(holds, WAIT, what, interval=0.05)
 
 
 class Job:

@@ -17,6 +17,8 @@ import time
 import pytest
 from ryu.lib.packet import lldp
 
+from sdnmpi.mininet_topos.polling import poll_until
+
 from lldpd_harness import (BINARY, HOSTNAME, LLDPD_DIR, NETNS, PID, Capture, Daemon, Veth, addr, alive, check_frame,
                            decode, is_our_daemon, kill_pid, netns_pids, other_addresses, run_cli, sh, ttl_of)
 
@@ -301,15 +303,11 @@ def test_interface_and_address_added_later(daemon, veths, capture):
     check_frame(cap_bare.frames[-1][1], bare, ttl=4)
     bare.add_ipv4(addr(10))
     t1 = time.monotonic()
-    deadline = t1 + 1.0
-    while time.monotonic() < deadline:
+
+    def newest_with_the_address():   # (its own address first, then the other veths')
         recent = [f for t, f in cap_bare.frames if t > t1 + 0.05]
-        if recent and len(decode(recent[-1])[1]) == 6:
-            break
-        time.sleep(0.02)
-    recent = [f for t, f in cap_bare.frames if t > t1 + 0.05]
-    assert recent, "no frame after the address was added"
-    check_frame(recent[-1], bare, ttl=4)
+        return recent and other_addresses(recent[-1])[:1] == [addr(10)] and recent[-1]
+    check_frame(poll_until(newest_with_the_address, 1.0, "a frame with the address added", interval=0.02), bare, ttl=4)
     assert d.proc.poll() is None
 
 
@@ -401,12 +399,8 @@ def test_daemonizes_without_foreground(binary, netns, veths, capture):
          'hostname "$0" && exec "$@"', HOSTNAME, binary, "-i", "0.2"],
         capture_output=True, text=True, timeout=5)
     # the parent may exit before the grandchild (the daemon) is listed
-    deadline = time.monotonic() + 1.0
-    while True:
-        pids = [p for p in set(netns_pids(netns)) - before if is_our_daemon(p)]
-        if pids or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
+    pids = poll_until(lambda: [p for p in set(netns_pids(netns)) - before if is_our_daemon(p)], 1.0,
+                      "the daemon in the namespace", interval=0.02)
     try:
         assert res.returncode == 0, res
         assert len(pids) == 1, pids
@@ -420,10 +414,7 @@ def test_daemonizes_without_foreground(binary, netns, veths, capture):
 
         n = len(cap.frames)
         os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 1.0
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not alive(pid)
+        poll_until(lambda: not alive(pid), 1.0, "the daemon to exit", interval=0.02)
         assert cap.wait_for(n + 1, 0.5) >= n + 1
         assert ttl_of(cap.frames[-1][1]) == 0
     finally:
