@@ -3,7 +3,8 @@ and SDN-adaptive on the pattern program and on hpcc, each profiled once and reru
 (hpcc: profiled on loopback, reruns stopped at its LatencyBandwidth section: bench/jobroute_hpcc.py.)
 
     .venv/bin/python bench/bench_jobroute_mininet.py [--fabrics k4,leafspine] [--programs patterns[,hpcc]]
-        [--reps 3] [--quick] [--out-dir bench/results]   (--help lists every option)
+        [--reps 3] [--patterns shift,perm,...] [--wait-sleep US] [--quick] [--out-dir bench/results]
+        (--help lists every option)
 
 Per fabric: one Mininet fabric and one controller (started with an operator token, so that the
 default routing can be switched between runs over REST). Per program: one profiled run
@@ -61,6 +62,8 @@ PATTERN_ORDER = ("shift", "perm", "halo2d", "halo3d", "alltoall")
 PATTERN_LINE = re.compile(r"^traffic_patterns: pattern=(?P<name>\w+) bytes=(?P<bytes>\d+) reps=(?P<reps>\d+) "
                           r"ranks=(?P<ranks>\d+) seconds=(?P<s>[\d.]+)", re.M)
 PATTERNS_OK = re.compile(r"^traffic_patterns: ranks=\d+ ok seconds=(?P<s>[\d.]+)", re.M)
+# traffic_patterns --wait-sleep's default here (us; 0 = spin in MPI_Waitall/MPI_Barrier)
+WAIT_SLEEP_US = 0
 # sdnmpi's collectives stay out of every run (the measure is about routing, not algorithms).
 NO_COLLECTIVES = {"SDN_MPI_MIN_BYTES": "1024g", "SDN_MPI_BCAST_MIN_BYTES": "unlimited"}
 
@@ -75,6 +78,12 @@ def parse_args(argv):
     p.add_argument("--policies", default=",".join(POLICIES))
     p.add_argument("--reps", type=int, default=3, help="rounds (each runs every policy once)")
     p.add_argument("--pattern-reps", type=int, default=2, help="traffic_patterns --reps")
+    p.add_argument("--patterns", default=",".join(PATTERN_ORDER),
+                   help="the pattern program's exchanges (each keeps its phase number: shift 1 ... alltoall 5)")
+    p.add_argument("--wait-sleep", type=int, default=WAIT_SLEEP_US,
+                   help="traffic_patterns --wait-sleep: waits test and nanosleep this many us instead of spinning "
+                        "in MPI_Waitall/MPI_Barrier (16 polling ranks on 2 cores starve the emulated hosts' TCP "
+                        "and the switches; ranks on a cluster have cores of their own); 0: spin")
     p.add_argument("--k4-bw", type=float, default=FABRICS["k4"]["host_bw"], help="k4: every link, Mbit/s")
     p.add_argument("--k4-scale", type=float, default=0.5,
                    help="k4: the pattern sizes times this (the k4 fabric's links are slower: its 20 userspace "
@@ -95,10 +104,13 @@ def parse_args(argv):
         args.fabrics = csv_list(args.fabrics, tuple(FABRICS))
         args.programs = csv_list(args.programs, ("patterns", "hpcc"))
         args.policies = csv_list(args.policies, POLICIES)
+        args.patterns = csv_list(args.patterns, PATTERN_ORDER)
     except ValueError as exc:
         p.error(str(exc))
     if args.reps < 1 or args.pattern_reps < 1:
         p.error("--reps and --pattern-reps must be >= 1")
+    if not 0 <= args.wait_sleep <= 1000000:
+        p.error("--wait-sleep must be 0..1000000 (us)")
     if args.quick:
         args.reps, args.programs = 1, ["patterns"]
     return args
@@ -128,12 +140,13 @@ class RouteBench(Bench):
         self.token_file = os.path.join(self.token_dir, "operator-token")
         self.log_dir = self.out_dir = work_dir
 
-    def start_controller(self, routing):
+    def start_controller(self, routing, extra=()):
+        """The controller with D-mod-K or ECMP default routes; ``extra``: more of its options."""
         from sdnmpi.mininet_topos import controller_proc
         extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.ports["rpc"]),
                  "--sdnmpi-operator-token-file", self.token_file,
                  # dynamic phase detection off: the runs measure the routes, not when they go
-                 "--sdnmpi-idle-threshold", "0")
+                 "--sdnmpi-idle-threshold", "0") + tuple(extra)
         self.ctl = controller_proc.start_controller(self.ports["ofp"], self.ports["wsapi"], routing=routing,
                                                     extra_args=extra,
                                                     log_path=os.path.join(self.log_dir, "controller.log"))
@@ -223,12 +236,16 @@ def _interrupted(signum, _frame):
 
 
 def pattern_argv(spec, args):
+    """The pattern program's command line: ``args.patterns`` in PATTERN_ORDER, pattern i in phase
+    i + 1 of PATTERN_ORDER (so a subset keeps the phases of the whole), then phase 0."""
     scale = (0.25 if args.quick else 1.0) * (args.k4_scale if spec["name"] == "k4" else 1.0)
     b = {k: int(v * scale) for k, v in PATTERN_BYTES.items()}
-    return [PATTERNS, "--reps", args.pattern_reps,
-            "phase", 1, "shift", spec["shift"], b["shift"], "phase", 2, "perm", spec["perm"], b["perm"],
-            "phase", 3, "halo2d", b["halo2d"], "phase", 4, "halo3d", b["halo3d"],
-            "phase", 5, "alltoall", b["alltoall"], "phase", 0]
+    extra = {"shift": [spec["shift"]], "perm": [spec["perm"]]}
+    argv = [PATTERNS] + (["--wait-sleep", args.wait_sleep] if args.wait_sleep else []) + ["--reps", args.pattern_reps]
+    for phase, name in enumerate(PATTERN_ORDER, 1):
+        if name in args.patterns:
+            argv += ["phase", phase, name] + extra.get(name, []) + [b[name]]
+    return argv + ["phase", 0]
 
 
 def parse_patterns(output):
@@ -376,6 +393,7 @@ def main(argv=None):
                           "policies": args.policies, "default_routing": DEFAULT_ROUTING,
                           "pattern_bytes": PATTERN_BYTES, "k4_scale": args.k4_scale, "quick": args.quick,
                           "hpcc_n": args.hpcc_n, "hpcc_ptrans_n": args.hpcc_ptrans_n,
+                          "patterns": args.patterns, "wait_sleep_us": args.wait_sleep,
                           "env": NO_COLLECTIVES},
                "fabrics": {}}
     progress = Progress(len(args.fabrics) * len(args.programs) * args.reps * len(args.policies))

@@ -3,7 +3,7 @@ shift at >= 90 % of the host-link rate under SDN-optimal", k=4 fat-tree): the sa
 permutation at several link rates, with MPI and with iperf3 as a control.
 
     .venv/bin/python bench/jobroute_rate.py [--fabric k4|leafspine] [--rates 2,5,10,20] [--rounds 2]
-        [--seconds 3] [--kinds K,...] [--links] [--shift-only]
+        [--seconds 3] [--kinds K,...] [--waits spin[,sleep]] [--sleep-us 1000] [--links] [--shift-only]
 
 One fabric of the job-routing bench (k4: 16 hosts, every link at the rate; leafspine: 8 hosts,
 host links at twice the rate, leaf-spine links at the rate), one controller (D-mod-K default
@@ -17,8 +17,14 @@ round, the kinds chosen (``--kinds``, default all):
   trace): the same hosts, pairs and program as the next one, so only the routes differ;
 - ``mpi-dmodk-host-order``: ranks in host order, CONTROL_SHIFT, D-mod-K (every flow between
   leaves, contention-free too by the model), no traffic routes;
-- ``iperf3-dmodk-host-order``: the same flows (host i -> host i+shift) as iperf3 TCP streams at
-  once, no MPI;
+- ``mpi-dmodk``: the bench's placement and program under D-mod-K, no traffic routes (where it
+  collides: the baseline of the bench's ratios);
+- ``iperf3-sdn-optimal``: the bench placement's shift pairs, then its permutation's, as iperf3
+  TCP streams at once while a job holds sdn-optimal's routes for exactly those pairs (installed over
+  the controller's RPC, bench/jobroute_iperf.py): the routes and placement of ``mpi-sdn-optimal``
+  without MPI;
+- ``iperf3-dmodk-host-order``: the same flows as ``mpi-dmodk-host-order`` (host i -> host
+  i+shift) as iperf3 TCP streams at once, no MPI;
 - ``iperf3-single``: one of them alone (the best one TCP flow gets at that rate).
 
 Per flow: payload bits per second / the rate (the slowest link on an inter-leaf path). MPI: bytes
@@ -27,14 +33,19 @@ flows). Also the CPU busy share of the whole machine (both cores, /proc/stat) du
 measurement, other sessions included. ``--links``: what the wire saw during each MPI run
 (bench/jobroute_links.py; a pause after the shift splits the exchanges): the busiest switch link
 in flows, each host's first and last bytes, restart gaps, TCP retransmissions and drops; the
-timelines go to timelines/. ``--shift-only``: the MPI runs do the shift alone.
+timelines go to timelines/. ``--shift-only``: the MPI runs do the shift alone. ``--waits``: each
+MPI kind runs once per wait mode: ``spin`` (the program's MPI_Waitall/MPI_Barrier, in which Open
+MPI polls) and ``sleep`` (``traffic_patterns --wait-sleep US``: test and nanosleep, results under
+KIND+sleep); the ranks' CPU seconds (least, most) are recorded too.
 Outputs bench/results/jobroute-rate-<fabric>-<timestamp>/results.json and results.md.
 """
 import argparse
 import datetime
 import json
 import os
+import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -44,15 +55,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench_common import HERE, csv_list, now_s, software_versions, write_json  # noqa: E402
 import bench_jobroute_mininet as jbm  # noqa: E402
+from jobroute_iperf import iperf_flows, iperf_with_routes, pattern_pairs  # noqa: E402
 import jobroute_links  # noqa: E402
 import jobroute_report  # noqa: E402
 
-PORT0 = 5401
 # The control's shift with ranks in host order: every flow between leaves, and D-mod-K
 # contention-free (max 1 flow per switch link; tests/unit/test_jobroute_bench.py checks both).
 CONTROL_SHIFT = {"k4": 9, "leafspine": 2}
-KINDS = ("mpi-sdn-optimal", "mpi-sdn-optimal-host-order", "mpi-dmodk-host-order", "iperf3-dmodk-host-order",
-         "iperf3-single")
+KINDS = ("mpi-sdn-optimal", "mpi-sdn-optimal-host-order", "mpi-dmodk-host-order", "mpi-dmodk", "iperf3-sdn-optimal",
+         "iperf3-dmodk-host-order", "iperf3-single")
+WAITS = ("spin", "sleep")
+CPU_LINE = re.compile(r"^traffic_patterns: ranks=\d+ ok seconds=[\d.]+ cpu_min=(?P<lo>[\d.]+) cpu_max=(?P<hi>[\d.]+)",
+                      re.M)
 HOST_TCP_SYSCTLS = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_limit_output_bytes",
                     "net.ipv4.tcp_slow_start_after_idle", "net.core.default_qdisc")
 PAUSE_MS = 1500           # --links: the quiet gap between the exchanges that splits the timeline
@@ -70,6 +84,10 @@ def parse_args(argv):
     p.add_argument("--links", action="store_true",
                    help="sample every link's counters during the MPI runs (jobroute_links.py; a %d ms pause "
                         "after the shift splits the exchanges): bytes per switch link, arrival per host" % PAUSE_MS)
+    p.add_argument("--waits", default="spin",
+                   help="the MPI kinds' wait modes, of spin (MPI_Waitall: Open MPI polls), sleep "
+                        "(traffic_patterns --wait-sleep: results under KIND+sleep)")
+    p.add_argument("--sleep-us", type=int, default=1000, help="--waits sleep: the nanosleep between tests, us")
     p.add_argument("--shift-only", action="store_true",
                    help="the MPI runs do the shift alone (phase 1), so each run's counters are the shift's")
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
@@ -79,10 +97,13 @@ def parse_args(argv):
     try:
         args.rates = [float(r) for r in csv_list(args.rates)]
         args.kinds = csv_list(args.kinds, KINDS)
+        args.waits = csv_list(args.waits, WAITS)
     except ValueError as exc:
         p.error(str(exc))
     if args.rounds < 1 or any(r <= 0 for r in args.rates):
         p.error("--rounds and every rate must be > 0")
+    if not 1 <= args.sleep_us <= 1000000:
+        p.error("--sleep-us must be 1..1000000")
     return args
 
 
@@ -138,42 +159,31 @@ def set_rate(bench, mbit):
     return changed
 
 
-def pattern_run(bench, placement, steps, env, lib, timeout=300):
+def wait_args(wait, sleep_us):
+    """traffic_patterns' options for a wait mode (WAITS)."""
+    return ["--wait-sleep", sleep_us] if wait == "sleep" else []
+
+
+def run_key(kind, wait):
+    """The results' key of an MPI kind run with a wait mode: the kind itself for spin."""
+    return kind if wait == "spin" else "%s+%s" % (kind, wait)
+
+
+def rank_cpu(output):
+    """(least, most) CPU seconds of a rank, from the program's final line, or (None, None)."""
+    m = CPU_LINE.search(output or "")
+    return (float(m["lo"]), float(m["hi"])) if m else (None, None)
+
+
+def pattern_run(bench, placement, steps, env, lib, timeout=300, options=()):
     bench.spec["placement"] = placement
     wdir = tempfile.mkdtemp(prefix="jr-rate-", dir=bench.fabric.tmpdir)
     try:
-        rc, out, wall, _stopped = bench.mpirun([jbm.PATTERNS, "--reps", 2] + steps, env, lib, timeout, wdir=wdir)
+        rc, out, wall, _stopped = bench.mpirun([jbm.PATTERNS] + list(options) + ["--reps", 2] + steps, env, lib,
+                                               timeout, wdir=wdir)
     finally:
         shutil.rmtree(wdir, ignore_errors=True)
     return rc, out, wall
-
-
-def iperf_flows(bench, pairs, seconds):
-    """TCP streams ``pairs`` [(src host number, dst host number)] at once; receiver Mbit/s each."""
-    from sdnmpi.mininet_topos import procs
-    from sdnmpi.mininet_topos.demo import _wait_listening
-    net, ips = bench.fabric, bench.fabric.host_ips()
-    servers, clients, got = [], [], []
-    try:
-        for k, (_src, dst) in enumerate(pairs):
-            host = net.host("h%d" % dst)
-            servers.append(procs.popen_in_host(host, ["iperf3", "-s", "-1", "-p", PORT0 + k]))
-            _wait_listening(host, PORT0 + k)
-        for k, (src, dst) in enumerate(pairs):
-            argv = procs.in_host(net.host("h%d" % src), ["iperf3", "-c", ips["h%d" % dst], "-p", PORT0 + k,
-                                                         "-t", seconds, "-O", 1, "-J"])
-            clients.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, universal_newlines=True,
-                                            start_new_session=True))
-        for client in clients:
-            out, _ = client.communicate(timeout=seconds + 30)
-            try:
-                got.append(json.loads(out)["end"]["sum_received"]["bits_per_second"] / 1e6)
-            except (ValueError, KeyError, TypeError):
-                got.append(None)
-    finally:
-        procs.terminate(clients + servers, timeout=2)
-    return got
 
 
 def measure(bench, rate, traces, args, log_dir=None):
@@ -191,11 +201,12 @@ def measure(bench, rate, traces, args, log_dir=None):
     # order: D-mod-K contention-free), so the two differ in the routes only.
     runs = {"mpi-sdn-optimal": (jobroute_report.bench_placement(n), dict(optimal, SDN_MPI_TRAFFIC=traces.get("bench"))),
             "mpi-sdn-optimal-host-order": (host_order, dict(optimal, SDN_MPI_TRAFFIC=traces.get("host-order"))),
-            "mpi-dmodk-host-order": (host_order, env)}
+            "mpi-dmodk-host-order": (host_order, env),
+            "mpi-dmodk": (jobroute_report.bench_placement(n), env)}
     argv = steps(bench.spec, nbytes, shift=shift, pause=args.links, shift_only=args.shift_only)
-    for kind in [k for k in args.kinds if k in runs]:
+    for kind, wait in [(k, w) for k in args.kinds if k in runs for w in args.waits]:
         hosts, run_env = runs[kind]
-        if kind == "mpi-sdn-optimal":
+        if kind in ("mpi-sdn-optimal", "mpi-dmodk"):
             argv_k = steps(bench.spec, nbytes, pause=args.links, shift_only=args.shift_only)
         else:
             argv_k = argv
@@ -205,12 +216,15 @@ def measure(bench, rate, traces, args, log_dir=None):
         if sampler:
             sampler.start()
         try:
-            rc, output, wall = pattern_run(bench, hosts, argv_k, run_env, jbm.PRELOAD)
+            rc, output, wall = pattern_run(bench, hosts, argv_k, run_env, jbm.PRELOAD,
+                                           options=wait_args(wait, args.sleep_us))
         finally:
             timeline = sampler.stop() if sampler else None
         pats = jbm.parse_patterns(output) if rc == 0 else None
         c1 = cpu_times()
-        rec = {"rc": rc, "wall_s": wall, "cpu_busy": busy_share(c0, c1), "ovs_cores": ovs_cores(c0, c1)}
+        rec = {"rc": rc, "wall_s": wall, "cpu_busy": busy_share(c0, c1), "ovs_cores": ovs_cores(c0, c1),
+               "wait": wait}
+        rec["rank_cpu_min_s"], rec["rank_cpu_max_s"] = rank_cpu(output)
         for name in ("shift", "perm"):
             if pats and name in pats:
                 p = pats[name]
@@ -220,10 +234,12 @@ def measure(bench, rate, traces, args, log_dir=None):
             rec["links"] = link_summary(bench, timeline, nbytes)
             rec["wire"] = wire_delta(w0, wire_counters(bench))
             if log_dir:
-                jobroute_links.save(os.path.join(log_dir, "links-%s-%g-%d.json.gz" % (kind, rate, int(now_s()))),
-                                    timeline)
-        out[kind] = rec
+                jobroute_links.save(os.path.join(log_dir, "links-%s-%g-%d.json.gz" % (run_key(kind, wait), rate,
+                                                                                     int(now_s()))), timeline)
+        out[run_key(kind, wait)] = rec
     seconds = max(4, int(round(args.seconds * 2)))
+    if "iperf3-sdn-optimal" in args.kinds:
+        out["iperf3-sdn-optimal"] = iperf_sdn_optimal(bench, rate, seconds)
     for kind, pairs in (("iperf3-dmodk-host-order", [(h, (h - 1 + shift) % n + 1) for h in range(1, n + 1)]),
                         ("iperf3-single", [(1, 1 + shift)])):
         if kind not in args.kinds:
@@ -235,6 +251,26 @@ def measure(bench, rate, traces, args, log_dir=None):
         out[kind] = {"cpu_busy": busy_share(c0, c1), "ovs_cores": ovs_cores(c0, c1), "flows_mbit": got,
                      "min": min(ok) / rate if ok else None, "median": statistics.median(ok) / rate if ok else None}
     return out
+
+
+def iperf_sdn_optimal(bench, rate, seconds):
+    """The bench placement's shift pairs, then its permutation's, as iperf3 streams with
+    sdn-optimal's routes for exactly those pairs: per exchange the min and median share."""
+    n, spec = bench.spec["hosts"], bench.spec
+    placement = jobroute_report.bench_placement(n)
+    rec = {"flows_mbit": {}, "plan": {}}
+    c0 = cpu_times()
+    for name, pairs in (("shift", pattern_pairs(placement, shift=spec["shift"])),
+                        ("perm", pattern_pairs(placement, perm=jobroute_report.pattern_perm(spec["perm"], n)))):
+        got, rec["plan"][name] = iperf_with_routes(bench, pairs, seconds, "sdn-optimal", bench.ports["rpc"])
+        ok = [g for g in got if g is not None]
+        rec["flows_mbit"][name] = got
+        rec[name] = min(ok) / rate if ok else None
+        rec[name + "_median"] = statistics.median(ok) / rate if ok else None
+        rec[name + "_pairs"] = pairs
+    c1 = cpu_times()
+    rec.update(cpu_busy=busy_share(c0, c1), ovs_cores=ovs_cores(c0, c1))
+    return rec
 
 
 def link_sampler(bench):
@@ -294,31 +330,41 @@ def steps(spec, nbytes, shift=None, pause=False, shift_only=False):
 
 
 def markdown(results):
-    lines = ["| Mbit/s | MPI sdn-optimal shift / perm | MPI sdn-optimal host order shift | MPI D-mod-K host order shift | "
-             "iperf3 all flows min / median | iperf3 one flow | CPU busy (MPI sdn-optimal, iperf3 all) | "
-             "ovs-vswitchd cores (MPI sdn-optimal, iperf3 all) |",
-             "|---|---|---|---|---|---|---|---|"]
+    """One row per rate and measurement (KIND, KIND+sleep): the shift's and the permutation's share
+    of the rate per round and their median (iperf3 kinds: the slowest stream's, the median stream's),
+    the machine's CPU busy share, ovs-vswitchd's cores and the ranks' CPU seconds, medians."""
+    lines = ["| Mbit/s | measurement | shift: rounds (median) | perm: rounds (median) | CPU busy | "
+             "ovs-vswitchd cores | rank CPU s (least-most) |", "|---|---|---|---|---|---|---|"]
 
     def pct(v):
         return "-" if v is None else "%.0f%%" % (100 * v)
 
-    def cores(v):
-        return "-" if v is None else "%.2f" % v
-
     for rate, rounds in sorted(results["rates"].items(), key=lambda kv: float(kv[0])):
-        def med(kind, key):
-            vals = [r[kind][key] for r in rounds if r.get(kind, {}).get(key) is not None]
-            return statistics.median(vals) if vals else None
-        lines.append("| %s | %s / %s | %s | %s | %s / %s | %s | %s, %s | %s, %s |" % (
-            rate, pct(med("mpi-sdn-optimal", "shift")), pct(med("mpi-sdn-optimal", "perm")),
-            pct(med("mpi-sdn-optimal-host-order", "shift")),
-            pct(med("mpi-dmodk-host-order", "shift")), pct(med("iperf3-dmodk-host-order", "min")),
-            pct(med("iperf3-dmodk-host-order", "median")), pct(med("iperf3-single", "median")),
-            pct(med("mpi-sdn-optimal", "cpu_busy")), pct(med("iperf3-dmodk-host-order", "cpu_busy")),
-            cores(med("mpi-sdn-optimal", "ovs_cores")), cores(med("iperf3-dmodk-host-order", "ovs_cores"))))
+        keys = sorted({k for r in rounds for k, v in r.items() if isinstance(v, dict)},
+                      key=lambda k: (KINDS.index(k.split("+")[0]) if k.split("+")[0] in KINDS else len(KINDS), k))
+        for key in keys:
+            def vals(field, key=key):
+                return [r[key].get(field) for r in rounds if isinstance(r.get(key), dict)]
+
+            def med(field):
+                got = [v for v in vals(field) if v is not None]
+                return statistics.median(got) if got else None
+
+            def cell(field):
+                got = vals(field)
+                if not any(v is not None for v in got):
+                    return "-"
+                return "%s (%s)" % (", ".join(pct(v) for v in got), pct(med(field)))
+            shift, perm = ("min", "median") if key in ("iperf3-dmodk-host-order", "iperf3-single") else ("shift", "perm")
+            cpu = "-" if med("rank_cpu_max_s") is None else "%.1f-%.1f" % (med("rank_cpu_min_s"), med("rank_cpu_max_s"))
+            lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                rate, key, cell(shift), cell(perm), pct(med("cpu_busy")),
+                "-" if med("ovs_cores") is None else "%.2f" % med("ovs_cores"), cpu))
     done = ", ".join("%s: %d" % (rate, len(rounds)) for rate, rounds in results["rates"].items())
-    text = "\n".join(lines) + "\n\n%s: medians of the rounds measured (Mbit/s: rounds %s); %% of the rate " \
-        "(payload); %g s per exchange at line rate.\n" % (results.get("fabric", "k4"), done, results["seconds"])
+    text = "\n".join(lines) + "\n\n%s: rounds measured (Mbit/s: rounds) %s; %% of the rate (payload); %g s per " \
+        "exchange at line rate. iperf3-dmodk-host-order and iperf3-single: the slowest and the median stream " \
+        "in the shift and perm columns; iperf3-sdn-optimal: the slowest stream of each exchange.\n" % (
+            results.get("fabric", "k4"), done, results["seconds"])
     return text + links_markdown(results)
 
 
@@ -328,8 +374,8 @@ def links_markdown(results):
     rows = []
     for rate, rounds in sorted(results["rates"].items(), key=lambda kv: float(kv[0])):
         for rnd, rec in enumerate(rounds, 1):
-            for kind in KINDS:
-                links = rec.get(kind, {}).get("links")
+            for kind in sorted(k for k, v in rec.items() if isinstance(v, dict)):
+                links = rec[kind].get("links")
                 if not links:
                     continue
                 for name, ex in zip(("shift", "perm"), links["exchanges"]):
@@ -372,8 +418,10 @@ def main(argv=None):
         os.makedirs(os.path.join(out_dir, "timelines"))
     bench = jbm.RouteBench(spec, bargs, os.path.join(out_dir, "logs"))   # controller, lldpd, Mininet logs
     t0 = now_s()
+    old_term = signal.signal(signal.SIGTERM, jbm._interrupted)   # `timeout`: stop the fabric, keep the results
     try:
-        bench.start_controller("dmodk")
+        # 127.0.0.1 may register: iperf3-sdn-optimal installs its routes over RPC from the root namespace
+        bench.start_controller("dmodk", extra=("--sdnmpi-rpc-allow", "127.0.0.1"))
         bench.start_fabric()
         bench.wait_ready(180)
         h1 = bench.fabric.hosts[0]     # the hosts' TCP settings (their namespaces' sysctls)
@@ -392,6 +440,7 @@ def main(argv=None):
     finally:
         bench.stop_controller()
         bench.stop_fabric()
+        signal.signal(signal.SIGTERM, old_term)
     results["wall_s"] = now_s() - t0
     write_json(os.path.join(out_dir, "results.json"), results)
     text = markdown(results)

@@ -4,7 +4,7 @@
  * them under each routing policy. A plain MPI program: nothing of sdnmpi is linked in, so it runs
  * unmodified under the profiler and under the preload library.
  *
- * Usage: traffic_patterns [--reps N] [--hints] STEP [ARGS] [STEP [ARGS] ...]
+ * Usage: traffic_patterns [--reps N] [--hints] [--wait-sleep US] STEP [ARGS] [STEP [ARGS] ...]
  *
  *   shift D B      rank r sends B bytes to r+D (mod p), receives from r-D
  *   perm SEED B    a random permutation (the same on every rank, from SEED): r sends B bytes to
@@ -15,17 +15,27 @@
  *   alltoall B     B bytes from every rank to every other rank (Isend/Irecv, a transpose)
  *   phase K        MPI_Pcontrol(K) (K = 0 leaves the phase)
  *   pause MS       computes (spins) for MS milliseconds, no communication
+ *   skew MS        rank 0 alone computes for MS milliseconds (the others go on and wait for it in
+ *                  the next exchange's barrier): a load imbalance
  *
  * Each exchange is repeated --reps times (default 1); every byte of every repetition is checked
  * (the data depend on sender, receiver, repetition and offset). --hints: before each exchange,
  * each rank declares its sends (B * reps bytes per destination) with SDN_MPI_Flow_hints, looked up
  * with dlsym, so only when the sdnmpi preload library is loaded; otherwise the option does nothing.
+ * --wait-sleep US (default 0: off): every wait of the exchanges (the barrier before each
+ * repetition, the repetition's sends and receives, the reduce of the times) becomes its
+ * nonblocking form (MPI_Ibarrier, MPI_Ireduce) completed by MPI_Testall with a US-microsecond
+ * nanosleep between tests, instead of MPI_Barrier/MPI_Waitall/MPI_Reduce, in which Open MPI spins
+ * (even with mpi_yield_when_idle). A waiting rank then leaves its core to others: what ranks with
+ * cores of their own look like on a cluster, where more ranks than cores (an emulation on one
+ * machine) would otherwise take the CPU that the emulated hosts' TCP and switches need.
  *
  * Output (rank 0, stdout), one line per exchange, then one line at the end if every byte was right:
  *   traffic_patterns: pattern=NAME bytes=B reps=N ranks=P seconds=T
- *   traffic_patterns: ranks=P ok seconds=S
+ *   traffic_patterns: ranks=P ok seconds=S cpu_min=C0 cpu_max=C1
  * T: the slowest rank's communication time for the exchange's N repetitions (filling and checking
- * the buffers excluded); S: the sum of the T's (pauses excluded).
+ * the buffers excluded); S: the sum of the T's (pauses excluded); C0, C1: the least and the most
+ * CPU seconds (user + system, getrusage) a rank used from MPI_Init's return to the end.
  * Exit 1 on wrong data, 2 (one line on stderr, nothing run) on bad arguments.
  */
 #include <dlfcn.h>
@@ -35,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define MAX_BYTES (1L << 30)
@@ -43,6 +54,7 @@
 typedef int (*hints_fn)(MPI_Comm, int, const int *, const long long *);
 
 static int rank, size, reps = 1, failed;
+static long wait_sleep_us; /* --wait-sleep: 0 = the blocking calls */
 static hints_fn hints;
 static double total_seconds;
 
@@ -57,8 +69,8 @@ static void bad_arguments(const char *fmt, const char *what)
     if (rank == 0) {
         fprintf(stderr, "traffic_patterns: ");
         fprintf(stderr, fmt, what);
-        fprintf(stderr, " (usage: traffic_patterns [--reps N] [--hints] shift D B | perm SEED B | "
-                        "halo2d B | halo3d B | alltoall B | phase K | pause MS ...)\n");
+        fprintf(stderr, " (usage: traffic_patterns [--reps N] [--hints] [--wait-sleep US] shift D B | perm SEED B | "
+                        "halo2d B | halo3d B | alltoall B | phase K | pause MS | skew MS ...)\n");
     }
     MPI_Finalize();
     exit(2);
@@ -101,6 +113,52 @@ static void send_hints(const int *dst, int nd, long bytes)
     free(b);
 }
 
+/* Completes req[0..n): MPI_Waitall, or with --wait-sleep MPI_Testall and a nanosleep between. */
+static void wait_all(int n, MPI_Request *req)
+{
+    if (wait_sleep_us == 0) {
+        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        return;
+    }
+    struct timespec nap = {wait_sleep_us / 1000000, (wait_sleep_us % 1000000) * 1000};
+    int done = 0;
+    MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+    while (!done) {
+        nanosleep(&nap, NULL);
+        MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+    }
+}
+
+static void barrier(void)
+{
+    if (wait_sleep_us == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Request req;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    wait_all(1, &req);
+}
+
+static void reduce_max(double *in, double *out)
+{
+    if (wait_sleep_us == 0) {
+        MPI_Reduce(in, out, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Request req;
+    MPI_Ireduce(in, out, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &req);
+    wait_all(1, &req);
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 /* One exchange: this rank sends bytes to dst[0..nd) and receives bytes from src[0..ns). */
 static void exchange(const char *name, const int *dst, int nd, const int *src, int ns, long bytes)
 {
@@ -114,14 +172,14 @@ static void exchange(const char *name, const int *dst, int nd, const int *src, i
             for (long k = 0; k < bytes; k++)
                 out[i * bytes + k] = byte_of(rank, dst[i], r, k);
         memset(in, 0, (size_t)ns * (size_t)bytes);
-        MPI_Barrier(MPI_COMM_WORLD);
+        barrier();
         double t0 = MPI_Wtime();
         int n = 0;
         for (int i = 0; i < ns; i++)
             MPI_Irecv(in + i * bytes, (int)bytes, MPI_BYTE, src[i], 5, MPI_COMM_WORLD, &req[n++]);
         for (int i = 0; i < nd; i++)
             MPI_Isend(out + i * bytes, (int)bytes, MPI_BYTE, dst[i], 5, MPI_COMM_WORLD, &req[n++]);
-        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        wait_all(n, req);
         seconds += MPI_Wtime() - t0;
         for (int i = 0; i < ns; i++)
             for (long k = 0; k < bytes; k++)
@@ -135,7 +193,7 @@ static void exchange(const char *name, const int *dst, int nd, const int *src, i
     free(in);
     free(req);
     double slowest = 0;
-    MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    reduce_max(&seconds, &slowest);
     if (rank == 0) {
         printf("traffic_patterns: pattern=%s bytes=%ld reps=%d ranks=%d seconds=%.6f\n", name, bytes, reps, size,
                slowest);
@@ -227,7 +285,7 @@ static int parse(int argc, char **argv, int i, struct step *steps)
             s->b = number(argc, argv, ++i, 1, MAX_BYTES);
         } else if (!strcmp(s->name, "phase")) {
             s->a = number(argc, argv, ++i, 0, 1000000);
-        } else if (!strcmp(s->name, "pause")) {
+        } else if (!strcmp(s->name, "pause") || !strcmp(s->name, "skew")) {
             s->a = number(argc, argv, ++i, 0, 3600000);
         } else {
             bad_arguments("unknown pattern %s", s->name);
@@ -252,7 +310,10 @@ static void run(const struct step *s)
         alltoall(s->b);
     else if (!strcmp(s->name, "phase"))
         MPI_Pcontrol((int)s->a);
-    else
+    else if (!strcmp(s->name, "skew")) {
+        if (rank == 0)
+            pause_ms(s->a);
+    } else
         pause_ms(s->a);
 }
 
@@ -261,10 +322,13 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    double cpu0 = cpu_seconds();
     int i = 1;
     for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
         if (!strcmp(argv[i], "--reps"))
             reps = (int)number(argc, argv, ++i, 1, 1000000);
+        else if (!strcmp(argv[i], "--wait-sleep"))
+            wait_sleep_us = number(argc, argv, ++i, 0, 1000000);
         else if (!strcmp(argv[i], "--hints"))
             *(void **)&hints = dlsym(RTLD_DEFAULT, "SDN_MPI_Flow_hints");
         else
@@ -277,8 +341,12 @@ int main(int argc, char **argv)
     free(steps);
     int any = 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    double cpu = cpu_seconds() - cpu0, cpu_min = 0, cpu_max = 0;
+    MPI_Reduce(&cpu, &cpu_min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&cpu, &cpu_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0 && !any)
-        printf("traffic_patterns: ranks=%d ok seconds=%.6f\n", size, total_seconds);
+        printf("traffic_patterns: ranks=%d ok seconds=%.6f cpu_min=%.3f cpu_max=%.3f\n", size, total_seconds,
+               cpu_min, cpu_max);
     MPI_Finalize();
     return any ? 1 : 0;
 }

@@ -25,28 +25,54 @@ def program():
 
 
 def result_lines(stdout):
-    """The per-exchange lines as dicts, and the final `ranks=P ok seconds=S` line's fields."""
+    """The per-exchange lines as dicts, and the final `ranks=P ok seconds=S cpu_min=C cpu_max=C` line's
+    fields."""
     lines = [dict(kv.split("=") for kv in l.split()[1:]) for l in stdout.splitlines()
              if l.startswith("traffic_patterns: pattern=")]
     final = [l.split() for l in stdout.splitlines() if l.startswith("traffic_patterns: ranks=")]
     return lines, final
 
 
-@pytest.mark.parametrize("np, reps, step", [
-    (4, 3, ["shift", 1, 1000]), (6, 2, ["shift", 2, 4096]), (4, 1, ["shift", 4, 10]),
-    (6, 2, ["perm", 7, 3000]), (5, 2, ["perm", 3, 100]),
-    (4, 3, ["halo2d", 2048]), (6, 2, ["halo2d", 100]), (8, 2, ["halo3d", 512]), (2, 1, ["halo3d", 64]),
-    (4, 3, ["alltoall", 1000]), (3, 1, ["alltoall", 1]),
+@pytest.mark.parametrize("np, reps, step, wait", [
+    (4, 3, ["shift", 1, 1000], []), (6, 2, ["shift", 2, 4096], []), (4, 1, ["shift", 4, 10], []),
+    (6, 2, ["perm", 7, 3000], []), (5, 2, ["perm", 3, 100], []),
+    (4, 3, ["halo2d", 2048], []), (6, 2, ["halo2d", 100], []), (8, 2, ["halo3d", 512], []), (2, 1, ["halo3d", 64], []),
+    (4, 3, ["alltoall", 1000], []), (3, 1, ["alltoall", 1], []),
+    # --wait-sleep: the nonblocking barrier, test-and-sleep waits and reduce deliver the same
+    (4, 3, ["shift", 1, 100000], ["--wait-sleep", 1000]), (6, 2, ["perm", 7, 3000], ["--wait-sleep", 200]),
+    (8, 2, ["halo3d", 512], ["--wait-sleep", 1]), (4, 2, ["alltoall", 1000], ["--wait-sleep", 1000]),
 ])
-def test_patterns_deliver_every_byte_and_report(program, np, reps, step):
-    res, _seconds = mpirun(np, [program, "--reps", reps, "phase", 1, *step, "phase", 0], timeout=120)
+def test_patterns_deliver_every_byte_and_report(program, np, reps, step, wait):
+    res, _seconds = mpirun(np, [program, *wait, "--reps", reps, "phase", 1, *step, "phase", 0], timeout=120)
     assert res.returncode == 0, res.stderr
     lines, final = result_lines(res.stdout)
     (fields,) = lines
     assert fields["pattern"] == step[0] and int(fields["bytes"]) == step[-1] and int(fields["reps"]) == reps
     assert int(fields["ranks"]) == np and float(fields["seconds"]) >= 0
-    ((_, ranks, ok, total),) = final
+    ((_, ranks, ok, total, cpu_min, cpu_max),) = final
     assert ranks == "ranks=%d" % np and ok == "ok" and float(total.split("=")[1]) == float(fields["seconds"])
+    assert 0 <= float(cpu_min.split("=")[1]) <= float(cpu_max.split("=")[1])
+
+
+def cpu_of(stdout):
+    """(cpu_min, cpu_max) of the final line."""
+    _lines, ((*_, cpu_min, cpu_max),) = result_lines(stdout)
+    return float(cpu_min.split("=")[1]), float(cpu_max.split("=")[1])
+
+
+def test_wait_sleep_leaves_the_cpu_while_a_rank_waits(program):
+    """Rank 0 computes 2 s (skew) while rank 1 waits for it in the next exchange's barrier: with
+    --wait-sleep the waiting rank sleeps (almost no CPU), while spinning it burns CPU (Open MPI polls
+    even with mpi_yield_when_idle); rank 0's 2 s of computing are the most either way."""
+    argv = ["skew", 2000, "shift", 1, 1000]
+    slept, _ = mpirun(2, [program, "--wait-sleep", 1000, *argv], timeout=120)
+    assert slept.returncode == 0, slept.stderr
+    spun, _ = mpirun(2, [program, *argv], timeout=120)
+    assert spun.returncode == 0, spun.stderr
+    (sleep_min, sleep_max), (spin_min, spin_max) = cpu_of(slept.stdout), cpu_of(spun.stdout)
+    assert sleep_max >= 1.8 and spin_max >= 1.8                    # rank 0's skew
+    assert sleep_min < 0.4, slept.stdout                           # rank 1 slept through its wait
+    assert spin_min > 2 * sleep_min and spin_min > 0.5, spun.stdout   # and spun without the option
 
 
 def test_several_exchanges_one_line_each_and_the_sum(program):
@@ -55,7 +81,7 @@ def test_several_exchanges_one_line_each_and_the_sum(program):
     lines, final = result_lines(res.stdout)
     assert [(l["pattern"], int(l["bytes"]), int(l["reps"])) for l in lines] == [
         ("shift", 500, 1), ("halo3d", 64, 1), ("alltoall", 32, 1)]
-    ((_, _, _, total),) = final
+    ((_, _, _, total, _cpu_min, _cpu_max),) = final
     assert float(total.split("=")[1]) == pytest.approx(sum(float(l["seconds"]) for l in lines), abs=3e-6)
 
 
@@ -66,6 +92,9 @@ def test_several_exchanges_one_line_each_and_the_sum(program):
     (["--reps", 0, "shift", 1, 10], "bad number 0"),
     (["--bogus", "shift", 1, 10], "unknown option --bogus"),
     (["pause", -1], "bad number -1"),
+    (["skew", "x"], "bad number x"),
+    (["--wait-sleep", -1, "shift", 1, 10], "bad number -1"),
+    (["--wait-sleep", "1ms", "shift", 1, 10], "bad number 1ms"),
     (["shift", 1], "1 needs an argument"),
     ([], "no pattern given"),
 ])
