@@ -8,9 +8,17 @@ elephants flagged within 2 polls (docs/flows.md), and why the late ones were lat
 Labels and starts come from the counters (`flows.counterlog.label`), as for training. A late
 elephant (flagged after its second poll, or never) is counted by what its first two busy intervals
 held: both under 10 % of the link (no classifier that waits for one whole interval and flags
-nothing under the label's 10 % can be in time), or the first whole one at >= 10 %.
+nothing under the label's 10 % can be in time), or the first whole one at >= 10 %. ``--onset``
+prints instead how elephants begin: their first busy (partial) and first whole interval against
+their steady rate (the median of their busy stretch after the first interval), and how often an
+interval inside the stretch is as low (and what the next one holds: a counter that lags and
+catches up would make it high), with the spacing of the polls.
 """
 import argparse
+import glob
+import gzip
+import json
+import os
 import sys
 
 import numpy as np
@@ -36,12 +44,52 @@ def late_causes(classifier, runs, link_bytes):
     return out
 
 
+def onset(dirs, fraction=flowtraffic.HEAVY_FRACTION):
+    """Prints the onset table of the logs in ``dirs`` (see the module docstring)."""
+    rows, spacing = {}, []
+    for path in sorted(g for d in dirs for g in glob.glob(os.path.join(d, "*.jsonl.gz"))):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            lines = f.readlines()
+        header, _pairs, counts = flows.counterlog.read(lines)
+        spacing += np.diff([json.loads(ln)["t"] for ln in lines[1:] if ln.strip()]).tolist()
+        x = counts / (header["link_rate_Bps"] * header["interval_s"])
+        labels, starts = flows.counterlog.label(counts, header["link_rate_Bps"] * header["interval_s"], fraction)
+        for i in np.nonzero(labels)[0]:
+            s = e = starts[i]
+            while e + 1 < x.shape[1] and x[i, e + 1] >= fraction / 10:
+                e += 1
+            if e - s < 5:                        # too short for a steady rate
+                continue
+            steady = np.median(x[i, s + 1:e])
+            r = rows.setdefault(header["pattern"], {"first": [], "whole": [], "inside": [], "after_low": []})
+            r["first"].append(x[i, s] / steady)
+            r["whole"].append(x[i, s + 1] / steady)
+            inside = x[i, s + 2:e - 1] / steady
+            r["inside"] += inside.tolist()
+            r["after_low"] += inside[1:][inside[:-1] < 2 / 3].tolist()
+    print(f"poll spacing: median {np.median(spacing):.3f} s, p5 {np.percentile(spacing, 5):.3f}, "
+          f"p95 {np.percentile(spacing, 95):.3f}, max {max(spacing):.3f}")
+    print("| pattern | elephants | first (partial) interval / steady, median | first whole interval / steady: "
+          "p10, p25, median | first whole < 2/3 steady | inside the stretch < 2/3 steady "
+          "| the interval after such a low one / steady, median |")
+    print("|" + "---|" * 7)
+    for pattern, r in sorted(rows.items()):
+        whole = np.percentile(r["whole"], [10, 25, 50])
+        print(f"| {pattern} | {len(r['whole'])} | {np.median(r['first']):.2f} | "
+              f"{whole[0]:.2f}, {whole[1]:.2f}, {whole[2]:.2f} | {np.mean(np.array(r['whole']) < 2 / 3):.2f} | "
+              f"{np.mean(np.array(r['inside']) < 2 / 3):.2f} | {np.median(r['after_low']):.2f} |")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dirs", nargs="+", help="counters/ folders of bench_flowdetect.py results")
     p.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
                    help="a learned model to score (default: the shipped one as 'learned')")
+    p.add_argument("--onset", action="store_true", help="print how the elephants begin instead")
     args = p.parse_args(argv)
+    if args.onset:
+        onset(args.dirs)
+        return 0
     try:
         data, rate, interval = counterlogs.dataset(args.dirs)
         models = [m.split("=", 1) for m in args.model] or [["learned", flows.DEFAULT_MODEL]]
