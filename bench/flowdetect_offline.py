@@ -88,6 +88,10 @@ def main(argv=None):
     p.add_argument("--onset", action="store_true", help="print how the elephants begin instead")
     args = p.parse_args(argv)
     if args.onset:
+        missing = [d for d in args.dirs if not glob.glob(os.path.join(d, "*.jsonl.gz"))]
+        if missing:
+            print(f"flowdetect_offline: {missing[0]}: no counter logs (*.jsonl.gz)", file=sys.stderr)
+            return 2
         onset(args.dirs)
         return 0
     try:
