@@ -131,7 +131,7 @@ class ThresholdClassifier:
             raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
         self.fraction = float(fraction)
 
-    def flags(self, counts):
+    def flags(self, counts, totals=None):     # totals: unused (the learned classifier's argument)
         sums = scaled_windows(counts, self.window, self.link_rate * self.interval).sum(axis=2)
         return sums > self.fraction * self.window
 
@@ -145,9 +145,60 @@ def busy_features(counts, history, recent, link_bytes):
     return early_features(counts, history, recent, link_bytes, floor=BUSY)
 
 
+N_HOST = 3                   # host_features: features after busy_features'
+
+
+def endpoint_totals(counts, pairs):
+    """pairs x intervals x 2: for row i (pair ``pairs[i]`` = (source, destination)), the bytes of
+    every row with its source (column 0) and of every row with its destination (column 1) in each
+    interval, its own included: what the source sent and the destination received over the pairs
+    counted."""
+    counts = _counts(counts)
+    if len(pairs) != len(counts):
+        raise ValueError(f"{len(pairs)} pairs for {len(counts)} rows of counts")
+    out = np.zeros(counts.shape + (2,))
+    for side in (0, 1):
+        hosts = [p[side] for p in pairs]
+        index = {h: k for k, h in enumerate(dict.fromkeys(hosts))}
+        rows = np.array([index[h] for h in hosts], dtype=int)
+        sums = np.zeros((len(index), counts.shape[1]))
+        np.add.at(sums, rows, counts)
+        out[..., side] = sums[rows]
+    return out
+
+
+def host_features(counts, history, recent, link_bytes, totals):
+    """Version 5: `busy_features`, then, with s = the pair's share of its endpoints' bytes in an
+    interval (the smaller of its share of what its source sent and of what its destination
+    received, from ``totals``: `endpoint_totals`; 0 in an idle interval): s of the latest
+    interval, the mean s of the latest two, and s x L(r0). A pair that carries all its hosts'
+    traffic (a shift, a permutation) has s = 1 from its first interval; a pair of an all-to-all
+    has 1/15, whatever its rate."""
+    counts = _counts(counts)
+    totals = np.asarray(totals, dtype=float)
+    if totals.shape != counts.shape + (2,):
+        raise ValueError(f"endpoint totals of shape {totals.shape} for counts of shape {counts.shape}")
+    share = np.divide(counts[..., None], totals, out=np.zeros_like(totals), where=totals > 0).min(axis=2)
+    before = np.concatenate([np.zeros((len(counts), 1)), share[:, :-1]], axis=1)
+    r0 = np.clip(counts / link_bytes, 0.0, 1.0)
+    extra = np.stack([share, (share + before) / 2, share * _log_share(r0)], axis=2)
+    return np.concatenate([busy_features(counts, history, recent, link_bytes), extra], axis=2)
+
+
 FEATURES = {2: (pair_features, N_SUMMARY), 3: (early_features, N_EARLY),     # model version -> inputs
-            4: (busy_features, N_EARLY)}
-AGE_FLOOR = {4: BUSY}        # versions whose age (and min_age) counts from the first busy interval
+            4: (busy_features, N_EARLY), 5: (host_features, N_EARLY + N_HOST)}
+AGE_FLOOR = {4: BUSY, 5: BUSY}   # versions whose age (and min_age) counts from the first busy interval
+NEEDS_TOTALS = (5,)          # versions whose features need `endpoint_totals`
+
+
+def features(version, counts, history, recent, link_bytes, totals=None):
+    """The inputs of a model of ``version`` (2 and up) at every (pair, interval)."""
+    fn = FEATURES[version][0]
+    if version not in NEEDS_TOTALS:
+        return fn(counts, history, recent, link_bytes)
+    if totals is None:
+        raise ValueError(f"model version {version} needs the endpoint totals of the pairs (endpoint_totals)")
+    return fn(counts, history, recent, link_bytes, totals)
 
 
 class LearnedClassifier:
@@ -155,8 +206,9 @@ class LearnedClassifier:
     bytes in the latest interval (an idle pair is never newly flagged) and it is at least
     ``min_age`` intervals past its first bytes. Its inputs: the last ``len(weights)`` intervals
     scaled as in `scaled_windows` (``history`` None, model version 1), or over ``history``
-    intervals with the last ``recent`` one by one: `pair_features` (version 2) or
-    `early_features` (version 3)."""
+    intervals with the last ``recent`` one by one: `pair_features` (version 2),
+    `early_features` (version 3), `busy_features` (version 4) or `host_features` (version 5,
+    which also needs the pairs' `endpoint_totals`)."""
     name = "learned"
 
     def __init__(self, weights, bias, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL,
@@ -181,22 +233,28 @@ class LearnedClassifier:
         """Intervals of history the classifier needs."""
         return len(self.weights) if self.history is None else self.history
 
-    def inputs(self, counts):
+    @property
+    def needs_totals(self):
+        """True when `flags` needs the endpoint totals (version 5)."""
+        return self.version in NEEDS_TOTALS
+
+    def inputs(self, counts, totals=None):
         link_bytes = self.link_rate * self.interval
         if self.history is None:
             return scaled_windows(counts, self.window, link_bytes)
-        return FEATURES[self.version][0](counts, self.history, self.recent, link_bytes)
+        return features(self.version, counts, self.history, self.recent, link_bytes, totals)
 
-    def probability(self, counts):
-        return 1.0 / (1.0 + np.exp(-(self.inputs(counts) @ self.weights + self.bias)))
+    def probability(self, counts, totals=None):
+        return 1.0 / (1.0 + np.exp(-(self.inputs(counts, totals) @ self.weights + self.bias)))
 
     def ages(self, counts):
         """pairs x intervals: the ages ``min_age`` applies to."""
         return pair_ages(counts, self.window, self.link_rate * self.interval, AGE_FLOOR.get(self.version, 0.0))
 
-    def flags(self, counts):
+    def flags(self, counts, totals=None):
+        """``totals``: `endpoint_totals` of the pairs (version 5 needs them; others ignore them)."""
         counts = _counts(counts)
-        hit = (self.probability(counts) >= self.cutoff) & (counts > 0)
+        hit = (self.probability(counts, totals) >= self.cutoff) & (counts > 0)
         return hit & (self.ages(counts) >= self.min_age) if self.min_age else hit
 
     def __repr__(self):

@@ -1,9 +1,11 @@
 """The learned classifier's weights file: plain JSON, never pickle.
 
-    {"format": "sdnmpi-flows-model", "version": 4, "window": 32, "recent": 4, "min_age": 1,
-     "scaling": "link-interval", "weights": [4 + 14 numbers], "bias": number, "cutoff": 0.8,
+    {"format": "sdnmpi-flows-model", "version": 5, "window": 32, "recent": 4, "min_age": 1,
+     "scaling": "link-interval", "weights": [4 + 17 numbers], "bias": number, "cutoff": 0.6,
      "trained": {...}}
 
+Version 5: version 4's inputs, then three of the pair's share of its endpoints' bytes
+(`classify.host_features`; the classifier needs the pairs' `classify.endpoint_totals`).
 Version 4: the inputs are `classify.busy_features` over ``window`` intervals (``recent`` of them
 raw, then features that exist from a pair's first polls), ages counted from the pair's first busy
 interval (`classify.BUSY` of the link); no flag before ``min_age`` intervals past it. Still read:
@@ -24,8 +26,8 @@ from .classify import DEFAULT_INTERVAL, DEFAULT_LINK_RATE, FEATURES, LearnedClas
 LOG = logging.getLogger(__name__)
 
 FORMAT = "sdnmpi-flows-model"
-VERSION = 4                 # what save_model writes
-VERSIONS = (1, 2, 3, 4)     # what load_model reads
+VERSION = 5                 # what save_model writes
+VERSIONS = (1, 2, 3, 4, 5)  # what load_model reads
 SCALING = "link-interval"
 MAX_WINDOW = 1000
 DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.json")  # shipped
@@ -84,7 +86,7 @@ def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
 
 def save_model(path, weights, bias, cutoff=0.5, trained=None, history=None, recent=None, version=VERSION,
                min_age=0):
-    """Writes a model of ``version`` (2 to 4: ``history``, ``recent`` given) or a version 1 one."""
+    """Writes a model of ``version`` (2 to 5: ``history``, ``recent`` given) or a version 1 one."""
     doc = {"format": FORMAT, "version": 1 if history is None else version, "scaling": SCALING,
            "window": len(weights) if history is None else history,
            "weights": [float(w) for w in weights], "bias": float(bias), "cutoff": float(cutoff),

@@ -10,10 +10,14 @@ reading as the interval's bytes. A pair is reported once, at the first poll that
 the polls from its first interval with bytes to that one, both counted (1: flagged at the first
 poll that saw its bytes, as `detect.detection_delays`); `forget` drops pairs (job ended), `rearm`
 lets pairs be flagged again (their routes were released) without counting their old bytes twice.
+Pairs are (source, destination) tuples: the endpoint totals a version 5 model needs
+(`classify.endpoint_totals`) are summed over every pair of the poll, flagged ones included.
 """
 import logging
 
 import numpy as np
+
+from .classify import endpoint_totals
 
 LOG = logging.getLogger(__name__)
 
@@ -48,16 +52,19 @@ class PairCounters:
             del series[:-self.history]
             age = self._age.get(pair)
             self._age[pair] = 0 if age is None and delta > 0 else (None if age is None else age + 1)
-        candidates = [p for p in pairs if p not in self.flagged]
+        candidates = [i for i, p in enumerate(pairs) if p not in self.flagged]
         if not candidates:
             return {}
-        counts = np.zeros((len(candidates), self.history))
-        for i, pair in enumerate(candidates):
+        counts = np.zeros((len(pairs), self.history))
+        for i, pair in enumerate(pairs):
             s = self._series[pair]
             counts[i, self.history - len(s):] = s
-        now = self.classifier.flags(counts)[:, -1]
+        totals = None
+        if getattr(self.classifier, "needs_totals", False):   # over every pair, flagged ones too
+            totals = endpoint_totals(counts, pairs)[candidates]
+        now = self.classifier.flags(counts[candidates], totals)[:, -1]
         newly = {}
-        for pair, hit in zip(candidates, now.tolist()):
+        for pair, hit in zip((pairs[i] for i in candidates), now.tolist()):
             if hit:
                 self.flagged.add(pair)
                 newly[pair] = self._age[pair] + 1

@@ -32,7 +32,7 @@ def dataset(folders):
         try:
             opener = gzip.open if path.endswith(".gz") else open
             with opener(path, "rt", encoding="utf-8") as f:
-                header, _pairs, counts = counterlog.read(f.readlines())
+                header, pairs, counts = counterlog.read(f.readlines())
         except (OSError, EOFError, UnicodeDecodeError, Error) as exc:
             raise Error(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
         pattern = header.get("pattern")
@@ -44,9 +44,10 @@ def dataset(folders):
         elif (rate, ival) != (link_rate, interval):
             raise Error(f"{path}: link rate {rate:g} B/s, interval {ival:g} s differ from the other logs' "
                              f"{link_rate:g} B/s, {interval:g} s")
-        counts = counts[counts.sum(axis=1) > 0]      # a pair that sent nothing asks for no decision
+        sent = counts.sum(axis=1) > 0                # a pair that sent nothing asks for no decision
+        counts, pairs = counts[sent], [p for p, s in zip(pairs, sent) if s]
         labels, starts = counterlog.label(counts, rate * ival, flowtraffic.HEAVY_FRACTION)
-        data.setdefault(pattern, []).append(flowtraffic.Run(counts, labels, starts))
+        data.setdefault(pattern, []).append(flowtraffic.Run(counts, labels, starts, pairs))
     return data, link_rate, interval
 
 
@@ -55,5 +56,5 @@ def rescaled(data, link_bytes, to_link_bytes, prefix=PREFIX):
     ``to_link_bytes`` per interval, patterns renamed ``prefix + pattern``: the features scale bytes
     by the link's, so a run keeps its shares of the link and its labels."""
     factor = to_link_bytes / link_bytes
-    return {prefix + p: [flowtraffic.Run(r.counts * factor, r.labels, r.starts) for r in runs]
+    return {prefix + p: [r._replace(counts=r.counts * factor) for r in runs]
             for p, runs in data.items()}

@@ -21,8 +21,8 @@ LOG = logging.getLogger(__name__)
 
 Send = collections.namedtuple("Send", "src dst bytes start cap")
 # (counts pairs x polls, labels per pair, per pair the poll interval in which its elephant traffic
-# began or -1): one labelled pattern instance
-Run = collections.namedtuple("Run", "counts labels starts")
+# began or -1, the (source, destination) of each row or None): one labelled pattern instance
+Run = collections.namedtuple("Run", "counts labels starts pairs", defaults=(None,))
 HEAVY_FRACTION = 0.1    # label: an elephant sends at >= this share of its host link (Hedera's 10 %) ...
 HEAVY_INTERVALS = 1.0   # ... without a break for at least this many polling intervals
 LEAD_IN = 1.0           # intervals before a pattern's first send: MPI's connection set-up ...
@@ -255,4 +255,4 @@ def instance(pattern, seed, link_rate, interval, trace_dir, graph=None):
     began = heavy_starts(times, cum, link_rate, interval)
     labels = ~np.isnan(began)
     starts = np.where(labels, np.floor(np.nan_to_num(began) / interval), -1).astype(int)
-    return Run(counters(times, cum, interval, rng), labels, starts)
+    return Run(counters(times, cum, interval, rng), labels, starts, pair_list)

@@ -38,15 +38,21 @@ def dataset(patterns, instances, seed, link_rate, interval, trace_dir):
             for p in patterns}
 
 
+def totals(run):
+    """The endpoint totals of a run's pairs (`flows.endpoint_totals`), or None for a run without
+    its pair list."""
+    return None if run.pairs is None else flows.endpoint_totals(run.counts, run.pairs)
+
+
 def windows(runs, window, recent, link_bytes, min_age=MIN_AGE):
-    """(X, y): one row of the model's features (version `flows.VERSION`: `flows.early_features`,
+    """(X, y): one row of the model's features (version `flows.VERSION`: `flows.host_features`,
     ages from the first busy interval) per pair and poll at which the pair sent bytes and is at
     least ``min_age`` intervals past its first busy interval (the polls the model decides at)."""
-    features = classify.FEATURES[flows.VERSION][0]
     floor = classify.AGE_FLOOR.get(flows.VERSION, 0.0)
     xs, ys = [], []
-    for counts, labels, _starts in runs:
-        x = features(counts, window, recent, link_bytes)
+    for run in runs:
+        counts, labels = run.counts, run.labels
+        x = classify.features(flows.VERSION, counts, window, recent, link_bytes, totals(run))
         sent = (counts > 0) & (flows.pair_ages(counts, window, link_bytes, floor) >= min_age)
         xs.append(x[sent])
         ys.append(np.broadcast_to(labels[:, None], counts.shape)[sent])
@@ -119,8 +125,9 @@ def score(classifier, runs):
     flagged within `GOAL_POLLS` polls (a missed one counts as late); ``timely``: those elephants;
     ``timely_accuracy``: (timely + mice never flagged) / pairs, the issue's goal in one number."""
     labels, flagged, delays = [], [], []
-    for counts, lab, starts in runs:
-        f = classifier.flags(counts)
+    for run in runs:
+        counts, lab, starts = run.counts, run.labels, run.starts
+        f = classifier.flags(counts, totals(run))
         labels.append(lab)
         flagged.append(f.any(axis=1))
         first = flows.first_flags(f)

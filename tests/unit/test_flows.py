@@ -80,7 +80,7 @@ def test_a_valid_model_file_loads(tmp_path):
 
 @pytest.mark.parametrize("changes, words", [
     ({"format": "pickle"}, "not an sdnmpi-flows-model"),
-    ({"version": 5}, "version 5, this code reads 1, 2, 3, 4"),
+    ({"version": 6}, "version 6, this code reads 1, 2, 3, 4, 5"),
     ({"version": True}, "version True"),
     ({"version": 2}, "recent must be an integer in 1..3"),                        # v2 without recent
     ({"version": 2, "recent": 2}, "list of 10 numbers (recent + 8)"),
@@ -187,7 +187,7 @@ def test_v4_ages_count_from_the_first_busy_interval_so_connection_set_up_does_no
     assert v3[0, 4, 2:6].tolist() == [0, 0, 0, 1]                                   # v3: age >= 3 already
     weights = np.zeros(16)
     weights[7] = 20.0                       # flag at age 1 on the partial first interval (30 %)
-    flows.save_model(tmp_path / "m.json", weights, -10.0, cutoff=0.5, history=8, recent=2, min_age=1)
+    flows.save_model(tmp_path / "m.json", weights, -10.0, cutoff=0.5, history=8, recent=2, min_age=1, version=4)
     clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
     assert (clf.version, clf.min_age) == (4, 1)
     assert clf.flags(counts).tolist() == [[False, False, False, False, True, False]]
@@ -199,3 +199,43 @@ def test_v4_ages_count_from_the_first_busy_interval_so_connection_set_up_does_no
 def test_the_shipped_model_loads():
     clf = flows.load_model(flows.DEFAULT_MODEL)
     assert isinstance(clf, flows.LearnedClassifier) and clf.window >= 2
+
+
+def test_v5_shares_of_the_endpoints_bytes():
+    # a -> b and a -> c share a's link, a -> b and d -> b share b's; e -> f is alone
+    pairs = [("a", "b"), ("a", "c"), ("d", "b"), ("e", "f")]
+    counts = np.array([[0, 30], [0, 10], [0, 30], [20, 20]], dtype=float)
+    totals = flows.endpoint_totals(counts, pairs)
+    assert totals[:, 1].tolist() == [[40, 60], [40, 10], [30, 60], [20, 20]]
+    assert totals[3, 0].tolist() == [20, 20] and totals[0, 0].tolist() == [0, 0]
+    x = flows.host_features(counts, 4, 2, LINK, totals)
+    assert x.shape == (4, 2, 2 + 14 + 3)
+    assert (x[..., :16] == flows.busy_features(counts, 4, 2, LINK)).all()    # version 4's first
+    L = lambda v: np.log1p(100 * v) / np.log(101)  # noqa: E731
+    # the smaller of the shares of the source's and of the destination's bytes; 0 when idle
+    share = [0.5, 0.25, 0.5, 1.0]
+    assert x[:, 1, 16].tolist() == pytest.approx(share)
+    assert x[:, 1, 17].tolist() == pytest.approx([0.25, 0.125, 0.25, 1.0])     # mean with the idle one before
+    assert x[:, 1, 18].tolist() == pytest.approx([s * L(c / LINK) for s, c in zip(share, counts[:, 1])])
+    assert x[:3, 0, 16:].tolist() == [[0.0] * 3] * 3
+    with pytest.raises(ValueError, match="4 pairs for 3 rows"):
+        flows.endpoint_totals(counts[:3], pairs)
+
+
+def test_a_v5_model_needs_the_endpoint_totals(tmp_path):
+    weights = np.zeros(2 + 14 + 3)
+    weights[16] = 20.0                       # an elephant: the only pair of its hosts
+    flows.save_model(tmp_path / "m.json", weights, -15.0, cutoff=0.5, history=8, recent=2, min_age=1)
+    clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
+    assert (clf.version, clf.needs_totals) == (5, True)
+    pairs = [("a", "b"), ("c", "b"), ("c", "d")]
+    counts = np.array([[0, 30, 30], [0, 0, 30], [0, 30, 30]], dtype=float)
+    flags = clf.flags(counts, flows.endpoint_totals(counts, pairs))
+    # at poll 2, a -> b and c -> d carry half of b's and of c's bytes: not flagged (c -> b: age 0)
+    assert flags[:, 1].tolist() == [False, False, False]       # age 0: min_age 1
+    assert flags[:, 2].tolist() == [False, False, False]
+    # without c's pairs, a -> b carries all of a's and b's bytes: flagged at its age 1
+    assert flows.first_flags(clf.flags(counts[:1], flows.endpoint_totals(counts[:1], pairs[:1]))).tolist() == [2]
+    with pytest.raises(ValueError, match="needs the endpoint totals"):
+        clf.flags(counts)
+    assert not flows.ThresholdClassifier(link_rate=LINK).flags(counts, None)[:, 0].any()

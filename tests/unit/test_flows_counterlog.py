@@ -127,7 +127,7 @@ def test_both_classifiers_on_a_counter_log_recorded_on_mininet(kind):
     rate = header["link_rate_Bps"]
     clf = (flows.ThresholdClassifier(link_rate=rate, interval=1.0) if kind == "threshold"
            else flows.load_model(flows.DEFAULT_MODEL, link_rate=rate, interval=1.0))
-    got = train_flows.score(clf, [flowtraffic.Run(counts, labels, starts)])
+    got = train_flows.score(clf, [flowtraffic.Run(counts, labels, starts, pairs)])
     assert (got["tp"], got["fp"], got["fn"]) == (27, 0, 0)   # every elephant, no mouse
     assert got["delay_median"] <= 3 and got["delay_max"] <= 6
 

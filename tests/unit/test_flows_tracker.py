@@ -26,10 +26,11 @@ def _feed(book, pairs, counts):
     flows.load_model(flows.DEFAULT_MODEL, link_rate=125e6, interval=1.0),
 ])
 def test_polling_cumulative_counters_matches_the_batch_classifier(classifier):
-    counts = flowtraffic.instance("two-phases", 5, 125e6, 1.0, train_flows.TRACE_DIR).counts
-    pairs = [("h%d" % i, "x") for i in range(len(counts))]
+    run = flowtraffic.instance("two-phases", 5, 125e6, 1.0, train_flows.TRACE_DIR)
+    counts, pairs = run.counts, run.pairs
     seen = _feed(flows.PairCounters(classifier), pairs, counts)
-    flags = classifier.flags(counts)
+    # the tracker sums the endpoint totals over every pair, flagged ones too, as the batch does
+    flags = classifier.flags(counts, flows.endpoint_totals(counts, pairs))
     first, delays = flows.first_flags(flags), flows.detection_delays(counts, flags)
     want = {pairs[i]: (int(first[i]), int(delays[i])) for i in range(len(pairs)) if first[i] >= 0}
     assert want and seen == want

@@ -51,7 +51,7 @@ def test_counters_without_noise_add_up_to_the_bytes_sent(graph):
 
 @pytest.mark.parametrize("pattern", sorted(flowtraffic.PATTERNS))
 def test_every_pattern_yields_labelled_series(pattern):
-    counts, labels, starts = flowtraffic.instance(pattern, 7, 125e6, 1.0, train_flows.TRACE_DIR)
+    counts, labels, starts, _pairs = flowtraffic.instance(pattern, 7, 125e6, 1.0, train_flows.TRACE_DIR)
     assert counts.ndim == 2 and counts.shape[0] == len(labels) == len(starts) and (counts >= 0).all()
     assert (counts.sum(axis=1) > 0).all()  # every pair sent something
     assert ((starts >= 0) == labels).all()
