@@ -12,8 +12,8 @@
  *   steps apart, so two steps in flight together never use one connection both ways, except at
  *   d = p/2 (p even), where every pair swaps blocks.
  *
- * - leaf grid (the ranks leaf by leaf, L >= 2 leaves of m >= 2 ranks each; rank g m + j is lane
- *   j of leaf g): a cross step (s, t), s = 1 .. L-1, t = 0 .. m-1, sends (g, j) to leaf g + s,
+ * - leaf grid (SDN_MPI_ALLTOALL_GRID=1; the ranks leaf by leaf, L >= 2 leaves of m >= 2 ranks
+ *   each; rank g m + j is lane j of leaf g): a cross step (s, t), s = 1 .. L-1, t = 0 .. m-1, sends (g, j) to leaf g + s,
  *   lane j + t, so all of a leaf's m ranks send across its uplinks at once, to one other leaf;
  *   the m - 1 intra steps (0, t) stay inside the leaves and are spread between the cross steps,
  *   so that with two steps in flight they ride along a cross step's host links instead of

@@ -61,10 +61,12 @@ struct sdnmpi_config {
 /* SDN_MPI_ALLTOALL_WINDOW's default: two steps of the pairwise exchange in flight (measured
  * against one and all p - 1: libsdnmpi/README.md, SDN_MPI_Alltoall). */
 #define SDNMPI_DEFAULT_ALLTOALL_WINDOW 2
-/* SDN_MPI_ALLTOALL_SEGMENT's default: 32 KiB messages, below Open MPI's TCP eager limit (64 KiB),
- * so no block waits for a rendezvous reply (libsdnmpi/README.md, SDN_MPI_Alltoall: 1 MiB calls
- * took 15 % less on the bench fabric, 4 MiB ones the same). */
-#define SDNMPI_DEFAULT_ALLTOALL_SEGMENT 32768
+/* SDN_MPI_ALLTOALL_SEGMENT's and SDN_MPI_ALLTOALL_GRID's defaults: a block is one message, and
+ * the shift schedule: on the bench fabric 32 KiB segments and the leaf grid were not faster
+ * beyond the noise (libsdnmpi/README.md, SDN_MPI_Alltoall: 4 MiB 3.98 s with both against 3.62 s
+ * without, dmodk, the same day), so they are opt-in. */
+#define SDNMPI_DEFAULT_ALLTOALL_SEGMENT 0
+#define SDNMPI_DEFAULT_ALLTOALL_GRID 0
 /* SDN_MPI_RECONNECT_TRIES's default: with the back-off (controller.h) about 2 minutes. */
 #define SDNMPI_DEFAULT_RECONNECT_TRIES 20
 #define SDNMPI_MAX_RECONNECT_TRIES 1000

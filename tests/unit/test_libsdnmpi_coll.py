@@ -130,8 +130,8 @@ def test_alltoall_segment_is_world_rank_0s(built, stub_factory):
 @pytest.mark.parametrize("np,leaves", [(4, 2), (6, 3), (8, 2)])
 def test_alltoall_plan_is_the_exchange_of_the_reordered_ranks(built, stub_factory, np, leaves, grid):
     """The world communicator's exchange plan names the host pairs of the private communicator's
-    order (leaf by leaf), one step per permutation: the leaf grid on these equal leaves by default,
-    the shifts with SDN_MPI_ALLTOALL_GRID=0."""
+    order (leaf by leaf), one step per permutation: the leaf grid on these equal leaves with
+    SDN_MPI_ALLTOALL_GRID=1, the shifts with 0 (the default)."""
     stub = stub_factory(leaves=leaves)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_VERBOSE": "1",
            "SDN_MPI_MIN_BYTES": "1", "SDN_MPI_ALLTOALL_GRID": str(grid)}
