@@ -1,15 +1,18 @@
 /* alltoall_probe.c -- where an alltoall's time goes on the bench fabric (bench/alltoall_probe.py
  * starts it under mpirun; not part of `make bench`).
  *
- *   alltoall_probe --order R,R,... --bytes N[,N...] --reps K [--schedule xor|shift]
+ *   alltoall_probe --order R,R,... --bytes N[,N...] --reps K [--schedule xor|shift] [--calls-only 1]
  *
  * --order: the world ranks leaf by leaf (the order of the library's private communicator, so
  * that step k of the pairwise exchange pairs position i with position i XOR k, as
  * SDN_MPI_Alltoall does). For every size (bytes each rank sends in all) rank 0 prints JSON lines,
  * every timestamp in CLOCK_REALTIME seconds so that the driver can line them up with its link
  * samples:
- *   phase "openmpi"   MPI_Alltoall, K calls (before any SDN route exists for the first size);
- *   phase "sdnmpi"    SDN_MPI_Alltoall, K calls (the first plans the exchange's routes);
+ *   phase "openmpi"   MPI_Alltoall, K calls, alternating with
+ *   phase "sdnmpi"    SDN_MPI_Alltoall, K calls (the first plans the exchange's routes, which
+ *                     Open MPI's later calls then ride on too: the bench, not this probe, gives
+ *                     Open MPI the default routes);
+ *   (--calls-only 1: only these two)
  *   phase "pairwise"  a pairwise exchange written out here (--schedule xor: rank i and i XOR k
  *                     swap blocks at step k; shift, the default: i sends to i + d and receives
  *                     from i - d, SDN_MPI_Alltoall's steps), window 1, with each step's end on the
@@ -27,7 +30,7 @@
 
 #define MAXP 64
 
-static int rank, nprocs, pos, order[MAXP], where[MAXP], shift = 1;
+static int rank, nprocs, pos, order[MAXP], where[MAXP], shift = 1, calls_only;
 
 static double wall(void)
 {
@@ -87,8 +90,8 @@ static void run_size(long bytes, int reps, char *in, char *out)
 {
     int block = (int)(bytes / nprocs);
     double ends[MAXP], worst[MAXP];
-    for (int impl = 0; impl < 2; impl++)
-        for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < reps; r++) /* the two alternate, call by call */
+        for (int impl = 0; impl < 2; impl++) {
             check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
             double w0 = wall(), t0 = MPI_Wtime();
             check((impl ? SDN_MPI_Alltoall : MPI_Alltoall)(in, block, MPI_BYTE, out, block,
@@ -99,6 +102,10 @@ static void run_size(long bytes, int reps, char *in, char *out)
                 printf("{\"probe\": \"%s\", \"bytes\": %ld, \"rep\": %d, \"t0\": %.6f, "
                        "\"t_s\": %.6f}\n", impl ? "sdnmpi" : "openmpi", bytes, r, w0, t);
         }
+    if (calls_only) {
+        fflush(stdout);
+        return;
+    }
     for (int r = 0; r < reps; r++) {
         check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
         double w0 = wall(), t0 = MPI_Wtime();
@@ -142,6 +149,8 @@ int main(int argc, char **argv)
         char *v = argv[i + 1], *tok, *save = NULL;
         if (!strcmp(argv[i], "--schedule"))
             shift = !strcmp(v, "shift");
+        else if (!strcmp(argv[i], "--calls-only"))
+            calls_only = atoi(v);
         else if (!strcmp(argv[i], "--reps"))
             reps = atoi(v);
         else if (!strcmp(argv[i], "--order"))

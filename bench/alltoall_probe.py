@@ -2,6 +2,7 @@
 
     flock /tmp/sdnmpi-mininet.lock .venv/bin/python bench/alltoall_probe.py \
         [--bytes 1m,4m] [--reps 3] [--cc bbr|cubic|reno] [--out DIR] [--sdn-env SDN_MPI_X=V]
+        [--variant SDN_MPI_X=V,SDN_MPI_Y=W ...]
 
 Brings up the bench's default fabric (2 spines, 4 leaves x 2 hosts, 30/15 Mbit/s, dmodk routing,
 the random placement of seed 7) and runs bench/alltoall_probe.c under mpirun (its header says what
@@ -10,6 +11,9 @@ every host's TCP counters (/proc/PID/net/{snmp,netstat}: segments sent and retra
 Writes DIR/probe.json (the probe's lines and the samples) and prints one summary line per phase:
 time, TCP segments retransmitted and timeouts, packets dropped at switch ports, and the largest
 queue seen. --cc sets the hosts' TCP congestion control (per network namespace) before the run.
+--variant (repeatable): one more mpirun job on the same fabric per variant, with these libsdnmpi
+settings on top of --sdn-env and only the MPI_Alltoall / SDN_MPI_Alltoall calls (alternating);
+its lines are labelled with the variant.
 """
 import argparse
 import json
@@ -109,6 +113,7 @@ def main():
     ap.add_argument("--cc", choices=("bbr", "cubic", "reno"))
     ap.add_argument("--out", default="/tmp/alltoall-probe")
     ap.add_argument("--sdn-env", action="append", default=[])
+    ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--ompi-mca", action="append", default=[])
     a = ap.parse_args()
     sizes = benchcore.parse_sizes(a.bytes)
@@ -116,6 +121,7 @@ def main():
                       + sum((["--ompi-mca", m] for m in a.ompi_mca), []))
     os.makedirs(a.out, exist_ok=True)
     prog = os.path.join(HERE, "build", "alltoall_probe")
+    os.makedirs(os.path.dirname(prog), exist_ok=True)
     subprocess.run(["mpicc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE",
                     "-I" + os.path.join(ROOT, "libsdnmpi", "include"), "-o", prog,
                     os.path.join(HERE, "alltoall_probe.c"), os.path.join(ROOT, "libsdnmpi", "libsdnmpi.a"),
@@ -141,22 +147,27 @@ def main():
                "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET, "SDN_MPI_MIN_BYTES": "1"}
         env.update(dict(e.split("=", 1) for e in a.sdn_env))
         mpi = MpiJob(bench.fabric, hosts)
-        argv = mpi.mpirun_argv([prog, "--order", ",".join(map(str, order)),
-                                "--bytes", ",".join(map(str, sizes)), "--reps", a.reps, "--schedule", a.schedule],
-                               env=env, mca=args.mca)
         sampler = Sampler(hosts, "ap")
         sampler.start()
-        proc = subprocess.run(procs.in_host(hosts[0], argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              env=mpi.environment(env), universal_newlines=True, timeout=540, check=False)
+        jobs = [("", {}, [])] if not a.variant else []
+        jobs += [(v, dict(e.split("=", 1) for e in v.split(",")), ["--calls-only", 1]) for v in a.variant]
+        for label, extra, flags in jobs:
+            argv = mpi.mpirun_argv([prog, "--order", ",".join(map(str, order)),
+                                    "--bytes", ",".join(map(str, sizes)), "--reps", a.reps,
+                                    "--schedule", a.schedule] + flags, env=dict(env, **extra), mca=args.mca)
+            proc = subprocess.run(procs.in_host(hosts[0], argv), stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, env=mpi.environment(dict(env, **extra)),
+                                  universal_newlines=True, timeout=540, check=False)
+            for line in proc.stdout.splitlines():
+                if line.startswith('{"probe"'):
+                    lines.append(dict(json.loads(line), variant=label))
+                else:
+                    print(line)
+            print("mpirun rc %d (%s), ranks on hosts %s, leaf order %s" % (
+                proc.returncode, label or "default", placed, order))
         time.sleep(0.5)
         sampler.stop_ev.set()
         sampler.join()
-        for line in proc.stdout.splitlines():
-            if line.startswith('{"probe"'):
-                lines.append(json.loads(line))
-            else:
-                print(line)
-        print("mpirun rc %d, ranks on hosts %s, leaf order %s" % (proc.returncode, placed, order))
     finally:
         if sampler is not None:
             sampler.stop_ev.set()
@@ -169,10 +180,21 @@ def main():
         extra = ("step %d" % r["step"]) if "step" in r else ""
         if "t_steps" in r:
             extra = "steps " + " ".join("%.0f" % (1000 * t) for t in r["t_steps"])
-        print("%-9s %8d rep %d %8.1f ms  out %6d retrans %5d rto %3d drops %5d peakq %4d %-14s %s" % (
-            r["probe"], r["bytes"], r["rep"], 1000 * r["t_s"], r["tcp"]["Tcp.OutSegs"],
+        print("%-9s %-40s %8d rep %d %8.1f ms  out %6d retrans %5d rto %3d drops %5d peakq %4d %-14s %s" % (
+            r["probe"], r.get("variant", ""), r["bytes"], r["rep"], 1000 * r["t_s"], r["tcp"]["Tcp.OutSegs"],
             r["tcp"]["Tcp.RetransSegs"], r["tcp"]["TcpExt.TCPTimeouts"], r["drops"], r["peak_qlen"],
             r["peak_dev"], extra))
+
+    print("# medians (ms): variant, size, MPI_Alltoall, SDN_MPI_Alltoall, ratio")
+    keys = sorted({(r.get("variant", ""), r["bytes"]) for r in rows if r["probe"] in ("openmpi", "sdnmpi")})
+    for variant, size in keys:
+        med = {}
+        for impl in ("openmpi", "sdnmpi"):
+            ts = sorted(r["t_s"] for r in rows if r["probe"] == impl and r.get("variant", "") == variant
+                        and r["bytes"] == size)
+            med[impl] = ts[len(ts) // 2] if len(ts) % 2 else sum(ts[len(ts) // 2 - 1:len(ts) // 2 + 1]) / 2
+        print("%-40s %8d %8.1f %8.1f %5.2fx" % (variant or "default", size, 1000 * med["openmpi"],
+                                               1000 * med["sdnmpi"], med["openmpi"] / med["sdnmpi"]))
 
 
 if __name__ == "__main__":

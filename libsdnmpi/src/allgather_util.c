@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 #include "state.h"
@@ -49,73 +50,103 @@ int sdnmpi_bytes_view(MPI_Datatype datatype, int count, uint64_t *bytes, int *rc
     return lb == 0 && tlb == 0 && extent == size && textent == size;
 }
 
-const char *sdnmpi_blocks_check(const struct sdnmpi_blocks_args *a, int *p, uint64_t *block,
-                                uint64_t *total, int *recv_ok, int *rc)
+/* sdnmpi_blocks_enter's checks: NULL if the SDN path may go on, else why not; "MPI error" with
+ * *rc set if an MPI query failed. Fills v's sizes. */
+static const char *blocks_check(const struct sdnmpi_blocks_args *a, struct sdnmpi_blocks_view *v,
+                                int *rc)
 {
     const struct sdnmpi_config *cfg = &sdnmpi_g.cfg;
-    const int in_place = a->sendbuf == MPI_IN_PLACE, sendcount = a->sendcount, recvcount = a->recvcount;
-    const MPI_Datatype sendtype = a->sendtype, recvtype = a->recvtype;
-    const MPI_Comm comm = a->comm;
+    const int in_place = a->sendbuf == MPI_IN_PLACE;
     int inter = 0;
     *rc = MPI_SUCCESS;
     const char *why = sdnmpi_state_unavailable();
     if (why != NULL)
         return why;
-    if (comm == MPI_COMM_NULL || recvtype == MPI_DATATYPE_NULL || recvcount < 0
-        || (!in_place && (sendtype == MPI_DATATYPE_NULL || sendcount < 0)))
+    if (a->comm == MPI_COMM_NULL || a->recvtype == MPI_DATATYPE_NULL || a->recvcount < 0
+        || (!in_place && (a->sendtype == MPI_DATATYPE_NULL || a->sendcount < 0)))
         return "invalid argument";
-    if ((*rc = PMPI_Comm_test_inter(comm, &inter)) != MPI_SUCCESS
-        || (!inter && (*rc = PMPI_Comm_size(comm, p)) != MPI_SUCCESS))
+    if ((*rc = PMPI_Comm_test_inter(a->comm, &inter)) != MPI_SUCCESS
+        || (!inter && (*rc = PMPI_Comm_size(a->comm, &v->p)) != MPI_SUCCESS))
         return "MPI error";
     if (inter)
         return "intercommunicator";
-    *recv_ok = sdnmpi_bytes_view(recvtype, recvcount, block, rc);
+    v->recv_ok = sdnmpi_bytes_view(a->recvtype, a->recvcount, &v->block, rc);
     if (*rc != MPI_SUCCESS)
         return "MPI error";
-    *total = *block * (uint64_t)*p; /* block is the same on every rank */
-    if (*p == 1)
+    v->total = v->block * (uint64_t)v->p; /* block is the same on every rank */
+    if (v->p == 1)
         return "one rank";
-    if (*block == 0)
+    if (v->block == 0)
         return "empty message";
-    if (*total > INT_MAX)
+    if (v->total > INT_MAX)
         return "more than INT_MAX bytes";
-    if (*total < sdnmpi_coll_min_bytes())
+    if (v->total < sdnmpi_coll_min_bytes())
         return "below the minimum size (SDN_MPI_MIN_BYTES)";
-    if (*total > cfg->max_bytes)
+    if (v->total > cfg->max_bytes)
         return "above SDN_MPI_MAX_BYTES";
     return NULL;
 }
 
-int sdnmpi_blocks_fallback(const struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
+int sdnmpi_blocks_fallback(struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
                            const char *why)
 {
-    *c->last_path = 1;
+    c->last_path = 1;
     if (sdnmpi_g.initialized && !sdnmpi_g.finalized)
         sdnmpi_log("%s count=%d: %s (%s)", c->name, a->recvcount, c->pmpi_name, why);
     return c->pmpi(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype,
                    a->comm);
 }
 
-int sdnmpi_blocks_enter(const struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
-                        int *p, uint64_t *block, uint64_t *total, int *recv_ok, int *rc)
+int sdnmpi_blocks_enter(struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
+                        struct sdnmpi_blocks_view *v, int *rc)
 {
-    const char *why = sdnmpi_blocks_check(a, p, block, total, recv_ok, rc);
+    memset(v, 0, sizeof *v);
+    const char *why = blocks_check(a, v, rc);
     if (*rc != MPI_SUCCESS)
         return 1;
-    if (why == NULL)
-        return 0;
+    if (why == NULL) {
+        if ((*rc = sdnmpi_plan_get(a->comm, &v->plan)) != MPI_SUCCESS)
+            return 1;
+        if (v->plan->ok)
+            return 0;
+        why = "no SDN routes for this communicator";
+    }
     *rc = sdnmpi_blocks_fallback(c, a, why); /* PMPI reports an invalid argument */
     return 1;
 }
 
-int sdnmpi_blocks_local_ok(int in_place, int sendcount, MPI_Datatype sendtype, uint64_t block,
-                           int recv_ok, int *rc)
+/* This rank's side of the agreement's buffer check (sdnmpi_blocks_agree). *rc as above. */
+static int local_ok(const struct sdnmpi_blocks_args *a, const struct sdnmpi_blocks_view *v, int *rc)
 {
     uint64_t sent = 0;
     *rc = MPI_SUCCESS;
-    if (!recv_ok || in_place)
-        return recv_ok;
-    return sdnmpi_bytes_view(sendtype, sendcount, &sent, rc) && sent == block;
+    if (!v->recv_ok || a->sendbuf == MPI_IN_PLACE)
+        return v->recv_ok;
+    return sdnmpi_bytes_view(a->sendtype, a->sendcount, &sent, rc) && sent == v->block;
+}
+
+int sdnmpi_blocks_agree(struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
+                        struct sdnmpi_blocks_view *v, size_t scratch, int *rc)
+{
+    int mine = local_ok(a, v, rc), all_ok = 0;
+    if (*rc != MPI_SUCCESS)
+        return 1;
+    if (mine && (*rc = sdnmpi_rank_map(a->comm, v->plan->priv, v->p, &v->orig)) != MPI_SUCCESS
+        && *rc != MPI_ERR_NO_MEM)
+        return 1;
+    if (mine && scratch > 0 && (v->copy = malloc(scratch)) != NULL)
+        memcpy(v->copy, a->recvbuf, scratch);
+    mine = mine && v->orig != NULL && (scratch == 0 || v->copy != NULL);
+    if ((*rc = PMPI_Allreduce(&mine, &all_ok, 1, MPI_INT, MPI_MIN, v->plan->priv)) == MPI_SUCCESS
+        && all_ok)
+        return 0;
+    free(v->orig);
+    free(v->copy);
+    v->orig = NULL;
+    v->copy = NULL;
+    if (*rc == MPI_SUCCESS)
+        *rc = sdnmpi_blocks_fallback(c, a, "non-contiguous buffers or no memory on some rank");
+    return 1;
 }
 
 uint64_t sdnmpi_coll_min_bytes(void)

@@ -5,7 +5,10 @@
 #define SDNMPI_ALLGATHER_UTIL_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "plan.h"
 
 /* *orig (p entries, malloc'd; free it) maps the ranks of `priv` (a plan's private communicator,
  * the same group as comm in the leader's order, plan.h) to the ranks of `comm`: the block of
@@ -43,38 +46,50 @@ struct sdnmpi_blocks_args {
 typedef int (*sdnmpi_blocks_pmpi_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
                                      MPI_Comm);
 
-/* The checks SDN_MPI_Allgather and SDN_MPI_Alltoall share before any plan (all on inputs that are
- * the same on every rank of a valid call): NULL if the SDN path may go on, else why not (the
- * library's state, sdnmpi_state_unavailable; an invalid argument, which PMPI then reports; an
- * intercommunicator, p = 1, an empty message, more than INT_MAX bytes, below
- * sdnmpi_coll_min_bytes, above SDN_MPI_MAX_BYTES). *rc is an MPI error code if an MPI query failed
- * (then the reason is "MPI error"). *p = comm's size, *block = bytes per rank, *total = p x block,
- * *recv_ok = whether the receive side is contiguous bytes. */
-const char *sdnmpi_blocks_check(const struct sdnmpi_blocks_args *a, int *p, uint64_t *block,
-                                uint64_t *total, int *recv_ok, int *rc);
-
-/* One of the two collectives: its name in log lines, its PMPI function, and where it records its
- * last path (1 = PMPI) for sdnmpi_testing.h. */
+/* One of the two collectives: its name in log lines, its PMPI function, and its last path (1 =
+ * PMPI, set by sdnmpi_blocks_fallback; the others by the dispatcher) for sdnmpi_testing.h. */
 struct sdnmpi_blocks_coll {
     const char *name;
     const char *pmpi_name;
     sdnmpi_blocks_pmpi_fn pmpi;
-    int *last_path;
+    int last_path;
+};
+
+/* What sdnmpi_blocks_enter and sdnmpi_blocks_agree found out about a call that takes the SDN
+ * path (the same on every rank of a valid call, except the agreement's inputs). */
+struct sdnmpi_blocks_view {
+    int p;          /* comm's size */
+    int recv_ok;    /* this rank's receive side is contiguous bytes */
+    uint64_t block; /* bytes per rank */
+    uint64_t total; /* p x block */
+    const struct sdnmpi_plan *plan; /* comm's allreduce plan (plan.h), ok */
+    int *orig;      /* sdnmpi_rank_map of comm and plan->priv (after the agreement; free it) */
+    void *copy;     /* the agreement's scratch copy of the input, or NULL (free it) */
 };
 
 /* The call `a` handed to c's PMPI function, logged with `why` while the library is up. */
-int sdnmpi_blocks_fallback(const struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
+int sdnmpi_blocks_fallback(struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
                            const char *why);
 
-/* The start of both dispatchers: sdnmpi_blocks_check, then the fallback if it says why not.
- * 1 if the call is over (*rc: an MPI error of a query, or what PMPI returned), 0 if the SDN path
- * may go on (the outputs as for sdnmpi_blocks_check). */
-int sdnmpi_blocks_enter(const struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
-                        int *p, uint64_t *block, uint64_t *total, int *recv_ok, int *rc);
+/* The start of both dispatchers, on inputs that are the same on every rank of a valid call: the
+ * checks (the library's state, sdnmpi_state_unavailable; an invalid argument, which PMPI then
+ * reports; an intercommunicator, p = 1, an empty message, more than INT_MAX bytes, below
+ * sdnmpi_coll_min_bytes, above SDN_MPI_MAX_BYTES), then the allreduce plan of a->comm (made by the
+ * first call, collective: plan.h), then the fallback if any of them says why not (a plan without
+ * routes). 1 if the call is over (*rc: an MPI error of a query or of the plan, or what PMPI
+ * returned), 0 if the SDN path may go on (*v filled but for orig and copy). */
+int sdnmpi_blocks_enter(struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
+                        struct sdnmpi_blocks_view *v, int *rc);
 
-/* This rank's side of the per-call agreement: the receive side is contiguous (recv_ok) and, unless
- * in place, so is the send side, with the same byte count. *rc as above. */
-int sdnmpi_blocks_local_ok(int in_place, int sendcount, MPI_Datatype sendtype, uint64_t block,
-                           int recv_ok, int *rc);
+/* The per-call agreement, after sdnmpi_blocks_enter (collective over v->plan->priv, one
+ * PMPI_Allreduce), since MPI lets the datatypes' layouts differ between ranks: this rank's
+ * receive side is contiguous bytes and, unless in place, so is its send side, with the same byte
+ * count; its rank map (v->orig) was made; and, if `scratch` > 0, a malloc'd copy of the first
+ * `scratch` bytes of a->recvbuf (v->copy: an MPI_IN_PLACE input, saved before any data moves)
+ * too. 0 if every rank may go on (v->orig and v->copy are the caller's to free); 1 if the call is
+ * over (*rc: an MPI error, or what c's PMPI function returned when some rank could not go on;
+ * nothing to free). */
+int sdnmpi_blocks_agree(struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks_args *a,
+                        struct sdnmpi_blocks_view *v, size_t scratch, int *rc);
 
 #endif

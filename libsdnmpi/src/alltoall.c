@@ -21,14 +21,12 @@
 #include "state.h"
 
 /* What the last SDN_MPI_Alltoall did (sdnmpi_testing.h): 1 PMPI, 2 pairwise exchange. */
-static int last_path;
+static struct sdnmpi_blocks_coll coll = {"alltoall", "PMPI_Alltoall", PMPI_Alltoall, 0};
 
 int sdnmpi_test_last_alltoall(void)
 {
-    return last_path;
+    return coll.last_path;
 }
-
-static const struct sdnmpi_blocks_coll coll = {"alltoall", "PMPI_Alltoall", PMPI_Alltoall, &last_path};
 
 SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -36,52 +34,31 @@ SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datat
 {
     const struct sdnmpi_blocks_args args = {sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                              recvtype, comm};
-#define FALLBACK(reason) sdnmpi_blocks_fallback(&coll, &args, reason)
-    int in_place = sendbuf == MPI_IN_PLACE, p = 0, recv_ok = 0, rc = MPI_SUCCESS;
-    uint64_t block = 0, total = 0;
-    if (sdnmpi_blocks_enter(&coll, &args, &p, &block, &total, &recv_ok, &rc))
-        return rc;
-    const struct sdnmpi_plan *plan = NULL;
-    if ((rc = sdnmpi_plan_get(comm, &plan)) != MPI_SUCCESS)
-        return rc;
-    if (!plan->ok)
-        return FALLBACK("no SDN routes for this communicator");
-    int routed = 0;
+    const int in_place = sendbuf == MPI_IN_PLACE;
+    struct sdnmpi_blocks_view v;
+    int routed = 0, rc = MPI_SUCCESS;
     int64_t a2a_id = -1;
-    if ((rc = sdnmpi_alltoall_plan_get(plan->priv, &routed, &a2a_id)) != MPI_SUCCESS)
+    struct sdnmpi_alltoall_sched sched;
+    if (sdnmpi_blocks_enter(&coll, &args, &v, &rc))
+        return rc;
+    sdnmpi_alltoall_sched_init(&sched, v.p, v.plan->leaf_start, v.plan->nleaves,
+                               sdnmpi_g.cfg.alltoall_grid);
+    if ((rc = sdnmpi_alltoall_plan_get(v.plan->priv, &sched, &routed, &a2a_id)) != MPI_SUCCESS)
         return rc;
     if (!routed)
-        return FALLBACK("no SDN routes for the exchange");
-
-    int local_ok = sdnmpi_blocks_local_ok(in_place, sendcount, sendtype, block, recv_ok, &rc);
-    if (rc != MPI_SUCCESS)
+        return sdnmpi_blocks_fallback(&coll, &args, "no SDN routes for the exchange");
+    if (sdnmpi_blocks_agree(&coll, &args, &v, in_place ? (size_t)v.total : 0, &rc))
         return rc;
-    int *orig = NULL;
-    void *copy = NULL;
-    if (local_ok && (rc = sdnmpi_rank_map(comm, plan->priv, p, &orig)) != MPI_SUCCESS
-        && rc != MPI_ERR_NO_MEM)
-        return rc;
-    if (local_ok && in_place && (copy = malloc((size_t)total)) != NULL)
-        memcpy(copy, recvbuf, (size_t)total);
-    local_ok = local_ok && orig != NULL && (!in_place || copy != NULL);
-    int all_ok = 0;
-    if ((rc = PMPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, plan->priv)) != MPI_SUCCESS
-        || !all_ok) {
-        free(orig);
-        free(copy);
-        return rc != MPI_SUCCESS ? rc
-                                 : FALLBACK("non-contiguous buffers or no memory on some rank");
-    }
     const struct sdnmpi_alltoall_call call = {
-        .sendbuf = in_place ? copy : sendbuf, .recvbuf = recvbuf, .block = (size_t)block,
-        .comm = plan->priv, .orig = orig, .window = sdnmpi_g.cfg.alltoall_window,
+        .sendbuf = in_place ? v.copy : sendbuf, .recvbuf = recvbuf, .block = (size_t)v.block,
+        .comm = v.plan->priv, .orig = v.orig, .sched = &sched,
+        .window = sdnmpi_g.cfg.alltoall_window, .segment = (size_t)sdnmpi_g.cfg.alltoall_segment,
     };
-    last_path = 2;
-    sdnmpi_log("alltoall comm=%" PRId64 " block=%" PRIu64 " bytes=%" PRIu64 ": pairwise exchange",
-               a2a_id, block, total);
+    coll.last_path = 2;
+    sdnmpi_log("alltoall comm=%" PRId64 " block=%" PRIu64 " bytes=%" PRIu64
+               ": pairwise exchange, %s", a2a_id, v.block, v.total, sched.leaves ? "leaf grid" : "shifts");
     rc = sdnmpi_alltoall_intra_pairwise(&call);
-    free(orig);
-    free(copy);
+    free(v.orig);
+    free(v.copy);
     return rc;
-#undef FALLBACK
 }

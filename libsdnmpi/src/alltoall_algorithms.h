@@ -11,31 +11,27 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "alltoall_sched.h"
+
 struct sdnmpi_alltoall_call {
     const void *sendbuf;
     void *recvbuf;
     size_t block;    /* bytes per rank pair, <= INT_MAX */
     MPI_Comm comm;
     const int *orig; /* sdnmpi_rank_map */
+    const struct sdnmpi_alltoall_sched *sched; /* the steps, on call->comm's ranks */
     int window;      /* steps in flight at once (clamped to 1 .. p-1) */
+    size_t segment;  /* bytes per message; 0 (or >= block): a block is one message; at most
+                      * SDNMPI_ALLTOALL_MAX_MESSAGES per block. The same on every rank */
 };
+
+/* The most messages one block is cut into (SDN_MPI_ALLTOALL_SEGMENT). */
+#define SDNMPI_ALLTOALL_MAX_MESSAGES 64
 
 typedef int (*sdnmpi_alltoall_fn)(const struct sdnmpi_alltoall_call *call);
 
-/* Pairwise exchange, p - 1 steps, each a permutation (sdnmpi_alltoall_peer): the steps whose
- * routes alltoall_plan.h asks the controller for; call->window of them in flight at once. */
+/* Pairwise exchange, p - 1 steps, each a permutation (call->sched, alltoall_sched.h): the steps
+ * whose routes alltoall_plan.h asks the controller for; call->window of them in flight at once. */
 int sdnmpi_alltoall_intra_pairwise(const struct sdnmpi_alltoall_call *call);
-
-/* The shift of step k (1 .. p-1): 1, 2, .., p/2, then p-1, p-2, .., p/2+1. Steps k and p-k send in
- * opposite directions between the same ranks; this order keeps them about p/2 steps apart, so two
- * steps in flight together never use one connection both ways (except step p/2, for p even). */
-int sdnmpi_alltoall_shift(int k, int p);
-
-/* Whom rank q sends to (*to) and receives from (*from) at step k (1 .. p-1) of the pairwise
- * exchange: q + d and q - d (mod p), d = sdnmpi_alltoall_shift(k, p). Not an exchange (q XOR k):
- * Open MPI's TCP transport carries a large message's rendezvous replies (ACK, PUT) on the same
- * connection as data going the other way, behind it, so a swap of two large blocks over one
- * connection runs at about half the link rate (libsdnmpi/README.md, measured). */
-void sdnmpi_alltoall_peer(int q, int k, int p, int *to, int *from);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alltoall_algorithms.h"
+#include "alltoall_sched.h"
 #include "controller.h"
 #include "log.h"
 #include "plan.h"
@@ -43,8 +43,10 @@ static int cmp_pair(const void *a, const void *b)
 
 /* The exchange's steps as host pairs (same-host pairs dropped, duplicates counted). 0, or -1 out
  * of memory. */
-static int build_steps(const uint32_t *ips, int p, struct sdnmpi_host_steps *hs)
+static int build_steps(const uint32_t *ips, const struct sdnmpi_alltoall_sched *sc,
+                       struct sdnmpi_host_steps *hs)
 {
+    const int p = sc->p;
     memset(hs, 0, sizeof *hs);
     hs->nsteps = p - 1;
     hs->start = malloc((size_t)p * sizeof *hs->start);
@@ -59,7 +61,7 @@ static int build_steps(const uint32_t *ips, int p, struct sdnmpi_host_steps *hs)
         hs->start[k - 1] = first;
         for (int q = 0; q < p; q++) {
             int to, from;
-            sdnmpi_alltoall_peer(q, k, p, &to, &from);
+            sdnmpi_alltoall_sched_peer(sc, q, k, &to, &from);
             if (ips[q] != ips[to])
                 hs->pairs[n++] = (struct sdnmpi_host_pair){ips[q], ips[to], 1};
         }
@@ -80,12 +82,14 @@ static int build_steps(const uint32_t *ips, int p, struct sdnmpi_host_steps *hs)
 }
 
 /* Rank 0 of priv: the request; 1 if the exchange may run. */
-static int leader_request(const uint32_t *ips, int p, int64_t *comm_id)
+static int leader_request(const uint32_t *ips, const struct sdnmpi_alltoall_sched *sc,
+                          int64_t *comm_id)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     struct sdnmpi_host_steps hs;
+    const int p = sc->p;
     *comm_id = -1;
-    if (build_steps(ips, p, &hs) != 0) {
+    if (build_steps(ips, sc, &hs) != 0) {
         sdnmpi_log("alltoall plan ranks=%d: out of memory, falling back", p);
         return 0;
     }
@@ -128,7 +132,8 @@ static int leader_request(const uint32_t *ips, int p, int64_t *comm_id)
     return crc == SDNMPI_CTRL_OK;
 }
 
-int sdnmpi_alltoall_plan_get(MPI_Comm priv, int *ok, int64_t *comm_id)
+int sdnmpi_alltoall_plan_get(MPI_Comm priv, const struct sdnmpi_alltoall_sched *sc, int *ok,
+                             int64_t *comm_id)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     int rc, flag = 0, rank, p;
@@ -161,7 +166,7 @@ int sdnmpi_alltoall_plan_get(MPI_Comm priv, int *ok, int64_t *comm_id)
         != MPI_SUCCESS)
         goto done;
     if (rank == 0)
-        outcome[0] = leader_request(ips, p, &outcome[1]);
+        outcome[0] = leader_request(ips, sc, &outcome[1]);
     if ((rc = PMPI_Bcast(outcome, 2, MPI_INT64_T, 0, priv)) != MPI_SUCCESS)
         goto done;
     plan->ok = (int)outcome[0];

@@ -185,6 +185,8 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->hier_segment = parse_bytes("SDN_MPI_HIER_SEGMENT", SDNMPI_DEFAULT_HIER_SEGMENT, 1);
     cfg->alltoall_window = (int)parse_long("SDN_MPI_ALLTOALL_WINDOW", SDNMPI_DEFAULT_ALLTOALL_WINDOW,
                                            1, 1 << 20);
+    cfg->alltoall_segment = parse_bytes("SDN_MPI_ALLTOALL_SEGMENT", SDNMPI_DEFAULT_ALLTOALL_SEGMENT, 0);
+    cfg->alltoall_grid = parse_bool("SDN_MPI_ALLTOALL_GRID", SDNMPI_DEFAULT_ALLTOALL_GRID);
 
     parse_str("SDN_MPI_PLANNER", cfg->planner, sizeof cfg->planner);
     parse_str("SDN_MPI_TRAFFIC", cfg->traffic, sizeof cfg->traffic);

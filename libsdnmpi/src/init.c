@@ -30,6 +30,8 @@ struct agreement {
     uint64_t bcast_min_bytes;
     int64_t bcast_min_hosts, bcast_rate_mbps, bcast_rounds, bcast_idle_ms, bcast_datagram;
     int64_t bcast_trees;
+    uint64_t alltoall_segment; /* every rank must cut a block into the same messages */
+    int64_t alltoall_grid;     /* and run the same steps */
 };
 
 static const char *const reasons[] = {
@@ -117,6 +119,8 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.bcast_trees = s->cfg.bcast_trees;
         a.bcast_idle_ms = s->cfg.bcast_idle_ms;
         a.bcast_datagram = s->cfg.bcast_datagram;
+        a.alltoall_segment = s->cfg.alltoall_segment;
+        a.alltoall_grid = s->cfg.alltoall_grid;
         a.reason = s->cfg.disable ? R_DISABLED : !s->cfg.has_controller ? R_NO_CONTROLLER : R_ON;
     }
     /* Every rank keeps every rank's fabric address (the flow hints name peers by rank). Whether to
@@ -179,6 +183,8 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.bcast_trees = (int)a.bcast_trees;
     s->cfg.bcast_idle_ms = (int)a.bcast_idle_ms;
     s->cfg.bcast_datagram = (int)a.bcast_datagram;
+    s->cfg.alltoall_segment = a.alltoall_segment;
+    s->cfg.alltoall_grid = (int)a.alltoall_grid;
     s->initialized = 1;
     if (s->sdn_ok && sdnmpi_traffic_hook_add() != 0)
         sdnmpi_warn("init: no phase hook slot left; MPI_Pcontrol phases are not sent to the controller");

@@ -23,6 +23,10 @@
  *   unit_tool unwire HEX                       the header fields, or "invalid"
  *   unit_tool decode                           a reply body on stdin -> JSON of what was parsed
  *   unit_tool hostport TEXT                    "host port" or "invalid"
+ *   unit_tool a2a-sched GRID K0 K1 ...         SDN_MPI_Alltoall's schedule (alltoall_sched.h) for
+ *                                              leaves of K0, K1, ... ranks (leaf by leaf), GRID 0/1:
+ *                                              {"grid": [L, m], "to": [[...]], "from": [[...]]},
+ *                                              one list per step k = 1 .. p-1, indexed by rank
  *   unit_tool heavy SHARE SRC,DST,BYTES...     the pairs sdnmpi_traffic_heavy keeps (one a line)
  *   unit_tool send-traffic NHOSTS PHASE        not pure: registers hosts 10.255.0.1..NHOSTS with
  *                                              the controller at SDN_MPI_CONTROLLER and sends every
@@ -39,6 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alltoall_sched.h"
 #include "bcast_wire.h"
 #include "env.h"
 #include "rpc.h"
@@ -416,8 +421,42 @@ static int cmd_send_traffic(int nhosts, int phase)
     return 0;
 }
 
+static int cmd_a2a_sched(int grid, int nleaves, char **sizes)
+{
+    int start[SDNMPI_ALLTOALL_GRID_MAX_STEPS + 2] = {0};
+    if (nleaves < 1 || nleaves > SDNMPI_ALLTOALL_GRID_MAX_STEPS)
+        return 2;
+    for (int g = 0; g < nleaves; g++) {
+        int k = atoi(sizes[g]);
+        if (k < 1 || start[g] + k > SDNMPI_ALLTOALL_GRID_MAX_STEPS + 1)
+            return 2;
+        start[g + 1] = start[g] + k;
+    }
+    struct sdnmpi_alltoall_sched sc;
+    const int p = start[nleaves];
+    sdnmpi_alltoall_sched_init(&sc, p, start, nleaves, grid);
+    printf("{\"grid\": [%d, %d]", sc.leaves, sc.lanes);
+    for (int dir = 0; dir < 2; dir++) {
+        printf(", \"%s\": [", dir ? "from" : "to");
+        for (int k = 1; k < p; k++) {
+            printf("%s[", k > 1 ? ", " : "");
+            for (int q = 0; q < p; q++) {
+                int to, from;
+                sdnmpi_alltoall_sched_peer(&sc, q, k, &to, &from);
+                printf("%s%d", q ? ", " : "", dir ? from : to);
+            }
+            printf("]");
+        }
+        printf("]");
+    }
+    printf("}\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && !strcmp(argv[1], "a2a-sched"))
+        return cmd_a2a_sched(atoi(argv[2]), argc - 3, argv + 3);
     if (argc >= 3 && !strcmp(argv[1], "heavy"))
         return cmd_heavy(atoi(argv[2]), argc - 3, argv + 3);
     if (argc == 4 && !strcmp(argv[1], "send-traffic"))

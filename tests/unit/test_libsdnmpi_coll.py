@@ -7,6 +7,7 @@ carry real host pairs; with `leaves` the stub's locate puts hosts on several lea
 the private communicator are reordered and the algorithms' rank maps matter.
 """
 import functools
+import json
 import re
 
 import pytest
@@ -28,8 +29,11 @@ pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not
 mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 
-def run_check(np, expect, env=None, quick=False, seed=None):
+def run_check(np, expect, env=None, quick=False, seed=None, shell_prefix=None):
+    """coll_check under mpirun; shell_prefix: shell words run before it in each rank (sh -c)."""
     argv = [CHECK, "--expect", expect, "--seed", seed if seed is not None else 500 + np]
+    if shell_prefix is not None:
+        argv = ["sh", "-c", shell_prefix + ' exec "$0" "$@"'] + argv
     if quick:
         argv.append("--quick")
     return check_runner.run_check(np, argv, SUMMARY, env, timeout=MPI_TIMEOUT)
@@ -41,17 +45,21 @@ def shift_of_step(k, p):
     return k if k <= p // 2 else p + p // 2 - k
 
 
-def pairwise_host_steps(hosts):
-    """The exchange's steps as the library must send them: rank q to q + d (mod p), d the step's
-    shift; same-host pairs dropped, duplicates counted."""
+def pairwise_host_steps(hosts, leaf_sizes=None):
+    """The exchange's steps as the library must send them: rank q to the schedule's `to` (shifts:
+    q + d (mod p), d the step's shift; with leaf_sizes, the leaf grid where it applies, from
+    unit_tool: alltoall_sched.h); same-host pairs dropped, duplicates counted."""
     p = len(hosts)
+    if leaf_sizes is None:
+        tos = [[(q + shift_of_step(k, p)) % p for q in range(p)] for k in range(1, p)]
+    else:
+        tos = json.loads(harness.tool("a2a-sched", 1, *leaf_sizes))["to"]
     steps = []
-    for k in range(1, p):
+    for to in tos:
         step = {}
         for q in range(p):
-            to = (q + shift_of_step(k, p)) % p
-            if hosts[q] != hosts[to]:
-                step[hosts[q], hosts[to]] = step.get((hosts[q], hosts[to]), 0) + 1
+            if hosts[q] != hosts[to[q]]:
+                step[hosts[q], hosts[to[q]]] = step.get((hosts[q], hosts[to[q]]), 0) + 1
         steps.append(sorted([s, d, c] for (s, d), c in step.items()))
     return steps
 
@@ -89,29 +97,62 @@ def test_alltoall_window(built, stub_factory, np, window):
     assert out["alltoall_sdn"] > 0
 
 
+@pytest.mark.parametrize("np,window,segment", [(5, 2, "3"), (8, 2, "1k"), (3, 1, "7")])
+def test_alltoall_segments(built, stub_factory, np, window, segment):
+    """SDN_MPI_ALLTOALL_SEGMENT cuts every block into messages of that many bytes (the last one the
+    rest; at most 64 a block, so 3 and 7 bytes become block / 64 on the large blocks: remainders
+    either way; 1 KiB splits only the large ones), all posted at once: PMPI's bits still, in
+    place or not, on every communicator."""
+    stub = stub_factory(leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_MIN_BYTES": "1",
+           "SDN_MPI_ALLTOALL_WINDOW": str(window), "SDN_MPI_ALLTOALL_SEGMENT": segment}
+    out = run_check(np, "sdn", env, quick=True)
+    assert out["alltoall_sdn"] > 0
+
+
+def test_alltoall_segment_is_world_rank_0s(built, stub_factory):
+    """The segment size is agreed at SDN_MPI_Init (world rank 0's): ranks that read different values
+    still cut the same messages (else their receives would not match the sends). Here rank r's
+    environment says 5 r + 1 bytes."""
+    stub = stub_factory(leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "1"}
+    out = run_check(4, "sdn", env, quick=True,
+                    shell_prefix="SDN_MPI_ALLTOALL_SEGMENT=$((OMPI_COMM_WORLD_RANK * 5 + 1))")
+    assert out["alltoall_sdn"] > 0
+
+
+@pytest.mark.parametrize("grid", [1, 0])
 @pytest.mark.parametrize("np,leaves", [(4, 2), (6, 3), (8, 2)])
-def test_alltoall_plan_is_the_exchange_of_the_reordered_ranks(built, stub_factory, np, leaves):
+def test_alltoall_plan_is_the_exchange_of_the_reordered_ranks(built, stub_factory, np, leaves, grid):
     """The world communicator's exchange plan names the host pairs of the private communicator's
-    order (leaf by leaf), one step per permutation."""
+    order (leaf by leaf), one step per permutation: the leaf grid on these equal leaves with
+    SDN_MPI_ALLTOALL_GRID=1, the shifts with 0 (the default)."""
     stub = stub_factory(leaves=leaves)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_VERBOSE": "1",
-           "SDN_MPI_MIN_BYTES": "1"}
+           "SDN_MPI_MIN_BYTES": "1", "SDN_MPI_ALLTOALL_GRID": str(grid)}
     out = run_check(np, "sdn", env, quick=True)
     assert out["alltoall_sdn"] > 0
     stub.wait_idle()
     hosts = fake_hosts(np, np)
     order = sorted(range(np), key=lambda r: (int(hosts[r].rsplit(".", 1)[1]) % leaves, hosts[r], r))
-    want = pairwise_host_steps([hosts[r] for r in order])
+    want = pairwise_host_steps([hosts[r] for r in order], [np // leaves] * leaves if grid else None)
     # the leader is rank 0 of the private communicator (the first rank of the first leaf), on its
     # own connection; the reversed communicator's plan has the same hosts in the same leaf order
     plans = [r for _i, r in stub.requests("plan_allreduce") if r.get("planner") == "sdn-optimal"]
     assert plans and all(r["steps"] == want for r in plans if len(r["steps"]) == np - 1)
     # No connection carries data both ways while two steps are in flight (the default window):
-    # not within a step (but the swap at shift p/2, p even) and not in consecutive steps.
+    # not within a step (but the swap at shift p/2, p even, or the grid's intra-leaf swap at lane
+    # shift m/2) and not in consecutive steps.
     for k, (step, nxt) in enumerate(zip(want, want[1:] + [[]]), start=1):
         sent = {(src, dst) for src, dst, _count in step}
         back = {(dst, src) for src, dst, _count in step + nxt}
-        assert not sent & back or 2 * shift_of_step(k, np) == np, (k, step, nxt)
+        swap_ok = 2 * shift_of_step(k, np) == np if not grid else all(
+            order.index(hosts.index(s)) // (np // leaves) == order.index(hosts.index(d)) // (np // leaves)
+            for s, d, _c in step)
+        assert not sent & back or swap_ok, (k, step, nxt)
+        assert not {(s, d) for s, d, _c in step} & {(d, s) for s, d, _c in nxt}, (k, step, nxt)
+    assert re.search(r"sdnmpi\[%d\]: alltoall comm=\d+ block=\d+ bytes=\d+: pairwise exchange, %s"
+                     % (order[0], "leaf grid" if grid else "shifts"), out["stderr"]), out["stderr"][-3000:]
     assert re.search(r"sdnmpi\[%d\]: alltoall plan comm=\d+ ranks=%d steps=%d pairs=\d+ planner=sdn-optimal: ok"
                      % (order[0], np, np - 1), out["stderr"]), out["stderr"][-3000:]
     assert "allgather comm=0 " in out["stderr"] and "reduce comm=0 " in out["stderr"]
