@@ -39,11 +39,15 @@ static int get_number(const msgpack_object *o, double *out)
     return -1;
 }
 
-static void copy_str(const msgpack_object *o, char *dst, size_t cap)
+/* A string into dst (cut to cap - 1 bytes, always terminated). 0, or -1 if o is not a string. */
+static int get_str(const msgpack_object *o, char *dst, size_t cap)
 {
+    if (o->type != MSGPACK_OBJECT_STR)
+        return -1;
     size_t n = o->via.str.size < cap - 1 ? o->via.str.size : cap - 1;
     memcpy(dst, o->via.str.ptr, n);
     dst[n] = '\0';
+    return 0;
 }
 
 static int decode_timings(const msgpack_object *o, struct sdnmpi_rpc_reply *out)
@@ -77,10 +81,10 @@ static int decode_trees(const msgpack_object *o, struct sdnmpi_rpc_reply *out)
             const msgpack_object *k = &t->via.map.ptr[i].key, *v = &t->via.map.ptr[i].val;
             int64_t port = 0;
             if (key_is(k, "group")) {
-                if (v->type != MSGPACK_OBJECT_STR)
+                char scratch[sizeof out->tree_group[0]];
+                if (get_str(v, j < SDNMPI_RPC_MAX_TREES ? out->tree_group[j] : scratch,
+                            sizeof scratch))
                     return -1;
-                if (j < SDNMPI_RPC_MAX_TREES)
-                    copy_str(v, out->tree_group[j], sizeof out->tree_group[j]);
                 have_group = 1;
             } else if (key_is(k, "port")) {
                 if (get_int(v, &port))
@@ -121,13 +125,11 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
                 return -1;
             have_status = 1;
         } else if (key_is(k, "error")) {
-            if (v->type != MSGPACK_OBJECT_STR)
+            if (get_str(v, out->error, sizeof out->error))
                 return -1;
-            copy_str(v, out->error, sizeof out->error);
         } else if (key_is(k, "server")) {
-            if (v->type != MSGPACK_OBJECT_STR)
+            if (get_str(v, out->server, sizeof out->server))
                 return -1;
-            copy_str(v, out->server, sizeof out->server);
         } else if (key_is(k, "timings")) {
             if (decode_timings(v, out))
                 return -1;
@@ -135,9 +137,8 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
             if (get_int(v, &out->job))
                 return -1;
         } else if (key_is(k, "token")) {
-            if (v->type != MSGPACK_OBJECT_STR || v->via.str.size > SDNMPI_RPC_MAX_TOKEN)
+            if (get_str(v, out->token, sizeof out->token) || v->via.str.size > SDNMPI_RPC_MAX_TOKEN)
                 return -1;
-            copy_str(v, out->token, sizeof out->token);
         } else if (key_is(k, "flows")) {
             if (get_int(v, &out->flows))
                 return -1;
@@ -157,9 +158,8 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
                 if (get_int(&v->via.array.ptr[j], &out->locality[j]))
                     return -1;
         } else if (key_is(k, "group")) {
-            if (v->type != MSGPACK_OBJECT_STR)
+            if (get_str(v, out->group, sizeof out->group))
                 return -1;
-            copy_str(v, out->group, sizeof out->group);
         } else if (key_is(k, "port")) {
             if (get_int(v, &out->port))
                 return -1;
@@ -167,9 +167,8 @@ static int decode_map(const msgpack_object *root, struct sdnmpi_rpc_reply *out)
             if (get_int(v, &out->switches))
                 return -1;
         } else if (key_is(k, "top")) {
-            if (v->type != MSGPACK_OBJECT_STR)
+            if (get_str(v, out->top, sizeof out->top))
                 return -1;
-            copy_str(v, out->top, sizeof out->top);
         } else if (key_is(k, "trees")) {
             if (decode_trees(v, out))
                 return -1;

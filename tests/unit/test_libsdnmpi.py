@@ -210,7 +210,9 @@ def test_rpc_reply_decoding(built):
     real = rpc_schema.encode_reply(4, timings={"total_s": 0.1}, server="sdnmpi 0.1.0")
     assert json.loads(tool("decode", stdin=frame_body(real)))["server"] == "sdnmpi 0.1.0"
     for bad in ({"v": 2, "id": 1, "status": "ok"}, {"id": 1, "status": "ok"}, {"v": 1, "status": "ok"},
-                {"v": 1, "id": 1, "status": "maybe"}, {"v": 1, "id": 1, "status": "ok", "job": "x"}, [1, 2]):
+                {"v": 1, "id": 1, "status": "maybe"}, {"v": 1, "id": 1, "status": "ok", "job": "x"},
+                {"v": 1, "id": 1, "status": "error", "error": 5}, {"v": 1, "id": 1, "status": "ok", "server": b"x"},
+                [1, 2]):
         assert decode(bad) == {"valid": False}, bad
     assert json.loads(tool("decode", stdin=b"\xc1garbage")) == {"valid": False}
     assert json.loads(tool("decode", stdin=msgpack.packb({"v": 1, "id": 1, "status": "ok"}) + b"\x00")) == {"valid": False}

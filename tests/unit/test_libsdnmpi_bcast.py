@@ -178,7 +178,11 @@ def test_plan_bcast_reply_with_trees_decoding(built):
     assert got["trees"] == [{"group": t["group"], "port": t["port"]} for t in trees]
     old = decode({"v": 1, "id": 1, "status": "ok", "group": "239.77.0.1", "port": 47001})
     assert old["n_trees"] == 0 and old["trees"] == []
+    many = [{"group": "239.77.0.%d" % i, "port": 47000 + i} for i in range(1, 10)]   # 9 > SDNMPI_RPC_MAX_TREES
+    got = decode({"v": 1, "id": 1, "status": "ok", "trees": many})
+    assert got["n_trees"] == 9 and got["trees"] == [{"group": t["group"], "port": t["port"]} for t in many[:8]]
     for bad in ({"trees": 1}, {"trees": [1]}, {"trees": [{"group": "239.77.0.1"}]},
+                {"trees": many + [{"group": 5, "port": 1}]},
                 {"trees": [{"group": 5, "port": 1}]}, {"trees": [{"group": "239.77.0.1", "port": "1"}]}):
         assert decode(dict({"v": 1, "id": 1, "status": "ok"}, **bad)) == {"valid": False}, bad
 
