@@ -4,7 +4,7 @@
  * them under each routing policy. A plain MPI program: nothing of sdnmpi is linked in, so it runs
  * unmodified under the profiler and under the preload library.
  *
- * Usage: traffic_patterns [--reps N] [--hints] [--wait-sleep US] STEP [ARGS] [STEP [ARGS] ...]
+ * Usage: traffic_patterns [--reps N] [--hints] [--wait-sleep US] [--hold-max S] STEP [ARGS] [STEP [ARGS] ...]
  *
  *   shift D B      rank r sends B bytes to r+D (mod p), receives from r-D
  *   perm SEED B    a random permutation (the same on every rank, from SEED): r sends B bytes to
@@ -17,6 +17,9 @@
  *   pause MS       computes (spins) for MS milliseconds, no communication
  *   skew MS        rank 0 alone computes for MS milliseconds (the others go on and wait for it in
  *                  the next exchange's barrier): a load imbalance
+ *   hold FILE      every rank sleeps until FILE exists (checked every HOLD_POLL_MS, for at most
+ *                  --hold-max seconds, default 600; past that the run fails), no communication: a
+ *                  test looks at the switches while the job still holds its routes, then creates FILE
  *
  * Each exchange is repeated --reps times (default 1); every byte of every repetition is checked
  * (the data depend on sender, receiver, repetition and offset). --hints: before each exchange,
@@ -47,20 +50,23 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_BYTES (1L << 30)
 #define MAX_NEIGHBOURS 6
+#define HOLD_POLL_MS 20
 
 typedef int (*hints_fn)(MPI_Comm, int, const int *, const long long *);
 
 static int rank, size, reps = 1, failed;
 static long wait_sleep_us; /* --wait-sleep: 0 = the blocking calls */
+static long hold_max_s = 600;
 static hints_fn hints;
 static double total_seconds;
 
-/* One step of the command line: its name and up to two numbers. */
+/* One step of the command line: its name and up to two numbers, or a path. */
 struct step {
-    const char *name;
+    const char *name, *path;
     long a, b;
 };
 
@@ -69,8 +75,8 @@ static void bad_arguments(const char *fmt, const char *what)
     if (rank == 0) {
         fprintf(stderr, "traffic_patterns: ");
         fprintf(stderr, fmt, what);
-        fprintf(stderr, " (usage: traffic_patterns [--reps N] [--hints] [--wait-sleep US] shift D B | perm SEED B | "
-                        "halo2d B | halo3d B | alltoall B | phase K | pause MS | skew MS ...)\n");
+        fprintf(stderr, " (usage: traffic_patterns [--reps N] [--hints] [--wait-sleep US] [--hold-max S] shift D B | perm SEED B | "
+                        "halo2d B | halo3d B | alltoall B | phase K | pause MS | skew MS | hold FILE ...)\n");
     }
     MPI_Finalize();
     exit(2);
@@ -271,6 +277,22 @@ static void pause_ms(long ms)
     while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
 
+/* Sleeps until path exists, at most hold_max_s; a run whose file never came fails. */
+static void hold(const char *path)
+{
+    const struct timespec nap = {0, HOLD_POLL_MS * 1000000L};
+    long waited_ms = 0;
+    while (access(path, F_OK) != 0) {
+        if (waited_ms >= hold_max_s * 1000L) {
+            fprintf(stderr, "traffic_patterns[%d]: hold: %s did not appear in %ld s\n", rank, path, hold_max_s);
+            failed = 1;
+            return;
+        }
+        nanosleep(&nap, NULL);
+        waited_ms += HOLD_POLL_MS;
+    }
+}
+
 /* Parses argv[i..] into steps (all of them before anything runs); returns their count. */
 static int parse(int argc, char **argv, int i, struct step *steps)
 {
@@ -287,6 +309,10 @@ static int parse(int argc, char **argv, int i, struct step *steps)
             s->a = number(argc, argv, ++i, 0, 1000000);
         } else if (!strcmp(s->name, "pause") || !strcmp(s->name, "skew")) {
             s->a = number(argc, argv, ++i, 0, 3600000);
+        } else if (!strcmp(s->name, "hold")) {
+            if (++i >= argc)
+                bad_arguments("%s needs an argument", "hold");
+            s->path = argv[i];
         } else {
             bad_arguments("unknown pattern %s", s->name);
         }
@@ -313,7 +339,9 @@ static void run(const struct step *s)
     else if (!strcmp(s->name, "skew")) {
         if (rank == 0)
             pause_ms(s->a);
-    } else
+    } else if (!strcmp(s->name, "hold"))
+        hold(s->path);
+    else
         pause_ms(s->a);
 }
 
@@ -329,6 +357,8 @@ int main(int argc, char **argv)
             reps = (int)number(argc, argv, ++i, 1, 1000000);
         else if (!strcmp(argv[i], "--wait-sleep"))
             wait_sleep_us = number(argc, argv, ++i, 0, 1000000);
+        else if (!strcmp(argv[i], "--hold-max"))
+            hold_max_s = number(argc, argv, ++i, 0, 86400);
         else if (!strcmp(argv[i], "--hints"))
             *(void **)&hints = dlsym(RTLD_DEFAULT, "SDN_MPI_Flow_hints");
         else

@@ -236,10 +236,11 @@ def test_a_profiled_program_rerun_with_its_trace_gets_the_planners_routes(fabric
     hosts = ["h%d" % n for n in range(1, N + 1)]
     random.Random(7).shuffle(hosts)                      # a placement where the shift crosses leaves
     rank_ips = [fab.host_ips()[h] for h in hosts]
-    # the shift; the rerun then pauses long enough to look at the switches while the job still holds
-    # its routes (the profiled run needs no pause: a pause adds no traffic to the trace)
+    # the shift; the rerun then holds (sleeping) until the test has looked at the switches while the
+    # job still has its routes (the profiled run needs no hold: it adds no traffic to the trace)
     shift = [PATTERNS, "shift", "1", str(1 << 20)]
-    program = shift + ["pause", "20000"]
+    go = tmp_path / "checked"
+    program = shift + ["hold", str(go)]
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, ctl.rpc_port), "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8",
            "SDN_MPI_VERBOSE": "1", "SDN_MPI_MIN_BYTES": "1024g"}    # no allreduce plan: only the trace's routes
     prof_env = {"SDN_MPI_PROF_DIR": str(tmp_path), "SDN_MPI_PROF_JOB": "shift", "SDN_MPI_PROF_SOURCE": "pmpi"}
@@ -272,6 +273,7 @@ def test_a_profiled_program_rerun_with_its_trace_gets_the_planners_routes(fabric
         # a pair inside one leaf has one path: the default route carries it, no job flow
         assert len(flows) == active["flows"] == sum(len(p) for p in crossing.values())
     finally:
+        go.touch()
         run.join(timeout=240)
     assert result.get("rc") == 0, result.get("out", "")[-3000:]
     assert "traffic_patterns: ranks=%d ok" % N in result["out"]

@@ -7,6 +7,8 @@ Runs mpirun: take the machine-wide lock (COMMON.md):
 """
 import pathlib
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -14,6 +16,7 @@ from libsdnmpi_harness import mpirun
 
 LIB = pathlib.Path(__file__).resolve().parents[2] / "libsdnmpi"
 PROGRAM = LIB / "tests" / "traffic_patterns"
+HOLD_FOR = 2.0   # seconds before test_hold's file appears
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +88,34 @@ def test_several_exchanges_one_line_each_and_the_sum(program):
     assert float(total.split("=")[1]) == pytest.approx(sum(float(l["seconds"]) for l in lines), abs=3e-6)
 
 
+def test_hold_sleeps_until_the_file_appears(program, tmp_path):
+    go = tmp_path / "go"
+    created = {}
+
+    def create_later():
+        time.sleep(HOLD_FOR)     # the delay under test, not a wait for a condition
+        go.touch()
+        created["at"] = time.monotonic()
+
+    later = threading.Thread(target=create_later)
+    later.start()
+    try:
+        res, _seconds = mpirun(2, [program, "shift", 1, 100, "hold", go, "shift", 1, 200], timeout=120)
+        finished = time.monotonic()
+    finally:
+        later.join()
+    assert res.returncode == 0, res.stderr
+    assert [l["bytes"] for l in result_lines(res.stdout)[0]] == ["100", "200"]
+    assert finished > created["at"]    # the run did not end before the file came
+
+
+def test_hold_past_its_limit_fails_the_run(program, tmp_path):
+    res, seconds = mpirun(2, [program, "--hold-max", 1, "hold", tmp_path / "never", "shift", 1, 100], timeout=120)
+    assert res.returncode == 1
+    assert res.stderr.count("did not appear in 1 s") == 2, res.stderr   # each rank says so
+    assert " ok " not in res.stdout
+
+
 @pytest.mark.parametrize("argv, message", [
     (["spiral", 10], "unknown pattern spiral"),
     (["shift", 1, 0], "bad number 0"),
@@ -96,6 +127,8 @@ def test_several_exchanges_one_line_each_and_the_sum(program):
     (["--wait-sleep", -1, "shift", 1, 10], "bad number -1"),
     (["--wait-sleep", "1ms", "shift", 1, 10], "bad number 1ms"),
     (["shift", 1], "1 needs an argument"),
+    (["hold"], "hold needs an argument"),
+    (["--hold-max", -1, "hold", "x"], "bad number -1"),
     ([], "no pattern given"),
 ])
 def test_bad_arguments_exit_2_with_one_line(program, argv, message):
