@@ -61,9 +61,12 @@ def test_labels_from_the_counters_need_a_whole_busy_interval_at_a_tenth_of_the_l
         [9, 9, 9, 9, 9, 9],       # 9 %: a mouse
         [0, 0, 2, 0, 4, 30],      # ends busy: the last interval is not known whole
         [0.5, 0, 0.5, 3, 20, 20],  # chatter (< 1 %) before it starts: not part of its start
+        [3, 4, 5, 3, 14, 12],     # busy at 3-5 % (a mouse's rate) until interval 4: heavy from 3
+        [0, 0, 12, 12, 12, 0],    # starts at a poll: nothing busy before its first whole interval
     ], dtype=float)
     labels, starts = counterlog.label(counts, LINK)
-    assert labels.tolist() == [True, False, False, False, True] and starts.tolist() == [1, -1, -1, -1, 3]
+    assert labels.tolist() == [True, False, False, False, True, True, True]
+    assert starts.tolist() == [1, -1, -1, -1, 3, 3, 2]
 
 
 def test_a_log_scores_the_controllers_flags_against_the_counters_labels(tmp_path):
