@@ -55,14 +55,15 @@ MICE_ROUNDS = 10
 
 def patterns(nbytes):
     """{name: program steps}: the job routing issue's patterns (two phases: a shift, a 3 s pause,
-    a permutation), then "mice" (not run by default: recorded for training the learned model):
-    MICE_ROUNDS small all-to-alls (1/64 of the bytes per pair) 0.5 s apart, every pair busy at a
-    few % of its link."""
+    a permutation), then "mice" and "halo2d" (not run by default: recorded for training the
+    learned model): MICE_ROUNDS small all-to-alls (1/64 of the bytes per pair) 0.5 s apart, every
+    pair busy at a few % of its link; a 4 x 4 periodic grid's halo exchange (4 neighbours)."""
     b = str(nbytes)
     return {"shift": ["shift", "4", b], "permutation": ["perm", "7", b], "halo3d": ["halo3d", b],
             "alltoall": ["alltoall", str(max(1, nbytes // 8))],
             "two-phases": ["shift", "4", b, "pause", "3000", "perm", "7", b],
-            "mice": ["alltoall", str(max(1, nbytes // 64)), "pause", "500"] * MICE_ROUNDS}
+            "mice": ["alltoall", str(max(1, nbytes // 64)), "pause", "500"] * MICE_ROUNDS,
+            "halo2d": ["halo2d", b]}
 
 
 DEFAULT_PATTERNS = ("shift", "permutation", "halo3d", "alltoall", "two-phases")
@@ -160,20 +161,21 @@ class Fabric:
         self.ctl.stop()
 
 
-def add_counter_scores(results, folder):
-    """Each detection run's `counterlog.score` from its counter log in ``folder`` (if there)."""
+def add_counter_scores(results, folder, rescore=False):
+    """Each detection run's `counterlog.score` from its counter log in ``folder`` (if there); with
+    ``rescore`` also for runs that hold one (scored by the current label)."""
     for p, by_mode in results.items():
         for mode, runs in by_mode.items():
             for rep, run in enumerate(runs, 1):
                 path = os.path.join(folder, "counters", "%s-%s-%d.jsonl.gz" % (p, mode, rep))
-                if "counters" not in run and os.path.exists(path):
+                if ("counters" not in run or rescore) and os.path.exists(path):
                     with gzip.open(path, "rt", encoding="utf-8") as f:
                         run["counters"] = counterlog.score(f.readlines())
 
 
 def summary(results, pattern_names, modes):
     """The markdown table. Detection columns from the runs' counter logs (elephants: a whole
-    interval at >= 10 % of the host link, as counted; delay from the start of that busy stretch)."""
+    interval at >= 10 % of the host link, as counted; delay from its start, `counterlog.label`)."""
     rows = ["| pattern | mode | runs | median s | vs none | vs hints | pairs flagged (median) "
             "| elephants (counters) | precision | delay median, polls | delay max | within 2 polls |",
             "|" + "---|" * 12]
@@ -206,7 +208,8 @@ def summary(results, pattern_names, modes):
 
 
 def report(folders):
-    """One table over the results.json of ``folders`` (runs of the same pattern and mode pooled)."""
+    """One table over the results.json of ``folders`` (runs of the same pattern and mode pooled; the
+    detection columns scored again from the counter logs by the current label)."""
     results, names, modes = {}, [], []
     for folder in folders:
         path = os.path.join(folder, "results.json") if os.path.isdir(folder) else folder
@@ -215,7 +218,7 @@ def report(folders):
                 doc = json.load(f)
         except (OSError, ValueError) as exc:
             raise SystemExit("bench_flowdetect: %s: %s" % (path, exc))
-        add_counter_scores(doc["results"], os.path.dirname(path))
+        add_counter_scores(doc["results"], os.path.dirname(path), rescore=True)
         for p, by_mode in doc["results"].items():
             names += [p] if p not in names else []
             for mode, runs in by_mode.items():

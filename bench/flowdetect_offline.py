@@ -6,9 +6,11 @@ elephants flagged within 2 polls (docs/flows.md), and why the late ones were lat
     .venv/bin/python bench/flowdetect_offline.py DIR [DIR ...] [--model NAME=PATH ...]
 
 Labels and starts come from the counters (`flows.counterlog.label`), as for training. A late
-elephant (flagged after its second poll, or never) is counted by what its first two busy intervals
-held: both under 10 % of the link (no classifier that waits for one whole interval and flags
-nothing under the label's 10 % can be in time), or the first whole one at >= 10 %. ``--onset``
+elephant (flagged after its second poll, or never) is counted by its first heavy interval (the
+first whole one at >= 10 % of the link): under 15 % (within the counters' wobble of the label's
+line) or above. ``--pairs PATTERN`` prints, per elephant of that pattern, its start, the polls to
+its flag, its bytes (% of the link), its share of its endpoints' bytes and the model's score in
+the polls around its start (the last --model, or the shipped one). ``--onset``
 prints instead how elephants begin: their first busy (partial) and first whole interval against
 their steady rate (the median of their busy stretch after the first interval), and how often an
 interval inside the stretch is as low (and what the next one holds: a counter that lags and
@@ -29,19 +31,49 @@ from sdnmpi import flows
 from sdnmpi.simulator import counterlogs, flowtraffic, train_flows
 
 
+NEAR = 1.5   # late_causes: a first heavy interval under NEAR x the label's fraction is "near the line"
+LATE = ("first heavy interval < 15 %", "first heavy interval >= 15 %")
+
+
+def _first_heavy(x, start):
+    """The first interval at or after ``start`` at >= the label's fraction (scaled bytes ``x``)."""
+    heavy = np.nonzero(x[start:] >= flowtraffic.HEAVY_FRACTION)[0]
+    return start + int(heavy[0]) if len(heavy) else len(x) - 1
+
+
 def late_causes(classifier, runs, link_bytes):
     """{cause: elephants} of the elephants ``classifier`` flags after their second poll."""
-    out = {"first whole interval < 10 %": 0, "first whole interval >= 10 %": 0}
+    out = dict.fromkeys(LATE, 0)
     for run in runs:
         first = flows.first_flags(classifier.flags(run.counts, train_flows.totals(run)))
         x = run.counts / link_bytes
         for i in np.nonzero(run.labels)[0]:
-            s = run.starts[i]
-            if 0 <= first[i] <= s + 1:
+            if 0 <= first[i] <= run.starts[i] + 1:
                 continue
-            whole = max(x[i, s], x[i, s + 1] if s + 1 < x.shape[1] else 0.0)
-            out["first whole interval " + ("< 10 %" if whole < flowtraffic.HEAVY_FRACTION else ">= 10 %")] += 1
+            k = _first_heavy(x[i], run.starts[i])
+            out[LATE[int(x[i, k] >= NEAR * flowtraffic.HEAVY_FRACTION)]] += 1
     return out
+
+
+def pairs_table(classifier, runs, link_bytes, before=2, after=4):
+    """Prints, per elephant of ``runs``: run, pair, start, polls to its flag (- never), and from
+    ``before`` polls ahead of its start to ``after`` past it: % of the link, share of its
+    endpoints' bytes, the classifier's score."""
+    print("| run | pair | start | polls to flag | % of link | share | score |")
+    print("|" + "---|" * 7)
+    for r, run in enumerate(runs):
+        totals = train_flows.totals(run)
+        first = flows.first_flags(classifier.flags(run.counts, totals))
+        score = classifier.probability(run.counts, totals)
+        share = np.divide(run.counts[..., None], totals, out=np.zeros_like(totals), where=totals > 0).min(axis=2)
+        x = run.counts / link_bytes
+        for i in np.nonzero(run.labels)[0]:
+            s = run.starts[i]
+            cols = slice(max(0, s - before), s + after + 1)
+            polls = "-" if first[i] < 0 else max(1, first[i] - s + 1)
+            row = [" ".join(f"{v:{fmt}}" for v in a[i, cols]) for a, fmt in ((100 * x, ".1f"), (share, ".2f"),
+                                                                              (score, ".2f"))]
+            print(f"| {r} | {run.pairs[i][0]} -> {run.pairs[i][1]} | {s} | {polls} | " + " | ".join(row) + " |")
 
 
 def onset(dirs, fraction=flowtraffic.HEAVY_FRACTION):
@@ -86,6 +118,7 @@ def main(argv=None):
     p.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
                    help="a learned model to score (default: the shipped one as 'learned')")
     p.add_argument("--onset", action="store_true", help="print how the elephants begin instead")
+    p.add_argument("--pairs", metavar="PATTERN", help="print every elephant of PATTERN around its start instead")
     args = p.parse_args(argv)
     if args.onset:
         missing = [d for d in args.dirs if not glob.glob(os.path.join(d, "*.jsonl.gz"))]
@@ -102,9 +135,15 @@ def main(argv=None):
     except (ValueError, flows.CounterLogError) as exc:   # ModelError is a ValueError
         print(f"flowdetect_offline: {exc}", file=sys.stderr)
         return 2
+    if args.pairs:
+        if args.pairs not in data or not isinstance(classifiers[-1][1], flows.LearnedClassifier):
+            print(f"flowdetect_offline: no {args.pairs} logs, or no learned model to score", file=sys.stderr)
+            return 2
+        pairs_table(classifiers[-1][1], data[args.pairs], rate * interval)
+        return 0
     f = train_flows._fmt
     print("| pattern | runs | classifier | pairs with bytes | elephants | accuracy | precision | recall "
-          "| delay median | delay max | within 2 polls | late: first whole interval < 10 % | late: >= 10 % |")
+          f"| delay median | delay max | within 2 polls | late: {LATE[0]} | late: >= 15 % |")
     print("|" + "---|" * 13)
     for pattern, runs in sorted(data.items()):
         for name, clf in classifiers:
@@ -112,8 +151,7 @@ def main(argv=None):
             late = late_causes(clf, runs, rate * interval)
             print(f"| {pattern} | {len(runs)} | {name} | {s['pairs']} | {s['elephants']} | {f(s['accuracy'])} | "
                   f"{f(s['precision'])} | {f(s['recall'])} | {f(s['delay_median'])} | {f(s['delay_max'])} | "
-                  f"{f(s['within_2'])} | {late['first whole interval < 10 %']} | "
-                  f"{late['first whole interval >= 10 %']} |")
+                  f"{f(s['within_2'])} | {late[LATE[0]]} | {late[LATE[1]]} |")
     return 0
 
 

@@ -13,7 +13,8 @@ per-interval byte counts, pairs x polls, the way `PairCounters` differences them
 pairs the counters show as elephants: an interval with >= ``fraction`` of the link's bytes inside
 a busy stretch (>= ``fraction`` / 10 of the link in the intervals before and after it, so the pair
 sent through the whole interval; less is start-up chatter such as MPI's connection set-up); their
-start is the first interval of that stretch.
+start is the interval in which that heavy run can have begun: the busy interval just before the
+first such interval (it may hold the run's partial beginning), else that interval itself.
 """
 import json
 import logging
@@ -111,8 +112,12 @@ def read(lines):
 def label(counts, link_bytes, fraction=0.1):
     """(labels, starts) per pair of ``counts`` (pairs x intervals): an elephant has an interval with
     >= ``fraction`` x ``link_bytes`` and busy intervals (>= ``fraction`` / 10 of the link) on both
-    sides of it; its start is the first interval of the busy stretch holding the first such
-    interval (-1 for a mouse)."""
+    sides of it; its start is the interval in which its heavy run can have begun, as the
+    simulator's label dates it (`flowtraffic.heavy_starts`): the interval before the first such
+    one when that was busy (a run of one whole interval at ``fraction`` that began earlier would
+    have made it heavy too), else the first such one (-1 for a mouse). Busy intervals further back,
+    below ``fraction`` (a halo pair at 3-8 % of its link for 10 polls before other flows end and it
+    speeds up), are not part of the elephant: no poll-based detector can tell them from a mouse."""
     counts = np.asarray(counts, dtype=float)
     busy = counts >= fraction / 10 * link_bytes
     heavy = np.zeros_like(busy)
@@ -121,9 +126,7 @@ def label(counts, link_bytes, fraction=0.1):
     starts = np.full(len(counts), -1)
     for i in np.nonzero(labels)[0]:
         k = int(heavy[i].argmax())
-        while k > 0 and busy[i, k - 1]:
-            k -= 1
-        starts[i] = k
+        starts[i] = k - 1 if k > 0 and busy[i, k - 1] else k
     return labels, starts
 
 

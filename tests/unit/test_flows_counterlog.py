@@ -61,9 +61,12 @@ def test_labels_from_the_counters_need_a_whole_busy_interval_at_a_tenth_of_the_l
         [9, 9, 9, 9, 9, 9],       # 9 %: a mouse
         [0, 0, 2, 0, 4, 30],      # ends busy: the last interval is not known whole
         [0.5, 0, 0.5, 3, 20, 20],  # chatter (< 1 %) before it starts: not part of its start
+        [3, 4, 5, 3, 14, 12],     # busy at 3-5 % (a mouse's rate) until interval 4: heavy from 3
+        [0, 0, 12, 12, 12, 0],    # starts at a poll: nothing busy before its first whole interval
     ], dtype=float)
     labels, starts = counterlog.label(counts, LINK)
-    assert labels.tolist() == [True, False, False, False, True] and starts.tolist() == [1, -1, -1, -1, 3]
+    assert labels.tolist() == [True, False, False, False, True, True, True]
+    assert starts.tolist() == [1, -1, -1, -1, 3, 3, 2]
 
 
 def test_a_log_scores_the_controllers_flags_against_the_counters_labels(tmp_path):
@@ -130,6 +133,27 @@ def test_both_classifiers_on_a_counter_log_recorded_on_mininet(kind):
     got = train_flows.score(clf, [flowtraffic.Run(counts, labels, starts, pairs)])
     assert (got["tp"], got["fp"], got["fn"]) == (27, 0, 0)   # every elephant, no mouse
     assert got["delay_median"] <= 3 and got["delay_max"] <= 6
+
+
+def test_the_offline_tool_lists_each_elephant_and_why_the_late_ones_were_late(capsys):
+    import bench_setup  # noqa: F401  (puts bench/ on sys.path)
+    import flowdetect_offline
+    folder = os.path.dirname(RECORDED)
+    assert flowdetect_offline.main([folder, "--pairs", "two-phases"]) == 0
+    rows = [r.split("|")[1:-1] for r in capsys.readouterr().out.splitlines()[2:]]
+    assert len(rows) == 27   # the log's elephants, each with the same polls of bytes, share and score
+    assert all(len(r[4].split()) == len(r[5].split()) == len(r[6].split()) == min(7, int(r[2]) + 5) for r in rows)
+    with gzip.open(RECORDED, "rt", encoding="utf-8") as f:
+        header, pairs, counts = counterlog.read(f.readlines())
+    labels, starts = counterlog.label(counts, header["link_rate_Bps"] * header["interval_s"])
+    listed = {tuple(r[1].strip().split(" -> ")): int(r[2]) for r in rows}
+    assert listed == {p: int(starts[i]) for i, p in enumerate(pairs) if labels[i]}
+    assert flowdetect_offline.main([folder]) == 0
+    table = [r.split("|")[1:-1] for r in capsys.readouterr().out.splitlines() if r.startswith("| two-phases")]
+    for row in table:   # the late ones (either cause) are the elephants not flagged within 2 polls
+        elephants, within = int(row[4]), float(row[10])
+        assert int(row[11]) + int(row[12]) == round(elephants * (1 - within))
+    assert flowdetect_offline.main([folder, "--pairs", "halo3d"]) == 2
 
 
 MININET_LOGS = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "results",
