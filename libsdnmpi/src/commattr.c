@@ -33,6 +33,19 @@ int sdnmpi_comm_world_ranks(MPI_Comm comm, int p, int *world, int *all_in)
     return rc;
 }
 
+static int owner_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm, (void)keyval;
+    const struct sdnmpi_commattr_owner *owner = extra;
+    owner->free_fn(attr);
+    return MPI_SUCCESS;
+}
+
+int sdnmpi_commattr_keyval_create(int *keyval, struct sdnmpi_commattr_owner *owner)
+{
+    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, owner_delete, keyval, owner);
+}
+
 int sdnmpi_commattr_drop(MPI_Comm comm, int keyval)
 {
     void *val = NULL;

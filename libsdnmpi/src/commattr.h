@@ -7,6 +7,16 @@
 #include <mpi.h>
 #include <stdint.h>
 
+/* Who frees a cache's attribute values: free_fn(value) when the communicator is freed or the value
+ * deleted. */
+struct sdnmpi_commattr_owner {
+    void (*free_fn)(void *value);
+};
+
+/* A keyval for a cache whose values `owner` frees (not copied by MPI_Comm_dup), into *keyval.
+ * MPI error code. */
+int sdnmpi_commattr_keyval_create(int *keyval, struct sdnmpi_commattr_owner *owner);
+
 /* Deletes the attribute `*keyval` from MPI_COMM_WORLD and MPI_COMM_SELF (the communicators MPI
  * never frees before MPI_Finalize, so their caches must go now) and frees the keyval, leaving
  * MPI_KEYVAL_INVALID. Nothing to do if it is already invalid. The first MPI error code. */

@@ -7,6 +7,7 @@
 
 #include "addr.h"
 #include "bcast_plan.h"
+#include "commattr.h"
 #include "controller.h"
 #include "log.h"
 #include "plan.h"
@@ -220,7 +221,8 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
     int rc = sdnmpi_plan_keyval_free();
     int rc2 = sdnmpi_bcast_keyval_free();
     int rc3 = sdnmpi_reconnect_keyval_free();
-    int rc4 = sdnmpi_plan_ahead_keyval_free(); /* the release below reads a reply left first */
+    int rc4 = sdnmpi_commattr_keyval_free(&s->ahead_keyval); /* the release below reads a reply
+                                                               left first */
     if (rc == MPI_SUCCESS)
         rc = rc2 != MPI_SUCCESS ? rc2 : rc3 != MPI_SUCCESS ? rc3 : rc4;
     /* Every rank is done with its plans and its data before the routes go away. */

@@ -30,24 +30,6 @@ void sdnmpi_plan_ahead_rec_free(struct sdnmpi_ahead_rec *rec)
     free(rec);
 }
 
-static int rec_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
-{
-    (void)comm, (void)keyval, (void)extra;
-    sdnmpi_plan_ahead_rec_free(attr);
-    return MPI_SUCCESS;
-}
-
-int sdnmpi_plan_ahead_keyval_create(void)
-{
-    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, rec_delete, &sdnmpi_g.ahead_keyval,
-                                   NULL);
-}
-
-int sdnmpi_plan_ahead_keyval_free(void)
-{
-    return sdnmpi_commattr_keyval_free(&sdnmpi_g.ahead_keyval);
-}
-
 int sdnmpi_plan_ahead_store(MPI_Comm comm, struct sdnmpi_ahead_rec *rec)
 {
     if (PMPI_Comm_set_attr(comm, sdnmpi_g.ahead_keyval, rec) == MPI_SUCCESS)
@@ -127,4 +109,16 @@ int sdnmpi_plan_ahead_take_locked(MPI_Comm comm, const struct sdnmpi_host_steps 
     *comm_id = rec->comm_id;
     sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD, 1.0);
     return rc;
+}
+
+static void rec_free_attr(void *attr)
+{
+    sdnmpi_plan_ahead_rec_free(attr);
+}
+
+static struct sdnmpi_commattr_owner rec_owner = {rec_free_attr};
+
+int sdnmpi_plan_ahead_keyval_create(void)
+{
+    return sdnmpi_commattr_keyval_create(&sdnmpi_g.ahead_keyval, &rec_owner);
 }

@@ -47,10 +47,10 @@ struct sdnmpi_ahead_rec {
     double sent_at;             /* sdnmpi_clock() */
 };
 
-/* The records' keyval (SDN_MPI_Init / SDN_MPI_Finalize; freeing it drops the world's record: the
- * connection's next exchange or its close reads or drops the reply). MPI error codes. */
+/* The records' keyval, sdnmpi_g.ahead_keyval (SDN_MPI_Init; SDN_MPI_Finalize frees it with
+ * sdnmpi_commattr_keyval_free, which drops the world's record: the connection's next exchange or
+ * its close reads or drops the reply). MPI error code. */
 int sdnmpi_plan_ahead_keyval_create(void);
-int sdnmpi_plan_ahead_keyval_free(void);
 
 /* Stores `rec` (allocated, owned from here on) as comm's record. 0, or -1 (then rec is freed and
  * its request abandoned). Call without sdnmpi_g.lock. */
