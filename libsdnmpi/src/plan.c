@@ -119,9 +119,9 @@ static int leader_request(MPI_Comm comm, const uint32_t *ips, int p, const int *
      * routes of the same group's plan; else ask now */
     int crc = sdnmpi_plan_ahead_take_locked(comm, &hs, comm_id, dist, ndims, &reply, why,
                                             sizeof why);
-    const char *ahead = crc == SDNMPI_AHEAD_NONE ? ""
-                        : is_world                ? ", sent ahead at Init"
-                                                  : ", sent ahead at creation";
+    const char *ahead = crc == SDNMPI_AHEAD_NONE             ? ""
+                        : *comm_id == SDNMPI_WORLD_COMM_ID ? ", sent ahead at Init"
+                                                           : ", sent ahead at creation";
     if (crc == SDNMPI_AHEAD_REUSED) {
         (void)pthread_mutex_unlock(&s->lock);
         sdnmpi_timing_set(SDNMPI_T_PLAN_REQUEST, 0.0);

@@ -13,17 +13,30 @@
 #include "state.h"
 #include "timing.h"
 
+int sdnmpi_plan_ahead_rec_hold(struct sdnmpi_ahead_rec *rec)
+{
+    if (pthread_mutex_lock(&sdnmpi_g.lock) != 0)
+        return -1;
+    rec->refs++;
+    (void)pthread_mutex_unlock(&sdnmpi_g.lock);
+    return 0;
+}
+
 void sdnmpi_plan_ahead_rec_free(struct sdnmpi_ahead_rec *rec)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     if (rec == NULL)
         return;
-    /* Without the lock (it cannot fail with a default mutex) the reply stays on the connection's
-     * list and is collected by nobody: its slot is lost, nothing else. */
-    if (rec->req_id != 0 && pthread_mutex_lock(&s->lock) == 0) {
+    /* Without the lock (it cannot fail with a default mutex) the record stays: a leak, and the
+     * reply stays on the connection's list, collected by nobody; nothing else. */
+    if (pthread_mutex_lock(&s->lock) != 0)
+        return;
+    int last = --rec->refs <= 0;
+    if (last && rec->req_id != 0 && !rec->collected)
         sdnmpi_conn_plan_abandon(&s->conn, rec->req_id);
-        (void)pthread_mutex_unlock(&s->lock);
-    }
+    (void)pthread_mutex_unlock(&s->lock);
+    if (!last)
+        return;
     sdnmpi_host_steps_free(&rec->hs);
     free(rec->pos);
     free(rec->leaf_start);
@@ -49,12 +62,23 @@ static struct sdnmpi_ahead_rec *rec_of(MPI_Comm comm)
     return val;
 }
 
-/* Whether rec still holds something for comm's p ranks under the current registration. */
+/* Whether rec holds something for comm's p ranks under the current registration. */
 static int rec_usable(const struct sdnmpi_ahead_rec *rec, int p)
 {
     const struct sdnmpi_state *s = &sdnmpi_g;
-    return rec != NULL && (rec->req_id != 0 || rec->reused) && rec->p == p
-           && rec->job_id == s->job.id && rec->reg_gen == s->reg_gen;
+    return rec != NULL && rec->p == p && rec->job_id == s->job.id && rec->reg_gen == s->reg_gen;
+}
+
+struct sdnmpi_ahead_rec *sdnmpi_plan_ahead_pending(MPI_Comm comm)
+{
+    struct sdnmpi_ahead_rec *rec = rec_of(comm);
+    int ok = 0;
+    if (rec != NULL && pthread_mutex_lock(&sdnmpi_g.lock) == 0) {
+        ok = rec_usable(rec, rec->p)
+             && (rec->reused || !rec->collected || rec->crc == SDNMPI_CTRL_OK);
+        (void)pthread_mutex_unlock(&sdnmpi_g.lock);
+    }
+    return ok ? rec : NULL;
 }
 
 int sdnmpi_plan_ahead_order(MPI_Comm comm, int p, int *pos, int *leaf_start, int *nleaves)
@@ -82,11 +106,10 @@ int sdnmpi_plan_ahead_take_locked(MPI_Comm comm, const struct sdnmpi_host_steps 
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     struct sdnmpi_ahead_rec *rec = rec_of(comm);
-    if (rec == NULL || (rec->req_id == 0 && !rec->reused))
+    if (rec == NULL)
         return SDNMPI_AHEAD_NONE;
     int current = rec->job_id == s->job.id && rec->reg_gen == s->reg_gen;
     if (rec->reused) {
-        rec->reused = 0; /* taken */
         if (!current)
             return SDNMPI_AHEAD_NONE;
         *comm_id = rec->comm_id;
@@ -95,20 +118,27 @@ int sdnmpi_plan_ahead_take_locked(MPI_Comm comm, const struct sdnmpi_host_steps 
         sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD, 2.0);
         return SDNMPI_AHEAD_REUSED;
     }
-    int same = current && same_steps(&rec->hs, hs);
-    int64_t req_id = rec->req_id;
-    rec->req_id = 0; /* taken: the delete callback abandons nothing */
-    sdnmpi_host_steps_free(&rec->hs);
+    int just = rec->req_id != 0 && !rec->collected;
+    if (just) {
+        rec->crc = sdnmpi_conn_plan_collect(&s->conn, &s->cfg, rec->req_id, &rec->reply,
+                                            rec->why, sizeof rec->why);
+        rec->collected = 1;
+    }
+    if (!rec->collected)
+        return SDNMPI_AHEAD_NONE;
     sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD_AGE, sdnmpi_clock() - rec->sent_at);
-    int rc = sdnmpi_conn_plan_collect(&s->conn, &s->cfg, req_id, reply, why, whylen);
-    if (!same) {
-        sdnmpi_log("plan ahead comm=%" PRId64 ": sent for %s, asking again", rec->comm_id,
-                   current ? "other steps" : "an older registration");
+    if (!current || !same_steps(&rec->hs, hs)) {
+        if (just || current)
+            sdnmpi_log("plan ahead comm=%" PRId64 ": sent for %s, asking again", rec->comm_id,
+                       current ? "other steps" : "an older registration");
         return SDNMPI_AHEAD_NONE;
     }
     *comm_id = rec->comm_id;
+    *reply = rec->reply;
+    if (rec->crc != SDNMPI_CTRL_OK)
+        snprintf(why, whylen, "%s", rec->why);
     sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD, 1.0);
-    return rc;
+    return rec->crc;
 }
 
 static void rec_free_attr(void *attr)

@@ -10,7 +10,8 @@
  * rank 0, which computes the same order, leaf layout and host steps its first collective would
  * (plan_leader.h: locate if it must) and sends plan_allreduce under a new communicator id without
  * waiting for the reply (controller.h, "sent ahead"). A communicator with the same group, in the
- * same order, as one whose plan is already made (a dup) reuses that plan's routes: no request.
+ * same order, as one whose plan is already made (a dup) reuses that plan's routes; as one whose
+ * request is ahead (or answered with routes), it shares that request: no request either way.
  *
  * What was sent (or reused) is kept in a record on the new communicator (an MPI attribute, on its
  * rank 0 only; the request's id on the connection matches the reply to the communicator, whatever
@@ -33,15 +34,21 @@
 #include "rpc.h"
 #include "schedule.h"
 
-/* What the leader of a communicator sent ahead, or reuses (an attribute on the communicator). */
+/* What the leader of a communicator sent ahead, or reuses (an attribute on the communicator,
+ * shared by the congruent communicators made from it before its reply was read: `refs`). */
 struct sdnmpi_ahead_rec {
-    int64_t req_id;             /* the request on sdnmpi_g.conn; 0: none (reused, or taken) */
+    int refs;                   /* communicators holding it (under sdnmpi_g.lock) */
+    int64_t req_id;             /* the request on sdnmpi_g.conn; 0: none (reused, or collected) */
+    int collected;              /* its reply was read: crc, why, reply (under sdnmpi_g.lock) */
+    int crc;                    /* SDNMPI_CTRL_* */
+    char why[256];
+    struct sdnmpi_rpc_reply reply;
     int reused;                 /* the routes of a plan already made for the same group */
     int64_t comm_id;            /* the communicator id the routes are installed under */
     int64_t job_id, reg_gen;    /* the registration it names */
     int p, nleaves;             /* the ranks, and the leaves of the layout (0: unknown) */
     int *pos, *leaf_start;      /* the ranks' order, the leaf layout (p and p + 1; owned) */
-    struct sdnmpi_host_steps hs; /* what was asked (owned while req_id != 0) */
+    struct sdnmpi_host_steps hs; /* what was asked (owned) */
     int rab_ndims;              /* reused: Rabenseifner's halving order of the plan */
     int rab_dist[SDNMPI_RD_MAX_DIMS];
     double sent_at;             /* sdnmpi_clock() */
@@ -52,11 +59,18 @@ struct sdnmpi_ahead_rec {
  * its close reads or drops the reply). MPI error code. */
 int sdnmpi_plan_ahead_keyval_create(void);
 
-/* Stores `rec` (allocated, owned from here on) as comm's record. 0, or -1 (then rec is freed and
- * its request abandoned). Call without sdnmpi_g.lock. */
+/* Stores `rec` (one reference, owned from here on) as comm's record. 0, or -1 (then the
+ * reference is released). Call without sdnmpi_g.lock. */
 int sdnmpi_plan_ahead_store(MPI_Comm comm, struct sdnmpi_ahead_rec *rec);
 
-/* Frees a record that was never stored (its request, if any, is abandoned). */
+/* comm's record if it holds one for the current registration whose routes may still come or are
+ * there (not a request already answered with a failure), or NULL. */
+struct sdnmpi_ahead_rec *sdnmpi_plan_ahead_pending(MPI_Comm comm);
+
+/* One more reference to rec (a congruent communicator shares it: 0, or -1 if the state lock is
+ * broken), or one less: the last one frees it, abandoning its request if the reply was not read.
+ * Call without sdnmpi_g.lock. */
+int sdnmpi_plan_ahead_rec_hold(struct sdnmpi_ahead_rec *rec);
 void sdnmpi_plan_ahead_rec_free(struct sdnmpi_ahead_rec *rec);
 
 /* plan.c's leader, before ordering comm's p ranks: the order of comm's record (pos, p entries;
@@ -67,9 +81,9 @@ int sdnmpi_plan_ahead_order(MPI_Comm comm, int p, int *pos, int *leaf_start, int
 /* plan.c's leader, with sdnmpi_g.lock held, about to request `hs` for comm: SDNMPI_AHEAD_NONE if
  * comm has no record for it (then ask as always); SDNMPI_AHEAD_REUSED: routes are in place under
  * *comm_id, dist[0..*ndims) is their halving order (no request); else the collected reply's
- * result (SDNMPI_CTRL_*, as sdnmpi_conn_plan) for the request sent under *comm_id. A record that
- * does not match (other steps, another registration) has its reply collected and dropped and
- * answers SDNMPI_AHEAD_NONE. A record is taken once. */
+ * result (SDNMPI_CTRL_*, as sdnmpi_conn_plan) for the request sent under *comm_id (read now, or
+ * kept from when a communicator sharing the record read it). A record that does not match (other
+ * steps, another registration) has its reply collected and kept, and answers SDNMPI_AHEAD_NONE. */
 #define SDNMPI_AHEAD_NONE 2
 #define SDNMPI_AHEAD_REUSED 3
 int sdnmpi_plan_ahead_take_locked(MPI_Comm comm, const struct sdnmpi_host_steps *hs,

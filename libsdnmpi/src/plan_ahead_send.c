@@ -39,6 +39,7 @@ static struct sdnmpi_ahead_rec *rec_new(int p)
     struct sdnmpi_ahead_rec *rec = calloc(1, sizeof *rec);
     if (rec == NULL)
         return NULL;
+    rec->refs = 1;
     rec->p = p;
     rec->pos = malloc((size_t)p * sizeof *rec->pos);
     rec->leaf_start = calloc((size_t)p + 1, sizeof *rec->leaf_start);
@@ -143,8 +144,23 @@ void sdnmpi_plan_ahead_start(void)
     sdnmpi_timing_set(SDNMPI_T_INIT_AHEAD, sdnmpi_clock() - t0);
 }
 
+/* comm's leader, comm congruent with parent: parent's record (its request ahead, or its routes),
+ * shared. 0 if stored, else -1. */
+static int share(MPI_Comm parent, MPI_Comm comm, int p)
+{
+    struct sdnmpi_ahead_rec *rec = sdnmpi_plan_ahead_pending(parent);
+    if (rec == NULL || rec->p != p || sdnmpi_plan_ahead_rec_hold(rec) != 0)
+        return -1;
+    int64_t comm_id = rec->comm_id;
+    if (sdnmpi_plan_ahead_store(comm, rec) != 0)
+        return -1;
+    sdnmpi_log("plan ahead ranks=%d: shares comm=%" PRId64 "'s request (same group)", p, comm_id);
+    return 0;
+}
+
 /* comm's leader: if comm has parent's group in parent's order and parent's plan is made, with its
- * routes, under the current registration, a record reusing them. 0 if stored, else -1. */
+ * routes, under the current registration, a record reusing them; else, if parent's request is
+ * ahead (or was answered with routes), comm shares it. 0 if stored, else -1. */
 static int reuse(MPI_Comm parent, MPI_Comm comm, int p)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
@@ -152,9 +168,11 @@ static int reuse(MPI_Comm parent, MPI_Comm comm, int p)
     int flag = 0, same = MPI_UNEQUAL;
     if (parent == MPI_COMM_NULL || PMPI_Comm_compare(parent, comm, &same) != MPI_SUCCESS
         || same != MPI_CONGRUENT
-        || PMPI_Comm_get_attr(parent, s->keyval, &val, &flag) != MPI_SUCCESS || !flag)
+        || PMPI_Comm_get_attr(parent, s->keyval, &val, &flag) != MPI_SUCCESS)
         return -1;
-    const struct sdnmpi_plan *plan = val;
+    const struct sdnmpi_plan *plan = flag ? val : NULL;
+    if (plan == NULL)
+        return share(parent, comm, p);
     if (!plan->ok || plan->priv == MPI_COMM_NULL || plan->reg_gen != s->reg_gen
         || plan->nleaves > p)
         return -1;

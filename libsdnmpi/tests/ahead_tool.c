@@ -5,10 +5,10 @@
  *   ahead_tool OP...     (SDN_MPI_CONTROLLER: a stub; the job is registered first)
  *
  * OP is one of: sN (send plan_allreduce ahead for communicator N, 1 <= N <= 15, for the ranks on
- * 2^min(N, 6) hosts 10.254.0.1..: distinct replies up to N = 6), aN (abandon communicator N's request), cN
- * (collect its reply), r (release: an ordinary exchange), x (sdnmpi_conn_alive). Prints one line
- * per OP: "sN ok|refused|failed", "cN ok flows=F" or "cN refused|failed: WHY", "r ok|...",
- * "x 0|1", "aN". Exit 2 on bad usage.
+ * 2^min(N, 6) hosts 10.254.0.1..: distinct replies up to N = 6), aN (abandon communicator N's
+ * request), cN (collect its reply), r (release: an ordinary exchange), x (sdnmpi_conn_alive).
+ * Prints one line per OP: "sN ok|refused|failed", "cN ok flows=F" or "cN refused|failed: WHY",
+ * "r ok|...", "x 0|1", "aN". Exit 2 on bad usage.
  */
 #include <arpa/inet.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
  *   unused    split(world, 0, p - rank): every rank in reverse order; freed before any collective
  *   split0/1  split(world, rank % 2, p - rank): each color in reverse order (led by its last rank)
  *   sub       split(world, rank 0: MPI_UNDEFINED, else 0, rank): MPI_COMM_NULL on world rank 0
- *   splitdup  dup(split) before split's first collective (its own request)
- *   dup       dup(world), whose plan is made: its routes, no request
+ *   splitdup  dup(split) before split's first collective: shares split's request
+ *   dup       dup(world): the world's routes if its plan is made, else its request (no request)
  * then every rank sleeps gap_ms, then one_call on split, sub, splitdup, dup (bit for bit against
  * PMPI_Allreduce). World rank 0 prints, for each communicator, what its rank 0 saw:
  *   planahead_comm: name=N leader=W path=A ahead=X age=S
@@ -51,7 +51,8 @@ void comms_check(int count, long gap_ms)
     check_mpi(SDN_MPI_Comm_dup(MPI_COMM_WORLD, &dup), "SDN_MPI_Comm_dup");
     check_mpi(MPI_Comm_free(&unused), "MPI_Comm_free");
     if ((check_rank == 0) != (sub == MPI_COMM_NULL))
-        FAIL("the MPI_UNDEFINED split gave %s", sub == MPI_COMM_NULL ? "MPI_COMM_NULL" : "a communicator");
+        FAIL("the MPI_UNDEFINED split gave %s",
+             sub == MPI_COMM_NULL ? "MPI_COMM_NULL" : "a communicator");
     if (gap_ms > 0)
         sleep_ms(gap_ms);
 
