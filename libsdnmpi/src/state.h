@@ -9,7 +9,7 @@
  * `job`, `reg_gen`, `world_calls`, `reg_lost` (reconnect.c, after a lost registration) and
  * `last_path`, `last_bcast` (test hooks) and `timing` (timing.c, at Init and when a plan
  * is made). Per-communicator state lives in MPI attributes (plan.c,
- * bcast_plan.c), not here.
+ * bcast_plan.c, plan_ahead.c), not here.
  */
 #ifndef SDNMPI_STATE_H
 #define SDNMPI_STATE_H
