@@ -96,6 +96,19 @@ SDNMPI_EXPORT int SDN_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datat
                                    MPI_Comm comm);
 
 /*
+ * Exactly MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create (collective over comm, like them; every
+ * rank of comm calls the SDN_MPI_ version, or none does). Then the new communicator's rank 0 asks
+ * the controller for its allreduce routes without waiting for the answer (SDN_MPI_PLAN_AHEAD=1,
+ * the default), so that they are being installed while the application works and its first
+ * collective finds them (libsdnmpi/README.md); a communicator with the same group, in the same
+ * order, as one whose plan is made (a dup) reuses that plan's routes. Never fails on the
+ * controller's account: the first collective then falls back as it would have anyway.
+ */
+SDNMPI_EXPORT int SDN_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+SDNMPI_EXPORT int SDN_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+SDNMPI_EXPORT int SDN_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+
+/*
  * Traffic-aware job routing (libsdnmpi/README.md, "Traffic hints and phases").
  *
  * Local (not collective). Tells the controller that this rank will send about `bytes` (>= 1) to

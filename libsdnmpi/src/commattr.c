@@ -4,6 +4,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+int sdnmpi_comm_world_ranks(MPI_Comm comm, int p, int *world, int *all_in)
+{
+    MPI_Group group = MPI_GROUP_NULL, wgroup = MPI_GROUP_NULL;
+    int rc;
+    *all_in = 0;
+    for (int r = 0; r < p; r++)
+        world[r] = r;
+    if (comm == MPI_COMM_WORLD) {
+        *all_in = 1;
+        return MPI_SUCCESS;
+    }
+    if ((rc = PMPI_Comm_group(comm, &group)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Comm_group(MPI_COMM_WORLD, &wgroup)) == MPI_SUCCESS) {
+        int *ranks = malloc((size_t)p * sizeof *ranks);
+        if (ranks != NULL) {
+            memcpy(ranks, world, (size_t)p * sizeof *ranks);
+            rc = PMPI_Group_translate_ranks(group, p, ranks, wgroup, world);
+            free(ranks);
+            *all_in = rc == MPI_SUCCESS;
+            for (int r = 0; *all_in && r < p; r++)
+                *all_in = world[r] != MPI_UNDEFINED;
+        }
+        (void)PMPI_Group_free(&wgroup); /* nothing to do about a failure here */
+    }
+    (void)PMPI_Group_free(&group);
+    return rc;
+}
+
+static int owner_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm, (void)keyval;
+    const struct sdnmpi_commattr_owner *owner = extra;
+    owner->free_fn(attr);
+    return MPI_SUCCESS;
+}
+
+int sdnmpi_commattr_keyval_create(int *keyval, struct sdnmpi_commattr_owner *owner)
+{
+    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, owner_delete, keyval, owner);
+}
+
 int sdnmpi_commattr_drop(MPI_Comm comm, int keyval)
 {
     void *val = NULL;

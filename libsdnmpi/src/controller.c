@@ -30,11 +30,21 @@ int64_t sdnmpi_conn_backoff_ms(int n)
 
 void sdnmpi_conn_close(struct sdnmpi_conn *c)
 {
-    if (c->ahead_id != 0 && !c->ahead_read) {
-        c->ahead_read = 1;
-        c->ahead_rc = SDNMPI_CTRL_FAILED;
-        snprintf(c->ahead_why, sizeof c->ahead_why, "the connection closed before the reply");
+    int kept = 0;
+    for (int i = 0; i < c->nahead; i++) {
+        struct sdnmpi_conn_ahead *a = &c->ahead[i];
+        if (a->abandoned)
+            continue; /* nobody will collect it */
+        if (!a->read) {
+            a->read = 1;
+            a->rc = SDNMPI_CTRL_FAILED;
+            snprintf(a->why, sizeof a->why, "the connection closed before the reply");
+        }
+        if (kept != i)
+            c->ahead[kept] = *a;
+        kept++;
     }
+    c->nahead = kept;
     if (c->fd >= 0)
         close(c->fd); /* nothing to do about a failing close of a socket */
     c->fd = -1;
@@ -76,22 +86,31 @@ static int restart_symptom(int err, int64_t deadline)
            && (err == ECONNREFUSED || err == ECONNRESET || err == EPIPE || err == ENOTCONN);
 }
 
-/* Reads the reply of the request sent ahead into c->ahead_* (once). A failure closes the
- * connection as `exchange` would (quiet = 0), or only closes it (quiet = 1: sdnmpi_conn_alive,
- * where the controller's close is an ordinary end). */
-static void ahead_read(struct sdnmpi_conn *c, int64_t deadline, int quiet)
+/* Forgets request i sent ahead (the later ones move up). */
+static void ahead_remove(struct sdnmpi_conn *c, int i)
 {
-    if (c->ahead_id == 0 || c->ahead_read)
+    memmove(&c->ahead[i], &c->ahead[i + 1], (size_t)(c->nahead - i - 1) * sizeof c->ahead[0]);
+    c->nahead--;
+    memset(&c->ahead[c->nahead], 0, sizeof c->ahead[0]);
+}
+
+/* Reads the reply of request i sent ahead (every earlier one is read) into c->ahead[i] (once). A
+ * failure closes the connection as `exchange` would (quiet = 0), or only closes it (quiet = 1:
+ * sdnmpi_conn_alive, where the controller's close is an ordinary end). */
+static void ahead_read(struct sdnmpi_conn *c, int i, int64_t deadline, int quiet)
+{
+    struct sdnmpi_conn_ahead *a = &c->ahead[i];
+    if (a->read)
         return;
-    struct sdnmpi_rpc_reply *r = &c->ahead_reply;
+    struct sdnmpi_rpc_reply *r = &a->reply;
     memset(r, 0, sizeof *r);
     errno = 0;
-    int rc = sdnmpi_rpc_recv(c->fd, c->ahead_id, deadline, r, c->ahead_why, sizeof c->ahead_why);
+    int rc = sdnmpi_rpc_recv(c->fd, a->id, deadline, r, a->why, sizeof a->why);
     int err = errno;
     c->ctrl_s = rc == 0 ? r->total_s : -1.0; /* (the send counted the exchange) */
-    c->ahead_read = 1; /* before a close, which would call it unread */
+    a->read = 1; /* before a close, which would call it unread */
     if (rc != 0) {
-        c->ahead_rc = SDNMPI_CTRL_FAILED;
+        a->rc = SDNMPI_CTRL_FAILED;
         if (quiet)
             sdnmpi_conn_close(c);
         else if (restart_symptom(err, deadline))
@@ -100,12 +119,51 @@ static void ahead_read(struct sdnmpi_conn *c, int64_t deadline, int quiet)
             kill_conn(c);
         return;
     }
-    c->ahead_rc = r->ok ? SDNMPI_CTRL_OK : SDNMPI_CTRL_REFUSED;
+    a->rc = r->ok ? SDNMPI_CTRL_OK : SDNMPI_CTRL_REFUSED;
     if (r->ok)
         c->failures = 0;
     else
-        snprintf(c->ahead_why, sizeof c->ahead_why, "controller error: %s",
+        snprintf(a->why, sizeof a->why, "controller error: %s",
                  r->error[0] ? r->error : "(no reason)");
+}
+
+/* Reads the replies sent ahead in order, up to and including request `upto`'s (0: all of them),
+ * each until timeout_ms from when its turn comes; drops those of abandoned requests. Returns the
+ * index of `upto`, or -1. */
+static int ahead_read_upto(struct sdnmpi_conn *c, int64_t upto, int timeout_ms, int quiet)
+{
+    int i = 0;
+    while (i < c->nahead) {
+        int64_t id = c->ahead[i].id;
+        ahead_read(c, i, sdnmpi_now_ms() + timeout_ms, quiet);
+        if (i >= c->nahead || c->ahead[i].id != id)
+            continue; /* abandoned, and dropped by the close of a failed read */
+        if (id == upto)
+            return i;
+        if (c->ahead[i].abandoned)
+            ahead_remove(c, i);
+        else
+            i++;
+    }
+    return -1;
+}
+
+/* The index of request req_id sent ahead, or -1. */
+static int ahead_find(const struct sdnmpi_conn *c, int64_t req_id)
+{
+    for (int i = 0; i < c->nahead; i++)
+        if (c->ahead[i].id == req_id)
+            return i;
+    return -1;
+}
+
+/* The first unread request sent ahead, or -1. */
+static int ahead_unread(const struct sdnmpi_conn *c)
+{
+    for (int i = 0; i < c->nahead; i++)
+        if (!c->ahead[i].read)
+            return i;
+    return -1;
 }
 
 int sdnmpi_conn_alive(struct sdnmpi_conn *c)
@@ -116,9 +174,13 @@ int sdnmpi_conn_alive(struct sdnmpi_conn *c)
     int r = poll(&pfd, 1, 0);
     if (r <= 0)
         return 1; /* nothing pending (or EINTR: look again next time) */
-    if (c->ahead_id != 0 && !c->ahead_read) {
-        /* the reply of the request sent ahead, or the controller's close */
-        ahead_read(c, sdnmpi_now_ms() + c->ahead_timeout_ms, 1);
+    int i = ahead_unread(c);
+    if (i >= 0) {
+        /* the reply of a request sent ahead, or the controller's close */
+        int64_t id = c->ahead[i].id;
+        ahead_read(c, i, sdnmpi_now_ms() + c->ahead[i].timeout_ms, 1);
+        if (i < c->nahead && c->ahead[i].id == id && c->ahead[i].abandoned)
+            ahead_remove(c, i);
         return sdnmpi_conn_alive(c);
     }
     sdnmpi_conn_close(c); /* not a failed attempt: the next one may come at once */
@@ -131,10 +193,11 @@ static int exchange(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                     struct sdnmpi_rpc_buf *buf, int64_t id, struct sdnmpi_rpc_reply *reply,
                     int resets, char *why, size_t whylen)
 {
-    ahead_read(c, sdnmpi_now_ms() + cfg->timeout_ms, 0); /* keep the stream in step */
+    (void)ahead_read_upto(c, 0, cfg->timeout_ms, 0); /* keep the stream in step */
     if (c->fd < 0) {
-        if (c->ahead_id != 0 && c->ahead_rc != SDNMPI_CTRL_OK)
-            snprintf(why, whylen, "not connected (the reply sent ahead: %s)", c->ahead_why);
+        if (c->nahead > 0 && c->ahead[c->nahead - 1].rc != SDNMPI_CTRL_OK)
+            snprintf(why, whylen, "not connected (the reply sent ahead: %s)",
+                     c->ahead[c->nahead - 1].why);
         else
             snprintf(why, whylen, "not connected");
         sdnmpi_rpc_buf_free(buf);
@@ -298,10 +361,11 @@ int sdnmpi_conn_plan(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
 
 int sdnmpi_conn_plan_send(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                           const struct sdnmpi_job_ref *job, int64_t comm_id,
-                          const struct sdnmpi_host_steps *steps, char *why, size_t whylen)
+                          const struct sdnmpi_host_steps *steps, int64_t *req_id, char *why,
+                          size_t whylen)
 {
-    if (c->ahead_id != 0) {
-        snprintf(why, whylen, "a request is already ahead");
+    if (c->nahead == SDNMPI_CONN_AHEAD_MAX) {
+        snprintf(why, whylen, "%d requests are already ahead", SDNMPI_CONN_AHEAD_MAX);
         return SDNMPI_CTRL_REFUSED;
     }
     if (c->fd < 0) {
@@ -325,30 +389,45 @@ int sdnmpi_conn_plan_send(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg
             kill_conn(c);
         return SDNMPI_CTRL_FAILED;
     }
-    c->ahead_id = id;
-    c->ahead_timeout_ms = cfg->timeout_ms;
-    c->ahead_read = 0;
+    struct sdnmpi_conn_ahead *a = &c->ahead[c->nahead++];
+    memset(a, 0, sizeof *a);
+    a->id = id;
+    a->timeout_ms = cfg->timeout_ms;
+    *req_id = id;
     return SDNMPI_CTRL_OK;
 }
 
 int sdnmpi_conn_plan_collect(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
-                             struct sdnmpi_rpc_reply *reply, char *why, size_t whylen)
+                             int64_t req_id, struct sdnmpi_rpc_reply *reply, char *why,
+                             size_t whylen)
 {
-    if (c->ahead_id == 0) {
-        snprintf(why, whylen, "no request was sent ahead");
+    int i = ahead_find(c, req_id);
+    if (i >= 0 && !c->ahead[i].abandoned)
+        i = ahead_read_upto(c, req_id, cfg->timeout_ms, 0);
+    else
+        i = -1;
+    if (i < 0) {
+        snprintf(why, whylen, "no request %" PRId64 " was sent ahead", req_id);
         return SDNMPI_CTRL_FAILED;
     }
-    ahead_read(c, sdnmpi_now_ms() + cfg->timeout_ms, 0);
-    int rc = c->ahead_rc;
-    *reply = c->ahead_reply;
+    struct sdnmpi_conn_ahead *a = &c->ahead[i];
+    int rc = a->rc;
+    *reply = a->reply;
     reply->locality = NULL;
     reply->locality_cap = 0;
     if (rc != SDNMPI_CTRL_OK)
-        snprintf(why, whylen, "%s", c->ahead_why);
-    c->ahead_id = 0;
-    c->ahead_read = 0;
-    memset(&c->ahead_reply, 0, sizeof c->ahead_reply);
+        snprintf(why, whylen, "%s", a->why);
+    ahead_remove(c, i);
     return rc;
+}
+
+void sdnmpi_conn_plan_abandon(struct sdnmpi_conn *c, int64_t req_id)
+{
+    int i = ahead_find(c, req_id);
+    if (i >= 0 && c->ahead[i].read)
+        ahead_remove(c, i);
+    else if (i >= 0)
+        c->ahead[i].abandoned = 1;
 }
 
 int sdnmpi_conn_plan_bcast(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,

@@ -8,11 +8,13 @@
  * SDN_MPI_RECONNECT_TRIES times in a row without a successful request; no attempt is made before
  * the back-off has passed (the request fails at once: its caller falls back).
  *
- * One plan_allreduce may be "sent ahead" (sdnmpi_conn_plan_send: SDN_MPI_Init sends the world's
- * plan so that the controller plans and installs while the application computes) and its reply
- * taken later (sdnmpi_conn_plan_collect). The controller answers a connection's requests in
- * order, so any other use of the connection first reads that reply and keeps it for the collect:
- * the stream stays in step whatever comes first.
+ * Up to SDNMPI_CONN_AHEAD_MAX plan_allreduce requests may be "sent ahead" (sdnmpi_conn_plan_send:
+ * SDN_MPI_Init sends the world's plan, a communicator's creation its own, so that the controller
+ * plans and installs while the application computes) and each reply taken later by its request id
+ * (sdnmpi_conn_plan_collect). The controller answers a connection's requests in order, so any
+ * other use of the connection, or the collect of a later one, first reads the earlier replies and
+ * keeps them for their collects: the stream stays in step whatever comes first. A request whose
+ * communicator went away (sdnmpi_conn_plan_abandon) has its reply read and dropped.
  */
 #ifndef SDNMPI_CONTROLLER_H
 #define SDNMPI_CONTROLLER_H
@@ -23,6 +25,19 @@
 #include "env.h"
 #include "rpc.h"
 #include "schedule.h"
+
+/* A plan_allreduce sent ahead: its id, the timeout it was sent with, whether its communicator went
+ * away (the reply is dropped once read), and, once its reply was read, the result and the reply. */
+#define SDNMPI_CONN_AHEAD_MAX 8
+struct sdnmpi_conn_ahead {
+    int64_t id;
+    int timeout_ms;
+    int abandoned;
+    int read;
+    int rc;           /* SDNMPI_CTRL_* */
+    char why[256];
+    struct sdnmpi_rpc_reply reply;
+};
 
 struct sdnmpi_conn {
     int fd;           /* -1 when not connected */
@@ -36,14 +51,9 @@ struct sdnmpi_conn {
     double ctrl_s;    /* the controller's own time for the last request (reply timings total_s;
                          -1 if absent) */
     char server[64];  /* the controller's hello */
-    /* the plan_allreduce sent ahead: its id (0: none), the timeout it was sent with, and, once
-     * its reply was read (ahead_read), the result and the reply */
-    int64_t ahead_id;
-    int ahead_timeout_ms;
-    int ahead_read;
-    int ahead_rc;     /* SDNMPI_CTRL_* */
-    char ahead_why[256];
-    struct sdnmpi_rpc_reply ahead_reply;
+    /* the plan_allreduce requests sent ahead, oldest first (their replies come in this order) */
+    int nahead;
+    struct sdnmpi_conn_ahead ahead[SDNMPI_CONN_AHEAD_MAX];
 };
 
 /* Back-off after the n-th failure in a row (n >= 1): 250 ms, doubling, at most 8 s. */
@@ -104,25 +114,30 @@ int sdnmpi_conn_phase(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                       const struct sdnmpi_job_ref *job, int64_t rank, int phase,
                       struct sdnmpi_rpc_reply *reply, char *why, size_t whylen);
 
-/* plan_allreduce sent ahead: the request is written, its reply is read by
+/* plan_allreduce sent ahead: the request is written (*req_id: its id), its reply is read by
  * sdnmpi_conn_plan_collect (or earlier by any other use of the connection, which keeps it for the
- * collect). SDNMPI_CTRL_OK: sent; SDNMPI_CTRL_REFUSED: not sent (a request is already ahead, or
- * it cannot be encoded); SDNMPI_CTRL_FAILED: not connected, or the send failed (the connection
- * is closed: dead after a timeout, merely closed, as the controller closing it would leave it,
- * otherwise). */
+ * collect). SDNMPI_CTRL_OK: sent; SDNMPI_CTRL_REFUSED: not sent (SDNMPI_CONN_AHEAD_MAX requests
+ * are already ahead, or it cannot be encoded); SDNMPI_CTRL_FAILED: not connected, or the send
+ * failed (the connection is closed: dead after a timeout, merely closed, as the controller
+ * closing it would leave it, otherwise). */
 int sdnmpi_conn_plan_send(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
                           const struct sdnmpi_job_ref *job, int64_t comm_id,
-                          const struct sdnmpi_host_steps *steps, char *why, size_t whylen);
-/* The reply of the request sent ahead (read now, until SDN_MPI_TIMEOUT_MS, unless already read),
- * with sdnmpi_conn_plan's results; afterwards no request is ahead. SDNMPI_CTRL_FAILED if none
- * was. */
+                          const struct sdnmpi_host_steps *steps, int64_t *req_id, char *why,
+                          size_t whylen);
+/* The reply of request req_id sent ahead (read now, each reply before it first, until
+ * SDN_MPI_TIMEOUT_MS each, unless already read), with sdnmpi_conn_plan's results; afterwards
+ * that request is no longer ahead. SDNMPI_CTRL_FAILED if it was not ahead. */
 int sdnmpi_conn_plan_collect(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg,
-                             struct sdnmpi_rpc_reply *reply, char *why, size_t whylen);
+                             int64_t req_id, struct sdnmpi_rpc_reply *reply, char *why,
+                             size_t whylen);
+/* Request req_id's communicator went away: its reply is dropped (now if it was read, else once
+ * it is). Nothing to do if it is not ahead. Waits for nothing. */
+void sdnmpi_conn_plan_abandon(struct sdnmpi_conn *c, int64_t req_id);
 
 /* Whether the open connection still looks usable without waiting: the controller never sends
  * unprompted, so anything readable (its close, a reset) means it is gone; the connection is then
- * closed. A request sent ahead is the exception: its reply is read (and kept) first. 0 if not
- * open. */
+ * closed. Requests sent ahead are the exception: their replies are read (and kept) first. 0 if
+ * not open. */
 int sdnmpi_conn_alive(struct sdnmpi_conn *c);
 
 /* Closes the connection (without marking it dead). A reply still unread of a request sent ahead

@@ -7,6 +7,7 @@
 
 #include "addr.h"
 #include "bcast_plan.h"
+#include "commattr.h"
 #include "controller.h"
 #include "log.h"
 #include "plan.h"
@@ -160,7 +161,8 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         goto out;
     if ((rc = sdnmpi_plan_keyval_create()) != MPI_SUCCESS
         || (rc = sdnmpi_bcast_keyval_create()) != MPI_SUCCESS
-        || (rc = sdnmpi_reconnect_keyval_create()) != MPI_SUCCESS)
+        || (rc = sdnmpi_reconnect_keyval_create()) != MPI_SUCCESS
+        || (rc = sdnmpi_plan_ahead_keyval_create()) != MPI_SUCCESS)
         goto out;
 
     s->sdn_ok = (int)a.ok;
@@ -219,12 +221,13 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
     int rc = sdnmpi_plan_keyval_free();
     int rc2 = sdnmpi_bcast_keyval_free();
     int rc3 = sdnmpi_reconnect_keyval_free();
+    int rc4 = sdnmpi_commattr_keyval_free(&s->ahead_keyval); /* the release below reads a reply
+                                                               left first */
     if (rc == MPI_SUCCESS)
-        rc = rc2 != MPI_SUCCESS ? rc2 : rc3;
+        rc = rc2 != MPI_SUCCESS ? rc2 : rc3 != MPI_SUCCESS ? rc3 : rc4;
     /* Every rank is done with its plans and its data before the routes go away. */
     int brc = PMPI_Barrier(MPI_COMM_WORLD);
     if (pthread_mutex_lock(&s->lock) == 0) {
-        sdnmpi_plan_ahead_drop_locked(); /* the release below reads its reply first */
         if (s->world_rank == 0 && s->sdn_ok && s->conn.holds_job) {
             char why[256] = "";
             if (sdnmpi_conn_release(&s->conn, &s->cfg, &s->job, why, sizeof why) == SDNMPI_CTRL_OK)

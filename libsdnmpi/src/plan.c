@@ -79,12 +79,12 @@ int64_t sdnmpi_plan_next_comm_id_locked(int is_world)
 
 /* Rank 0 of the communicator: the request (leaf layout: leaf_start, nleaves, 0 if unknown).
  * Returns 1 if the SDN algorithms may run; then dist[0..*ndims) is Rabenseifner's halving order. */
-static int leader_request(const uint32_t *ips, int p, const int *leaf_start, int nleaves,
-                          int is_world, int64_t *comm_id, int *dist, int *ndims)
+static int leader_request(MPI_Comm comm, const uint32_t *ips, int p, const int *leaf_start,
+                          int nleaves, int64_t *comm_id, int *dist, int *ndims)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     struct sdnmpi_host_steps hs;
-    int hosts = sdnmpi_count_hosts(ips, p);
+    int hosts = sdnmpi_count_hosts(ips, p), is_world = comm == MPI_COMM_WORLD;
     *comm_id = -1;
     int rc = sdnmpi_plan_leader_steps(ips, p, leaf_start, nleaves, &hs);
     if (rc != SDNMPI_STEPS_OK) {
@@ -115,11 +115,24 @@ static int leader_request(const uint32_t *ips, int p, const int *leaf_start, int
         sdnmpi_warn("plan: cannot lock the library state, falling back");
         return 0;
     }
-    *comm_id = sdnmpi_plan_next_comm_id_locked(is_world);
-    /* the request SDN_MPI_Init sent ahead, if it is this one; else ask now */
-    int crc = sdnmpi_plan_ahead_take_locked(is_world, &hs, &reply, why, sizeof why);
-    const char *ahead = crc == SDNMPI_AHEAD_NONE ? "" : ", sent ahead at Init";
+    /* the request sent ahead (at Init, at the communicator's creation), if it is this one, or the
+     * routes of the same group's plan; else ask now */
+    int crc = sdnmpi_plan_ahead_take_locked(comm, &hs, comm_id, dist, ndims, &reply, why,
+                                            sizeof why);
+    const char *ahead = crc == SDNMPI_AHEAD_NONE             ? ""
+                        : *comm_id == SDNMPI_WORLD_COMM_ID ? ", sent ahead at Init"
+                                                           : ", sent ahead at creation";
+    if (crc == SDNMPI_AHEAD_REUSED) {
+        (void)pthread_mutex_unlock(&s->lock);
+        sdnmpi_timing_set(SDNMPI_T_PLAN_REQUEST, 0.0);
+        sdnmpi_log("plan comm=%" PRId64 " ranks=%d hosts=%d steps=%d pairs=%zu: ok, the routes "
+                   "of the same group's plan (no request)", *comm_id, p, hosts, hs.nsteps,
+                   hs.npairs);
+        sdnmpi_host_steps_free(&hs);
+        return 1;
+    }
     if (crc == SDNMPI_AHEAD_NONE) {
+        *comm_id = sdnmpi_plan_next_comm_id_locked(is_world);
         crc = sdnmpi_conn_open(&s->conn, &s->cfg, why, sizeof why);
         if (crc == SDNMPI_CTRL_OK)
             crc = sdnmpi_conn_plan(&s->conn, &s->cfg, &s->job, *comm_id, &hs, &reply, why,
@@ -166,39 +179,7 @@ static void record_plan_time(double t_start, int64_t x0)
 
 /* Returned, uncached, when some rank could not allocate: every rank then falls back for this
  * call and tries again on the next one. */
-static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, NULL, 0, 0, 0};
-
-/* world[r] = the world rank of comm's rank r (p ranks): comm's group translated to
- * MPI_COMM_WORLD's, locally. MPI error code; *all_in = 0 if some rank is not in MPI_COMM_WORLD
- * (a spawned or connected process). */
-static int world_ranks(MPI_Comm comm, int p, int *world, int *all_in)
-{
-    MPI_Group group = MPI_GROUP_NULL, wgroup = MPI_GROUP_NULL;
-    int rc;
-    *all_in = 0;
-    for (int r = 0; r < p; r++)
-        world[r] = r;
-    if (comm == MPI_COMM_WORLD) {
-        *all_in = 1;
-        return MPI_SUCCESS;
-    }
-    if ((rc = PMPI_Comm_group(comm, &group)) != MPI_SUCCESS)
-        return rc;
-    if ((rc = PMPI_Comm_group(MPI_COMM_WORLD, &wgroup)) == MPI_SUCCESS) {
-        int *ranks = malloc((size_t)p * sizeof *ranks);
-        if (ranks != NULL) {
-            memcpy(ranks, world, (size_t)p * sizeof *ranks);
-            rc = PMPI_Group_translate_ranks(group, p, ranks, wgroup, world);
-            free(ranks);
-            *all_in = rc == MPI_SUCCESS;
-            for (int r = 0; *all_in && r < p; r++)
-                *all_in = world[r] != MPI_UNDEFINED;
-        }
-        (void)PMPI_Group_free(&wgroup); /* nothing to do about a failure here */
-    }
-    (void)PMPI_Group_free(&group);
-    return rc;
-}
+static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, NULL, 0, 0, 0, 0};
 
 /* What rank 0 decides and every rank needs: combined with a bitwise-or Allreduce, to which every
  * other rank adds only its out-of-memory flag (so the one collective is also the agreement). */
@@ -219,7 +200,7 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
                          int *leaf_start, int *world, int64_t out[OUT_N])
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    int all_in = 0, rc = world_ranks(comm, p, world, &all_in);
+    int all_in = 0, rc = sdnmpi_comm_world_ranks(comm, p, world, &all_in);
     if (rc != MPI_SUCCESS)
         return rc;
     out[OUT_ID] = -1;
@@ -232,7 +213,8 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
     for (int r = 0; r < p; r++)
         ips[r] = s->world_ips[world[r]];
     int dist[SDNMPI_RD_MAX_DIMS], ndims = 0, nleaves = 0;
-    (void)sdnmpi_plan_leader_order(ips, world, p, 0, pos, leaf_start, &nleaves); /* 0 always */
+    if (sdnmpi_plan_ahead_order(comm, p, pos, leaf_start, &nleaves) != 0) /* none ahead */
+        (void)sdnmpi_plan_leader_order(ips, world, p, 0, pos, leaf_start, &nleaves); /* 0 always */
     out[OUT_LAYOUT] = nleaves;
     out[OUT_LAYOUT + 1] = (int64_t)s->cfg.hier_min;
     out[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_segment;
@@ -240,8 +222,7 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
         ordered[pos[r]] = ips[r];
         out[OUT_MOVED] |= pos[r] != r;
     }
-    out[OUT_OK] = leader_request(ordered, p, leaf_start, nleaves, comm == MPI_COMM_WORLD, &out[OUT_ID],
-                                 dist, &ndims);
+    out[OUT_OK] = leader_request(comm, ordered, p, leaf_start, nleaves, &out[OUT_ID], dist, &ndims);
     out[OUT_NDIMS] = ndims;
     for (int i = 0; i < ndims; i++)
         out[OUT_DIST + i] = dist[i];
@@ -321,6 +302,7 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         plan->rab_dist[i] = (int)outcome[OUT_DIST + i];
     plan->hier_min = (uint64_t)outcome[OUT_LAYOUT + 1];
     plan->hier_segment = (uint64_t)outcome[OUT_LAYOUT + 2];
+    plan->reg_gen = s->reg_gen;
     plan->priv = MPI_COMM_NULL;
     if ((rc = PMPI_Comm_set_attr(comm, s->keyval, plan)) != MPI_SUCCESS)
         goto fail;

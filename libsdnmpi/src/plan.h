@@ -10,7 +10,8 @@
  * outcome (and the agreement that all have their memory), and the communicator is split in the
  * new order into the algorithms' private communicator (their messages never mix with the
  * application's). The outcome is cached on the communicator. Later calls only read the
- * attribute.
+ * attribute. A request sent ahead for the communicator (plan_ahead.h) gives the leader its order
+ * and its reply without a round trip.
  */
 #ifndef SDNMPI_PLAN_H
 #define SDNMPI_PLAN_H
@@ -34,6 +35,7 @@ struct sdnmpi_plan {
     /* The communicator leader's allreduce knobs (SDN_MPI_HIER_MIN, SDN_MPI_HIER_SEGMENT), so that
      * every rank of the communicator chooses alike. */
     uint64_t hier_min, hier_segment;
+    int64_t reg_gen; /* the registration it was made under (plan_ahead.c reuses current ones) */
 };
 
 /* Creates the attribute keyval (SDN_MPI_Init) / frees it and the plans of MPI_COMM_WORLD and

@@ -1,105 +1,96 @@
-/* plan_ahead.c -- the world's allreduce plan requested at SDN_MPI_Init (plan_ahead.h). */
+/* plan_ahead.c -- the records of plans requested ahead or reused, one per communicator, and their
+ * taking by the first collective (plan_ahead.h). */
 #include "plan_ahead.h"
 
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "commattr.h"
 #include "controller.h"
 #include "log.h"
-#include "plan_leader.h"
 #include "state.h"
 #include "timing.h"
 
-/* The largest predefined datatype (MPI_C_LONG_DOUBLE_COMPLEX), in bytes. */
-#define LARGEST_PREDEFINED_BYTES 32
-
-/* Whether some collective on the world could take the SDN path by its size: its count is an int,
- * the SDN algorithms take predefined datatypes only, and Allgather's and Alltoall's sizes count
- * the whole receive buffer (p blocks). A job that set SDN_MPI_MIN_BYTES above that (or above
- * SDN_MPI_MAX_BYTES) to keep its collectives off the SDN path gets no routes planned for them. */
-static int some_call_eligible(const struct sdnmpi_config *cfg, int p)
+int sdnmpi_plan_ahead_rec_hold(struct sdnmpi_ahead_rec *rec)
 {
-    uint64_t largest = (uint64_t)INT_MAX * LARGEST_PREDEFINED_BYTES * (uint64_t)p;
-    return cfg->min_bytes <= cfg->max_bytes && cfg->min_bytes <= largest;
+    if (pthread_mutex_lock(&sdnmpi_g.lock) != 0)
+        return -1;
+    rec->refs++;
+    (void)pthread_mutex_unlock(&sdnmpi_g.lock);
+    return 0;
 }
 
-/* World rank 0: the world's host steps, as its first collective's plan will compute them, into
- * *hs. 0, or -1 (nothing to send ahead; *hs is not set). */
-static int world_steps(struct sdnmpi_host_steps *hs)
-{
-    const struct sdnmpi_state *s = &sdnmpi_g;
-    int p = s->world_size, nleaves = 0, rc = -1;
-    int *world = malloc((size_t)p * sizeof *world);
-    int *pos = malloc((size_t)p * sizeof *pos);
-    int *leaf_start = calloc((size_t)p + 1, sizeof *leaf_start);
-    uint32_t *ordered = malloc((size_t)p * sizeof *ordered);
-    if (world == NULL || pos == NULL || leaf_start == NULL || ordered == NULL) {
-        sdnmpi_log("plan ahead: out of memory, the first collective plans");
-        goto out;
-    }
-    for (int r = 0; r < p; r++)
-        world[r] = r;
-    if (sdnmpi_plan_leader_order(s->world_ips, world, p, 1, pos, leaf_start, &nleaves) != 0) {
-        sdnmpi_log("plan ahead: register's reply had no locality, the first collective plans");
-        goto out;
-    }
-    for (int r = 0; r < p; r++)
-        ordered[pos[r]] = s->world_ips[r];
-    if (sdnmpi_plan_leader_steps(ordered, p, leaf_start, nleaves, hs) != SDNMPI_STEPS_OK)
-        goto out; /* the first collective meets the same trouble and says so */
-    if (hs->npairs == 0 || hs->nsteps > SDNMPI_RPC_MAX_STEPS)
-        sdnmpi_host_steps_free(hs); /* no request, or none possible: the first collective says */
-    else
-        rc = 0;
-out:
-    free(world);
-    free(pos);
-    free(leaf_start);
-    free(ordered);
-    return rc;
-}
-
-void sdnmpi_plan_ahead_start(void)
+void sdnmpi_plan_ahead_rec_free(struct sdnmpi_ahead_rec *rec)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    struct sdnmpi_plan_ahead *a = &s->ahead;
-    if (s->world_rank != 0 || !s->sdn_ok || !s->cfg.plan_ahead || s->world_size < 2
-        || s->world_ips == NULL)
+    if (rec == NULL)
         return;
-    if (!some_call_eligible(&s->cfg, s->world_size)) {
-        sdnmpi_log("plan ahead comm=%d: not sent, no collective can be above SDN_MPI_MIN_BYTES "
-                   "and below SDN_MPI_MAX_BYTES", SDNMPI_WORLD_COMM_ID);
+    /* Without the lock (it cannot fail with a default mutex) the record stays: a leak, and the
+     * reply stays on the connection's list, collected by nobody; nothing else. */
+    if (pthread_mutex_lock(&s->lock) != 0)
         return;
-    }
-    double t0 = sdnmpi_clock();
-    struct sdnmpi_host_steps hs;
-    if (world_steps(&hs) != 0) {
-        sdnmpi_timing_set(SDNMPI_T_INIT_AHEAD, sdnmpi_clock() - t0);
+    int last = --rec->refs <= 0;
+    if (last && rec->req_id != 0 && !rec->collected)
+        sdnmpi_conn_plan_abandon(&s->conn, rec->req_id);
+    (void)pthread_mutex_unlock(&s->lock);
+    if (!last)
         return;
+    sdnmpi_host_steps_free(&rec->hs);
+    free(rec->pos);
+    free(rec->leaf_start);
+    free(rec);
+}
+
+int sdnmpi_plan_ahead_store(MPI_Comm comm, struct sdnmpi_ahead_rec *rec)
+{
+    if (PMPI_Comm_set_attr(comm, sdnmpi_g.ahead_keyval, rec) == MPI_SUCCESS)
+        return 0;
+    sdnmpi_plan_ahead_rec_free(rec);
+    return -1;
+}
+
+/* comm's record, or NULL. */
+static struct sdnmpi_ahead_rec *rec_of(MPI_Comm comm)
+{
+    void *val = NULL;
+    int flag = 0;
+    if (sdnmpi_g.ahead_keyval == MPI_KEYVAL_INVALID
+        || PMPI_Comm_get_attr(comm, sdnmpi_g.ahead_keyval, &val, &flag) != MPI_SUCCESS || !flag)
+        return NULL;
+    return val;
+}
+
+/* Whether rec holds something for comm's p ranks under the current registration. */
+static int rec_usable(const struct sdnmpi_ahead_rec *rec, int p)
+{
+    const struct sdnmpi_state *s = &sdnmpi_g;
+    return rec != NULL && rec->p == p && rec->job_id == s->job.id && rec->reg_gen == s->reg_gen;
+}
+
+struct sdnmpi_ahead_rec *sdnmpi_plan_ahead_pending(MPI_Comm comm)
+{
+    struct sdnmpi_ahead_rec *rec = rec_of(comm);
+    int ok = 0;
+    if (rec != NULL && pthread_mutex_lock(&sdnmpi_g.lock) == 0) {
+        ok = rec_usable(rec, rec->p)
+             && (rec->reused || !rec->collected || rec->crc == SDNMPI_CTRL_OK);
+        (void)pthread_mutex_unlock(&sdnmpi_g.lock);
     }
-    char why[256] = "";
-    int crc = SDNMPI_CTRL_FAILED;
-    if (pthread_mutex_lock(&s->lock) == 0) {
-        crc = sdnmpi_conn_plan_send(&s->conn, &s->cfg, &s->job, SDNMPI_WORLD_COMM_ID, &hs, why,
-                                    sizeof why);
-        if (crc == SDNMPI_CTRL_OK)
-            *a = (struct sdnmpi_plan_ahead){1, s->job.id, s->reg_gen, hs, sdnmpi_clock()};
-        (void)pthread_mutex_unlock(&s->lock);
-    } else {
-        snprintf(why, sizeof why, "cannot lock the library state");
-    }
-    if (crc == SDNMPI_CTRL_OK) {
-        sdnmpi_log("plan ahead comm=%d ranks=%d steps=%d pairs=%zu: sent", SDNMPI_WORLD_COMM_ID,
-                   s->world_size, hs.nsteps, hs.npairs);
-    } else {
-        sdnmpi_log("plan ahead comm=%d: not sent (%s), the first collective asks",
-                   SDNMPI_WORLD_COMM_ID, why);
-        sdnmpi_host_steps_free(&hs);
-    }
-    sdnmpi_timing_set(SDNMPI_T_INIT_AHEAD, sdnmpi_clock() - t0);
+    return ok ? rec : NULL;
+}
+
+int sdnmpi_plan_ahead_order(MPI_Comm comm, int p, int *pos, int *leaf_start, int *nleaves)
+{
+    const struct sdnmpi_ahead_rec *rec = rec_of(comm);
+    if (!rec_usable(rec, p))
+        return -1;
+    memcpy(pos, rec->pos, (size_t)p * sizeof *pos);
+    *nleaves = rec->nleaves;
+    if (rec->nleaves > 0)
+        memcpy(leaf_start, rec->leaf_start, ((size_t)rec->nleaves + 1) * sizeof *leaf_start);
+    return 0;
 }
 
 static int same_steps(const struct sdnmpi_host_steps *x, const struct sdnmpi_host_steps *y)
@@ -109,31 +100,55 @@ static int same_steps(const struct sdnmpi_host_steps *x, const struct sdnmpi_hos
            && (x->npairs == 0 || memcmp(x->pairs, y->pairs, x->npairs * sizeof *x->pairs) == 0);
 }
 
-int sdnmpi_plan_ahead_take_locked(int is_world, const struct sdnmpi_host_steps *hs,
+int sdnmpi_plan_ahead_take_locked(MPI_Comm comm, const struct sdnmpi_host_steps *hs,
+                                  int64_t *comm_id, int *dist, int *ndims,
                                   struct sdnmpi_rpc_reply *reply, char *why, size_t whylen)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    struct sdnmpi_plan_ahead *a = &s->ahead;
-    if (!is_world || !a->active)
+    struct sdnmpi_ahead_rec *rec = rec_of(comm);
+    if (rec == NULL)
         return SDNMPI_AHEAD_NONE;
-    int same = a->job_id == s->job.id && a->reg_gen == s->reg_gen && same_steps(&a->hs, hs);
-    sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD_AGE, sdnmpi_clock() - a->sent_at);
-    sdnmpi_plan_ahead_drop_locked();
-    int rc = sdnmpi_conn_plan_collect(&s->conn, &s->cfg, reply, why, whylen);
-    if (!same) {
-        sdnmpi_log("plan ahead comm=%d: sent for %s, asking again", SDNMPI_WORLD_COMM_ID,
-                   a->job_id == s->job.id && a->reg_gen == s->reg_gen ? "other steps"
-                                                                      : "an older registration");
+    int current = rec->job_id == s->job.id && rec->reg_gen == s->reg_gen;
+    if (rec->reused) {
+        if (!current)
+            return SDNMPI_AHEAD_NONE;
+        *comm_id = rec->comm_id;
+        *ndims = rec->rab_ndims;
+        memcpy(dist, rec->rab_dist, sizeof rec->rab_dist);
+        sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD, 2.0);
+        return SDNMPI_AHEAD_REUSED;
+    }
+    int just = rec->req_id != 0 && !rec->collected;
+    if (just) {
+        rec->crc = sdnmpi_conn_plan_collect(&s->conn, &s->cfg, rec->req_id, &rec->reply,
+                                            rec->why, sizeof rec->why);
+        rec->collected = 1;
+    }
+    if (!rec->collected)
+        return SDNMPI_AHEAD_NONE;
+    sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD_AGE, sdnmpi_clock() - rec->sent_at);
+    if (!current || !same_steps(&rec->hs, hs)) {
+        if (just || current)
+            sdnmpi_log("plan ahead comm=%" PRId64 ": sent for %s, asking again", rec->comm_id,
+                       current ? "other steps" : "an older registration");
         return SDNMPI_AHEAD_NONE;
     }
+    *comm_id = rec->comm_id;
+    *reply = rec->reply;
+    if (rec->crc != SDNMPI_CTRL_OK)
+        snprintf(why, whylen, "%s", rec->why);
     sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD, 1.0);
-    return rc;
+    return rec->crc;
 }
 
-void sdnmpi_plan_ahead_drop_locked(void)
+static void rec_free_attr(void *attr)
 {
-    struct sdnmpi_plan_ahead *a = &sdnmpi_g.ahead;
-    if (a->active)
-        sdnmpi_host_steps_free(&a->hs);
-    a->active = 0;
+    sdnmpi_plan_ahead_rec_free(attr);
+}
+
+static struct sdnmpi_commattr_owner rec_owner = {rec_free_attr};
+
+int sdnmpi_plan_ahead_keyval_create(void)
+{
+    return sdnmpi_commattr_keyval_create(&sdnmpi_g.ahead_keyval, &rec_owner);
 }

@@ -1,6 +1,7 @@
 /* preload.c -- transparent mode: LD_PRELOAD=libsdnmpi-preload.so puts these in front of the MPI
  * library's own MPI_Init, MPI_Init_thread, MPI_Allreduce, MPI_Bcast, MPI_Pcontrol and MPI_Finalize
- * (and MPI_Allgather, MPI_Reduce, MPI_Alltoall).
+ * (and MPI_Allgather, MPI_Reduce, MPI_Alltoall, and MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create,
+ * which plan the new communicator's routes ahead).
  * The library itself calls only PMPI_* functions, so nothing here recurses. MPI_Init,
  * MPI_Init_thread, MPI_Pcontrol and MPI_Finalize call the next definition (chain.h), so that the
  * profiler preloaded next to this library sees them too. */
@@ -69,6 +70,21 @@ SDNMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype 
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     return SDN_MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+SDNMPI_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    return SDN_MPI_Comm_dup(comm, newcomm);
+}
+
+SDNMPI_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    return SDN_MPI_Comm_split(comm, color, key, newcomm);
+}
+
+SDNMPI_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    return SDN_MPI_Comm_create(comm, group, newcomm);
 }
 
 /* MPI_Pcontrol(k): the phase (SDN_MPI_Phase: phase.h and the `phase` op), then the next

@@ -7,6 +7,7 @@ struct sdnmpi_state sdnmpi_g = {
     .keyval = MPI_KEYVAL_INVALID,
     .bcast_keyval = MPI_KEYVAL_INVALID,
     .reg_keyval = MPI_KEYVAL_INVALID,
+    .ahead_keyval = MPI_KEYVAL_INVALID,
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .conn = {.fd = -1, .next_id = 1},
     .timing = {[0 ... SDNMPI_T_N - 1] = -1.0},

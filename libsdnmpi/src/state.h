@@ -5,11 +5,11 @@
  * agreed on there, this process's fabric address, the attribute keyvals of the per-communicator
  * caches (Allreduce plans, Bcast trees), and this process's controller connection. It is written
  * by SDN_MPI_Init and SDN_MPI_Finalize; after Init the only fields that change are `conn`,
- * `comms_led`, `ahead` (under `lock`, when this process leads a communicator's plan request),
+ * `comms_led` (under `lock`, when this process leads a communicator's plan request),
  * `job`, `reg_gen`, `world_calls`, `reg_lost` (reconnect.c, after a lost registration) and
  * `last_path`, `last_bcast` (test hooks) and `timing` (timing.c, at Init and when a plan
  * is made). Per-communicator state lives in MPI attributes (plan.c,
- * bcast_plan.c), not here.
+ * bcast_plan.c, plan_ahead.c), not here.
  */
 #ifndef SDNMPI_STATE_H
 #define SDNMPI_STATE_H
@@ -20,7 +20,6 @@
 
 #include "controller.h"
 #include "env.h"
-#include "plan_ahead.h"
 #include "timing.h"
 
 /* What the last SDN_MPI_Allreduce of this process did (sdnmpi_testing.h). */
@@ -76,8 +75,8 @@ struct sdnmpi_state {
     struct sdnmpi_conn conn;  /* this process's controller connection (world rank 0: the one
                                  that registered the job) */
     int64_t comms_led;        /* sub-communicator plans this process has led (for comm ids) */
-    struct sdnmpi_plan_ahead ahead; /* world rank 0: the world's plan request sent at Init
-                                       (plan_ahead.c; under `lock`) */
+    int ahead_keyval;         /* communicator attribute of the plans requested ahead or reused
+                                 (plan_ahead.h), or MPI_KEYVAL_INVALID */
     int last_path;            /* enum sdnmpi_path of the last SDN_MPI_Allreduce (test hook) */
     struct sdnmpi_bcast_stats last_bcast; /* the last SDN_MPI_Bcast (test hook) */
     double timing[SDNMPI_T_N]; /* start-up and first-call phases (timing.h; read by the bench) */

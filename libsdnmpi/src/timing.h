@@ -25,8 +25,10 @@ enum sdnmpi_tslot {
     SDNMPI_T_PLAN_LOCATE,      /* ... leader: the locate round trip (0: none needed) */
     SDNMPI_T_PLAN_REQUEST,     /* ... leader: the plan_allreduce round trip (or, sent ahead, the
                                   wait for its reply) */
-    SDNMPI_T_PLAN_AHEAD,       /* ... 1: the reply was that of the request sent at Init, else 0 */
-    SDNMPI_T_PLAN_AHEAD_AGE,   /* ... world rank 0: seconds from that request's send to this plan */
+    SDNMPI_T_PLAN_AHEAD,       /* ... 1: the reply was that of the request sent ahead (at Init, at
+                                  the communicator's creation), 2: the routes of the same group's
+                                  plan, reused (plan_ahead.h), else 0 */
+    SDNMPI_T_PLAN_AHEAD_AGE,   /* ... leader: seconds from that request's send to this plan */
     SDNMPI_T_PLAN_RTTS,        /* ... leader: RPC round trips (a count) */
     SDNMPI_T_PLAN_CTRL,        /* ... the controller's time for plan_allreduce (its reply) */
     SDNMPI_T_PLAN_CTRL_PLAN,   /* ... of which planning */

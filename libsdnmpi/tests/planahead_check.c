@@ -1,7 +1,7 @@
 /* planahead_check.c -- the world's plan requested at SDN_MPI_Init (libsdnmpi/src/plan_ahead.h),
  * for tests/unit/test_libsdnmpi_planahead.py.
  *
- *   planahead_check [--wait-file PATH] [--gap-ms N] [--count N] [--calls 0|2]
+ *   planahead_check [--wait-file PATH] [--gap-ms N] [--count N] [--calls 0|2] [--comms 1]
  *
  * SDN_MPI_Init; with --wait-file, world rank 0 waits (up to 60 s) until PATH exists (the stub
  * controller creates it when it receives plan_allreduce: the request arrived before any
@@ -12,6 +12,7 @@
  *   planahead_check: p=P first_path=A second_path=B ahead=X age=S request=S init=S failures=F
  * (paths as sdnmpi_test_last_path; ahead, age, request: the plan's timing slots plan_ahead,
  * plan_ahead_age, plan_request, -1 if not recorded; init: SDN_MPI_Init's seconds, slowest rank).
+ * --comms 1: then the communicators of planahead_comms.c (their plans requested at creation).
  * Exit 1 on a mismatch. */
 #include <errno.h>
 #include <mpi.h>
@@ -23,9 +24,10 @@
 #include <unistd.h>
 
 #include "check_common.h"
+#include "planahead_check.h"
 #include "sdnmpi_testing.h"
 
-static void sleep_ms(long ms)
+void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -43,7 +45,7 @@ static int wait_file(const char *path)
     return -1;
 }
 
-static double slot(const char *name)
+double slot(const char *name)
 {
     const char *names[64];
     double values[64];
@@ -54,9 +56,9 @@ static double slot(const char *name)
     return -1.0;
 }
 
-/* One call of each case, SDN against PMPI, bit for bit. */
-static void one_call(int count, uint64_t seed)
+int one_call(MPI_Comm comm, int count, uint64_t seed)
 {
+    int first = -1;
     int64_t *li = xmalloc((size_t)count * sizeof *li), *lo = xmalloc((size_t)count * sizeof *lo);
     int64_t *lp = xmalloc((size_t)count * sizeof *lp);
     double *di = xmalloc((size_t)count * sizeof *di), *dout = xmalloc((size_t)count * sizeof *dout);
@@ -74,22 +76,25 @@ static void one_call(int count, uint64_t seed)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         memset(cases[c].out, 0xa5, (size_t)count * cases[c].size);
         check_mpi(SDN_MPI_Allreduce(cases[c].in, cases[c].out, count, cases[c].dt, cases[c].op,
-                                    MPI_COMM_WORLD), "SDN_MPI_Allreduce");
+                                    comm), "SDN_MPI_Allreduce");
         int path = sdnmpi_test_last_path();
+        if (first < 0)
+            first = path;
         check_mpi(PMPI_Allreduce(cases[c].in, cases[c].want, count, cases[c].dt, cases[c].op,
-                                 MPI_COMM_WORLD), "PMPI_Allreduce");
+                                 comm), "PMPI_Allreduce");
         if (memcmp(cases[c].out, cases[c].want, (size_t)count * cases[c].size) != 0)
             FAIL("%s of %d elements (path %d) differs from PMPI_Allreduce's", cases[c].what,
                  count, path);
     }
     free(li), free(lo), free(lp), free(di), free(dout), free(dp);
+    return first;
 }
 
 int main(int argc, char **argv)
 {
     const char *wait_path = NULL;
     long gap_ms = 0;
-    int count = 64, calls = 2;
+    int count = 64, calls = 2, comms = 0;
     check_prog = "planahead_check";
     check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
     int p = 0;
@@ -104,6 +109,8 @@ int main(int argc, char **argv)
             count = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--calls") == 0)
             calls = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--comms") == 0)
+            comms = atoi(argv[i + 1]);
         else
             FAIL("unknown option %s", argv[i]);
     }
@@ -117,12 +124,14 @@ int main(int argc, char **argv)
     if (gap_ms > 0)
         sleep_ms(gap_ms);
     if (calls > 0)
-        one_call(count, 1);
+        (void)one_call(MPI_COMM_WORLD, count, 1);
     int first = sdnmpi_test_last_path();
     double ahead = slot("plan_ahead"), age = slot("plan_ahead_age"), request = slot("plan_request");
     if (calls > 1)
-        one_call(count, 2);
+        (void)one_call(MPI_COMM_WORLD, count, 2);
     int second = sdnmpi_test_last_path();
+    if (comms)
+        comms_check(count, gap_ms);
     long long all = 0;
     check_mpi(PMPI_Allreduce(&failures, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD),
               "PMPI_Allreduce");

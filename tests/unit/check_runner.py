@@ -15,7 +15,7 @@ def run_check(np, argv, summary, env=None, *, timeout, netns=None):
     libsdnmpi_harness.mpirun). Asserts a zero exit and the program's summary line: ``summary``, a
     regex with named groups, among them ``p`` (the ranks, == np) and ``failures`` (== 0), and
     ``cases`` (> 0) if the program counts cases. Returns the named fields as numbers, with the
-    ranks' ``stderr`` and the run's ``seconds``."""
+    ranks' ``stderr``, the ``stdout`` and the run's ``seconds``."""
     res, seconds = harness.mpirun(np, argv, env, timeout=timeout, netns=netns)
     assert res.returncode == 0, "%s -np %d failed (rc %d, %.1fs):\n%s\n%s" % (
         Path(argv[0]).name, np, res.returncode, seconds, res.stdout[-3000:], res.stderr[-8000:])
@@ -24,4 +24,4 @@ def run_check(np, argv, summary, env=None, *, timeout, netns=None):
     out = {key: number(value) for key, value in match.groupdict().items()}
     assert out["p"] == np and out["failures"] == 0, match.group(0)
     assert out.get("cases", 1) > 0, match.group(0)
-    return dict(out, stderr=res.stderr, seconds=seconds)
+    return dict(out, stderr=res.stderr, stdout=res.stdout, seconds=seconds)

@@ -340,4 +340,6 @@ def test_preload_unmodified_binary(built, stub_factory, init):
     plans = stub.requests("plan_allreduce")
     # world, and the two halves (both span two hosts); the second round hits the caches.
     assert sorted(r["comm"] == 0 for _, r in plans) == [False, False, True]
+    # the halves' MPI_Comm_split (intercepted) sent their requests; their first calls took the replies
+    assert pre.stderr.count(", sent ahead at creation)") == 2
     assert len(stub.requests("release")) == 1

@@ -1,6 +1,8 @@
 """The world's allreduce plan requested at SDN_MPI_Init (libsdnmpi/src/plan_ahead.h), with a stub
 controller (libsdnmpi_harness.StubController) under mpirun on localhost: the request reaches the
 controller before the first collective, the first call takes its reply without a second round trip,
+the same for communicators made through SDN_MPI_Comm_split / SDN_MPI_Comm_dup (requested at their
+creation, a dup of a planned communicator reusing its routes),
 results stay bit-exact (planahead_check compares every call with PMPI_Allreduce; the full datatype
 matrix runs with plan-ahead on in test_libsdnmpi_allreduce.py), a silent or vanishing controller
 still means the fallback, and SDN_MPI_PLAN_AHEAD=0 turns it off."""
@@ -120,7 +122,7 @@ def test_nothing_ahead_when_no_call_can_take_the_sdn_path(built, stub_factory, l
     out, stderr = run(4, env, "--gap-ms", "50")
     assert out["first"] == PMPI and out["second"] == PMPI
     assert [[r["op"] for r in c["requests"]] for c in stub.conns] == [["register", "release"]]
-    assert "sdnmpi[0]: plan ahead comm=0: not sent, no collective can be above SDN_MPI_MIN_BYTES" in stderr
+    assert "sdnmpi[0]: plan ahead ranks=4: not sent, no collective can be above SDN_MPI_MIN_BYTES" in stderr
 
 
 def test_world_never_used_leaks_nothing(built, stub_factory, tmp_path):
@@ -135,3 +137,77 @@ def test_world_never_used_leaks_nothing(built, stub_factory, tmp_path):
     assert [[r["op"] for r in c["requests"]] for c in stub.conns] == [["register", "plan_allreduce", "release"]]
     assert "sdnmpi[0]: finalize: job 7 released" in stderr
     assert stub.errors == []
+
+
+COMM = re.compile(r"planahead_comm: name=(\w+) leader=(-?\d+) path=(-?\d+) ahead=(\S+) age=(\S+)")
+# planahead_comms.c's communicators at np=4: their leaders (world ranks), and the plan requests
+# each leader's connection carries (rank 0: the one that registered the job)
+LEADERS = {"split0": 2, "split1": 3, "sub": 1, "splitdup0": 2, "splitdup1": 3, "dup": 0}
+# (splitdup shares split's request, dup the world's routes or request)
+CONN_OPS = sorted([["register", "plan_allreduce", "release"],                # world
+                   ["hello", "locate", "plan_allreduce"],                    # sub (3 ranks: ordered)
+                   ["hello", "plan_allreduce"],                              # split0
+                   ["hello", "locate"] + ["plan_allreduce"] * 2])            # unused, split1
+
+
+def comm_lines(out):
+    """planahead_check --comms 1's lines: name -> (leader, path, ahead, age)."""
+    found = {m[0]: (int(m[1]), int(m[2]), float(m[3]), float(m[4])) for m in COMM.findall(out["stdout"])}
+    assert set(found) == set(LEADERS), out["stdout"]
+    assert {name: v[0] for name, v in found.items()} == LEADERS
+    return found
+
+
+@pytest.mark.parametrize("world_first", [True, False])
+def test_communicators_planned_at_creation(built, stub_factory, world_first):
+    """Communicators made back to back through SDN_MPI_Comm_split / SDN_MPI_Comm_dup (one freed
+    before any collective, an MPI_UNDEFINED split giving MPI_COMM_NULL on world rank 0): each new
+    communicator's leader sent its plan_allreduce at creation (plan_ahead = 1, aged by the gap
+    before the first collective), the first collective asked nothing more, every result is
+    bit-exact. A dup shares what its parent has: the planned world's routes (plan_ahead = 2), or
+    the request ahead of a split or of a world not planned yet (world_first False: the dup's first
+    call takes the reply of the world's request sent at Init)."""
+    stub = stub_factory(leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1"}
+    out, stderr = run(4, env, "--comms", "1", "--gap-ms", "300", "--calls", "2" if world_first else "0")
+    assert out["first"] == (RD if world_first else 0)
+    comms = comm_lines(out)
+    for name in ("split0", "split1", "sub", "splitdup0", "splitdup1") + (() if world_first else ("dup",)):
+        leader, path, ahead, age = comms[name]
+        assert (path, ahead) == (RD, 1) and age >= 0.3, (name, comms[name])
+    stub.wait_idle()
+    assert stub.errors == []
+    assert sorted([r["op"] for r in c["requests"]] for c in stub.conns) == CONN_OPS
+    plans = stub.requests("plan_allreduce")
+    ids = [r["comm"] for _, r in plans]
+    assert len(plans) == 5 and len(set(ids)) == 5, ids    # world, unused, split0/1, sub: one each
+    assert stderr.count(", sent ahead at creation)") == 5
+    assert len(re.findall(r"sdnmpi\[[23]\]: plan ahead ranks=2: shares comm=\d+'s request \(same group\)",
+                          stderr)) == 2
+    if world_first:
+        assert comms["dup"][1:3] == (RD, 2)
+        assert re.search(r"sdnmpi\[0\]: plan ahead ranks=4: the routes of comm=0 \(same group\), no request", stderr)
+        assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=4 .*: ok, the routes of the same group's plan", stderr)
+    else:
+        assert "sdnmpi[0]: plan ahead ranks=4: shares comm=0's request (same group)" in stderr
+        assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=4 .*: ok .*, sent ahead at Init\)", stderr)
+
+
+@pytest.mark.parametrize("mode", ["error_plan", "silent_plan"])
+def test_communicators_fall_back_when_the_controller_fails(built, stub_factory, mode):
+    """The controller refuses every plan, or never answers one: each communicator's first
+    collective falls back exactly as without plan-ahead (no hang: the wait is SDN_MPI_TIMEOUT_MS
+    per connection at most), results bit-exact. A refused world has no routes to reuse: its dup
+    asks for its own; splitdup shares split's request, and so its refusal."""
+    stub = stub_factory(mode, leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_TIMEOUT_MS": "1500"}
+    out, stderr = run(4, env, "--comms", "1")
+    assert out["first"] == PMPI and out["second"] == PMPI
+    comms = comm_lines(out)
+    assert all(v[1] == PMPI for v in comms.values()), comms
+    if mode == "error_plan":
+        assert all(v[2] == 1 for v in comms.values()), comms    # each took its own refused reply
+        assert len(stub.requests("plan_allreduce")) == 6
+        assert stderr.count(", sent ahead at creation), falling back") == 6
+    assert out["seconds"] < 60
