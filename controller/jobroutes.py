@@ -33,19 +33,26 @@ def pair_match(dp, src_ip, dst_ip):
 
 def sync_messages(datapaths, job, old, new):
     """Messages taking the switches from the job's ``old`` flows to ``new`` (both as from
-    `plan_flows`). Flows of switches that are not connected are skipped."""
-    msgs = []
+    `plan_flows`). Flows of switches that are not connected are skipped. A host pair's match is
+    built and encoded once for all its switches (ofmsgs.WireMatch)."""
+    msgs, matches = [], {}
+
+    def match(src, dst):
+        found = matches.get((src, dst))
+        if found is None:
+            found = matches[(src, dst)] = ofmsgs.WireMatch(eth_type=C.ETH_TYPE_IPV4, ipv4_src=src, ipv4_dst=dst)
+        return found
+
     for key, port in sorted(new.items()):
         dpid, src, dst = key
         if old.get(key) != port and dpid in datapaths:
             dp = datapaths[dpid]
-            msgs.append(ofmsgs.flow_add(dp, job.priority, pair_match(dp, src, dst),
+            msgs.append(ofmsgs.flow_add(dp, job.priority, match(src, dst),
                                         [dp.ofproto_parser.OFPActionOutput(port)], job.cookie))
     for key in sorted(set(old) - set(new)):
         dpid, src, dst = key
         if dpid in datapaths:
-            dp = datapaths[dpid]
-            msgs.append(ofmsgs.flow_delete_strict(dp, job.priority, pair_match(dp, src, dst), job.cookie))
+            msgs.append(ofmsgs.flow_delete_strict(datapaths[dpid], job.priority, match(src, dst), job.cookie))
     return msgs
 
 

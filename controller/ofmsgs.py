@@ -1,6 +1,27 @@
 """OpenFlow 1.3 message builders. Each returns a message (or a list of them) for one datapath;
 nothing here sends. The Ryu app sends what the logic returns, and unit tests inspect it."""
+from ryu.ofproto import ofproto_v1_3_parser
+
 from . import constants as C
+
+
+class WireMatch(ofproto_v1_3_parser.OFPMatch):
+    """An OpenFlow 1.3 match that is encoded once: one object shared by many messages (a host
+    pair's flows on every switch of its path) is not converted and packed again for each. Ryu's
+    OFPMatch turns every address from text to bytes and back at construction and again at every
+    serialisation, which dominated the cost of installing a plan (bench/bench_install_cost.py).
+    Treat it as immutable."""
+    _wire = None
+
+    def serialize(self, buf, offset):
+        if self._wire is None:
+            scratch = bytearray()
+            self._wire = bytes(scratch[:super().serialize(scratch, 0)])
+        end = offset + len(self._wire)
+        if len(buf) < end:
+            buf += bytearray(end - len(buf))
+        buf[offset:end] = self._wire
+        return len(self._wire)
 
 
 def flow_add(dp, priority, match, actions, cookie, idle_timeout=0, hard_timeout=0):

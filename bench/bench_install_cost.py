@@ -1,0 +1,187 @@
+"""Install cost of a collective plan (no Mininet, no switches): what the controller spends between
+receiving ``plan_allreduce`` and waiting for the barrier replies (issue 17, start-up cost).
+
+A real `Core` (controller/core.py) learns a synthetic fabric (primitives/fattree.py) and installs
+its default routes; an `RpcService` with the real `Confirmer` (controller/barriers.py) then plans
+and installs the world communicator of a job, as at SDN_MPI_Init with plan-ahead. The datapaths
+are fakes that do what Ryu's ``Datapath.send_msg`` does in the controller's thread (encode the
+message) and answer each barrier at once, so the time is the controller's CPU work: planning
+(``plan_s``), building the flow-mods (``build_s``) and encoding/sending them plus the barriers
+(``send_s``). Median (min-max) over ``--repeats`` fresh jobs.
+
+    .venv/bin/python bench/bench_install_cost.py [--repeats N] [--routing dmodk|ecmp] [--json OUT]
+    .venv/bin/python bench/bench_install_cost.py --profile CASE   # cProfile of one case's install
+
+Cases: the bench's 8-host 2:1 leaf-spine (2 spines, 4 leaves; p=8 one rank per host, p=16 two)
+and the 16-host k=4 fat-tree (p=16). Ranks are placed leaf by leaf (block), and the world's steps
+are recursive doubling mapped to host pairs (primitives/schedule.py), as libsdnmpi plans them.
+"""
+import argparse
+import cProfile
+import json
+import logging
+import os
+import pstats
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from ryu.ofproto import ofproto_v1_3, ofproto_v1_3_parser  # noqa: E402
+
+from sdnmpi.controller import jobroutes, options, rpc  # noqa: E402
+from sdnmpi.controller.barriers import Confirmer  # noqa: E402
+from sdnmpi.controller.core import Core  # noqa: E402
+from sdnmpi.primitives import fabric, fattree, schedule  # noqa: E402
+
+CASES = {
+    "leafspine8-p8": (lambda: fattree.leaf_spine(2, 4, 2), 1),
+    "leafspine8-p16": (lambda: fattree.leaf_spine(2, 4, 2), 2),
+    "kary4-p16": (lambda: fattree.kary(4), 1),
+}
+
+
+class BenchDatapath:
+    """What the controller uses of a Ryu datapath: ``send_msg`` encodes like Ryu's; a barrier is
+    answered at once (through the Confirmer, as app.py's barrier-reply handler does)."""
+
+    def __init__(self, dpid, confirmer):
+        self.id, self.ofproto, self.ofproto_parser = dpid, ofproto_v1_3, ofproto_v1_3_parser
+        self.confirmer, self.xid, self.sent = confirmer, 0, 0
+
+    def set_xid(self, msg):
+        self.xid += 1
+        msg.set_xid(self.xid)
+        return self.xid
+
+    def send_msg(self, msg):
+        if msg.xid is None:
+            self.set_xid(msg)
+        msg.serialize()
+        self.sent += 1
+        if isinstance(msg, ofproto_v1_3_parser.OFPBarrierRequest):
+            self.confirmer.barrier_reply(self.id, msg.xid)
+        return True
+
+
+def controller(graph, routing):
+    """(RpcService, Core) with the fabric learned and its default routes installed."""
+    core = Core(options.Settings(default_routing=routing))
+    confirmer = Confirmer(timeout=5.0)
+    for dpid in fabric.switches(graph):
+        ports = {graph.edges[dpid, n]["ports"][dpid]: "00:00:00:00:00:00" for n in graph.neighbors(dpid)}
+        core.switch_enter(BenchDatapath(dpid, confirmer), ports)
+    for u, v, data in graph.edges(data=True):
+        if len(data["ports"]) == 2:
+            core.topology.saw_probe((u, data["ports"][u]), (v, data["ports"][v]), 0.0)
+            core.topology.saw_probe((v, data["ports"][v]), (u, data["ports"][u]), 0.0)
+    for mac in fabric.hosts(graph):
+        dpid, port = fabric.attachment(graph, mac)
+        core.topology.learn_host(mac, graph.nodes[mac]["ip"], dpid, port, "lldp", 0.0)
+    confirmer.confirm(core.recompute_routes())
+    return rpc.RpcService(core, confirmer.confirm), core
+
+
+def world_steps(graph, per_host):
+    ips = [graph.nodes[m]["ip"] for m in fabric.hosts(graph)]
+    ranks = [ip for ip in ips for _ in range(per_host)]
+    host_steps = schedule.host_steps(schedule.recursive_doubling_steps(len(ranks)), ranks)
+    return [[((s, d), c) for (s, d), c in step] for step in host_steps], ips
+
+
+class TimedConfirm:
+    """Wraps sync-building and confirming so one install's build and send times are recorded."""
+
+    def __init__(self, service):
+        self.service, self.inner, self.build, self.sent = service, service.confirm, jobroutes.sync_messages, 0
+        self.t_built = None
+        service.confirm = self.confirm
+        jobroutes.sync_messages = self.sync_messages
+
+    def sync_messages(self, *args, **kwargs):
+        msgs = self.build(*args, **kwargs)
+        self.t_built = time.perf_counter()
+        return msgs
+
+    def confirm(self, msgs):
+        self.sent = len(msgs)
+        t = time.perf_counter()
+        self.inner(msgs)
+        self.send_s = time.perf_counter() - t
+
+    def restore(self):
+        self.service.confirm, jobroutes.sync_messages = self.inner, self.build
+
+
+def run_case(name, routing, repeats):
+    make, per_host = CASES[name]
+    graph = make()
+    service, _core = controller(graph, routing)
+    steps, ips = world_steps(graph, per_host)
+    timer = TimedConfirm(service)
+    rows = {"plan_s": [], "build_s": [], "send_s": [], "install_s": []}
+    flows = msgs = 0
+    try:
+        for _ in range(repeats):
+            job = service.jobs.register(ips, 60.0, None, 0.0)
+            t0 = time.perf_counter()
+            fields, timings = service._plan_allreduce(job, {"comm": 0, "steps": steps, "planner": "balanced"})
+            t1 = time.perf_counter()
+            rows["plan_s"].append(timings["plan_s"])
+            rows["install_s"].append(timings["install_s"])
+            rows["send_s"].append(timer.send_s)
+            rows["build_s"].append(timings["install_s"] - timer.send_s)
+            flows, msgs = fields["flows"], timer.sent
+            assert t1 - t0 >= timings["install_s"]
+            service.release(job, "bench")
+    finally:
+        timer.restore()
+    out = {"case": name, "routing": routing, "ranks": len(ips) * per_host, "hosts": len(ips),
+           "plan_flows": flows, "messages": msgs, "repeats": repeats}
+    for key, values in rows.items():
+        out[key] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
+    return out
+
+
+def profile(name, routing, repeats):
+    prof = cProfile.Profile()
+    prof.enable()
+    run_case(name, routing, repeats)
+    prof.disable()
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=200)
+    ap.add_argument("--routing", default="dmodk", choices=("dmodk", "ecmp", "single"))
+    ap.add_argument("--json", help="write the rows to this file too")
+    ap.add_argument("--profile", choices=sorted(CASES), help="cProfile one case instead")
+    args = ap.parse_args(argv)
+    if args.repeats < 1:
+        print("bench_install_cost: --repeats must be >= 1", file=sys.stderr)
+        return 2
+    logging.disable(logging.INFO)   # as in a controller without --verbose
+    if args.profile:
+        profile(args.profile, args.routing, args.repeats)
+        return 0
+    results = [run_case(name, args.routing, args.repeats) for name in CASES]
+    print("| case | routing | ranks | plan flows | messages | planning | build | send (encode + barrier) | install |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        print("| %s | %s | %d | %d | %d | %s |" % (
+            r["case"], r["routing"], r["ranks"], r["plan_flows"], r["messages"],
+            " | ".join("%.0f us (%.0f-%.0f)" % (r[k]["median"] * 1e6, r[k]["min"] * 1e6, r[k]["max"] * 1e6)
+                       for k in ("plan_s", "build_s", "send_s", "install_s"))))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
