@@ -13,8 +13,10 @@ message) and answer each barrier at once, so the time is the controller's CPU wo
     .venv/bin/python bench/bench_install_cost.py --profile CASE   # cProfile of one case's install
 
 Cases: the bench's 8-host 2:1 leaf-spine (2 spines, 4 leaves; p=8 one rank per host, p=16 two)
-and the 16-host k=4 fat-tree (p=16). Ranks are placed leaf by leaf (block), and the world's steps
-are recursive doubling mapped to host pairs (primitives/schedule.py), as libsdnmpi plans them.
+and the 16-host k=4 fat-tree (p=16). Ranks are placed leaf by leaf (block, as libsdnmpi orders
+them), or by a seeded shuffle ("-random"), and the world's steps are recursive doubling mapped to
+host pairs (primitives/schedule.py). ``--elide`` runs the controller with
+--sdnmpi-elide-default-hops (controller/jobroutes.py).
 """
 import argparse
 import cProfile
@@ -22,6 +24,7 @@ import json
 import logging
 import os
 import pstats
+import random
 import statistics
 import sys
 import time
@@ -38,10 +41,12 @@ from sdnmpi.controller.barriers import Confirmer  # noqa: E402
 from sdnmpi.controller.core import Core  # noqa: E402
 from sdnmpi.primitives import fabric, fattree, schedule  # noqa: E402
 
-CASES = {
-    "leafspine8-p8": (lambda: fattree.leaf_spine(2, 4, 2), 1),
-    "leafspine8-p16": (lambda: fattree.leaf_spine(2, 4, 2), 2),
-    "kary4-p16": (lambda: fattree.kary(4), 1),
+CASES = {   # name: (fabric, ranks per host, placement seed: None = block, leaf by leaf)
+    "leafspine8-p8": (lambda: fattree.leaf_spine(2, 4, 2), 1, None),
+    "leafspine8-p16": (lambda: fattree.leaf_spine(2, 4, 2), 2, None),
+    "leafspine8-p8-random": (lambda: fattree.leaf_spine(2, 4, 2), 1, 1),
+    "kary4-p16": (lambda: fattree.kary(4), 1, None),
+    "kary4-p16-random": (lambda: fattree.kary(4), 1, 1),
 }
 
 
@@ -68,9 +73,9 @@ class BenchDatapath:
         return True
 
 
-def controller(graph, routing):
+def controller(graph, routing, elide):
     """(RpcService, Core) with the fabric learned and its default routes installed."""
-    core = Core(options.Settings(default_routing=routing))
+    core = Core(options.Settings(default_routing=routing, elide_default_hops=elide))
     confirmer = Confirmer(timeout=5.0)
     for dpid in fabric.switches(graph):
         ports = {graph.edges[dpid, n]["ports"][dpid]: "00:00:00:00:00:00" for n in graph.neighbors(dpid)}
@@ -86,8 +91,10 @@ def controller(graph, routing):
     return rpc.RpcService(core, confirmer.confirm), core
 
 
-def world_steps(graph, per_host):
+def world_steps(graph, per_host, seed):
     ips = [graph.nodes[m]["ip"] for m in fabric.hosts(graph)]
+    if seed is not None:
+        random.Random(seed).shuffle(ips)
     ranks = [ip for ip in ips for _ in range(per_host)]
     host_steps = schedule.host_steps(schedule.recursive_doubling_steps(len(ranks)), ranks)
     return [[((s, d), c) for (s, d), c in step] for step in host_steps], ips
@@ -117,11 +124,11 @@ class TimedConfirm:
         self.service.confirm, jobroutes.sync_messages = self.inner, self.build
 
 
-def run_case(name, routing, repeats):
-    make, per_host = CASES[name]
+def run_case(name, routing, repeats, elide=False):
+    make, per_host, seed = CASES[name]
     graph = make()
-    service, _core = controller(graph, routing)
-    steps, ips = world_steps(graph, per_host)
+    service, _core = controller(graph, routing, elide)
+    steps, ips = world_steps(graph, per_host, seed)
     timer = TimedConfirm(service)
     rows = {"plan_s": [], "build_s": [], "send_s": [], "install_s": []}
     flows = msgs = 0
@@ -140,17 +147,17 @@ def run_case(name, routing, repeats):
             service.release(job, "bench")
     finally:
         timer.restore()
-    out = {"case": name, "routing": routing, "ranks": len(ips) * per_host, "hosts": len(ips),
+    out = {"case": name, "routing": routing, "elide": elide, "ranks": len(ips) * per_host, "hosts": len(ips),
            "plan_flows": flows, "messages": msgs, "repeats": repeats}
     for key, values in rows.items():
         out[key] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
     return out
 
 
-def profile(name, routing, repeats):
+def profile(name, routing, repeats, elide):
     prof = cProfile.Profile()
     prof.enable()
-    run_case(name, routing, repeats)
+    run_case(name, routing, repeats, elide)
     prof.disable()
     pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
 
@@ -159,6 +166,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=200)
     ap.add_argument("--routing", default="dmodk", choices=("dmodk", "ecmp", "single"))
+    ap.add_argument("--elide", action="store_true", help="controller with --sdnmpi-elide-default-hops")
     ap.add_argument("--json", help="write the rows to this file too")
     ap.add_argument("--profile", choices=sorted(CASES), help="cProfile one case instead")
     args = ap.parse_args(argv)
@@ -167,14 +175,14 @@ def main(argv=None):
         return 2
     logging.disable(logging.INFO)   # as in a controller without --verbose
     if args.profile:
-        profile(args.profile, args.routing, args.repeats)
+        profile(args.profile, args.routing, args.repeats, args.elide)
         return 0
-    results = [run_case(name, args.routing, args.repeats) for name in CASES]
-    print("| case | routing | ranks | plan flows | messages | planning | build | send (encode + barrier) | install |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    results = [run_case(name, args.routing, args.repeats, args.elide) for name in CASES]
+    print("| case | routing | elide | ranks | plan flows | messages | planning | build | send (encode + barrier) | install |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
-        print("| %s | %s | %d | %d | %d | %s |" % (
-            r["case"], r["routing"], r["ranks"], r["plan_flows"], r["messages"],
+        print("| %s | %s | %s | %d | %d | %d | %s |" % (
+            r["case"], r["routing"], "yes" if r["elide"] else "no", r["ranks"], r["plan_flows"], r["messages"],
             " | ".join("%.0f us (%.0f-%.0f)" % (r[k]["median"] * 1e6, r[k]["min"] * 1e6, r[k]["max"] * 1e6)
                        for k in ("plan_s", "build_s", "send_s", "install_s"))))
     if args.json:
