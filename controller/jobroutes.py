@@ -48,7 +48,7 @@ def sync_messages(datapaths, job, old, new):
     def match(src, dst):
         found = matches.get((src, dst))
         if found is None:
-            found = matches[(src, dst)] = ofmsgs.WireMatch(eth_type=C.ETH_TYPE_IPV4, ipv4_src=src, ipv4_dst=dst)
+            found = matches[(src, dst)] = ofmsgs.ipv4_pair_match(src, dst)
         return found
 
     for key, port in sorted(new.items()):

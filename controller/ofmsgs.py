@@ -24,6 +24,12 @@ class WireMatch(ofproto_v1_3_parser.OFPMatch):
         return len(self._wire)
 
 
+def ipv4_pair_match(src_ip, dst_ip):
+    """A WireMatch on IPv4 ``src_ip`` -> ``dst_ip`` (dotted quads as the topology has them), built
+    from its fields in OXM order without Ryu's text/bytes round trips."""
+    return WireMatch(_ordered_fields=[("eth_type", C.ETH_TYPE_IPV4), ("ipv4_src", src_ip), ("ipv4_dst", dst_ip)])
+
+
 def flow_add(dp, priority, match, actions, cookie, idle_timeout=0, hard_timeout=0):
     ofp, parser = dp.ofproto, dp.ofproto_parser
     inst = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, actions)] if actions else []

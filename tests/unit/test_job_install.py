@@ -29,6 +29,10 @@ def test_wire_match_encodes_as_ryu_and_can_be_shared():
         ryus = ofmsgs.flow_add(dp, 2000, parser.OFPMatch(**fields), [parser.OFPActionOutput(port)], C.COOKIE_JOB | 5)
         assert encoded(ours) == encoded(ryus)
     assert shared["ipv4_dst"] == "10.0.1.2" and isinstance(shared, parser.OFPMatch)
+    quick = ofmsgs.ipv4_pair_match("10.0.0.1", "10.0.1.2")
+    assert encoded(ofmsgs.flow_add(dp, 2000, quick, [], 1)) == encoded(
+        ofmsgs.flow_add(dp, 2000, parser.OFPMatch(**fields), [], 1))
+    assert dict(quick.items()) == dict(shared.items())
 
 
 def test_sync_messages_share_one_match_per_pair():
