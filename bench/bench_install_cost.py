@@ -1,8 +1,8 @@
 """Install cost of a collective plan (no Mininet, no switches): what the controller spends between
 receiving ``plan_allreduce`` and waiting for the barrier replies (issue 17, start-up cost).
 
-A real `Core` (controller/core.py) learns a synthetic fabric (primitives/fattree.py) and installs
-its default routes; an `RpcService` with the real `Confirmer` (controller/barriers.py) then plans
+A real `Core` (controller/core.py) discovers a synthetic fabric (primitives/fattree.py, simulated
+by the unit tests' tests/unit/fabric_sim.py) and installs its default routes; an `RpcService` with the real `Confirmer` (controller/barriers.py) then plans
 and installs the world communicator of a job, as at SDN_MPI_Init with plan-ahead. The datapaths
 are fakes that do what Ryu's ``Datapath.send_msg`` does in the controller's thread (encode the
 message) and answer each barrier at once, so the time is the controller's CPU work: planning
@@ -31,14 +31,15 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+for path in (ROOT, os.path.join(ROOT, "tests", "unit")):
+    if path not in sys.path:
+        sys.path.insert(0, path)
 
 from ryu.ofproto import ofproto_v1_3, ofproto_v1_3_parser  # noqa: E402
 
-from sdnmpi.controller import jobroutes, options, rpc  # noqa: E402
+from fabric_sim import FabricSim  # noqa: E402
+from sdnmpi.controller import jobroutes, rpc  # noqa: E402
 from sdnmpi.controller.barriers import Confirmer  # noqa: E402
-from sdnmpi.controller.core import Core  # noqa: E402
 from sdnmpi.primitives import fabric, fattree, schedule  # noqa: E402
 
 CASES = {   # name: (fabric, ranks per host, placement seed: None = block, leaf by leaf)
@@ -74,21 +75,13 @@ class BenchDatapath:
 
 
 def controller(graph, routing, elide):
-    """(RpcService, Core) with the fabric learned and its default routes installed."""
-    core = Core(options.Settings(default_routing=routing, elide_default_hops=elide))
+    """(RpcService, Core): the unit tests' simulated fabric (tests/unit/fabric_sim.py) discovered
+    by a real Core, which then sends to `BenchDatapath`s through the real Confirmer."""
+    sim = FabricSim(graph, routing=routing, elide_default_hops=elide)
+    sim.discover()
     confirmer = Confirmer(timeout=5.0)
-    for dpid in fabric.switches(graph):
-        ports = {graph.edges[dpid, n]["ports"][dpid]: "00:00:00:00:00:00" for n in graph.neighbors(dpid)}
-        core.switch_enter(BenchDatapath(dpid, confirmer), ports)
-    for u, v, data in graph.edges(data=True):
-        if len(data["ports"]) == 2:
-            core.topology.saw_probe((u, data["ports"][u]), (v, data["ports"][v]), 0.0)
-            core.topology.saw_probe((v, data["ports"][v]), (u, data["ports"][u]), 0.0)
-    for mac in fabric.hosts(graph):
-        dpid, port = fabric.attachment(graph, mac)
-        core.topology.learn_host(mac, graph.nodes[mac]["ip"], dpid, port, "lldp", 0.0)
-    confirmer.confirm(core.recompute_routes())
-    return rpc.RpcService(core, confirmer.confirm), core
+    sim.core.datapaths = {dpid: BenchDatapath(dpid, confirmer) for dpid in sim.core.datapaths}
+    return rpc.RpcService(sim.core, confirmer.confirm), sim.core
 
 
 def world_steps(graph, per_host, seed):

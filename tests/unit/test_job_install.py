@@ -30,9 +30,11 @@ def test_wire_match_encodes_as_ryu_and_can_be_shared():
         assert encoded(ours) == encoded(ryus)
     assert shared["ipv4_dst"] == "10.0.1.2" and isinstance(shared, parser.OFPMatch)
     quick = ofmsgs.ipv4_pair_match("10.0.0.1", "10.0.1.2")
-    assert encoded(ofmsgs.flow_add(dp, 2000, quick, [], 1)) == encoded(
-        ofmsgs.flow_add(dp, 2000, parser.OFPMatch(**fields), [], 1))
     assert dict(quick.items()) == dict(shared.items())
+    for src, dst in (("10.0.0.1", "10.0.1.2"), ("192.168.255.254", "1.2.3.4"), ("0.0.0.0", "255.255.255.255")):
+        assert encoded(ofmsgs.flow_add(dp, 2000, ofmsgs.ipv4_pair_match(src, dst), [parser.OFPActionOutput(2)], 1)) == \
+            encoded(ofmsgs.flow_add(dp, 2000, parser.OFPMatch(eth_type=C.ETH_TYPE_IPV4, ipv4_src=src, ipv4_dst=dst),
+                                    [parser.OFPActionOutput(2)], 1))
 
 
 def test_sync_messages_share_one_match_per_pair():
