@@ -128,8 +128,10 @@ class RpcService:
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
         timings["install_s"] = self.clock() - t1
         self.counters["allreduce_plans"] += 1
-        LOG.info("job %d comm %d: %s plan, %d flows, max load per step %s (lower bound %s)", job.id,
-                 args["comm"], plan.planner, len(plan.flows), list(plan.max_load), list(plan.lower_bound))
+        LOG.info("job %d comm %d: %s plan, %d flows (%d installed, the rest the default routes'), max load per "
+                 "step %s (lower bound %s)", job.id, args["comm"], plan.planner, len(plan.flows),
+                 sum(1 for key, port in plan.flows.items() if job.installed.get(key) == port),
+                 list(plan.max_load), list(plan.lower_bound))
         return _plan_fields(plan, cached=False), timings
 
     def locality(self, ips):
