@@ -11,6 +11,7 @@ message) and answer each barrier at once, so the time is the controller's CPU wo
 
     .venv/bin/python bench/bench_install_cost.py [--repeats N] [--routing dmodk|ecmp] [--json OUT]
     .venv/bin/python bench/bench_install_cost.py --profile CASE   # cProfile of one case's install
+    .venv/bin/python bench/bench_install_cost.py --controller-dir DIR   # an older controller/ (before)
 
 Cases: the bench's 8-host 2:1 leaf-spine (2 spines, 4 leaves; p=8 one rank per host, p=16 two)
 and the 16-host k=4 fat-tree (p=16). Ranks are placed leaf by leaf (block, as libsdnmpi orders
@@ -35,10 +36,27 @@ for path in (ROOT, os.path.join(ROOT, "tests", "unit")):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+
+def _use_controller_dir(argv):
+    """``--controller-dir DIR``: import sdnmpi.controller from DIR (e.g. `git archive main controller`
+    unpacked), so that the same script times an older controller: before/after on one machine."""
+    if "--controller-dir" not in argv:
+        return
+    import importlib.util
+    where = os.path.abspath(argv[argv.index("--controller-dir") + 1])
+    spec = importlib.util.spec_from_file_location("sdnmpi.controller", os.path.join(where, "__init__.py"),
+                                                  submodule_search_locations=[where])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sdnmpi.controller"] = module
+    spec.loader.exec_module(module)
+
+
+_use_controller_dir(sys.argv)
+
 from ryu.ofproto import ofproto_v1_3, ofproto_v1_3_parser  # noqa: E402
 
 from fabric_sim import FabricSim  # noqa: E402
-from sdnmpi.controller import jobroutes, rpc  # noqa: E402
+from sdnmpi.controller import rpc  # noqa: E402
 from sdnmpi.controller.barriers import Confirmer  # noqa: E402
 from sdnmpi.primitives import fabric, fattree, schedule  # noqa: E402
 
@@ -77,7 +95,7 @@ class BenchDatapath:
 def controller(graph, routing, elide):
     """(RpcService, Core): the unit tests' simulated fabric (tests/unit/fabric_sim.py) discovered
     by a real Core, which then sends to `BenchDatapath`s through the real Confirmer."""
-    sim = FabricSim(graph, routing=routing, elide_default_hops=elide)
+    sim = FabricSim(graph, routing=routing, **({"elide_default_hops": True} if elide else {}))
     sim.discover()
     confirmer = Confirmer(timeout=5.0)
     sim.core.datapaths = {dpid: BenchDatapath(dpid, confirmer) for dpid in sim.core.datapaths}
@@ -94,18 +112,12 @@ def world_steps(graph, per_host, seed):
 
 
 class TimedConfirm:
-    """Wraps sync-building and confirming so one install's build and send times are recorded."""
+    """Wraps the service's confirm: how many messages one install sent, and how long sending them
+    and waiting for the barriers took (the rest of ``install_s`` built them)."""
 
     def __init__(self, service):
-        self.service, self.inner, self.build, self.sent = service, service.confirm, jobroutes.sync_messages, 0
-        self.t_built = None
+        self.service, self.inner, self.sent, self.send_s = service, service.confirm, 0, 0.0
         service.confirm = self.confirm
-        jobroutes.sync_messages = self.sync_messages
-
-    def sync_messages(self, *args, **kwargs):
-        msgs = self.build(*args, **kwargs)
-        self.t_built = time.perf_counter()
-        return msgs
 
     def confirm(self, msgs):
         self.sent = len(msgs)
@@ -114,7 +126,7 @@ class TimedConfirm:
         self.send_s = time.perf_counter() - t
 
     def restore(self):
-        self.service.confirm, jobroutes.sync_messages = self.inner, self.build
+        self.service.confirm = self.inner
 
 
 def run_case(name, routing, repeats, elide=False):
@@ -140,7 +152,7 @@ def run_case(name, routing, repeats, elide=False):
             service.release(job, "bench")
     finally:
         timer.restore()
-    out = {"case": name, "routing": routing, "elide": elide, "ranks": len(ips) * per_host, "hosts": len(ips),
+    out = {"case": name, "controller": os.path.dirname(rpc.__file__), "routing": routing, "elide": elide, "ranks": len(ips) * per_host, "hosts": len(ips),
            "plan_flows": flows, "messages": msgs, "repeats": repeats}
     for key, values in rows.items():
         out[key] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
@@ -155,22 +167,50 @@ def profile(name, routing, repeats, elide):
     pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
 
 
+def summarize(paths):
+    """One table from several runs' --json files (e.g. before/after rounds, interleaved): per
+    (label, routing, elide, case), the median over the runs of each run's median, and the runs'
+    range of medians."""
+    groups = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            for row in json.load(fh):
+                key = (row.get("label", ""), row["routing"], row["elide"], row["case"])
+                groups.setdefault(key, []).append(row)
+    print("| controller | routing | elide | case | plan flows | messages | runs | planning | build | send | install |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for (label, routing, elide, case), rows in sorted(groups.items()):
+        cells = []
+        for k in ("plan_s", "build_s", "send_s", "install_s"):
+            meds = [r[k]["median"] * 1e6 for r in rows]
+            cells.append("%.0f us (%.0f-%.0f)" % (statistics.median(meds), min(meds), max(meds)))
+        print("| %s | %s | %s | %s | %d | %d | %d | %s |" % (label, routing, "yes" if elide else "no", case,
+                                                         rows[0]["plan_flows"], rows[0]["messages"], len(rows),
+                                                         " | ".join(cells)))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=200)
     ap.add_argument("--routing", default="dmodk", choices=("dmodk", "ecmp", "single"))
     ap.add_argument("--elide", action="store_true", help="controller with --sdnmpi-elide-default-hops")
     ap.add_argument("--json", help="write the rows to this file too")
+    ap.add_argument("--controller-dir", help="time the controller package in this directory instead")
+    ap.add_argument("--label", default="", help="a name for this run's rows (e.g. before, after)")
+    ap.add_argument("--summarize", nargs="+", metavar="JSON", help="print one table from these --json files")
     ap.add_argument("--profile", choices=sorted(CASES), help="cProfile one case instead")
     args = ap.parse_args(argv)
     if args.repeats < 1:
         print("bench_install_cost: --repeats must be >= 1", file=sys.stderr)
         return 2
     logging.disable(logging.INFO)   # as in a controller without --verbose
+    if args.summarize:
+        summarize(args.summarize)
+        return 0
     if args.profile:
         profile(args.profile, args.routing, args.repeats, args.elide)
         return 0
-    results = [run_case(name, args.routing, args.repeats, args.elide) for name in CASES]
+    results = [dict(run_case(name, args.routing, args.repeats, args.elide), label=args.label) for name in CASES]
     print("| case | routing | elide | ranks | plan flows | messages | planning | build | send (encode + barrier) | install |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
