@@ -35,10 +35,6 @@ def plan_flows(graph, paths, ip_of):
     return flows
 
 
-def pair_match(dp, src_ip, dst_ip):
-    return dp.ofproto_parser.OFPMatch(eth_type=C.ETH_TYPE_IPV4, ipv4_src=src_ip, ipv4_dst=dst_ip)
-
-
 def sync_messages(datapaths, job, old, new):
     """Messages taking the switches from the job's ``old`` flows to ``new`` (both as from
     `plan_flows`). Flows of switches that are not connected are skipped. A host pair's match is
