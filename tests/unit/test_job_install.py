@@ -173,3 +173,14 @@ def test_a_reconnected_switch_gets_all_its_hops_until_its_default_routes_are_bac
     service.replan()
     assert {k for k in here if k not in job.installed}
     _paths_follow_the_plan(sim, job)
+
+
+def test_the_install_cost_bench_counts_the_messages_it_times():
+    import bench_setup  # noqa: F401  (bench/ on sys.path)
+    import bench_install_cost
+    full = bench_install_cost.run_case("leafspine8-p8", "dmodk", 2)
+    elided = bench_install_cost.run_case("leafspine8-p8", "dmodk", 2, elide=True)
+    pinned = bench_install_cost.run_case("leafspine8-p8", "ecmp", 2, elide=True)
+    assert (full["plan_flows"], full["messages"]) == (48, 48) and elided["messages"] == 0
+    assert pinned["messages"] == 16            # ECMP defaults: each pair's leaf uplink stays pinned
+    assert all(full[k]["min"] > 0 for k in ("plan_s", "build_s", "send_s", "install_s"))
