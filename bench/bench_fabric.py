@@ -36,7 +36,8 @@ class Bench:
     def start_controller(self, routing):
         from sdnmpi.mininet_topos import controller_proc
         log_path = os.path.join(self.log_dir, "controller-%s.log" % routing)
-        extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.ports["rpc"]))
+        extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.ports["rpc"]),
+                 *getattr(self.args, "controller_arg", ()))
         self.ctl = controller_proc.start_controller(self.ports["ofp"], self.ports["wsapi"], routing=routing,
                                                     extra_args=extra, log_path=log_path)
         self.ctl.wait_rest_ready(timeout=60)

@@ -360,6 +360,8 @@ def render_markdown(results):
             ", ".join("%s=%s" % kv for kv in sorted((mpirun.get("mca") or {}).items())),
             (" (extra, from --ompi-mca: %s)" % ", ".join("%s=%s" % kv for kv in sorted(extra.items()))) if extra else "",
             ", ".join("%s=%s" % kv for kv in sorted((mpirun.get("sdn_env") or {}).items())) or "library defaults"))
+        if mpirun.get("controller_args"):
+            out.append("Controller options: %s." % " ".join(mpirun["controller_args"]))
     out.append("")
     out.append("Routes during Open MPI's calls: %s." % (
         "the controller's default routing only (for Open MPI's calls the harness overrides the job's sdnmpi "

@@ -182,7 +182,7 @@ class FlowDetection:
         saved = job.traffic.copy()
         try:           # the plan the declaration would install (state only, put back)
             jobtraffic.declare(core, service.jobs, job, PHASE, [(s, d, b) for (s, d), b in sorted(detected.items())],
-                               router=self.router)
+                               router=self.router, install=False)
             planned = job.traffic.routes.get(PHASE)
         except jobtraffic.TrafficError:
             return "planned", None

@@ -49,6 +49,6 @@ class IdleWatch:
             since = self.quiet_since.setdefault(job_id, now)
             if now - since >= self.quiet_s:
                 LOG.info("job %d: %.0f bit/s for %.1f s, idle: its traffic routes go", job_id, rate, now - since)
-                msgs += jobtraffic.idle(core, job)
+                msgs += jobtraffic.idle(core, jobs, job)
                 del self.quiet_since[job_id]
         return msgs

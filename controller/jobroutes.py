@@ -3,6 +3,14 @@
 A path (switch dpids from the sender's leaf to the receiver's leaf) becomes one flow per switch,
 ``ipv4_src=SRC, ipv4_dst=DST -> output:PORT`` at the job's priority and cookie. Pairs on one leaf
 need no job flow: the default route already delivers them.
+
+With ``--sdnmpi-elide-default-hops`` a hop is not installed either where the switch's default route
+for the destination is that same single output port (on a tree, every hop down from the top, and
+the uplinks the default routing picks anyway): the packets go the same way through the default
+flow. Never elided: a hop whose default is an ECMP SELECT group (a pinned port is not the same as a
+hash over several), a hop on a switch whose default routes are not installed, and a (switch, pair)
+that another live job also routes (the other job's flow, at its own priority, would decide).
+``Job.installed`` is what the switches hold; `sync_jobs` keeps it equal to what every job needs.
 """
 from sdnmpi.primitives import fabric
 
@@ -27,26 +35,78 @@ def plan_flows(graph, paths, ip_of):
     return flows
 
 
-def pair_match(dp, src_ip, dst_ip):
-    return dp.ofproto_parser.OFPMatch(eth_type=C.ETH_TYPE_IPV4, ipv4_src=src_ip, ipv4_dst=dst_ip)
-
-
 def sync_messages(datapaths, job, old, new):
     """Messages taking the switches from the job's ``old`` flows to ``new`` (both as from
-    `plan_flows`). Flows of switches that are not connected are skipped."""
-    msgs = []
+    `plan_flows`). Flows of switches that are not connected are skipped. A host pair's match is
+    built and encoded once for all its switches (ofmsgs.WireMatch)."""
+    msgs, matches = [], {}
+
+    def match(src, dst):
+        found = matches.get((src, dst))
+        if found is None:
+            found = matches[(src, dst)] = ofmsgs.ipv4_pair_match(src, dst)
+        return found
+
     for key, port in sorted(new.items()):
         dpid, src, dst = key
         if old.get(key) != port and dpid in datapaths:
             dp = datapaths[dpid]
-            msgs.append(ofmsgs.flow_add(dp, job.priority, pair_match(dp, src, dst),
+            msgs.append(ofmsgs.flow_add(dp, job.priority, match(src, dst),
                                         [dp.ofproto_parser.OFPActionOutput(port)], job.cookie))
     for key in sorted(set(old) - set(new)):
         dpid, src, dst = key
         if dpid in datapaths:
-            dp = datapaths[dpid]
-            msgs.append(ofmsgs.flow_delete_strict(dp, job.priority, pair_match(dp, src, dst), job.cookie))
+            msgs.append(ofmsgs.flow_delete_strict(datapaths[dpid], job.priority, match(src, dst), job.cookie))
     return msgs
+
+
+def needed_flows(flows, routes, shared=frozenset()):
+    """The part of a job's ``flows`` ({(dpid, src, dst): port}) that must be installed: all but
+    the hops whose switch's default route for ``dst`` is the single port ``port``. ``routes``:
+    {dpid: SwitchRoutes} of the installed default routes ({} elides nothing); ``shared``: keys
+    that other jobs route too (never elided)."""
+    out = {}
+    for key, port in flows.items():
+        table = routes.get(key[0])
+        if table is None or key in shared or table.flows.get(key[2]) != (port,):
+            out[key] = port
+    return out
+
+
+def elision_routes(core):
+    """The default routes job flows may be elided against: ``core.routes`` if the controller runs
+    with --sdnmpi-elide-default-hops, else none."""
+    return core.routes if core.settings.elide_default_hops else {}
+
+
+def sync_jobs(core, jobs):
+    """Messages that bring every job's flows on the switches (``job.installed``) to what it needs
+    now (`needed_flows` of ``job.flows()``), jobs in id order; updates ``job.installed``. Call it
+    after any change of a job's flows, of the jobs, or of the default routes."""
+    routes = elision_routes(core)
+    wanted = {job_id: job.flows() for job_id, job in jobs.jobs.items()}
+    shared = set()
+    if routes and len(wanted) > 1:
+        seen = set()
+        for flows in wanted.values():
+            shared.update(seen.intersection(flows))
+            seen.update(flows)
+    msgs = []
+    for job_id, job in sorted(jobs.jobs.items()):
+        need = needed_flows(wanted[job_id], routes, shared)
+        msgs += sync_messages(core.datapaths, job, job.installed, need)
+        job.installed = need
+    return msgs
+
+
+def reset_messages(dp, job):
+    """Messages that put every flow of the job on switch ``dp``, which (re)connected with empty
+    tables; nothing elided (the switch has no default routes yet): the next `sync_jobs`, after its
+    routes are in, takes out what they make redundant. Updates ``job.installed``."""
+    here = {key: port for key, port in job.flows().items() if key[0] == dp.id}
+    job.installed = {key: port for key, port in job.installed.items() if key[0] != dp.id}
+    job.installed.update(here)
+    return sync_messages({dp.id: dp}, job, {}, here)
 
 
 def tree_match(dp, tree):

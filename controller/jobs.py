@@ -64,6 +64,8 @@ class Job:
     plans: dict = dataclasses.field(default_factory=dict)   # comm -> CommPlan
     trees: dict = dataclasses.field(default_factory=dict)   # (comm, root ip[, i >= 1]) -> TreePlan
     traffic: JobTraffic = dataclasses.field(default_factory=JobTraffic)   # phases (jobtraffic.py)
+    # the part of flows() the switches hold (jobroutes.sync_jobs): (dpid, src, dst) -> port
+    installed: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def cookie(self):
@@ -94,7 +96,8 @@ class Job:
                 "comms": {str(c): {"planner": p.planner, "max_load": list(p.max_load),
                                    "lower_bound": list(p.lower_bound), "flows": len(p.flows)}
                           for c, p in sorted(self.plans.items())},
-                "routes": [{"dpid": "%016x" % d, "src": s, "dst": t, "port": port}
+                "routes": [{"dpid": "%016x" % d, "src": s, "dst": t, "port": port,
+                            "installed": self.installed.get((d, s, t)) == port}
                            for (d, s, t), port in sorted(self.flows().items())],
                 "trees": [dict(comm=key[0], **t.to_json()) for key, t in sorted(self.trees.items())],
                 "traffic": self.traffic.to_json()}

@@ -17,7 +17,7 @@ phases stay as they are, and the next `enter` of a phase or the next `declare` b
 wanted phase.
 
 Faucet style: the functions change the job's state and return the OpenFlow messages that take the
-switches there (``jobroutes.sync_messages`` between the job's flows before and after); the caller
+switches there (``jobroutes.sync_jobs``: every job's installed flows to what it needs); the caller
 confirms them, as for the collective plans, and on failure puts back ``JobTraffic.copy()`` taken
 before. A job's collective plans (Job.plans) override its traffic routes where both route the
 same host pair.
@@ -134,11 +134,12 @@ def node_load(demand):
     return pairs.node_load([pairs.Flow(*e) for e in demand])
 
 
-def declare(core, jobs, job, phase, demand, add=False, router=None):
+def declare(core, jobs, job, phase, demand, add=False, router=None, install=True):
     """Sets (``add``: adds to) phase ``phase``'s demand, routed by ``router`` (None: the phase's
     router so far, else DEFAULT_ROUTER); an empty demand without ``add`` removes the phase. Wakes
     a dormant job. A wanted phase is planned again. Checks everything before changing anything
-    (TrafficError). Returns the messages."""
+    (TrafficError). Returns the messages (``install`` False: the traffic state only, no messages
+    and the jobs' installed flows untouched, for a caller that puts the state back)."""
     _check_phase(phase)
     if router is not None and router not in PAIR_ROUTERS:
         raise TrafficError("unknown router %r (known: %s)" % (router, ", ".join(sorted(PAIR_ROUTERS))))
@@ -152,7 +153,6 @@ def declare(core, jobs, job, phase, demand, add=False, router=None):
     total = len(demand) + sum(len(d) for p, d in t.demands.items() if p != phase)
     if total > MAX_JOB_PAIRS:
         raise TrafficError("job %d would have %d pairs in all phases, more than %d" % (job.id, total, MAX_JOB_PAIRS))
-    before = job.flows()
     if demand:
         t.demands[phase] = demand
         t.routers[phase] = router or t.routers.get(phase, DEFAULT_ROUTER)
@@ -161,7 +161,7 @@ def declare(core, jobs, job, phase, demand, add=False, router=None):
         t.routers.pop(phase, None)
     t.dormant = False
     _sync(core, jobs, job, replan={phase})
-    return jobroutes.sync_messages(core.datapaths, job, before, job.flows())
+    return jobroutes.sync_jobs(core, jobs) if install else []
 
 
 def move(core, jobs, job, rank, phase):
@@ -170,23 +170,21 @@ def move(core, jobs, job, rank, phase):
     _check_phase(phase)
     _check_rank(job, rank)
     t = job.traffic
-    before = job.flows()
     if phase:
         t.rank_phase[rank] = phase
         t.dormant = False
     else:
         t.rank_phase.pop(rank, None)
     _sync(core, jobs, job)
-    return jobroutes.sync_messages(core.datapaths, job, before, job.flows())
+    return jobroutes.sync_jobs(core, jobs)
 
 
-def idle(core, job):
+def idle(core, jobs, job):
     """The job stopped communicating (its hosts' port counters went quiet): dormant, every route
     goes. The next `move` into a phase or `declare` brings them back."""
-    before = job.flows()
     job.traffic.dormant = True
     job.traffic.routes.clear()
-    return jobroutes.sync_messages(core.datapaths, job, before, job.flows())
+    return jobroutes.sync_jobs(core, jobs)
 
 
 def replan_job(core, jobs, job):
@@ -198,12 +196,9 @@ def replan_job(core, jobs, job):
 
 def replan(core, jobs):
     """`replan_job` for every job, in id order (each sees the ones before it); the messages."""
-    msgs = []
     for _job_id, job in sorted(jobs.jobs.items()):
-        before = job.flows()
         replan_job(core, jobs, job)
-        msgs += jobroutes.sync_messages(core.datapaths, job, before, job.flows())
-    return msgs
+    return jobroutes.sync_jobs(core, jobs)
 
 
 # -- internals -----------------------------------------------------------------------------------

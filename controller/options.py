@@ -94,6 +94,10 @@ OPTS = [
     cfg.StrOpt("sdnmpi-flow-log", default="",
                help="flow detection: append every poll's byte counters to this file (JSON lines, for "
                     "sdnmpi-sim train-flows --counter-logs; empty: no log)"),
+    cfg.BoolOpt("sdnmpi-elide-default-hops", default=False,
+                help="install no job flow for a hop that the switch's default route already forwards to the "
+                     "same single port (never against an ECMP group; controller/jobroutes.py): fewer flow-mods "
+                     "per plan, the same paths"),
     cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
                help="source MAC of the controller's ARP probes for unknown hosts"),
 ]
@@ -127,6 +131,7 @@ class Settings:
     flow_router: str = flowdetect.DEFAULT_ROUTER
     flow_max_pairs: int = DEFAULT_MAX_ENTRIES
     flow_log: str = ""
+    elide_default_hops: bool = False
 
 
 def register_cli(conf=cfg.CONF):

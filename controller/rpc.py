@@ -118,19 +118,20 @@ class RpcService:
         t0 = self.clock()
         plan = self._compute(args["steps"], args["planner"])
         timings["plan_s"] = self.clock() - t0
-        before = job.flows()
         job.plans[args["comm"]] = plan
         t1 = self.clock()
         try:
-            self.confirm(jobroutes.sync_messages(self.core.datapaths, job, before, job.flows()))
+            self.confirm(jobroutes.sync_jobs(self.core, self.jobs))
         except ConfirmError as err:
             job.plans.pop(args["comm"], None)
             self.resync(job)
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
         timings["install_s"] = self.clock() - t1
         self.counters["allreduce_plans"] += 1
-        LOG.info("job %d comm %d: %s plan, %d flows, max load per step %s (lower bound %s)", job.id,
-                 args["comm"], plan.planner, len(plan.flows), list(plan.max_load), list(plan.lower_bound))
+        LOG.info("job %d comm %d: %s plan, %d flows (%d installed, the rest the default routes'), max load per "
+                 "step %s (lower bound %s)", job.id, args["comm"], plan.planner, len(plan.flows),
+                 sum(1 for key, port in plan.flows.items() if job.installed.get(key) == port),
+                 list(plan.max_load), list(plan.lower_bound))
         return _plan_fields(plan, cached=False), timings
 
     def locality(self, ips):
@@ -163,9 +164,10 @@ class RpcService:
         """After a topology change: plans every job's communicators and installed traffic phases
         again on the new topology (jobs in id order, each job's phases seeing the ones before) and
         installs the difference. A plan that no longer fits (a host is gone) is dropped, so its
-        pairs use the default routes. Nothing changes where the topology change did not matter."""
+        pairs use the default routes. Nothing changes where the topology change did not matter
+        (with elided hops, a change of the default routes alone may add or remove job flows)."""
+        msgs = []
         for _job_id, job in sorted(self.jobs.jobs.items()):
-            before = job.flows()
             jobtraffic.replan_job(self.core, self.jobs, job)
             for comm, plan in list(job.plans.items()):
                 try:
@@ -173,14 +175,15 @@ class RpcService:
                 except schema.RpcError as err:
                     LOG.warning("job %d comm %d: plan dropped after a topology change: %s", job.id, comm, err)
                     del job.plans[comm]
-            msgs = jobroutes.sync_messages(self.core.datapaths, job, before, job.flows())
             msgs += rpc_bcast.replan(self, job)
-            if msgs:
-                LOG.info("job %d: %d route changes after a topology change", job.id, len(msgs))
-                try:
-                    self.confirm(msgs)
-                except ConfirmError as err:
-                    LOG.warning("job %d: re-planned routes not confirmed: %s", job.id, err)
+        msgs = jobroutes.sync_jobs(self.core, self.jobs) + msgs
+        if msgs:
+            LOG.info("%d job route changes after a topology change", len(msgs))
+            try:
+                self.confirm(msgs)
+            except ConfirmError as err:
+                LOG.warning("re-planned job routes not confirmed: %s", err)
+                for _job_id, job in sorted(self.jobs.jobs.items()):
                     self.resync(job)
 
     def watch_idle(self, now):
@@ -190,7 +193,8 @@ class RpcService:
     def resync(self, job):
         """After a failed install, the switches may hold part of it: start the job over clean."""
         msgs = jobroutes.release_messages(self.core.datapaths, job)
-        msgs += jobroutes.sync_messages(self.core.datapaths, job, {}, job.flows())
+        job.installed = {}
+        msgs += jobroutes.sync_jobs(self.core, self.jobs)
         try:
             self.confirm(msgs)
         except ConfirmError as err:
@@ -220,7 +224,7 @@ class RpcService:
         only = {dpid: self.core.datapaths[dpid]}
         msgs = []
         for _job_id, job in sorted(self.jobs.jobs.items()):
-            msgs += jobroutes.sync_messages(only, job, {}, job.flows())
+            msgs += jobroutes.reset_messages(only[dpid], job)
             for _key, tree in sorted(job.trees.items()):
                 msgs += jobroutes.tree_messages(only, job, None, tree)
         return msgs

@@ -52,7 +52,7 @@ def install(service, job, change):
     """Runs ``change`` (a jobtraffic call returning messages) and confirms its messages; the number
     of flow entries it installed. Raises schema.RpcError, with the job as it was."""
     saved = job.traffic.copy()
-    before = job.flows()
+    before = dict(job.installed)
     try:
         msgs = change()
     except jobtraffic.TrafficError as err:
@@ -65,7 +65,6 @@ def install(service, job, change):
         job.traffic = saved
         service.resync(job)
         raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
-    after = job.flows()
-    return sum(1 for key, port in after.items() if before.get(key) != port and key[0] in service.core.datapaths)
+    return sum(1 for key, port in job.installed.items() if before.get(key) != port and key[0] in service.core.datapaths)
 
 

@@ -5,7 +5,7 @@ import struct
 
 import msgpack
 
-from sdnmpi.controller import rpc, rpc_schema as schema
+from sdnmpi.controller import options, rpc, rpc_schema as schema
 from sdnmpi.controller.portstats import PortStats
 from sdnmpi.controller.topology import Topology
 from sdnmpi.primitives import fabric, fattree, schedule
@@ -34,6 +34,8 @@ class FakeCore:
             self.topology.learn_host(mac, graph.nodes[mac]["ip"], dpid, port, "lldp", 0.0)
         self.datapaths = {d: FakeDatapath(d) for d in fabric.switches(graph)}
         self.port_stats = PortStats()
+        self.settings = options.Settings()
+        self.routes = {}            # no default routes: no job flow is ever elided
 
 
 class Switches:

@@ -191,7 +191,7 @@ def test_detection_then_hints_then_idle_release_and_redetection(fab):
     assert found == {job.id: [(b[0], b[1], 1)]}
     assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {a, b} and job.traffic.routes[0].flows
     # the job goes quiet: dynamic phase detection removes its routes, detection forgets the pairs
-    sim.run(jobtraffic.idle(sim.core, job))
+    sim.run(jobtraffic.idle(sim.core, jobs, job))
     assert job.flows() == {} and job.traffic.dormant
     assert poll(sim, jobs, service, fd, {a: int(LINK), b: int(LINK)})[0] == {}
     assert fd.detected[job.id] == {} and job.traffic.dormant

@@ -149,12 +149,12 @@ def test_idle_removes_every_phase_and_the_next_enter_restores_it(make_fabric):
     sim.run(jobtraffic.move(sim.core, jobs, job, 2, 1))
     installed = job_flows(sim, job)
     assert set(job.traffic.routes) == {0, 1}
-    sim.run(jobtraffic.idle(sim.core, job))
+    sim.run(jobtraffic.idle(sim.core, jobs, job))
     assert job_flows(sim, job) == {} and job.traffic.dormant and job.traffic.inside() == {1: {2}}
     assert sim.run(jobtraffic.move(sim.core, jobs, job, 3, 0)) == []    # leaving does not wake it
     sim.run(jobtraffic.move(sim.core, jobs, job, 2, 1))                 # entering does
     assert job_flows(sim, job) == installed and set(job.traffic.routes) == {0, 1}
-    sim.run(jobtraffic.idle(sim.core, job))
+    sim.run(jobtraffic.idle(sim.core, jobs, job))
     sim.run(jobtraffic.declare(sim.core, jobs, job, 5, permutation(sim, 3)))  # so does a declare
     assert job_flows(sim, job) == installed and not job.traffic.dormant
 
