@@ -261,7 +261,6 @@ def parse_patterns(output):
 
 def run_program(bench, program, policy, trace, args, log):
     """One run; returns a record (None values if it failed)."""
-    spec = bench.spec
     env = {"SDN_MPI_CONTROLLER": "%s:%d" % (bench.fabric.mgmt.root_ip, bench.ports["rpc"]),
            "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET, "SDN_MPI_VERBOSE": "1", **NO_COLLECTIVES}
     if policy.startswith("sdn-"):

@@ -128,18 +128,18 @@ class FlowDetection:
             job_id = self.counting.job_of.get(pair)
             if job_id in jobs.jobs:
                 found.setdefault(job_id, []).append((pair[0], pair[1], delay))
-        for job_id, pairs in sorted(found.items()):
+        for job_id, elephants in sorted(found.items()):
             job = jobs.jobs[job_id]
-            for src, dst, delay in pairs:
+            for src, dst, delay in elephants:
                 self.recent.append((job_id, src, dst, delay))
                 self.counters["elephants"] += 1
                 LOG.info("flow detection (%s): job %d: elephant %s -> %s after %d polls", self.kind, job_id,
                          src, dst, delay)
             if self.hinted(job):
-                self.counters["left_to_hints"] += len(pairs)
+                self.counters["left_to_hints"] += len(elephants)
                 LOG.info("flow detection: job %d declared its traffic: its hints win", job_id)
                 continue
-            self._route(service, job, {(s, d): max(1, int(readings.get((s, d), 1))) for s, d, _ in pairs})
+            self._route(service, job, {(s, d): max(1, int(readings.get((s, d), 1))) for s, d, _ in elephants})
         return found
 
     def _follow_jobs(self, jobs):

@@ -30,8 +30,6 @@ import hashlib
 import logging
 import random as _random
 
-import numpy as np
-
 from . import pairs, paths, routing
 
 LOG = logging.getLogger(__name__)
