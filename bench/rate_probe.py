@@ -4,7 +4,7 @@ holds sdn-optimal's routes for exactly those pairs (bench/jobroute_iperf.py), wi
 vSwitch, tc and TCP saw.
 
     flock /tmp/sdnmpi-mininet.lock timeout -s TERM 240 .venv/bin/python bench/rate_probe.py \\
-        [--seconds 8] [--idle 8] [--swap-cores c1,c2] [--rate 5] [--out-dir bench/results]
+        [--seconds 8] [--idle 8] [--rounds 1] [--sndbuf BYTES] [--swap-cores c1,c2] [--rate 5] [--out-dir DIR]
 
 The k=4 fabric of bench/jobroute_rate.py (16 hosts, every link at --rate Mbit/s, D-mod-K default
 routes). First an idle interval (lldpd and the controller's LLDP only), then per exchange:
@@ -15,7 +15,10 @@ routes). First an idle interval (lldpd and the controller's LLDP only), then per
   packet socket on each port (`ss -0 -m`), `tc -s qdisc` of every interface (root namespace and
   hosts), `ovs-appctl coverage/show`, the datapath's pmd counters and the controller's
   packet-ins by kind;
-- mid-run and late in the run: the datapath's megaflows (`ovs-appctl dpctl/dump-flows -m`).
+- mid-run and late in the run: the datapath's megaflows (`ovs-appctl dpctl/dump-flows -m`);
+- every 0.1 s: the bytes charged to ovs-vswitchd's send socket (bench/ovs_sendbuf.py).
+With ``--sndbuf BYTES`` every exchange runs once more with that socket's buffer set to BYTES
+(through a duplicate of ovs-vswitchd's descriptor; the old size is put back right after).
 With ``--swap-cores A,B`` every exchange runs a second time with each flow that sdn-optimal sends
 through core A sent through core B and the other way round (an override entry on the flow's
 source aggregation switch; the cores' default routes take it down): the routes stay
@@ -39,10 +42,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import HERE, now_s, software_versions, write_json  # noqa: E402
 from bench_flows import BENCH_COOKIE, PRIORITY_OVERRIDE, ofctl, wait_datapath_revalidated  # noqa: E402
 import bench_jobroute_mininet as jbm  # noqa: E402
-from jobroute_rate import finish, on_bench  # noqa: E402
+from jobroute_rate import OVS_PIDFILE, finish, on_bench  # noqa: E402
 import jobroute_links  # noqa: E402
 import jobroute_report  # noqa: E402
 from jobroute_iperf import iperf_streams, job_routes, pattern_pairs  # noqa: E402
+import ovs_sendbuf  # noqa: E402
 import rate_probe_parse as parse  # noqa: E402
 
 
@@ -53,6 +57,10 @@ def parse_args(argv):
     p.add_argument("--idle", type=float, default=8.0, help="the idle interval's length, s")
     p.add_argument("--rate", type=float, default=5.0, help="every link's rate, Mbit/s")
     p.add_argument("--swap-cores", default="", help="A,B: a second run of each exchange with cores A and B swapped")
+    p.add_argument("--sndbuf", type=int, default=0,
+                   help="bytes: another run of each exchange with ovs-vswitchd's send socket's buffer this size "
+                        "(bench/ovs_sendbuf.py; the old size is put back after each exchange); 0: no such run")
+    p.add_argument("--rounds", type=int, default=1, help="rounds, each running every variant of every exchange")
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     p.add_argument("--prefix", default="rp")
     p.add_argument("--mgmt-subnet", default="172.31.0.0/16")
@@ -60,8 +68,8 @@ def parse_args(argv):
     swap = [c for c in args.swap_cores.split(",") if c]
     if swap and (len(swap) != 2 or swap[0] == swap[1]):
         p.error("--swap-cores takes two different core names, e.g. c1,c2")
-    if args.seconds < 2 or args.idle < 0 or args.rate <= 0:
-        p.error("--seconds must be >= 2, --idle >= 0 and --rate > 0")
+    if args.seconds < 2 or args.idle < 0 or args.rate <= 0 or args.rounds < 1 or args.sndbuf < 0:
+        p.error("--seconds must be >= 2, --idle >= 0, --rate > 0, --rounds >= 1 and --sndbuf >= 0")
     args.swap = swap
     return args
 
@@ -88,6 +96,8 @@ class Probe:
         self.switches = list(topo.switch_names)
         self.mine = set(bench.fabric.interface_names())
         self.ips = bench.fabric.host_ips()
+        with open(OVS_PIDFILE) as f:
+            self.ovs_pid = int(f.read().strip())
 
     def save_raw(self, name, text):
         with gzip.open(os.path.join(self.raw_dir, name + ".txt.gz"), "wt") as f:
@@ -168,9 +178,9 @@ class Probe:
         return out
 
 
-def exchange(probe, name, pairs, seconds, cores=None):
-    """One exchange's streams and readings (cores: swap them, see the module's text)."""
-    tag = name + ("-swap-%s-%s" % tuple(cores) if cores else "")
+def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None):
+    """One exchange's streams and readings (cores: swap them; sndbuf: ovs-vswitchd's send buffer
+    for the streams; see the module's text)."""
     rec = {"name": name, "tag": tag, "pairs": pairs}
     with job_routes(probe.bench, pairs, "sdn-optimal", probe.bench.ports["rpc"]) as plan:
         rec["plan"] = plan
@@ -189,11 +199,21 @@ def exchange(probe, name, pairs, seconds, cores=None):
                                                                                           [s for s, _ in pairs])))
                       for key, at in (("mid", 1 + seconds / 2.0), ("late", seconds + 0.3))]
             before = probe.snapshot(tag + "-before")
-            done = False
+            done, fd, use = False, None, ovs_sendbuf.UseSampler(probe.ovs_pid)
             try:
+                if sndbuf:
+                    fd, _mem = ovs_sendbuf.read_send_socket(probe.ovs_pid)
+                    if fd is None:
+                        raise RuntimeError("no send socket of ovs-vswitchd (pid %d) in ss -0 -p" % probe.ovs_pid)
+                    rec["send_buffer"] = dict(zip(("old", "set"), ovs_sendbuf.set_send_buffer(probe.ovs_pid, fd, sndbuf)))
+                use.start()
                 outputs = iperf_streams(probe.bench, pairs, seconds, on_start=lambda: [t.start() for t in timers])
                 done = True
             finally:
+                rec["send_buffer_use"] = use.stop()
+                if fd is not None and "send_buffer" in rec:
+                    rec["send_buffer"]["restored"] = ovs_sendbuf.set_send_buffer(probe.ovs_pid, fd,
+                                                                                 rec["send_buffer"]["old"])[1]
                 for t in timers:
                     if not done:
                         t.cancel()
@@ -269,7 +289,9 @@ def markdown(results):
                 ", ".join("%s:%d" % (m["in_port"].replace(results["prefix"], ""), m["packets"])
                           for m in s["megaflows_late"]) or "-"))
         c = rec["counters"]
-        lines += ["", "coverage (nonzero deltas): %s" % {k: v for k, v in (c["coverage"] or {}).items() if v},
+        lines += ["", "ovs-vswitchd's send buffer: %s; its use during the streams: %s" % (
+            rec.get("send_buffer", "unchanged"), rec.get("send_buffer_use")),
+                  "coverage (nonzero deltas): %s" % {k: v for k, v in (c["coverage"] or {}).items() if v},
                   "packet-ins: %s; pmd: %s" % (c["packet_in"], c["pmd"]),
                   "megaflows with a userspace action (late): %d, packets %d" % (
                       len(rec["userspace_megaflows_late"]), sum(m["packets"] for m in rec["userspace_megaflows_late"])),
@@ -325,8 +347,12 @@ def main(argv=None):
             results["idle"] = dict(jobroute_links.counter_delta(t0, probe.snapshot("idle-after")), seconds=args.idle)
         exchanges = (("shift", pattern_pairs(placement, shift=spec["shift"])),
                      ("perm", pattern_pairs(placement, perm=jobroute_report.pattern_perm(spec["perm"], n))))
-        for cores, (name, pairs) in [(c, e) for c in [None] + ([args.swap] if args.swap else []) for e in exchanges]:
-            rec = summary(probe, exchange(probe, name, pairs, args.seconds, cores))
+        variants = [("", {})] + ([("-sndbuf", {"sndbuf": args.sndbuf})] if args.sndbuf else []) + (
+            [("-swap-%s-%s" % tuple(args.swap), {"cores": args.swap})] if args.swap else [])
+        runs = [(rnd, v, e) for rnd in range(1, args.rounds + 1) for v in variants for e in exchanges]
+        for rnd, (suffix, options), (name, pairs) in runs:
+            tag = "%s%s-r%d" % (name, suffix, rnd)
+            rec = summary(probe, exchange(probe, name, pairs, args.seconds, tag, **options))
             results["exchanges"].append(rec)
             write_json(os.path.join(out_dir, "results.json"), results)
             print("%s: slowest %s, median %.2f Mbit/s" % (rec["tag"], rec["slowest"]["pair"], rec["median_mbit"]),

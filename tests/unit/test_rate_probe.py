@@ -1,10 +1,12 @@
 """bench/rate_probe_parse.py: the readers of bench/rate_probe.py, on texts as Open vSwitch 3.1,
 iproute2 and iperf3 print them on this project's machines."""
 import json
+import threading
 
 import pytest
 
 import bench_setup  # noqa: F401  (bench/ on sys.path)
+import ovs_sendbuf  # noqa: E402
 import rate_probe  # noqa: E402
 import rate_probe_parse as parse  # noqa: E402
 
@@ -145,3 +147,35 @@ def test_probe_options():
         with pytest.raises(SystemExit) as exc:
             rate_probe.parse_args(bad)
         assert exc.value.code == 2
+
+
+def test_send_sockets_of_ovs_vswitchd_only():
+    ss = ("p_raw 0      0                [0]:*                *     users:((\"ovs-vswitchd\",pid=23066,fd=47)) "
+          "skmem:(r0,rb212992,t78336,tb212992,f0,w0,o0,bl0,d0)\n"
+          "p_raw 0      0                  *:l1-eth4             *     users:((\"ovs-vswitchd\",pid=23066,fd=39)) "
+          "skmem:(r0,rb212992,t0,tb212992,f0,w0,o176,bl0,d0)\n"
+          "p_raw 0      0                [0]:*                *     users:((\"lldpd\",pid=9,fd=3)) "
+          "skmem:(r0,rb212992,t5,tb212992,f0,w0,o0,bl0,d0)\n")
+    got = ovs_sendbuf.send_sockets(ss)
+    assert [(pid, fd, mem["t"], mem["tb"]) for pid, fd, mem in got] == [(23066, 47, 78336, 212992)]
+
+
+def test_use_sampler_records_the_charged_bytes():
+    readings = [(47, {"t": 0, "tb": 10000}), (None, {}), (47, {"t": 9000, "tb": 10000}), (47, {"t": 4000, "tb": 10000}),
+                (47, {"t": 7800, "tb": 10000})]
+    done = threading.Event()
+
+    def reader(pid):
+        assert pid == 7
+        if len(readings) == 1:
+            done.set()
+        return readings.pop(0) if len(readings) > 1 else readings[0]
+
+    sampler = ovs_sendbuf.UseSampler(7, interval=0, reader=reader).start()
+    assert done.wait(10)
+    got = sampler.stop()
+    assert got["size"] == 10000 and got["max"] == 9000 and got["samples"] >= 4
+    assert ovs_sendbuf.summary([0, 9000, 4000, 7800], 10000, 2304) == {
+        "samples": 4, "size": 10000, "max": 9000, "median": 7800, "full_share": 0.5}
+    assert ovs_sendbuf.summary([], None, 2304) == {"samples": 0, "size": None}
+    assert ovs_sendbuf.UseSampler(7).stop() == {"samples": 0, "size": None}    # never started
