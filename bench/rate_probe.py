@@ -4,7 +4,8 @@ holds sdn-optimal's routes for exactly those pairs (bench/jobroute_iperf.py), wi
 vSwitch, tc and TCP saw.
 
     flock /tmp/sdnmpi-mininet.lock timeout -s TERM 240 .venv/bin/python bench/rate_probe.py \\
-        [--seconds 8] [--idle 8] [--rounds 1] [--sndbuf BYTES] [--swap-cores c1,c2] [--rate 5] [--out-dir DIR]
+        [--seconds 8] [--idle 8] [--rounds 1] [--variants base,swap,sndbuf,ackclass] [--sndbuf BYTES]
+        [--swap-cores c1,c2] [--rate 5] [--out-dir DIR]
 
 The k=4 fabric of bench/jobroute_rate.py (16 hosts, every link at --rate Mbit/s, D-mod-K default
 routes). First an idle interval (lldpd and the controller's LLDP only), then per exchange:
@@ -15,14 +16,15 @@ routes). First an idle interval (lldpd and the controller's LLDP only), then per
   packet socket on each port (`ss -0 -m`), `tc -s qdisc` of every interface (root namespace and
   hosts), `ovs-appctl coverage/show`, the datapath's pmd counters and the controller's
   packet-ins by kind;
-- mid-run and late in the run: the datapath's megaflows (`ovs-appctl dpctl/dump-flows -m`);
+- mid-run and late in the run: the datapath's megaflows (`ovs-appctl dpctl/dump-flows -m`) and
+  the packets waiting in each host's link queue;
 - every 0.1 s: the bytes charged to ovs-vswitchd's send socket (bench/ovs_sendbuf.py).
-With ``--sndbuf BYTES`` every exchange runs once more with that socket's buffer set to BYTES
-(through a duplicate of ovs-vswitchd's descriptor; the old size is put back right after).
-With ``--swap-cores A,B`` every exchange runs a second time with each flow that sdn-optimal sends
-through core A sent through core B and the other way round (an override entry on the flow's
-source aggregation switch; the cores' default routes take it down): the routes stay
-contention-free, the pairs stay, only the two cores trade places.
+Each round runs every exchange once per variant (VARIANTS): ``base``; ``swap``: every flow that
+sdn-optimal sends through core A goes through core B and the other way round (an override entry
+on the flow's source aggregation switch; the cores' default routes take it down), so the routes
+stay contention-free and the pairs stay, only the two cores trade places; ``sndbuf``: that socket's
+buffer set to --sndbuf bytes (through a duplicate of ovs-vswitchd's descriptor; the old size is
+put back right after); ``ackclass``: sndbuf, and pure ACKs skip the data queue of the host's link.
 Outputs bench/results/rate-probe-<timestamp>/: results.json (the per-stream and per-hop figures),
 probe.md (the tables), raw/ (the texts, gzipped).
 """
@@ -39,7 +41,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_common import HERE, now_s, software_versions, write_json  # noqa: E402
+from bench_common import HERE, csv_list, now_s, software_versions, write_json  # noqa: E402
 from bench_flows import BENCH_COOKIE, PRIORITY_OVERRIDE, ofctl, wait_datapath_revalidated  # noqa: E402
 import bench_jobroute_mininet as jbm  # noqa: E402
 from jobroute_rate import OVS_PIDFILE, finish, on_bench  # noqa: E402
@@ -56,22 +58,56 @@ def parse_args(argv):
     p.add_argument("--seconds", type=int, default=8, help="each stream's length after iperf3's 1-s omitted start")
     p.add_argument("--idle", type=float, default=8.0, help="the idle interval's length, s")
     p.add_argument("--rate", type=float, default=5.0, help="every link's rate, Mbit/s")
-    p.add_argument("--swap-cores", default="", help="A,B: a second run of each exchange with cores A and B swapped")
-    p.add_argument("--sndbuf", type=int, default=0,
-                   help="bytes: another run of each exchange with ovs-vswitchd's send socket's buffer this size "
-                        "(bench/ovs_sendbuf.py; the old size is put back after each exchange); 0: no such run")
+    p.add_argument("--variants", default="base",
+                   help="how each exchange runs, of: " + "; ".join("%s: %s" % kv for kv in VARIANTS.items()))
+    p.add_argument("--swap-cores", default="c1,c2", help="the variant swap's cores A,B")
+    p.add_argument("--sndbuf", type=int, default=4 << 20, help="the variants sndbuf and ackclass: the buffer, bytes")
     p.add_argument("--rounds", type=int, default=1, help="rounds, each running every variant of every exchange")
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     p.add_argument("--prefix", default="rp")
     p.add_argument("--mgmt-subnet", default="172.31.0.0/16")
     args = p.parse_args(argv)
     swap = [c for c in args.swap_cores.split(",") if c]
-    if swap and (len(swap) != 2 or swap[0] == swap[1]):
+    if len(swap) != 2 or swap[0] == swap[1]:
         p.error("--swap-cores takes two different core names, e.g. c1,c2")
-    if args.seconds < 2 or args.idle < 0 or args.rate <= 0 or args.rounds < 1 or args.sndbuf < 0:
-        p.error("--seconds must be >= 2, --idle >= 0, --rate > 0, --rounds >= 1 and --sndbuf >= 0")
+    if args.seconds < 2 or args.idle < 0 or args.rate <= 0 or args.rounds < 1 or args.sndbuf < 4096:
+        p.error("--seconds must be >= 2, --idle >= 0, --rate > 0, --rounds >= 1 and --sndbuf >= 4096")
+    try:
+        args.variants = csv_list(args.variants, VARIANTS)
+    except ValueError as exc:
+        p.error(str(exc))
     args.swap = swap
     return args
+
+
+VARIANTS = {"base": "as the bench runs it",
+            "swap": "every flow sdn-optimal sends through core A goes through core B and the other way round",
+            "sndbuf": "ovs-vswitchd's send socket's buffer --sndbuf bytes (put back after the exchange)",
+            "ackclass": "sndbuf, and each host's link gives TCP packets under 128 bytes (ACKs) a class of their own "
+                        "that HTB serves first (put back after the exchange)"}
+
+
+def variant_options(name, args):
+    """exchange()'s options for a variant (VARIANTS)."""
+    return {"base": {}, "swap": {"cores": args.swap}, "sndbuf": {"sndbuf": args.sndbuf},
+            "ackclass": {"sndbuf": args.sndbuf, "ack_class": args.rate}}[name]
+
+
+def ack_class_commands(dev, rate):
+    """tc commands that give ``dev``'s TCP packets under 128 bytes (pure ACKs) their own HTB class,
+    served before the rest (prio 0) within the link's ``rate`` Mbit/s, and the commands that put
+    back Mininet's TCLink setup (one class 5:1 at the rate)."""
+    apply = ["tc qdisc del dev %s root" % dev, "tc qdisc add dev %s root handle 5: htb default 11" % dev,
+             "tc class add dev %s parent 5: classid 5:1 htb rate %gMbit burst 15k" % (dev, rate),
+             "tc class add dev %s parent 5:1 classid 5:11 htb rate %gMbit ceil %gMbit burst 15k prio 1"
+             % (dev, 0.9 * rate, rate),
+             "tc class add dev %s parent 5:1 classid 5:12 htb rate %gMbit ceil %gMbit burst 15k prio 0"
+             % (dev, 0.1 * rate, rate),
+             "tc filter add dev %s parent 5: protocol ip prio 1 u32 match ip protocol 6 0xff "
+             "match u16 0x0000 0xff80 at 2 flowid 5:12" % dev]
+    revert = ["tc qdisc del dev %s root" % dev, "tc qdisc add dev %s root handle 5: htb default 1" % dev,
+              "tc class add dev %s parent 5: classid 5:1 htb rate %gMbit burst 15k" % (dev, rate)]
+    return apply, revert
 
 
 def run(argv):
@@ -154,7 +190,11 @@ class Probe:
         for src in senders:
             ss[src] = run(procs.in_host(self.bench.fabric.host("h%d" % src), ["ss", "-tin"]))
         self.save_raw("ss-" + tag, "".join("== h%s\n%s" % kv for kv in ss.items()))
-        return {"megaflows": dp, "ss": {src: parse.ss_tcp(text) for src, text in ss.items()}}
+        backlog = {}
+        for host in self.bench.fabric.hosts:
+            text = run(procs.in_host(host, ["tc", "-s", "qdisc", "show", "dev", "%s-eth0" % host.name]))
+            backlog[host.name] = parse.qdisc_stats(text).get("%s-eth0" % host.name, {}).get("backlog_pkts")
+        return {"megaflows": dp, "ss": {src: parse.ss_tcp(text) for src, text in ss.items()}, "host_backlog": backlog}
 
     def link_rates(self):
         """{interface: its HTB class's rate} of every fabric interface (switch ports and hosts')."""
@@ -178,10 +218,25 @@ class Probe:
         return out
 
 
-def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None):
+def host_commands(probe, commands):
+    """Runs each host's ``commands(dev)`` in the host; the first error raises."""
+    for host in probe.bench.fabric.hosts:
+        for cmd in commands("%s-eth0" % host.name):
+            out = host.cmd(cmd + " && echo tc-ok")
+            if "tc-ok" not in out:
+                raise RuntimeError("%s: %s: %s" % (host.name, cmd, out.strip()))
+
+
+def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None, ack_class=None):
     """One exchange's streams and readings (cores: swap them; sndbuf: ovs-vswitchd's send buffer
-    for the streams; see the module's text)."""
+    for the streams; ack_class: the link rate, the hosts' ACK class; see VARIANTS)."""
     rec = {"name": name, "tag": tag, "pairs": pairs}
+    if ack_class:
+        host_commands(probe, lambda dev: ack_class_commands(dev, ack_class)[0])
+        try:
+            return exchange(probe, name, pairs, seconds, tag, cores, sndbuf)
+        finally:
+            host_commands(probe, lambda dev: ack_class_commands(dev, ack_class)[1])
     with job_routes(probe.bench, pairs, "sdn-optimal", probe.bench.ports["rpc"]) as plan:
         rec["plan"] = plan
         touched = set()
@@ -239,6 +294,7 @@ def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None):
         s["megaflows_late"] = parse.megaflows(late, probe.ips["h%d" % src], probe.ips["h%d" % dst])
         rec["streams"].append(s)
     rec["max_flows_per_link"] = max(link_flows.values(), default=0)
+    rec["host_backlog_mid"] = samples.get("mid", {}).get("host_backlog")
     rec["userspace_megaflows_late"] = [m for m in parse.megaflows(samples.get("late", {}).get("megaflows", ""))
                                        if "userspace" in m["actions"]]
     return rec
@@ -291,6 +347,7 @@ def markdown(results):
         c = rec["counters"]
         lines += ["", "ovs-vswitchd's send buffer: %s; its use during the streams: %s" % (
             rec.get("send_buffer", "unchanged"), rec.get("send_buffer_use")),
+                  "packets queued in each host's link mid-run: %s" % rec.get("host_backlog_mid"),
                   "coverage (nonzero deltas): %s" % {k: v for k, v in (c["coverage"] or {}).items() if v},
                   "packet-ins: %s; pmd: %s" % (c["packet_in"], c["pmd"]),
                   "megaflows with a userspace action (late): %d, packets %d" % (
@@ -347,12 +404,10 @@ def main(argv=None):
             results["idle"] = dict(jobroute_links.counter_delta(t0, probe.snapshot("idle-after")), seconds=args.idle)
         exchanges = (("shift", pattern_pairs(placement, shift=spec["shift"])),
                      ("perm", pattern_pairs(placement, perm=jobroute_report.pattern_perm(spec["perm"], n))))
-        variants = [("", {})] + ([("-sndbuf", {"sndbuf": args.sndbuf})] if args.sndbuf else []) + (
-            [("-swap-%s-%s" % tuple(args.swap), {"cores": args.swap})] if args.swap else [])
-        runs = [(rnd, v, e) for rnd in range(1, args.rounds + 1) for v in variants for e in exchanges]
-        for rnd, (suffix, options), (name, pairs) in runs:
-            tag = "%s%s-r%d" % (name, suffix, rnd)
-            rec = summary(probe, exchange(probe, name, pairs, args.seconds, tag, **options))
+        runs = [(rnd, v, e) for rnd in range(1, args.rounds + 1) for v in args.variants for e in exchanges]
+        for rnd, variant, (name, pairs) in runs:
+            tag = "%s-%s-r%d" % (name, variant, rnd)
+            rec = summary(probe, exchange(probe, name, pairs, args.seconds, tag, **variant_options(variant, args)))
             results["exchanges"].append(rec)
             write_json(os.path.join(out_dir, "results.json"), results)
             print("%s: slowest %s, median %.2f Mbit/s" % (rec["tag"], rec["slowest"]["pair"], rec["median_mbit"]),

@@ -141,12 +141,23 @@ def test_megaflows_of_a_pair_and_userspace_actions():
 
 
 def test_probe_options():
-    args = rate_probe.parse_args(["--swap-cores", "c1,c2", "--seconds", "8"])
-    assert args.swap == ["c1", "c2"] and args.seconds == 8
-    for bad in (["--swap-cores", "c1"], ["--swap-cores", "c1,c1"], ["--seconds", "1"]):
+    args = rate_probe.parse_args(["--variants", "base,ackclass", "--seconds", "8"])
+    assert args.variants == ["base", "ackclass"] and args.swap == ["c1", "c2"] and args.seconds == 8
+    assert rate_probe.variant_options("ackclass", args) == {"sndbuf": 4 << 20, "ack_class": 5.0}
+    assert rate_probe.variant_options("swap", args) == {"cores": ["c1", "c2"]}
+    for bad in (["--swap-cores", "c1"], ["--swap-cores", "c1,c1"], ["--seconds", "1"], ["--variants", "fast"],
+                ["--sndbuf", "0"]):
         with pytest.raises(SystemExit) as exc:
             rate_probe.parse_args(bad)
         assert exc.value.code == 2
+
+
+def test_ack_class_commands_put_back_mininets_class():
+    apply, revert = rate_probe.ack_class_commands("h1-eth0", 5.0)
+    assert apply[-1].endswith("match ip protocol 6 0xff match u16 0x0000 0xff80 at 2 flowid 5:12")
+    assert "classid 5:12 htb rate 0.5Mbit ceil 5Mbit burst 15k prio 0" in apply[-2]
+    assert revert[1:] == ["tc qdisc add dev h1-eth0 root handle 5: htb default 1",
+                          "tc class add dev h1-eth0 parent 5: classid 5:1 htb rate 5Mbit burst 15k"]
 
 
 def test_send_sockets_of_ovs_vswitchd_only():
