@@ -4,7 +4,7 @@ holds sdn-optimal's routes for exactly those pairs (bench/jobroute_iperf.py), wi
 vSwitch, tc and TCP saw.
 
     flock /tmp/sdnmpi-mininet.lock timeout -s TERM 240 .venv/bin/python bench/rate_probe.py \\
-        [--seconds 8] [--idle 8] [--rounds 1] [--variants base,swap,sndbuf,ackclass] [--sndbuf BYTES]
+        [--seconds 8] [--idle 8] [--rounds 1] [--variants base,swap,sndbuf,ackclass,cubic] [--sndbuf BYTES]
         [--swap-cores c1,c2] [--rate 5] [--out-dir DIR]
 
 The k=4 fabric of bench/jobroute_rate.py (16 hosts, every link at --rate Mbit/s, D-mod-K default
@@ -24,7 +24,8 @@ sdn-optimal sends through core A goes through core B and the other way round (an
 on the flow's source aggregation switch; the cores' default routes take it down), so the routes
 stay contention-free and the pairs stay, only the two cores trade places; ``sndbuf``: that socket's
 buffer set to --sndbuf bytes (through a duplicate of ovs-vswitchd's descriptor; the old size is
-put back right after); ``ackclass``: sndbuf, and pure ACKs skip the data queue of the host's link.
+put back right after); ``ackclass``: sndbuf, and pure ACKs skip the data queue of the host's link;
+``cubic``: sndbuf, and the hosts' TCP uses CUBIC.
 Outputs bench/results/rate-probe-<timestamp>/: results.json (the per-stream and per-hop figures),
 probe.md (the tables), raw/ (the texts, gzipped).
 """
@@ -84,13 +85,15 @@ VARIANTS = {"base": "as the bench runs it",
             "swap": "every flow sdn-optimal sends through core A goes through core B and the other way round",
             "sndbuf": "ovs-vswitchd's send socket's buffer --sndbuf bytes (put back after the exchange)",
             "ackclass": "sndbuf, and each host's link gives TCP packets under 128 bytes (ACKs) a class of their own "
-                        "that HTB serves first (put back after the exchange)"}
+                        "that HTB serves first (put back after the exchange)",
+            "cubic": "sndbuf, and the hosts' TCP congestion control CUBIC instead of their default (put back after)"}
 
 
 def variant_options(name, args):
     """exchange()'s options for a variant (VARIANTS)."""
     return {"base": {}, "swap": {"cores": args.swap}, "sndbuf": {"sndbuf": args.sndbuf},
-            "ackclass": {"sndbuf": args.sndbuf, "ack_class": args.rate}}[name]
+            "ackclass": {"sndbuf": args.sndbuf, "ack_class": args.rate},
+            "cubic": {"sndbuf": args.sndbuf, "congestion": "cubic"}}[name]
 
 
 def ack_class_commands(dev, rate):
@@ -192,9 +195,12 @@ class Probe:
         self.save_raw("ss-" + tag, "".join("== h%s\n%s" % kv for kv in ss.items()))
         backlog = {}
         for host in self.bench.fabric.hosts:
-            text = run(procs.in_host(host, ["tc", "-s", "qdisc", "show", "dev", "%s-eth0" % host.name]))
-            backlog[host.name] = parse.qdisc_stats(text).get("%s-eth0" % host.name, {}).get("backlog_pkts")
-        return {"megaflows": dp, "ss": {src: parse.ss_tcp(text) for src, text in ss.items()}, "host_backlog": backlog}
+            dev = "%s-eth0" % host.name
+            text = run(procs.in_host(host, ["tc", "-s", "qdisc", "show", "dev", dev]))
+            backlog[dev] = parse.qdisc_stats(text, dev).get(dev, {}).get("backlog_pkts")
+        switch_q = parse.qdisc_stats(run(["tc", "-s", "qdisc", "show"]))
+        backlog.update({d: q.get("backlog_pkts") for d, q in switch_q.items() if d in self.mine and q.get("backlog_pkts")})
+        return {"megaflows": dp, "ss": {src: parse.ss_tcp(text) for src, text in ss.items()}, "backlog": backlog}
 
     def link_rates(self):
         """{interface: its HTB class's rate} of every fabric interface (switch ports and hosts')."""
@@ -227,10 +233,19 @@ def host_commands(probe, commands):
                 raise RuntimeError("%s: %s: %s" % (host.name, cmd, out.strip()))
 
 
-def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None, ack_class=None):
+def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None, ack_class=None, congestion=None):
     """One exchange's streams and readings (cores: swap them; sndbuf: ovs-vswitchd's send buffer
-    for the streams; ack_class: the link rate, the hosts' ACK class; see VARIANTS)."""
+    for the streams; ack_class: the link rate, the hosts' ACK class; congestion: the hosts' TCP
+    congestion control; see VARIANTS)."""
     rec = {"name": name, "tag": tag, "pairs": pairs}
+    if congestion:
+        key = "net.ipv4.tcp_congestion_control"
+        old = probe.bench.fabric.hosts[0].cmd("sysctl -n " + key).strip()
+        host_commands(probe, lambda dev: ["sysctl -qw %s=%s" % (key, congestion)])
+        try:
+            return dict(exchange(probe, name, pairs, seconds, tag, cores, sndbuf, ack_class), congestion=congestion)
+        finally:
+            host_commands(probe, lambda dev: ["sysctl -qw %s=%s" % (key, old)])
     if ack_class:
         host_commands(probe, lambda dev: ack_class_commands(dev, ack_class)[0])
         try:
@@ -294,7 +309,7 @@ def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None, ack_clas
         s["megaflows_late"] = parse.megaflows(late, probe.ips["h%d" % src], probe.ips["h%d" % dst])
         rec["streams"].append(s)
     rec["max_flows_per_link"] = max(link_flows.values(), default=0)
-    rec["host_backlog_mid"] = samples.get("mid", {}).get("host_backlog")
+    rec["backlog_mid"] = samples.get("mid", {}).get("backlog")
     rec["userspace_megaflows_late"] = [m for m in parse.megaflows(samples.get("late", {}).get("megaflows", ""))
                                        if "userspace" in m["actions"]]
     return rec
@@ -347,7 +362,9 @@ def markdown(results):
         c = rec["counters"]
         lines += ["", "ovs-vswitchd's send buffer: %s; its use during the streams: %s" % (
             rec.get("send_buffer", "unchanged"), rec.get("send_buffer_use")),
-                  "packets queued in each host's link mid-run: %s" % rec.get("host_backlog_mid"),
+                  "packets queued mid-run (hosts' links; switch ports with any): %s" % (
+                      " ".join("%s:%s" % (d.replace(results["prefix"], ""), n)
+                               for d, n in sorted((rec.get("backlog_mid") or {}).items(), key=lambda kv: -(kv[1] or 0)))),
                   "coverage (nonzero deltas): %s" % {k: v for k, v in (c["coverage"] or {}).items() if v},
                   "packet-ins: %s; pmd: %s" % (c["packet_in"], c["pmd"]),
                   "megaflows with a userspace action (late): %d, packets %d" % (

@@ -113,14 +113,17 @@ def packet_socket_drops(ss_text, names=None):
     return out
 
 
-def qdisc_stats(tc_text):
+def qdisc_stats(tc_text, dev_shown=None):
     """{device: {sent_pkts, dropped, overlimits, requeues, backlog_pkts}} of the root qdiscs in a
-    `tc -s qdisc show` text."""
+    `tc -s qdisc show` text; ``dev_shown``: the device of a `tc -s qdisc show dev DEV` text (whose
+    lines do not name it)."""
     out, dev = {}, None
     for line in tc_text.splitlines():
         words = line.split()
         if line.startswith("qdisc "):
-            dev = words[words.index("dev") + 1] if "root" in words and "dev" in words else None
+            dev = None
+            if "root" in words:
+                dev = words[words.index("dev") + 1] if "dev" in words else dev_shown
             continue
         if dev is None:
             continue

@@ -91,6 +91,9 @@ def test_qdisc_stats_of_root_qdiscs_only():
           "qdisc noqueue 0: dev lo root refcnt 2\n"
           " Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)\n")
     tc = tc.replace("qdisc htb 5: root", "qdisc htb 5: dev h1-eth0 root")
+    alone = "qdisc htb 5: root refcnt 3 r2q 10 default 0x1\n Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)\n" \
+            " backlog 3028b 2p requeues 0\n"           # `tc -s qdisc show dev h1-eth0` names no device
+    assert parse.qdisc_stats(alone, "h1-eth0")["h1-eth0"]["backlog_pkts"] == 2 and parse.qdisc_stats(alone) == {}
     assert parse.qdisc_stats(tc) == {
         "h1-eth0": {"sent_pkts": 4100, "dropped": 2, "overlimits": 3800, "requeues": 1, "backlog_pkts": 2},
         "lo": {"sent_pkts": 0, "dropped": 0, "overlimits": 0, "requeues": 0}}
@@ -145,6 +148,7 @@ def test_probe_options():
     assert args.variants == ["base", "ackclass"] and args.swap == ["c1", "c2"] and args.seconds == 8
     assert rate_probe.variant_options("ackclass", args) == {"sndbuf": 4 << 20, "ack_class": 5.0}
     assert rate_probe.variant_options("swap", args) == {"cores": ["c1", "c2"]}
+    assert rate_probe.variant_options("cubic", args) == {"sndbuf": 4 << 20, "congestion": "cubic"}
     for bad in (["--swap-cores", "c1"], ["--swap-cores", "c1,c1"], ["--seconds", "1"], ["--variants", "fast"],
                 ["--sndbuf", "0"]):
         with pytest.raises(SystemExit) as exc:
