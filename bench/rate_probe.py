@@ -4,7 +4,7 @@ holds sdn-optimal's routes for exactly those pairs (bench/jobroute_iperf.py), wi
 vSwitch, tc and TCP saw.
 
     flock /tmp/sdnmpi-mininet.lock timeout -s TERM 240 .venv/bin/python bench/rate_probe.py \\
-        [--seconds 8] [--idle 8] [--rounds 1] [--variants base,swap,sndbuf,ackclass,cubic] [--sndbuf BYTES]
+        [--seconds 8] [--idle 8] [--rounds 1] [--variants base,swap,sndbuf,ackclass,ackclass-all] [--sndbuf BYTES]
         [--swap-cores c1,c2] [--rate 5] [--out-dir DIR]
 
 The k=4 fabric of bench/jobroute_rate.py (16 hosts, every link at --rate Mbit/s, D-mod-K default
@@ -17,7 +17,7 @@ routes). First an idle interval (lldpd and the controller's LLDP only), then per
   hosts), `ovs-appctl coverage/show`, the datapath's pmd counters and the controller's
   packet-ins by kind;
 - mid-run and late in the run: the datapath's megaflows (`ovs-appctl dpctl/dump-flows -m`) and
-  the packets waiting in each host's link queue;
+  the packets waiting in each link queue (hosts' and switch ports');
 - every 0.1 s: the bytes charged to ovs-vswitchd's send socket (bench/ovs_sendbuf.py).
 Each round runs every exchange once per variant (VARIANTS): ``base``; ``swap``: every flow that
 sdn-optimal sends through core A goes through core B and the other way round (an override entry
@@ -25,7 +25,7 @@ on the flow's source aggregation switch; the cores' default routes take it down)
 stay contention-free and the pairs stay, only the two cores trade places; ``sndbuf``: that socket's
 buffer set to --sndbuf bytes (through a duplicate of ovs-vswitchd's descriptor; the old size is
 put back right after); ``ackclass``: sndbuf, and pure ACKs skip the data queue of the host's link;
-``cubic``: sndbuf, and the hosts' TCP uses CUBIC.
+``ackclass-all``: the same on every switch port too.
 Outputs bench/results/rate-probe-<timestamp>/: results.json (the per-stream and per-hop figures),
 probe.md (the tables), raw/ (the texts, gzipped).
 """
@@ -86,14 +86,14 @@ VARIANTS = {"base": "as the bench runs it",
             "sndbuf": "ovs-vswitchd's send socket's buffer --sndbuf bytes (put back after the exchange)",
             "ackclass": "sndbuf, and each host's link gives TCP packets under 128 bytes (ACKs) a class of their own "
                         "that HTB serves first (put back after the exchange)",
-            "cubic": "sndbuf, and the hosts' TCP congestion control CUBIC instead of their default (put back after)"}
+            "ackclass-all": "ackclass on every link: the hosts' and every switch port's"}
 
 
 def variant_options(name, args):
     """exchange()'s options for a variant (VARIANTS)."""
     return {"base": {}, "swap": {"cores": args.swap}, "sndbuf": {"sndbuf": args.sndbuf},
-            "ackclass": {"sndbuf": args.sndbuf, "ack_class": args.rate},
-            "cubic": {"sndbuf": args.sndbuf, "congestion": "cubic"}}[name]
+            "ackclass": {"sndbuf": args.sndbuf, "ack_class": (args.rate, False)},
+            "ackclass-all": {"sndbuf": args.sndbuf, "ack_class": (args.rate, True)}}[name]
 
 
 def ack_class_commands(dev, rate):
@@ -224,34 +224,32 @@ class Probe:
         return out
 
 
-def host_commands(probe, commands):
-    """Runs each host's ``commands(dev)`` in the host; the first error raises."""
+def host_commands(probe, commands, switch_ports=False):
+    """Runs each host's ``commands(dev)`` in the host (and with ``switch_ports`` each switch port's
+    in the root namespace); the first error raises."""
     for host in probe.bench.fabric.hosts:
         for cmd in commands("%s-eth0" % host.name):
             out = host.cmd(cmd + " && echo tc-ok")
             if "tc-ok" not in out:
                 raise RuntimeError("%s: %s: %s" % (host.name, cmd, out.strip()))
+    for dev in sorted(d for d in probe.mine if "-eth" in d) if switch_ports else []:
+        for cmd in commands(dev):
+            out = run(["sh", "-c", cmd])
+            if out.strip():
+                raise RuntimeError("%s: %s" % (cmd, out.strip()))
 
 
-def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None, ack_class=None, congestion=None):
+def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None, ack_class=None):
     """One exchange's streams and readings (cores: swap them; sndbuf: ovs-vswitchd's send buffer
-    for the streams; ack_class: the link rate, the hosts' ACK class; congestion: the hosts' TCP
-    congestion control; see VARIANTS)."""
+    for the streams; ack_class: (link rate, on switch ports too), the ACK class; see VARIANTS)."""
     rec = {"name": name, "tag": tag, "pairs": pairs}
-    if congestion:
-        key = "net.ipv4.tcp_congestion_control"
-        old = probe.bench.fabric.hosts[0].cmd("sysctl -n " + key).strip()
-        host_commands(probe, lambda dev: ["sysctl -qw %s=%s" % (key, congestion)])
-        try:
-            return dict(exchange(probe, name, pairs, seconds, tag, cores, sndbuf, ack_class), congestion=congestion)
-        finally:
-            host_commands(probe, lambda dev: ["sysctl -qw %s=%s" % (key, old)])
     if ack_class:
-        host_commands(probe, lambda dev: ack_class_commands(dev, ack_class)[0])
+        rate, everywhere = ack_class
+        host_commands(probe, lambda dev: ack_class_commands(dev, rate)[0], everywhere)
         try:
             return exchange(probe, name, pairs, seconds, tag, cores, sndbuf)
         finally:
-            host_commands(probe, lambda dev: ack_class_commands(dev, ack_class)[1])
+            host_commands(probe, lambda dev: ack_class_commands(dev, rate)[1], everywhere)
     with job_routes(probe.bench, pairs, "sdn-optimal", probe.bench.ports["rpc"]) as plan:
         rec["plan"] = plan
         touched = set()

@@ -146,9 +146,9 @@ def test_megaflows_of_a_pair_and_userspace_actions():
 def test_probe_options():
     args = rate_probe.parse_args(["--variants", "base,ackclass", "--seconds", "8"])
     assert args.variants == ["base", "ackclass"] and args.swap == ["c1", "c2"] and args.seconds == 8
-    assert rate_probe.variant_options("ackclass", args) == {"sndbuf": 4 << 20, "ack_class": 5.0}
+    assert rate_probe.variant_options("ackclass", args) == {"sndbuf": 4 << 20, "ack_class": (5.0, False)}
+    assert rate_probe.variant_options("ackclass-all", args)["ack_class"] == (5.0, True)
     assert rate_probe.variant_options("swap", args) == {"cores": ["c1", "c2"]}
-    assert rate_probe.variant_options("cubic", args) == {"sndbuf": 4 << 20, "congestion": "cubic"}
     for bad in (["--swap-cores", "c1"], ["--swap-cores", "c1,c1"], ["--seconds", "1"], ["--variants", "fast"],
                 ["--sndbuf", "0"]):
         with pytest.raises(SystemExit) as exc:
