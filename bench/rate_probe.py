@@ -124,13 +124,7 @@ class Probe:
     def __init__(self, bench, raw_dir):
         self.bench, self.raw_dir = bench, raw_dir
         topo = bench.topo
-        self.ports, self.peers, self.edge_of = {}, {}, {}
-        for a, b, info in topo.links(sort=True, withInfo=True):
-            self.ports[a, b], self.ports[b, a] = info["port1"], info["port2"]
-            self.peers[a, info["port1"]], self.peers[b, info["port2"]] = b, a
-            for host, switch in ((a, b), (b, a)):
-                if host in topo.host_names:
-                    self.edge_of[host] = switch
+        self.ports, self.peers, self.edge_of = parse.link_maps(topo)
         self.hosts, self.prefix = set(topo.host_names), topo.prefix
         self.switches = list(topo.switch_names)
         self.mine = set(bench.fabric.interface_names())

@@ -74,6 +74,24 @@ def walk(tables, peers, first_switch, src_ip, dst_ip, max_hops=16):
     return hops, node
 
 
+def link_maps(topo):
+    """(ports, peers, edge_of) of a Mininet topology: {(node, neighbour): node's port},
+    {(node, port): neighbour} and {host: its switch}."""
+    ports, peers, edge_of = {}, {}, {}
+    for a, b, info in topo.links(sort=True, withInfo=True):
+        ports[a, b], ports[b, a] = info["port1"], info["port2"]
+        peers[a, info["port1"]], peers[b, info["port2"]] = b, a
+        for host, switch in ((a, b), (b, a)):
+            if host in topo.host_names:
+                edge_of[host] = switch
+    return ports, peers, edge_of
+
+
+def egress_devices(nodes, ports, hosts):
+    """The egress interface of each hop of a path [node, ...] (a host's is its eth0)."""
+    return ["%s-eth0" % u if u in hosts else "%s-eth%d" % (u, ports[u, v]) for u, v in zip(nodes, nodes[1:])]
+
+
 def coverage_totals(text):
     """{counter: total} of every `ovs-appctl coverage/show` counter."""
     out = {}

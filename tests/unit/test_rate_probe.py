@@ -1,5 +1,6 @@
 """bench/rate_probe_parse.py: the readers of bench/rate_probe.py, on texts as Open vSwitch 3.1,
 iproute2 and iperf3 print them on this project's machines."""
+import gzip
 import json
 import threading
 
@@ -8,6 +9,7 @@ import pytest
 import bench_setup  # noqa: F401  (bench/ on sys.path)
 import ovs_sendbuf  # noqa: E402
 import rate_probe  # noqa: E402
+import rate_probe_queues  # noqa: E402
 import rate_probe_parse as parse  # noqa: E402
 
 # Two switches: e1 (host h1 on port 1, a1 on port 3) and a1 (e1 on port 1, c1 on port 3). A job
@@ -194,3 +196,28 @@ def test_use_sampler_records_the_charged_bytes():
         "samples": 4, "size": 10000, "max": 9000, "median": 7800, "full_share": 0.5}
     assert ovs_sendbuf.summary([], None, 2304) == {"samples": 0, "size": None}
     assert ovs_sendbuf.UseSampler(7).stop() == {"samples": 0, "size": None}    # never started
+
+
+class TwoSwitches:
+    """h1 - e1 (port 1) ; e1 (port 3) - a1 (port 1) ; a1 (port 2) - h2."""
+    host_names = ["h1", "h2"]
+
+    @staticmethod
+    def links(sort=True, withInfo=True):
+        return [("h1", "e1", {"port1": 0, "port2": 1}), ("e1", "a1", {"port1": 3, "port2": 1}),
+                ("a1", "h2", {"port1": 2, "port2": 0})]
+
+
+def test_link_maps_and_egress_devices():
+    ports, peers, edge_of = parse.link_maps(TwoSwitches)
+    assert ports["e1", "a1"] == 3 and ports["a1", "e1"] == 1 and peers["a1", 2] == "h2"
+    assert edge_of == {"h1": "e1", "h2": "a1"}
+    assert parse.egress_devices(["h1", "e1", "a1", "h2"], ports, {"h1", "h2"}) == ["h1-eth0", "e1-eth3", "a1-eth2"]
+
+
+def test_saved_tables_read_back(tmp_path):
+    path = tmp_path / "flows-x.txt.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("== e1\n" + E1 + "== a1\n" + A1)
+    tables = rate_probe_queues.saved_tables(str(path))
+    assert sorted(tables) == ["a1", "e1"] and len(tables["e1"]) == 6 and len(tables["a1"]) == 2
