@@ -435,8 +435,7 @@ def main(argv=None):
 
 
 def finish(out_dir, results, text, md_name):
-    """Writes results.json and the markdown ``text`` (as ``md_name``) to ``out_dir`` and prints
-    the text: main's exit code (1 if the run failed)."""
+    """results.json and ``text`` (as ``md_name``) written to ``out_dir``, the text printed: the exit code."""
     write_json(os.path.join(out_dir, "results.json"), results)
     with open(os.path.join(out_dir, md_name), "w") as f:
         f.write(text)
@@ -445,10 +444,9 @@ def finish(out_dir, results, text, md_name):
 
 
 def on_bench(spec, bargs, log_dir, results, body):
-    """body(bench) on the fabric of ``spec`` (jbm.RouteBench, its controller, lldpd and Mininet
-    logs in ``log_dir``), ready, with a D-mod-K controller that 127.0.0.1 may register with (the
-    iperf3 kinds install their routes over RPC from the root namespace). An error or SIGTERM
-    (`timeout`) ends the run: recorded in results["failed"], the fabric stopped, results kept."""
+    """body(bench) on the ready fabric of ``spec`` (jbm.RouteBench; logs in ``log_dir``), its D-mod-K
+    controller open to RPC from 127.0.0.1 (the iperf3 kinds install routes from the root namespace).
+    An error or SIGTERM (`timeout`) ends it: in results["failed"], the fabric stopped, results kept."""
     bench = jbm.RouteBench(spec, bargs, log_dir)
     old_term = signal.signal(signal.SIGTERM, jbm._interrupted)
     try:

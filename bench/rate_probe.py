@@ -193,7 +193,8 @@ class Probe:
             text = run(procs.in_host(host, ["tc", "-s", "qdisc", "show", "dev", dev]))
             backlog[dev] = parse.qdisc_stats(text, dev).get(dev, {}).get("backlog_pkts")
         switch_q = parse.qdisc_stats(run(["tc", "-s", "qdisc", "show"]))
-        backlog.update({d: q.get("backlog_pkts") for d, q in switch_q.items() if d in self.mine and q.get("backlog_pkts")})
+        backlog.update({d: q.get("backlog_pkts") for d, q in switch_q.items()
+                        if d in self.mine and q.get("backlog_pkts")})
         return {"megaflows": dp, "ss": {src: parse.ss_tcp(text) for src, text in ss.items()}, "backlog": backlog}
 
     def link_rates(self):
@@ -267,7 +268,8 @@ def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None, ack_clas
                     fd, _mem = ovs_sendbuf.read_send_socket(probe.ovs_pid)
                     if fd is None:
                         raise RuntimeError("no send socket of ovs-vswitchd (pid %d) in ss -0 -p" % probe.ovs_pid)
-                    rec["send_buffer"] = dict(zip(("old", "set"), ovs_sendbuf.set_send_buffer(probe.ovs_pid, fd, sndbuf)))
+                    sizes = ovs_sendbuf.set_send_buffer(probe.ovs_pid, fd, sndbuf)
+                    rec["send_buffer"] = {"old": sizes[0], "set": sizes[1]}
                 use.start()
                 outputs = iperf_streams(probe.bench, pairs, seconds, on_start=lambda: [t.start() for t in timers])
                 done = True
@@ -356,7 +358,8 @@ def markdown(results):
             rec.get("send_buffer", "unchanged"), rec.get("send_buffer_use")),
                   "packets queued mid-run (hosts' links; switch ports with any): %s" % (
                       " ".join("%s:%s" % (d.replace(results["prefix"], ""), n)
-                               for d, n in sorted((rec.get("backlog_mid") or {}).items(), key=lambda kv: -(kv[1] or 0)))),
+                               for d, n in sorted((rec.get("backlog_mid") or {}).items(),
+                                                  key=lambda kv: -(kv[1] or 0)))),
                   "coverage (nonzero deltas): %s" % {k: v for k, v in (c["coverage"] or {}).items() if v},
                   "packet-ins: %s; pmd: %s" % (c["packet_in"], c["pmd"]),
                   "megaflows with a userspace action (late): %d, packets %d" % (
@@ -366,13 +369,15 @@ def markdown(results):
                                                  if q and q.get("dropped")}]
         if rec.get("slowest"):
             lines += ["", "slowest h%d>h%d, per interface on its path (deltas):" % tuple(rec["slowest"]["pair"]), "",
-                      "| link | interface | OVS rx/tx packets, rx/tx dropped | packet socket drops | qdisc sent, dropped,"
+                      "| link | interface | OVS rx/tx packets, rx/tx dropped | packet socket drops | "
+                      "qdisc sent, dropped,"
                       " overlimits |", "|---|---|---|---|---|"]
             for row in rec["slowest"]["path"]:
                 o, q = row["ovs"], row["qdisc"] or {}
                 lines.append("| %s | %s | %s/%s, %s/%s | %s | %s, %s, %s |" % (
                     row["link"], row["dev"], o.get("rx_packets"), o.get("tx_packets"), o.get("rx_dropped"),
-                    o.get("tx_dropped"), row["pkt_sock_drops"], q.get("sent_pkts"), q.get("dropped"), q.get("overlimits")))
+                    o.get("tx_dropped"), row["pkt_sock_drops"], q.get("sent_pkts"), q.get("dropped"),
+                    q.get("overlimits")))
     if results.get("link_rates"):
         lines.insert(0, "HTB rates of the fabric's interfaces: %s" % {
             r: len(devs) for r, devs in results["link_rates"].items()})
