@@ -5,6 +5,7 @@ routes SDN_MPI_TRAFFIC would install for the pattern program, without MPI in the
 The RPC client talks from the root namespace: the controller must allow it
 (``--sdnmpi-rpc-allow 127.0.0.1``, as a batch system's node would be allowed).
 """
+import contextlib
 import json
 import socket
 import struct
@@ -20,6 +21,13 @@ PORT0 = 5401
 def iperf_flows(bench, pairs, seconds):
     """TCP streams ``pairs`` [(src host number, dst host number)] at once; receiver Mbit/s each
     (None for a stream whose result could not be read)."""
+    return [receiver_mbit(out) for out in iperf_streams(bench, pairs, seconds)]
+
+
+def iperf_streams(bench, pairs, seconds, on_start=None):
+    """TCP streams ``pairs`` [(src host number, dst host number)] at once, ``seconds`` each after
+    a 1-s omitted start; the output of each sender's ``iperf3 -J`` (its client), in the order of
+    ``pairs``. ``on_start()``, if given, is called once every client has been started."""
     from sdnmpi.mininet_topos import procs
     from sdnmpi.mininet_topos.demo import _wait_listening
     net, ips = bench.fabric, bench.fabric.host_ips()
@@ -35,9 +43,11 @@ def iperf_flows(bench, pairs, seconds):
             clients.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, universal_newlines=True,
                                             start_new_session=True))
+        if on_start is not None:
+            on_start()
         for client in clients:
             out, _ = client.communicate(timeout=seconds + 30)
-            got.append(receiver_mbit(out))
+            got.append(out)
     finally:
         procs.terminate(clients + servers, timeout=2)
     return got
@@ -87,10 +97,11 @@ class RpcClient:
         self.sock.close()
 
 
-def iperf_with_routes(bench, pairs, seconds, planner, rpc_port):
-    """iperf_flows on ``pairs`` while a job holds ``planner``'s traffic routes for exactly those
-    pairs (a phase-0 `traffic` op: installed before it returns, the switches confirmed). Returns
-    (Mbit/s per pair, the `traffic` reply's planner fields); the job is released at the end."""
+@contextlib.contextmanager
+def job_routes(bench, pairs, planner, rpc_port):
+    """A job that holds ``planner``'s traffic routes for exactly ``pairs`` while the block runs (a
+    phase-0 `traffic` op: installed before it returns, the switches confirmed); yields the
+    `traffic` reply's planner fields. The job is released at the end."""
     ips = bench.fabric.host_ips()
     hosts = sorted({h for pair in pairs for h in pair})
     client = RpcClient("127.0.0.1", rpc_port)
@@ -98,11 +109,16 @@ def iperf_with_routes(bench, pairs, seconds, planner, rpc_port):
         reg = client.call("register", hosts=[ips["h%d" % h] for h in hosts])
         demand = [[ips["h%d" % s], ips["h%d" % d], 1 << 20] for s, d in pairs]
         reply = client.call("traffic", job=reg["job"], token=reg["token"], phase=0, pairs=demand, planner=planner)
-        plan = {k: reply.get(k) for k in ("flows", "max_load", "node_load", "stored")}
         try:
-            got = iperf_flows(bench, pairs, seconds)
+            yield {k: reply.get(k) for k in ("flows", "max_load", "node_load", "stored")}
         finally:
             client.call("release", job=reg["job"], token=reg["token"])
     finally:
         client.close()
-    return got, plan
+
+
+def iperf_with_routes(bench, pairs, seconds, planner, rpc_port):
+    """iperf_flows on ``pairs`` while a job holds ``planner``'s traffic routes for exactly those
+    pairs (job_routes). Returns (Mbit/s per pair, the `traffic` reply's planner fields)."""
+    with job_routes(bench, pairs, planner, rpc_port) as plan:
+        return iperf_flows(bench, pairs, seconds), plan

@@ -416,14 +416,9 @@ def main(argv=None):
     os.makedirs(os.path.join(out_dir, "logs"))
     if args.links:
         os.makedirs(os.path.join(out_dir, "timelines"))
-    bench = jbm.RouteBench(spec, bargs, os.path.join(out_dir, "logs"))   # controller, lldpd, Mininet logs
     t0 = now_s()
-    old_term = signal.signal(signal.SIGTERM, jbm._interrupted)   # `timeout`: stop the fabric, keep the results
-    try:
-        # 127.0.0.1 may register: iperf3-sdn-optimal installs its routes over RPC from the root namespace
-        bench.start_controller("dmodk", extra=("--sdnmpi-rpc-allow", "127.0.0.1"))
-        bench.start_fabric()
-        bench.wait_ready(180)
+
+    def rounds(bench):
         h1 = bench.fabric.hosts[0]     # the hosts' TCP settings (their namespaces' sysctls)
         results["host_tcp"] = {key: h1.cmd("sysctl -n " + key).strip() for key in HOST_TCP_SYSCTLS}
         traces = profile(bench, spec, args, out_dir)
@@ -434,6 +429,31 @@ def main(argv=None):
                 write_json(os.path.join(out_dir, "results.json"), results)
                 print("round %d, %g Mbit/s: %s" % (rnd + 1, rate, json.dumps(results["rates"][str(rate)][-1])),
                       flush=True)
+    on_bench(spec, bargs, os.path.join(out_dir, "logs"), results, rounds)
+    results["wall_s"] = now_s() - t0
+    return finish(out_dir, results, markdown(results), "results.md")
+
+
+def finish(out_dir, results, text, md_name):
+    """results.json and ``text`` (as ``md_name``) written to ``out_dir``, the text printed: the exit code."""
+    write_json(os.path.join(out_dir, "results.json"), results)
+    with open(os.path.join(out_dir, md_name), "w") as f:
+        f.write(text)
+    print(text + "results: %s" % out_dir)
+    return 1 if results["failed"] else 0
+
+
+def on_bench(spec, bargs, log_dir, results, body):
+    """body(bench) on the ready fabric of ``spec`` (jbm.RouteBench; logs in ``log_dir``), its D-mod-K
+    controller open to RPC from 127.0.0.1 (the iperf3 kinds install routes from the root namespace).
+    An error or SIGTERM (`timeout`) ends it: in results["failed"], the fabric stopped, results kept."""
+    bench = jbm.RouteBench(spec, bargs, log_dir)
+    old_term = signal.signal(signal.SIGTERM, jbm._interrupted)
+    try:
+        bench.start_controller("dmodk", extra=("--sdnmpi-rpc-allow", "127.0.0.1"))
+        bench.start_fabric()
+        bench.wait_ready(180)
+        body(bench)
     except (Exception, KeyboardInterrupt) as exc:  # pylint: disable=broad-except
         results["failed"] = "%s: %s" % (type(exc).__name__, exc)
         print("FAILED: %s" % results["failed"], flush=True)
@@ -441,13 +461,6 @@ def main(argv=None):
         bench.stop_controller()
         bench.stop_fabric()
         signal.signal(signal.SIGTERM, old_term)
-    results["wall_s"] = now_s() - t0
-    write_json(os.path.join(out_dir, "results.json"), results)
-    text = markdown(results)
-    with open(os.path.join(out_dir, "results.md"), "w") as f:
-        f.write(text)
-    print(text + "results: %s" % out_dir)
-    return 1 if results["failed"] else 0
 
 
 def profile(bench, spec, args, out_dir):
