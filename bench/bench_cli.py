@@ -89,9 +89,9 @@ def parse_args(argv):
                         "Not allowed: %s (the harness sets them)" % ", ".join(sorted(MCA_RESERVED)))
     g.add_argument("--sdn-env", action="append", default=[], metavar="SDN_MPI_X=VALUE",
                    help="an extra libsdnmpi setting for every job (repeatable), e.g. SDN_MPI_HIER_SEGMENT=32768")
-    g.add_argument("--controller-arg", action="append", default=[], metavar="--sdnmpi-FLAG[=VALUE]",
+    g.add_argument("--controller-arg", action="append", default=[], metavar="--[no]sdnmpi-FLAG[=VALUE]",
                    help="an extra controller option (repeatable; write it with '=': "
-                        "--controller-arg=--sdnmpi-elide-default-hops); recorded in results.md")
+                        "--controller-arg=--nosdnmpi-elide-default-hops); recorded in results.md")
     g.add_argument("--sdn-timeout-ms", type=int, default=30000, help="SDN_MPI_TIMEOUT_MS for the jobs")
     g.add_argument("--sdn-bcast-rate", default="auto", metavar="MBIT|auto|lib",
                    help="SDN_MPI_BCAST_RATE_MBPS for the jobs (the multicast root's sending rate): "
@@ -114,9 +114,9 @@ def parse_args(argv):
         if bad:
             raise ValueError("--sdn-env wants SDN_MPI_NAME=VALUE, got %s" % bad[0])
         csv_list(args.sdn_algs, ("rd", "rabenseifner", "hier"))
-        bad = [a for a in args.controller_arg if not a.startswith("--sdnmpi-")]
+        bad = [a for a in args.controller_arg if not a.startswith(("--sdnmpi-", "--nosdnmpi-"))]
         if bad:
-            raise ValueError("--controller-arg wants a --sdnmpi-* option, got %s" % bad[0])
+            raise ValueError("--controller-arg wants a --sdnmpi-* (or --nosdnmpi-*) option, got %s" % bad[0])
     except ValueError as exc:
         parser.error(str(exc))
     return args

@@ -4,12 +4,15 @@ A path (switch dpids from the sender's leaf to the receiver's leaf) becomes one 
 ``ipv4_src=SRC, ipv4_dst=DST -> output:PORT`` at the job's priority and cookie. Pairs on one leaf
 need no job flow: the default route already delivers them.
 
-With ``--sdnmpi-elide-default-hops`` a hop is not installed either where the switch's default route
+With ``--sdnmpi-elide-default-hops`` (the default; ``--nosdnmpi-elide-default-hops`` installs every hop)
+a hop is not installed either where the switch's default route
 for the destination is that same single output port (on a tree, every hop down from the top, and
 the uplinks the default routing picks anyway): the packets go the same way through the default
 flow. Never elided: a hop whose default is an ECMP SELECT group (a pinned port is not the same as a
 hash over several), a hop on a switch whose default routes are not installed, and a (switch, pair)
 that another live job also routes (the other job's flow, at its own priority, would decide).
+This covers every host-pair route of a job (``Job.flows()``: its plan_allreduce plans and its traffic
+routes), never its Bcast trees (`tree_messages`: groups, always installed).
 ``Job.installed`` is what the switches hold; `sync_jobs` keeps it equal to what every job needs.
 """
 from sdnmpi.primitives import fabric

@@ -94,10 +94,14 @@ OPTS = [
     cfg.StrOpt("sdnmpi-flow-log", default="",
                help="flow detection: append every poll's byte counters to this file (JSON lines, for "
                     "sdnmpi-sim train-flows --counter-logs; empty: no log)"),
-    cfg.BoolOpt("sdnmpi-elide-default-hops", default=False,
+    cfg.BoolOpt("sdnmpi-elide-default-hops", default=True,
                 help="install no job flow for a hop that the switch's default route already forwards to the "
-                     "same single port (never against an ECMP group; controller/jobroutes.py): fewer flow-mods "
-                     "per plan, the same paths"),
+                     "same single port (never against an ECMP group, on a switch without default routes, or "
+                     "for a pair another job routes too; controller/jobroutes.py): fewer flow-mods per plan, "
+                     "the same paths. Applies to every per-job host-pair route: plan_allreduce plans (Allreduce, "
+                     "Allgather, Alltoall, plan-ahead) and traffic routes (traffic/phase ops, detected "
+                     "elephants); never to Bcast multicast trees or counting entries. On by default; "
+                     "--nosdnmpi-elide-default-hops installs every hop"),
     cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
                help="source MAC of the controller's ARP probes for unknown hosts"),
 ]
@@ -131,7 +135,7 @@ class Settings:
     flow_router: str = flowdetect.DEFAULT_ROUTER
     flow_max_pairs: int = DEFAULT_MAX_ENTRIES
     flow_log: str = ""
-    elide_default_hops: bool = False
+    elide_default_hops: bool = True
 
 
 def register_cli(conf=cfg.CONF):

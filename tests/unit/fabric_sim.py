@@ -4,11 +4,13 @@ or host, runs packets through the tables and gives the controller (a `Core`) its
 exactly what a real fabric does with the controller's LLDP probes. Time is a plain number
 (`FabricSim.now`); there is no sleeping anywhere."""
 import collections
+import ipaddress
 import zlib
 
 from ryu.ofproto import ofproto_v1_3 as OFP
 from ryu.ofproto import ofproto_v1_3_parser as PARSER
 
+from sdnmpi.controller import constants as C
 from sdnmpi.controller import options
 from sdnmpi.controller.core import Core
 from sdnmpi.primitives import fabric
@@ -236,6 +238,53 @@ class FabricSim:
 
         walk(*self.host_port[src_mac], [])
         return results
+
+    def job_entries(self, job):
+        """{(dpid, src ip, dst ip): out port} of the flows with ``job``'s cookie on the switches,
+        each checked to be a plain host-pair route at the job's priority."""
+        out = {}
+        for dpid, sw in self.switches.items():
+            for flow in sw.flows.values():
+                if flow.cookie != job.cookie:
+                    continue
+                fields = {name: val for name, val, _mask in flow.key}
+                assert set(fields) == {"eth_type", "ipv4_src", "ipv4_dst"} and flow.priority == job.priority, flow
+                (kind, port), = flow.actions
+                assert kind == "output", flow
+                ips = tuple(str(ipaddress.IPv4Address(fields[f])) for f in ("ipv4_src", "ipv4_dst"))
+                out[(dpid,) + ips] = port
+        return out
+
+    def check_job_routes(self, job):
+        """What the switches hold for ``job`` is exactly ``job.installed`` (a part of its planned
+        hops, ``job.flows()``), and every planned hop sends the pair's packets out of its planned
+        port: through a job flow where the hop is installed, through the switch's default route (a
+        single port, no SELECT group) where it is elided (--sdnmpi-elide-default-hops). Then every
+        planned pair's packets take exactly the plan's hops, end to end (one way, delivered).
+        Returns the elided hops."""
+        planned = job.flows()
+        assert self.job_entries(job) == job.installed
+        assert all(planned.get(key) == port for key, port in job.installed.items()), "installed, not planned"
+        elided = {}
+        for key, port in sorted(planned.items()):
+            dpid, src, dst = key
+            frame = ipv4_frame(self.mac_of_ip(src), self.mac_of_ip(dst), src, dst)
+            sw = self.switches[dpid]
+            flow = sw.lookup(packet_fields(frame, None))
+            assert flow is not None and sw.expand(flow.actions) == [[port]], (key, port, flow)
+            if key in job.installed:
+                assert flow.cookie & C.COOKIE_KIND_MASK == C.COOKIE_JOB, (key, flow)
+            else:
+                assert (flow.cookie, flow.priority) == (C.COOKIE_ROUTE, C.PRIORITY_ROUTE), (key, flow)
+                elided[key] = port
+        by_pair = {}
+        for (dpid, src, dst), port in planned.items():
+            by_pair.setdefault((src, dst), {})[dpid] = port
+        for (src, dst), hops in by_pair.items():
+            ways = self.trace(self.mac_of_ip(src), dst)
+            assert len(ways) == 1 and ways[0][0] == ("host", self.mac_of_ip(dst)), ways
+            assert {dpid: out for dpid, _in, out in ways[0][1]} == hops, (src, dst, ways, hops)
+        return elided
 
     def check_tables_consistent(self):
         """The controller's record of what it installed matches the switches, and no group is

@@ -20,6 +20,8 @@ FLOW_MOD = struct.Struct("!QQBBHHHIIIH2x")        # ofp_flow_mod after the heade
 PACKET_OUT = struct.Struct("!IIH6x")              # ofp_packet_out after the header: buffer, in port, actions len
 ACTION = struct.Struct("!HH")                     # type, length of one action
 NO_BUFFER = 0xFFFFFFFF
+OXM_NAMES = {OFP.OFPXMT_OFB_ETH_TYPE: "eth_type", OFP.OFPXMT_OFB_IP_PROTO: "ip_proto",
+             OFP.OFPXMT_OFB_IPV4_SRC: "ipv4_src", OFP.OFPXMT_OFB_IPV4_DST: "ipv4_dst"}
 
 
 def _port_mac(dpid, port):
@@ -123,6 +125,39 @@ class FakeSwitch:
             if msg_type == OFP.OFPT_FLOW_MOD:
                 cookie, _mask, _table, command, _idle, _hard, priority = FLOW_MOD.unpack(body[:FLOW_MOD.size])[:7]
                 out.append((cookie, command, priority))
+        return out
+
+    def flow_mod_entries(self):
+        """(cookie, command, priority, match, actions) of every flow-mod received so far: the match
+        as {OXM field name: value} (IPv4 addresses as text, other fields as int), the apply-actions
+        as a tuple of ("output", port) and ("group", id)."""
+        out = []
+        for msg_type, _xid, body in list(self.received):
+            if msg_type != OFP.OFPT_FLOW_MOD:
+                continue
+            cookie, _mask, _table, command, _idle, _hard, priority = FLOW_MOD.unpack(body[:FLOW_MOD.size])[:7]
+            _kind, length = struct.unpack_from("!HH", body, FLOW_MOD.size)
+            match, offset = {}, FLOW_MOD.size + 4
+            while offset < FLOW_MOD.size + length:
+                (header,) = struct.unpack_from("!I", body, offset)
+                field, size = (header >> 9) & 0x7F, header & 0xFF
+                value = body[offset + 4:offset + 4 + size]
+                name = OXM_NAMES.get(field, field)
+                match[name] = socket.inet_ntoa(value) if name in ("ipv4_src", "ipv4_dst") else int.from_bytes(value, "big")
+                offset += 4 + size
+            offset = FLOW_MOD.size + (length + 7) // 8 * 8
+            actions = []
+            while offset + 4 <= len(body):
+                kind, size = struct.unpack_from("!HH", body, offset)
+                if kind == OFP.OFPIT_APPLY_ACTIONS:
+                    at = offset + 8
+                    while at < offset + size:
+                        act, act_size = ACTION.unpack_from(body, at)
+                        (arg,) = struct.unpack_from("!I", body, at + 4)
+                        actions.append(("output" if act == OFP.OFPAT_OUTPUT else "group" if act == OFP.OFPAT_GROUP else act, arg))
+                        at += act_size
+                offset += max(size, 8)
+            out.append((cookie, command, priority, match, tuple(actions)))
         return out
 
     def close(self):

@@ -169,7 +169,10 @@ def test_forced_algorithms_are_planned_and_passed_to_coll_bench():
     assert all(f["work"] > p["work"] for f, p in zip(forced, plain))
     args = bench_cli.parse_args(base + ["--sdn-env", "SDN_MPI_HIER_SEGMENT=32768"])
     assert bench_jobs.sdn_env(args)["SDN_MPI_HIER_SEGMENT"] == "32768"
-    for bad in (["--sdn-algs", "ring"], ["--sdn-env", "FOO=1"]):
+    # a boolean controller option's negative form (oslo.config) passes, anything else does not
+    off = bench_cli.parse_args(base + ["--controller-arg=--nosdnmpi-elide-default-hops"])
+    assert off.controller_arg == ["--nosdnmpi-elide-default-hops"]
+    for bad in (["--sdn-algs", "ring"], ["--sdn-env", "FOO=1"], ["--controller-arg=--verbose"]):
         with pytest.raises(SystemExit):
             bench_cli.parse_args(base + bad)
 

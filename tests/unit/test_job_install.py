@@ -4,10 +4,11 @@
 import random
 
 import pytest
+from ryu import cfg
 from ryu.ofproto import ofproto_v1_3_parser as parser
 
 from sdnmpi.controller import constants as C
-from sdnmpi.controller import jobroutes, ofmsgs, rpc
+from sdnmpi.controller import jobroutes, ofmsgs, options, rpc
 from sdnmpi.controller.jobs import Job
 from sdnmpi.primitives import fattree, schedule
 
@@ -78,22 +79,6 @@ def _default(sim, key):
     return sim.core.routes[dpid].flows.get(dst)
 
 
-def _on_switches(sim, job):
-    return {(dpid, f.key, f.actions) for dpid, sw in sim.switches.items() for f in sw.flows.values()
-            if f.cookie == job.cookie}
-
-
-def _paths_follow_the_plan(sim, job):
-    """Every planned pair's packets take exactly the plan's hops (one way, no SELECT choice)."""
-    by_pair = {}
-    for (dpid, src, dst), port in job.flows().items():
-        by_pair.setdefault((src, dst), {})[dpid] = port
-    for (src, dst), hops in by_pair.items():
-        ways = sim.trace(sim.mac_of_ip(src), dst)
-        assert len(ways) == 1 and ways[0][0] == ("host", sim.mac_of_ip(dst)), ways
-        assert {dpid: out for dpid, _in, out in ways[0][1]} == hops
-
-
 @pytest.mark.parametrize("graph", [fattree.leaf_spine(2, 4, 2), fattree.kary(4)], ids=["leafspine", "kary4"])
 def test_a_hop_the_default_route_takes_anyway_gets_no_flow_and_one_that_differs_does(make_fabric, graph):
     sim, _service, job = _world(make_fabric, graph)
@@ -104,8 +89,7 @@ def test_a_hop_the_default_route_takes_anyway_gets_no_flow_and_one_that_differs_
     assert {k for k, p in job.installed.items() if job.installed[k] == flows[k]} == set(job.installed)
     # the plan differs from D-mod-K somewhere (it balances the uplinks): those hops are installed
     assert any(_default(sim, k) != (p,) for k, p in flows.items())
-    assert len(_on_switches(sim, job)) == len(job.installed) < len(flows)
-    _paths_follow_the_plan(sim, job)
+    assert len(job.installed) < len(flows) and sim.check_job_routes(job) == {k: flows[k] for k in elided}
     routes = job.to_json()["routes"]
     assert len(routes) == len(flows) and sum(r["installed"] for r in routes) == len(job.installed)
 
@@ -113,15 +97,30 @@ def test_a_hop_the_default_route_takes_anyway_gets_no_flow_and_one_that_differs_
 def test_the_block_placement_on_the_bench_fabric_needs_no_job_flow(make_fabric):
     """Ranks leaf by leaf on 2 spines x 4 leaves: the balanced plan is D-mod-K's routes, hop for hop."""
     sim, _service, job = _world(make_fabric, fattree.leaf_spine(2, 4, 2), seed=None)
-    assert len(job.flows()) == 48 and job.installed == {} and not _on_switches(sim, job)
-    _paths_follow_the_plan(sim, job)
+    assert len(job.flows()) == 48 and job.installed == {} and sim.job_entries(job) == {}
+    assert sim.check_job_routes(job) == job.flows()
 
 
 def test_without_the_option_every_hop_is_installed(make_fabric):
     sim, _service, job = _world(make_fabric, fattree.leaf_spine(2, 4, 2), elide=False)
-    assert job.installed == job.flows() and len(_on_switches(sim, job)) == len(job.flows())
+    assert job.installed == job.flows() == sim.job_entries(job)
     assert all(r["installed"] for r in job.to_json()["routes"])
-    _paths_follow_the_plan(sim, job)
+    assert sim.check_job_routes(job) == {}
+
+
+@pytest.mark.parametrize("argv, on", [([], True), (["--sdnmpi-elide-default-hops"], True),
+                                       (["--nosdnmpi-elide-default-hops"], False)], ids=["default", "on", "off"])
+def test_elision_is_on_by_default_and_its_negative_flag_turns_it_off(make_fabric, argv, on):
+    """The option as ryu-manager parses it (oslo.config: a BoolOpt's ``--no`` form turns it off),
+    then a world plan on the bench fabric with the settings parsed: elided hops, or every hop."""
+    conf = cfg.ConfigOpts()
+    options.register_cli(conf)
+    conf(args=argv, project="sdnmpi", default_config_files=[])
+    settings = options.settings(conf)
+    assert settings.elide_default_hops is on and options.Settings().elide_default_hops is True
+    sim, _service, job = _world(make_fabric, fattree.leaf_spine(2, 4, 2), elide=settings.elide_default_hops)
+    elided = sim.check_job_routes(job)
+    assert (len(job.installed) < len(job.flows()) and elided) if on else (job.installed == job.flows() and not elided)
 
 
 def test_a_hop_whose_default_is_an_ecmp_group_is_never_elided(make_fabric):
@@ -130,7 +129,7 @@ def test_a_hop_whose_default_is_an_ecmp_group_is_never_elided(make_fabric):
     grouped = {k for k in flows if len(_default(sim, k)) > 1}
     assert grouped and grouped <= set(job.installed)            # every leaf uplink hop: pinned
     assert set(flows) - set(job.installed)                      # the single-port hops down: elided
-    _paths_follow_the_plan(sim, job)
+    sim.check_job_routes(job)
 
 
 def test_a_change_of_the_default_routes_installs_what_is_no_longer_the_same(make_fabric):
@@ -141,12 +140,12 @@ def test_a_change_of_the_default_routes_installs_what_is_no_longer_the_same(make
     service.replan()
     grouped = {k for k in job.flows() if len(_default(sim, k)) > 1}
     assert grouped and grouped <= set(job.installed)
-    _paths_follow_the_plan(sim, job)
+    sim.check_job_routes(job)
     sim.core.set_routing("dmodk")
     sim.recompute()
     service.replan()
-    assert len(_on_switches(sim, job)) == len(job.installed) < len(job.flows())
-    _paths_follow_the_plan(sim, job)
+    assert len(job.installed) < len(job.flows())
+    sim.check_job_routes(job)
 
 
 def test_a_pair_another_job_routes_too_is_installed_by_both(make_fabric):
@@ -154,11 +153,13 @@ def test_a_pair_another_job_routes_too_is_installed_by_both(make_fabric):
     elided = set(first.flows()) - set(first.installed)
     second = _planned_job(sim, service)            # the same hosts and placement: the same pairs
     assert elided and first.installed == first.flows() and second.installed == second.flows()
-    assert len(_on_switches(sim, first)) == len(first.flows())
+    assert sim.job_entries(first) == first.flows() and sim.job_entries(second) == second.flows()
+    sim.check_job_routes(first)
+    sim.check_job_routes(second)
     service.release(second, "test")                # alone again: elided again on the next sync
     service.resync(first)
     assert set(first.flows()) - set(first.installed) == elided
-    _paths_follow_the_plan(sim, first)
+    sim.check_job_routes(first)
 
 
 def test_a_reconnected_switch_gets_all_its_hops_until_its_default_routes_are_back(make_fabric):
@@ -168,11 +169,11 @@ def test_a_reconnected_switch_gets_all_its_hops_until_its_default_routes_are_bac
     sim.run(sim.core.switch_enter(sim.dps[dpid], dict(sim.ports[dpid])))      # tables wiped
     sim.run(service.switch_reset(dpid))
     assert {k for k in job.installed if k[0] == dpid} == set(here)
-    assert len([f for f in sim.switches[dpid].flows.values() if f.cookie == job.cookie]) == len(here)
+    assert {k: p for k, p in sim.job_entries(job).items() if k[0] == dpid} == here
     sim.recompute()
     service.replan()
     assert {k for k in here if k not in job.installed}
-    _paths_follow_the_plan(sim, job)
+    sim.check_job_routes(job)
 
 
 def test_the_install_cost_bench_counts_the_messages_it_times():

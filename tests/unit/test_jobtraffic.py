@@ -9,8 +9,8 @@ from sdnmpi.controller.jobs import CommPlan, JobTable
 from sdnmpi.primitives import fattree, pairs
 
 
-def setup(make_fabric, graph, routing="dmodk"):
-    sim = make_fabric(graph, routing=routing)
+def setup(make_fabric, graph, routing="dmodk", **settings):
+    sim = make_fabric(graph, routing=routing, **settings)
     sim.discover()
     return sim, JobTable()
 
@@ -81,7 +81,8 @@ def test_phases_switch_routes_and_share_unchanged_flows(make_fabric):
     assert set(job.traffic.routes) == {1}
     sim.run(jobtraffic.move(sim.core, jobs, job, 0, 2))       # entering phase 2 leaves phase 1
     assert set(job.traffic.routes) == {2} and job.traffic.inside() == {2: {0}}
-    assert sum(job_flows(sim, job).values()) == len(job.flows())
+    assert job.flows() == job.traffic.routes[2].flows
+    sim.check_job_routes(job)      # the switches hold phase 2's installed hops, its elided ones are the defaults'
     for s, d, _b in second:
         src, dst = sim.mac_of_ip(s), sim.mac_of_ip(d)
         assert route_of(sim, src, dst) == job.traffic.routes[2].paths[src, dst][1:-1]
@@ -123,10 +124,11 @@ def test_declaring_for_an_active_phase_replans_and_an_empty_demand_removes_it(ma
     jobtraffic.declare(sim.core, jobs, job, 3, permutation(sim, 1))
     sim.run(jobtraffic.move(sim.core, jobs, job, 0, 3))
     msgs = sim.run(jobtraffic.declare(sim.core, jobs, job, 3, permutation(sim, 2)))
-    assert msgs and sum(job_flows(sim, job).values()) == len(job.flows())
+    assert msgs and job.flows() == job.traffic.routes[3].flows
+    sim.check_job_routes(job)
     assert job.traffic.demands[3] == jobtraffic.merged(permutation(sim, 2))   # replaced
     sim.run(jobtraffic.declare(sim.core, jobs, job, 3, []))
-    assert job_flows(sim, job) == {} and 3 not in job.traffic.demands
+    assert job_flows(sim, job) == {} and job.flows() == job.installed == {} and 3 not in job.traffic.demands
     assert job.traffic.inside() == {3: {0}}         # the rank is still inside the phase
 
 
@@ -278,44 +280,57 @@ def feed(sim, macs, rx_bytes, now):
         sim.core.port_stats.update(dpid, [Stat(port, rx_bytes[mac])], now)
 
 
-def one_flow_job(make_fabric):
-    """A 4-host leaf-spine with one job whose one-pair phase 0 is installed."""
-    sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2))
+def one_flow_job(make_fabric, elide=True):
+    """A 4-host leaf-spine with one job whose one-pair phase 0 is installed. Its path is D-mod-K's:
+    with elided hops (the default) the switches hold none of it, without every hop."""
+    sim, jobs = setup(make_fabric, fattree.leaf_spine(2, 2, 2), elide_default_hops=elide)
     macs = sim.hosts()
     job = register(jobs, sim)
     sim.run(jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[macs[0]], sim.host_ip[macs[2]], 10)]))
     return sim, jobs, job, macs
 
 
-def test_idle_watch_releases_a_quiet_job_after_the_quiet_time_only(make_fabric):
-    sim, jobs, job, macs = one_flow_job(make_fabric)
+def routed(sim, job):
+    """The job has planned hops and the switches forward them as planned (sim.check_job_routes:
+    job flows where installed, default routes where elided)."""
+    sim.check_job_routes(job)
+    return bool(job.flows())
+
+
+@pytest.mark.parametrize("elide", [True, False], ids=["elided", "every-hop"])
+def test_idle_watch_releases_a_quiet_job_after_the_quiet_time_only(make_fabric, elide):
+    sim, jobs, job, macs = one_flow_job(make_fabric, elide)
+    assert bool(job_flows(sim, job)) != elide
     watch = jobidle.IdleWatch(threshold_bps=8000, quiet_s=4.0)
     counters = dict.fromkeys(macs, 0)
-    assert watch.poll(sim.core, jobs, 0.0) == []               # no samples yet: busy
+    assert watch.poll(sim.core, jobs, 0.0) == [] and routed(sim, job)   # no samples yet: busy
     feed(sim, macs, counters, 0.0)
     for t in (2.0, 4.0):                                      # 2 MB/s from one host: busy
         counters[macs[0]] += 2_000_000
         feed(sim, macs, counters, t)
-        assert watch.poll(sim.core, jobs, t) == []
+        assert watch.poll(sim.core, jobs, t) == [] and routed(sim, job)
     for t in (6.0, 8.0):                                      # 400 B/s in all = 3200 bit/s: quiet
         counters[macs[1]] += 800
         feed(sim, macs, counters, t)
-        assert watch.poll(sim.core, jobs, t) == [] and job_flows(sim, job)
+        assert watch.poll(sim.core, jobs, t) == [] and routed(sim, job)
     feed(sim, macs, counters, 10.0)
     msgs = sim.run(watch.poll(sim.core, jobs, 10.0))           # quiet since 6.0, for 4 s
-    assert msgs and job_flows(sim, job) == {} and job.traffic.routes == {}
+    assert job.traffic.dormant and job_flows(sim, job) == {} and job.traffic.routes == {} == job.flows() == job.installed
+    assert bool(msgs) != elide                                 # deletes only for what the switches held
     assert watch.poll(sim.core, jobs, 12.0) == []              # nothing left to release
     sim.run(jobtraffic.move(sim.core, jobs, job, 0, 1))       # the next phase entry brings them back
-    assert job_flows(sim, job)
+    assert routed(sim, job) and bool(job_flows(sim, job)) != elide
 
 
-def test_idle_watch_counts_a_host_without_samples_as_busy_and_forgets_released_jobs(make_fabric):
-    sim, jobs, job, macs = one_flow_job(make_fabric)
+@pytest.mark.parametrize("elide", [True, False], ids=["elided", "every-hop"])
+def test_idle_watch_counts_a_host_without_samples_as_busy_and_forgets_released_jobs(make_fabric, elide):
+    sim, jobs, job, macs = one_flow_job(make_fabric, elide)
     watch = jobidle.IdleWatch(threshold_bps=8000, quiet_s=0.0)
     feed(sim, macs[:3], dict.fromkeys(macs, 0), 0.0)
-    assert watch.poll(sim.core, jobs, 1.0) == [] and job_flows(sim, job)
+    assert watch.poll(sim.core, jobs, 1.0) == [] and routed(sim, job)
     feed(sim, macs[3:], dict.fromkeys(macs, 0), 1.0)
     watch.quiet_since[999] = 0.0
-    assert watch.poll(sim.core, jobs, 2.0) and 999 not in watch.quiet_since
+    assert bool(sim.run(watch.poll(sim.core, jobs, 2.0))) != elide and 999 not in watch.quiet_since
+    assert job.traffic.dormant and job.flows() == {} and job_flows(sim, job) == {}
     with pytest.raises(ValueError):
         jobidle.IdleWatch(threshold_bps=-1)

@@ -105,6 +105,27 @@ def job_cookie_mods(ctl, job, command):
     return [m for sw in ctl.switches for m in sw.flow_mods() if m[0] == C.COOKIE_JOB | job and m[1] == command]
 
 
+def last_add(sw, cookie, match):
+    """The actions of the last flow-mod adding ``match`` with ``cookie`` to fake switch ``sw``."""
+    adds = [m for m in sw.flow_mod_entries() if (m[0], m[1], m[3]) == (cookie, OFPFC_ADD, match)]
+    return adds[-1][4] if adds else None
+
+
+def check_routes_sent(ctl, job, routes):
+    """The job's planned hops (GET /sdnmpi/jobs `routes`) reached the switches: an installed hop as
+    the job's flow for its pair out of its port; an elided one (--sdnmpi-elide-default-hops, the
+    default) as no job flow, the switch's default route for the destination being that same port."""
+    by_dpid = {"%016x" % sw.dpid: sw for sw in ctl.switches}
+    for r in routes:
+        sw, want = by_dpid[r["dpid"]], (("output", r["port"]),)
+        pair = {"eth_type": C.ETH_TYPE_IPV4, "ipv4_src": r["src"], "ipv4_dst": r["dst"]}
+        if r["installed"]:
+            assert last_add(sw, C.COOKIE_JOB | job, pair) == want, r
+        else:
+            assert last_add(sw, C.COOKIE_JOB | job, pair) is None, r
+            assert last_add(sw, C.COOKIE_ROUTE, {"eth_type": C.ETH_TYPE_IPV4, "ipv4_dst": r["dst"]}) == want, r
+
+
 def run_parallel(ctl, chosen, tally):
     """Opens len(chosen) connections at once, waits until the controller holds its maximum and has
     refused the rest, then runs the scripts on the accepted ones concurrently."""
@@ -231,7 +252,10 @@ def test_hostile_rpc_input_at_volume(live):
         assert exchange(sock, request("locate", hosts=IPS, **fields))["locality"] == [1] * 4 + [2] * 4
         plan = exchange(sock, request("plan_allreduce", comm=0, steps=steps_for(IPS), **fields))
         assert plan["status"] == "ok" and plan["flows"] > 0 and plan["max_load"] == plan["lower_bound"], plan
-        assert len(job_cookie_mods(live, reg["job"], OFPFC_ADD)) >= plan["flows"]
+        routes = next(j for j in live.rest("/sdnmpi/jobs") if j["job"] == reg["job"])["routes"]
+        assert len(routes) == plan["flows"]
+        assert len(job_cookie_mods(live, reg["job"], OFPFC_ADD)) >= sum(r["installed"] for r in routes)
+        check_routes_sent(live, reg["job"], routes)
         tree = exchange(sock, request("plan_bcast", comm=1, root=IPS[0], members=IPS, **fields))
         assert tree["status"] == "ok" and tree["switches"] == 3, tree
         assert exchange(sock, request("release", **fields))["status"] == "ok"
