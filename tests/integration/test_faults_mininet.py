@@ -1,6 +1,8 @@
 """Faults during operation on the 2-tier fabric (issue 12): a switch restarted with
 ``ovs-vsctl del-br`` and re-added with the same ports, as Mininet builds it; a fabric link that
-goes down while an MPI job runs allreduces and bcasts through libsdnmpi."""
+goes down while an MPI job runs allreduces and bcasts through libsdnmpi. A job's routes are checked
+as OVS forwards them (tests/integration/ovs_routes.py: its flows where a hop is installed, the
+default routes where --sdnmpi-elide-default-hops, the default, elided it)."""
 import os
 import signal
 import subprocess
@@ -14,6 +16,7 @@ from sdnmpi.controller import constants as C
 from sdnmpi.mininet_topos import controller_proc
 
 import ofdump
+import ovs_routes
 from conftest import LIBSDNMPI
 from fabric_helpers import (HPL, LEAVES, N, PING_TIMEOUT, SPINES, bridge, leaf_dpid, leaf_spine_fabric, spine_dpid,
                             wait_for, wait_for_routes)
@@ -71,6 +74,20 @@ def _job_outputs(fab, job):
     return out
 
 
+def _job_cookie_flows(fab, job):
+    """Every flow with the job's cookie (installed route hops and Bcast tree flows) in the switches."""
+    return [f for sw in fab.net.switches for f in ofdump.flows(sw.name) if f["cookie"] == C.COOKIE_JOB | job]
+
+
+def _forwarding(ctl, fab, job):
+    """ovs_routes.check_job's ways, or None while OVS and the controller's record of the job
+    still disagree (a re-plan on its way to the switches)."""
+    try:
+        return ovs_routes.check_job(ctl, fab, job)
+    except AssertionError:
+        return None
+
+
 def _planned_ports(job):
     """{(dpid, port)} of the job's planned routes and bcast trees, from the controller."""
     ports = {(r["dpid"], r["port"]) for r in job["routes"]}
@@ -109,20 +126,25 @@ def test_link_down_during_a_job(fabric, fault_job):
                        "the job's plan and bcast trees")
         uplink = next((r["dpid"], r["port"]) for r in job["routes"] if r["dpid"].startswith("00000000000002")
                       and r["port"] > HPL)
-        assert uplink in _job_outputs(fab, job["job"])
+        assert "%s:%d" % uplink in ovs_routes.ends(ovs_routes.check_job(ctl, fab, job["job"]))  # OVS forwards it so
         leaf, spine = bridge(fab, uplink[0]), bridge(fab, spine_dpid(uplink[1] - HPL))
         link = fab.net.linksBetween(fab.net[leaf], fab.net[spine])[0]
         dead = {(intf.node.dpid, intf.node.ports[intf]) for intf in (link.intf1, link.intf2)}
+        dead_ends = {"%s:%d" % end for end in dead}
         fab.net.configLinkStatus(leaf, spine, "down")
         controller_proc.wait_for_links(ctl, SPINES * LEAVES - 1)
-        wait_for(lambda: not _job_outputs(fab, job["job"]) & dead, 15, "the job's flows off the dead link")
+        def off_the_dead_link():
+            ways = _forwarding(ctl, fab, job["job"])
+            return ways is not None and not ovs_routes.ends(ways) & dead_ends and not _job_outputs(fab, job["job"]) & dead
+        wait_for(off_the_dead_link, 15, "the job's routes off the dead link")
         open(os.path.join(hold, "fault"), "w").close()
         wait_for(lambda: os.path.exists(os.path.join(hold, "ready")) or not thread.is_alive(), 240, "phase 2")
         assert thread.is_alive(), result.get("out")
         job = ctl.rest("/sdnmpi/jobs")[0]
         assert len(job["comms"]) == 2, job["comms"]  # the duplicate got a plan of its own
         assert _planned_ports(job) and not _planned_ports(job) & dead
-        assert _job_outputs(fab, job["job"]) and not _job_outputs(fab, job["job"]) & dead
+        ways = ovs_routes.check_job(ctl, fab, job["job"])
+        assert ways and not ovs_routes.ends(ways) & dead_ends and not _job_outputs(fab, job["job"]) & dead
     finally:
         open(os.path.join(hold, "go"), "w").close()
         thread.join(300)
@@ -146,9 +168,10 @@ def test_controller_killed_and_restarted_during_a_job(fabric, fault_job, tmp_pat
     try:
         wait_for(lambda: os.path.exists(os.path.join(hold, "running")) or not thread.is_alive(), 240, "the job")
         assert thread.is_alive(), result.get("out")
-        job = wait_for(lambda: next((j for j in ctl.rest("/sdnmpi/jobs") if j["routes"]), None), 30, "the job's plan")
+        job = wait_for(lambda: next((j for j in ctl.rest("/sdnmpi/jobs") if j["routes"] and j["trees"]), None), 30,
+                       "the job's plan and bcast trees")
         old_id = job["job"]
-        assert _job_outputs(fab, old_id)
+        assert ovs_routes.check_job(ctl, fab, old_id) and _job_cookie_flows(fab, old_id)
         os.killpg(ctl.pid, signal.SIGKILL)
         ctl.stop()
         new = controller_proc.start_controller(ctl.ofp_port, ctl.wsapi_port, routing="dmodk", log_path=str(
@@ -156,7 +179,7 @@ def test_controller_killed_and_restarted_during_a_job(fabric, fault_job, tmp_pat
         new.wait_rest_ready(timeout=30)
         controller_proc.wait_for_topology(new, switches=SPINES + LEAVES, links=SPINES * LEAVES, hosts=N, timeout=30)
         wait_for_routes(fab, N)
-        assert not _job_outputs(fab, old_id)  # the old job's flows are gone
+        assert not _job_cookie_flows(fab, old_id)  # the old job's flows (routes and trees) are gone
         # The job, still repeating its calls, registers again (the back-off is at most 8 s).
         job = wait_for(lambda: next(iter(new.rest("/sdnmpi/jobs")), None) or not thread.is_alive(), 60,
                        "the job's new registration")
@@ -169,7 +192,10 @@ def test_controller_killed_and_restarted_during_a_job(fabric, fault_job, tmp_pat
         (job,) = new.rest("/sdnmpi/jobs")
         # fresh routes and trees from the new controller, for MPI_COMM_WORLD and the duplicate
         assert job["job"] == new_id and len(job["comms"]) == 2 and job["routes"] and job["trees"], job
-        assert _job_outputs(fab, new_id) & _planned_ports(job)  # the new job's cookie in the switches
+        # the new job's cookie in the switches (its trees, its installed hops), and OVS forwards its
+        # planned pairs as planned
+        ways = ovs_routes.check_job(new, fab, new_id)
+        assert _job_cookie_flows(fab, new_id) and ways and ovs_routes.ends(ways) <= {"%s:%d" % e for e in _planned_ports(job)}
     finally:
         open(os.path.join(hold, "fault"), "w").close()
         open(os.path.join(hold, "go"), "w").close()

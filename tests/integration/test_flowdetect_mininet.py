@@ -4,9 +4,10 @@ threshold and once with the learned classifier.
 The 8-host leaf-spine (host links 40 Mbit/s, fabric links 20 Mbit/s). A job on h1-h4 (two leaves)
 registers and declares nothing. An iperf3 elephant h1 -> h3 and a 200 kbit/s mouse h2 -> h4 run
 at once. The controller's counting entries (table 0 of the senders' edge switches, the job's
-counting cookie) count both pairs; the elephant is detected within a few polls and gets job
-flows (the job's cookie) along sdn-optimal's path, which carry its packets; the mouse stays on
-the default routes. When the traffic stops, dynamic phase detection removes the elephant's
+counting cookie) count both pairs; the elephant is detected within a few polls and gets routes
+along sdn-optimal's path (job flows with the job's cookie where a hop is installed, the default
+routes where it is elided: tests/integration/ovs_routes.py), which carry its packets; the mouse
+stays on the default routes. When the traffic stops, dynamic phase detection removes the elephant's
 routes.
 """
 import re
@@ -19,7 +20,8 @@ from sdnmpi.mininet_topos import controller_proc
 import ofdump
 from conftest import running_fabric
 from fabric_helpers import LEAVES, N, SPINES, ip, make_topo, wait_for, wait_for_routes
-from test_jobtraffic_mininet import Client, job_flows, planned, topology, walk
+from ovs_routes import carried, check_job, job_doc, switches, topology
+from test_jobtraffic_mininet import Client, job_flows, planned
 
 HOST_MBIT = 40           # make_topo's host links
 INTERVAL = 1.0           # s between counter polls
@@ -74,27 +76,31 @@ def test_an_elephant_is_detected_and_routed_a_mouse_is_not(fabric):
         # dump seen before that may hold the flows of some switches and not yet of the others
         wait_for(lambda: ctl.rest("/sdnmpi/flowdetect")["counters"].get("routed", 0) >= 1, 15,
                  "the elephant's job flows, confirmed")
-        flows = {k: v for k, v in job_flows(fab, job).items() if k[1:] == ELEPHANT}
         topo = topology(ctl)
         paths, _load = planned(topo, [[ELEPHANT[0], ELEPHANT[1], 1]])
-        assert walk(topo, flows, *ELEPHANT) == paths[ELEPHANT]
+        assert switches(check_job(ctl, fab, job, topo)) == {ELEPHANT: paths[ELEPHANT]}
+        before = carried(fab, topo, *ELEPHANT)
         line = re.search(r"flow detection \(%s\): job %d: elephant %s -> %s after (\d+) polls"
                          % (mode, job, re.escape(ELEPHANT[0]), re.escape(ELEPHANT[1])), ctl.log_text())
         assert line and int(line.group(1)) <= 4, ctl.log_tail()   # polls from its first bytes, both counted
         state = ctl.rest("/sdnmpi/flowdetect")
         assert state["classifier"] == mode and state["counting_entries"] == 8, state
         assert [(d["job"], d["src"], d["dst"]) for d in state["recent"]] == [(job,) + ELEPHANT], state
-        # the elephant's packets take the job flows; OVS pushes counters up with a delay
-        wait_for(lambda: all(job_flows(fab, job)[hop, ELEPHANT[0], ELEPHANT[1]][1] > 100 for hop in paths[ELEPHANT]),
-                 10, "the elephant's packets on its job flows")
+        # from now on the elephant's packets count on every flow of its path, hop by hop (the job's
+        # flow where installed, the default route where elided); OVS pushes counters up with a delay
+        assert [d for d, _n in before] == paths[ELEPHANT]
+        wait_for(lambda: all(n - n0 > 100 for (_d, n), (_d0, n0) in zip(carried(fab, topo, *ELEPHANT), before)),
+                 10, "the elephant's packets on its path")
         assert [p.wait(timeout=60) for p in procs] == [0, 0]
         seen = counting(fab, job)
         assert seen[ELEPHANT] > 10 * seen[MOUSE] > 0, seen
         # the mouse was counted all along and never routed
-        assert {k[1:] for k in job_flows(fab, job)} == {ELEPHANT}
+        assert {(r["src"], r["dst"]) for r in job_doc(ctl, job)["routes"]} == {ELEPHANT}
+        assert {k[1:] for k in job_flows(fab, job)} <= {ELEPHANT}
         assert "elephant %s -> %s" % MOUSE not in ctl.log_text()
         # quiet: dynamic phase detection releases the detected routes
-        wait_for(lambda: job_flows(fab, job) == {}, 30, "the idle job's detected routes to go")
+        wait_for(lambda: job_doc(ctl, job)["routes"] == [] and job_flows(fab, job) == {}, 30,
+                 "the idle job's detected routes to go")
         assert conn.call("release", job=job, token=r["token"])["status"] == "ok"
         wait_for(lambda: counting(fab, job) == {}, 10, "the released job's counting entries to go")
     finally:
