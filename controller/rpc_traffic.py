@@ -36,12 +36,15 @@ def phase(service, job, args):
 
 
 def idle(service, now):
-    """Releases the traffic routes of the jobs ``service.idle_watch`` finds quiet (after a stats poll)."""
+    """Releases the traffic routes of the jobs ``service.idle_watch`` finds quiet (after a stats poll).
+    ``idle_releases`` counts the jobs released, also those whose routes were all elided
+    (--sdnmpi-elide-default-hops), whose release sends no message."""
     if service.idle_watch is None:
         return
+    awake = [job for _id, job in sorted(service.jobs.jobs.items()) if not job.traffic.dormant]
     msgs = service.idle_watch.poll(service.core, service.jobs, now)
+    service.counters["idle_releases"] += sum(1 for job in awake if job.traffic.dormant)
     if msgs:
-        service.counters["idle_releases"] += 1
         try:
             service.confirm(msgs)
         except ConfirmError as err:

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from sdnmpi.controller import jobidle, jobtraffic
+from sdnmpi.controller import jobidle, jobtraffic, rpc
 from sdnmpi.controller.jobs import CommPlan, JobTable
 from sdnmpi.primitives import fattree, pairs
 
@@ -334,3 +334,19 @@ def test_idle_watch_counts_a_host_without_samples_as_busy_and_forgets_released_j
     assert job.traffic.dormant and job.flows() == {} and job_flows(sim, job) == {}
     with pytest.raises(ValueError):
         jobidle.IdleWatch(threshold_bps=-1)
+
+
+@pytest.mark.parametrize("elide", [True, False], ids=["elided", "every-hop"])
+def test_the_service_counts_an_idle_release_that_sends_nothing(make_fabric, elide):
+    """With every hop elided a release has no flow to delete; it is a release all the same (the
+    job goes dormant, stats `idle_releases` counts it), and it is counted once."""
+    sim, jobs, job, macs = one_flow_job(make_fabric, elide)
+    svc = rpc.RpcService(sim.core, sim.run, idle_watch=jobidle.IdleWatch(threshold_bps=8000, quiet_s=0.0))
+    svc.jobs = jobs
+    sent = sum(len(dp.sent) for dp in sim.dps.values())
+    feed(sim, macs, dict.fromkeys(macs, 0), 0.0)
+    svc.watch_idle(1.0)
+    assert job.traffic.dormant and job.flows() == {} and svc.stats_json()["idle_releases"] == 1
+    assert (sum(len(dp.sent) for dp in sim.dps.values()) == sent) == elide
+    svc.watch_idle(2.0)
+    assert svc.stats_json()["idle_releases"] == 1             # dormant: nothing more to release
