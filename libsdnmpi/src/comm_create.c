@@ -2,7 +2,7 @@
  * SDN_MPI_Comm_split_type, SDN_MPI_Comm_create, SDN_MPI_Comm_create_group: the MPI library's own,
  * then the new communicator's plan requested ahead (plan_ahead.h). MPI_Comm_idup has none: its
  * communicator is not valid before its request completes, so its first collective plans
- * (libsdnmpi/README.md, "Plan-ahead at communicator creation"). */
+ * (libsdnmpi/README.md, "MPI_Comm_idup: no plan-ahead, by design"). */
 #include "plan_ahead.h"
 #include "sdnmpi.h"
 

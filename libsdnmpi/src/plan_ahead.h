@@ -12,9 +12,10 @@
  * first collective would (plan_leader.h: locate if it must) and sends plan_allreduce under a new
  * communicator id without waiting for the reply (controller.h, "sent ahead"); nothing if its ranks
  * are all on one host. An MPI_Comm_idup'ed communicator has no request ahead (it is not valid
- * before its request completes): its first collective plans as without plan-ahead. A communicator with the same group, in the
- * same order, as one whose plan is already made (a dup) reuses that plan's routes; as one whose
- * request is ahead (or answered with routes), it shares that request: no request either way.
+ * before its request completes): its first collective plans as without plan-ahead. A
+ * communicator with the same group, in the same order, as one whose plan is already made (a dup)
+ * reuses that plan's routes; as one whose request is ahead (or answered with routes), it shares
+ * that request: no request either way.
  *
  * What was sent (or reused) is kept in a record on the new communicator (an MPI attribute, on its
  * rank 0 only; the request's id on the connection matches the reply to the communicator, whatever
