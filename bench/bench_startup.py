@@ -159,16 +159,17 @@ def table(records):
                     continue
                 med, rng = _span(samples)
                 cols = [_part(records, metric, p, k) for k in parts]
+                what = label
                 if metric.startswith("comm_"):   # with the making of the communicator
-                    label = "%s (making it: %s)" % (label, _span(_pooled(records, metric.replace("_first", "_create", 1),
-                                                                         p))[0])
+                    made = _pooled(records, metric.replace("_first", "_create", 1), p)
+                    what = "%s (making it: %s)" % (label, _span(made)[0])
                 if bcast:
                     second = _pooled(records, metric.replace("first_", "second_", 1), p)
                     cols = [_span(second)[0], _signed(statistics.median(samples) - statistics.median(second))
                             if second else "-"] + cols
-                lines.append("| %s (%d B) | %d | %d | %s | %s | %s |" % (label, BCAST_BYTES, p, len(samples), med, rng,
+                lines.append("| %s (%d B) | %d | %d | %s | %s | %s |" % (what, BCAST_BYTES, p, len(samples), med, rng,
                                                                        " | ".join(cols)) if bcast else
-                             "| %s | %d | %d | %s | %s | %s |" % (label, p, len(samples), med, rng, " | ".join(cols)))
+                             "| %s | %d | %d | %s | %s | %s |" % (what, p, len(samples), med, rng, " | ".join(cols)))
         lines.append("")
     lines += ["Cached 8-byte call (slowest rank per call; medians over the jobs' calls): the direct algorithm "
               "(recursive doubling on the plan's communicator, no library around it), SDN_MPI_Allreduce on the "

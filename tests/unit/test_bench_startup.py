@@ -184,13 +184,16 @@ def test_new_communicator_table():
                                    SimpleNamespace(hosts=8), "dmodk")
     assert all(job["startup_comms"] == 1 for job in jobs)
     records = []
-    for rep in range(3):
-        events = [{"bench": "startup", "metric": "comm_split_create_warm", "t_s": 0.002 + rep * 0.001, "parts": {}},
-                  {"bench": "startup", "metric": "comm_split_first_warm", "t_s": 0.008,
-                   "parts": {"plan_ahead": 1, "plan_ahead_age": 0.001, "plan_rtts": 0}}]
-        records += bench_startup.job_records({"routing": "dmodk", "placement": "block", "nprocs": 8,
-                                              "name": "startup-dmodk-p8-warm%d" % rep}, events)
+    for p in (8, 16):
+        for rep in range(3):
+            events = [{"bench": "startup", "metric": "comm_split_create_warm", "t_s": p * 0.001 + rep * 0.001,
+                       "parts": {}},
+                      {"bench": "startup", "metric": "comm_split_first_warm", "t_s": 0.008,
+                       "parts": {"plan_ahead": 1, "plan_ahead_age": 0.001, "plan_rtts": 0}}]
+            records += bench_startup.job_records({"routing": "dmodk", "placement": "block", "nprocs": p,
+                                                  "name": "startup-dmodk-p%d-warm%d" % (p, rep)}, events)
     table = bench_startup.table(records)
-    assert ("| first SDN_MPI_Allreduce on SDN_MPI_Comm_split halves, warm (making it: 3.0 ms) | 8 | 3 | 8.0 ms | "
-            "8.0 ms-8.0 ms | - | - | - | 0 | 1 | 1.0 ms | - | - | - |") in table
+    for p, made in ((8, "9.0 ms"), (16, "17.0 ms")):
+        assert ("| first SDN_MPI_Allreduce on SDN_MPI_Comm_split halves, warm (making it: %s) | %d | 3 | 8.0 ms | "
+                "8.0 ms-8.0 ms | - | - | - | 0 | 1 | 1.0 ms | - | - | - |" % (made, p)) in table
     assert "making it, warm |" not in table    # (no row of its own)
