@@ -48,7 +48,7 @@ def run_mpi_job(bench, job, progress):
         prog.append("--lib-verbose")
     if job.get("warm"):
         prog.append("--warm")
-    for key in ("gap_ms", "startup_bcast_bytes"):   # startup rows (bench_startup.py)
+    for key in ("gap_ms", "startup_bcast_bytes", "startup_comms"):   # startup rows (bench_startup.py)
         if job.get(key):
             prog += ["--" + key.replace("_", "-"), job[key]]
     if job.get("variant"):

@@ -30,12 +30,19 @@ VARIANTS = (
                                                      "env": {"SDN_MPI_PLAN_AHEAD": "0"}}),
     ("_warm_gap", "warm, first call %d ms after Init" % GAP_MS, {"warm": True, "variant": "gap", "gap_ms": GAP_MS}),
 )
+# A new communicator's first SDN_MPI_Allreduce (coll_bench_startup.c, --startup-comms), by how it
+# was made: (HOW, label) for the metrics comm_HOW_create and comm_HOW_first.
+COMM_HOWS = (("dup", "an SDN_MPI_Comm_dup of the world"), ("split", "SDN_MPI_Comm_split halves"),
+             ("lazy", "PMPI_Comm_split halves"))
 # (metric, row label, breakdown slots in the order shown)
 PHASES = tuple((base + suffix, "%s, %s" % (what, label), parts)
                for base, what, parts in (("init", "SDN_MPI_Init", INIT_PARTS),
                                          ("first_allreduce", "first SDN_MPI_Allreduce", PLAN_PARTS),
                                          ("first_bcast", "first SDN_MPI_Bcast", BCAST_PARTS),
                                          ("second_bcast", "second SDN_MPI_Bcast", ()))
+                                        + tuple(("comm_%s_first" % how, "first SDN_MPI_Allreduce on %s" % what,
+                                                 PLAN_PARTS) for how, what in COMM_HOWS)
+                                        + tuple(("comm_%s_create" % how, "making it", ()) for how, _ in COMM_HOWS)
                for suffix, label, _ in VARIANTS)
 PART_LABELS = {
     "init_mpi": "MPI exchange", "init_rpc": "RPC", "init_rtts": "round trips", "init_ctrl": "controller",
@@ -60,7 +67,8 @@ def plan_jobs(args, fab, routing):
                 job = {"name": "startup-%s-p%d-%s%d" % (routing, p, suffix.lstrip("_") or "cold", rep + 1),
                        "collective": "startup", "routing": routing, "placement": "block", "nprocs": p,
                        "hosts": hosts, "slots": slots, "warm": False, "reps": 1, "tiny_reps": args.startup_calls,
-                       "nimpl": 1, "work": 3.0, "work_per_byte": 0.0, "startup_bcast_bytes": BCAST_BYTES}
+                       "nimpl": 1, "work": 3.0, "work_per_byte": 0.0, "startup_bcast_bytes": BCAST_BYTES,
+                       "startup_comms": 1}
                 job.update(settings)
                 jobs.append(job)
     return jobs
@@ -151,13 +159,17 @@ def table(records):
                     continue
                 med, rng = _span(samples)
                 cols = [_part(records, metric, p, k) for k in parts]
+                what = label
+                if metric.startswith("comm_"):   # with the making of the communicator
+                    made = _pooled(records, metric.replace("_first", "_create", 1), p)
+                    what = "%s (making it: %s)" % (label, _span(made)[0])
                 if bcast:
                     second = _pooled(records, metric.replace("first_", "second_", 1), p)
                     cols = [_span(second)[0], _signed(statistics.median(samples) - statistics.median(second))
                             if second else "-"] + cols
-                lines.append("| %s (%d B) | %d | %d | %s | %s | %s |" % (label, BCAST_BYTES, p, len(samples), med, rng,
+                lines.append("| %s (%d B) | %d | %d | %s | %s | %s |" % (what, BCAST_BYTES, p, len(samples), med, rng,
                                                                        " | ".join(cols)) if bcast else
-                             "| %s | %d | %d | %s | %s | %s |" % (label, p, len(samples), med, rng, " | ".join(cols)))
+                             "| %s | %d | %d | %s | %s | %s |" % (what, p, len(samples), med, rng, " | ".join(cols)))
         lines.append("")
     lines += ["Cached 8-byte call (slowest rank per call; medians over the jobs' calls): the direct algorithm "
               "(recursive doubling on the plan's communicator, no library around it), SDN_MPI_Allreduce on the "

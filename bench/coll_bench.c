@@ -127,7 +127,7 @@ static void usage(void)
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
                 "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n"
                 "       [--sdn-algs rd,rabenseifner,hier] [--warm] [--gap-ms MS]\n"
-                "       [--startup-variant NAME] [--startup-bcast-bytes N]\n");
+                "       [--startup-variant NAME] [--startup-bcast-bytes N] [--startup-comms 1]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -160,6 +160,7 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(a, "--gap-ms")) { NEED(); opt.gap_ms = atol(v); }
         else if (!strcmp(a, "--startup-variant")) { NEED(); opt.variant = v; }
         else if (!strcmp(a, "--startup-bcast-bytes")) { NEED(); opt.bcast_bytes = parse_bytes(v); }
+        else if (!strcmp(a, "--startup-comms")) { NEED(); opt.startup_comms = atoi(v); }
         else if (!strcmp(a, "--sdn-algs")) {
             NEED();
             char list[256];

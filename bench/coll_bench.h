@@ -34,6 +34,7 @@ struct options {
     long gap_ms;                    /* --gap-ms: startup mode's work between Init and the first call */
     const char *variant;            /* --startup-variant: appended to the startup metrics' names */
     long bcast_bytes;               /* --startup-bcast-bytes: the first SDN_MPI_Bcast's size (0: none) */
+    int startup_comms;              /* --startup-comms 1: startup mode's new communicators' rows */
 };
 
 extern int rank, nprocs;

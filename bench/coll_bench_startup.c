@@ -4,10 +4,12 @@
  * (sdnmpi_test_timings), then the cached call against the same algorithm without the library
  * around it, every sample marked with whether the call ran the reconnect agreement step, then
  * (--startup-bcast-bytes N) the first SDN_MPI_Bcast of N bytes from rank 0 (its communicator
- * state, tree request and sockets) and a second one (the cached call).
+ * state, tree request and sockets) and a second one (the cached call), then (--startup-comms 1)
+ * the first SDN_MPI_Allreduce on communicators made after all that (first_on_new_comms).
  *
  * Output (rank 0): {"bench": "startup", "metric": M, "t_s": slowest rank, "parts": {slot: world
- * rank 0's value, ...}} for M = "init", "first_allreduce", "first_bcast", "second_bcast", each
+ * rank 0's value, ...}} for M = "init", "first_allreduce", "first_bcast", "second_bcast",
+ * "comm_HOW_create" (no parts) and "comm_HOW_first" (HOW = dup, split, lazy), each
  * followed by "_warm" with --warm and by "_" NAME with --startup-variant NAME,
  * {"bench": "startup", "metric": "cached", "variant": "direct" | "sdnmpi", "agree": 0|1, "rep": k,
  * "t_s": slowest rank} and {"bench": "startup", "metric": "dispatch", "variant": ..., "rep": k,
@@ -101,21 +103,68 @@ static void first_bcast(void)
     free(buf);
 }
 
-/* One 8-byte allreduce of the given variant, timed (slowest rank). */
-static double timed_small(int sdn, int *agree)
+/* One 8-byte allreduce of the given variant on comm, timed (slowest rank of the world); want:
+ * the sum of 1 + world rank over comm's ranks. */
+static double timed_small_on(MPI_Comm comm, double want, int sdn, int *agree)
 {
     double one = 1.0 + rank, sum = 0.0;
     *agree = sdn ? sdnmpi_test_agree_next() : 0;
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     double t0 = MPI_Wtime();
-    int rc = sdn ? SDN_MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
-                 : sdnmpi_test_allreduce_direct(&one, &sum, 1, MPI_DOUBLE, MPI_SUM,
-                                                MPI_COMM_WORLD);
+    int rc = sdn ? SDN_MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, comm)
+                 : sdnmpi_test_allreduce_direct(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
     double t = MPI_Wtime() - t0;
     check_mpi(rc, sdn ? "SDN_MPI_Allreduce" : "sdnmpi_test_allreduce_direct");
-    if (sum != (double)nprocs * (nprocs + 1) / 2)
-        die("8-byte allreduce gave %g, want %g", sum, (double)nprocs * (nprocs + 1) / 2);
+    if (sum != want)
+        die("8-byte allreduce gave %g, want %g", sum, want);
     return max_over_ranks(t);
+}
+
+/* One 8-byte allreduce of the given variant on MPI_COMM_WORLD, timed (slowest rank). */
+static double timed_small(int sdn, int *agree)
+{
+    return timed_small_on(MPI_COMM_WORLD, (double)nprocs * (nprocs + 1) / 2, sdn, agree);
+}
+
+/* --startup-comms 1: the first 8-byte SDN_MPI_Allreduce on a communicator made now (issue 17,
+ * plan-ahead at creation), for three ways of making it, in this order: "dup" (SDN_MPI_Comm_dup of
+ * the world, whose plan is made: its routes reused, no request), "split" (two halves by rank
+ * parity through SDN_MPI_Comm_split: each half's leader, world rank 0 or 1, sends its request at
+ * creation) and "lazy" (the same halves through plain PMPI_Comm_split: no record, each half's first
+ * call asks). World rank 1 opens its connection (hello) in "split", so "lazy" does not pay it: a
+ * bias against plan-ahead. Each: the creation (slowest rank), the --gap-ms work, the first call
+ * (slowest rank, with the plan's breakdown: world rank 0's, a leader in each). */
+static void first_on_new_comms(void)
+{
+    static const char *const how[3] = {"dup", "split", "lazy"};
+    for (int k = 0; k < 3; k++) {
+        MPI_Comm comm = MPI_COMM_NULL;
+        check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+        double t0 = MPI_Wtime();
+        if (k == 0)
+            check_mpi(SDN_MPI_Comm_dup(MPI_COMM_WORLD, &comm), "SDN_MPI_Comm_dup");
+        else if (k == 1)
+            check_mpi(SDN_MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comm),
+                      "SDN_MPI_Comm_split");
+        else
+            check_mpi(PMPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comm), "PMPI_Comm_split");
+        double t = max_over_ranks(MPI_Wtime() - t0);
+        char base[64];
+        snprintf(base, sizeof base, "comm_%s_create", how[k]);
+        emit_phase(base, "none", t);
+        gap();
+        int agree = 0, n = k == 0 ? nprocs : (nprocs - rank % 2 + 1) / 2;
+        /* the sum of 1 + r over the world ranks r of this rank's half (or of the world) */
+        double want = k == 0 ? (double)nprocs * (nprocs + 1) / 2
+                             : (double)n * (rank % 2 + 1) + 2.0 * n * (n - 1) / 2;
+        t = timed_small_on(comm, want, 1, &agree);
+        if (sdnmpi_test_last_path() != 2)
+            die("the first 8-byte SDN_MPI_Allreduce on the %s communicator took path %d, not "
+                "recursive doubling (2)", how[k], sdnmpi_test_last_path());
+        snprintf(base, sizeof base, "comm_%s_first", how[k]);
+        emit_phase(base, "plan", t);
+        check_mpi(MPI_Comm_free(&comm), "MPI_Comm_free");
+    }
 }
 
 /* --warm: every pair of ranks exchanges a message first. Open MPI opens its TCP connections
@@ -188,6 +237,8 @@ void run_startup(void)
                  "\"rep\": %d, \"t_s\": %.9f", sdn ? "sdnmpi" : "direct", agree, k, t);
         }
     first_bcast();
+    if (opt.startup_comms)
+        first_on_new_comms();
     dispatch_cost();
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 }

@@ -109,6 +109,29 @@ SDNMPI_EXPORT int SDN_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm
 SDNMPI_EXPORT int SDN_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 
 /*
+ * Exactly MPI_Comm_dup_with_info: as SDN_MPI_Comm_dup (the new communicator reuses its parent's
+ * routes, or shares its request ahead; the info changes nothing of that).
+ */
+SDNMPI_EXPORT int SDN_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+
+/*
+ * Exactly MPI_Comm_split_type (any split_type; MPI_UNDEFINED gives MPI_COMM_NULL and asks
+ * nothing): as SDN_MPI_Comm_split. A communicator whose ranks are all on one host (a node's
+ * MPI_COMM_TYPE_SHARED split) needs no routes: nothing is asked.
+ */
+SDNMPI_EXPORT int SDN_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                          MPI_Comm *newcomm);
+
+/*
+ * Exactly MPI_Comm_create_group: collective over the members of group only (the other ranks of
+ * comm need not call anything); its plan-ahead is local to the new communicator's rank 0, as for
+ * the others. There is no SDN_MPI_Comm_idup: MPI_Comm_idup's communicator is not valid before its
+ * request completes, so its first collective plans it (libsdnmpi/README.md).
+ */
+SDNMPI_EXPORT int SDN_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                                            MPI_Comm *newcomm);
+
+/*
  * Traffic-aware job routing (libsdnmpi/README.md, "Traffic hints and phases").
  *
  * Local (not collective). Tells the controller that this rank will send about `bytes` (>= 1) to

@@ -5,13 +5,17 @@
  *
  * When: MPI_COMM_WORLD's at the end of SDN_MPI_Init (world rank 0; only when register's reply gave
  * the hosts' leaves, so that Init asks nothing more); any other communicator's when the
- * application makes it through SDN_MPI_Comm_dup, SDN_MPI_Comm_split or SDN_MPI_Comm_create (the
- * preload library's MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create), by the new communicator's
- * rank 0, which computes the same order, leaf layout and host steps its first collective would
- * (plan_leader.h: locate if it must) and sends plan_allreduce under a new communicator id without
- * waiting for the reply (controller.h, "sent ahead"). A communicator with the same group, in the
- * same order, as one whose plan is already made (a dup) reuses that plan's routes; as one whose
- * request is ahead (or answered with routes), it shares that request: no request either way.
+ * application makes it through SDN_MPI_Comm_dup, SDN_MPI_Comm_dup_with_info, SDN_MPI_Comm_split,
+ * SDN_MPI_Comm_split_type, SDN_MPI_Comm_create or SDN_MPI_Comm_create_group (the preload library's
+ * MPI_ versions; comm_create.c), by the new communicator's rank 0 alone (a create_group's other
+ * ranks of the parent take no part), which computes the same order, leaf layout and host steps its
+ * first collective would (plan_leader.h: locate if it must) and sends plan_allreduce under a new
+ * communicator id without waiting for the reply (controller.h, "sent ahead"); nothing if its ranks
+ * are all on one host. An MPI_Comm_idup'ed communicator has no request ahead (it is not valid
+ * before its request completes): its first collective plans as without plan-ahead. A
+ * communicator with the same group, in the same order, as one whose plan is already made (a dup)
+ * reuses that plan's routes; as one whose request is ahead (or answered with routes), it shares
+ * that request: no request either way.
  *
  * What was sent (or reused) is kept in a record on the new communicator (an MPI attribute, on its
  * rank 0 only; the request's id on the connection matches the reply to the communicator, whatever

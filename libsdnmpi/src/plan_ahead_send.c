@@ -71,6 +71,8 @@ static int rec_steps(struct sdnmpi_ahead_rec *rec, const uint32_t *ips, const in
     if (sdnmpi_plan_leader_steps(ordered, p, rec->leaf_start, rec->nleaves, &rec->hs)
         != SDNMPI_STEPS_OK)
         goto out;
+    if (rec->hs.npairs == 0)
+        sdnmpi_log("plan ahead ranks=%d: all ranks on one host, nothing to ask", p);
     if (rec->hs.npairs == 0 || rec->hs.nsteps > SDNMPI_RPC_MAX_STEPS)
         sdnmpi_host_steps_free(&rec->hs); /* no request, or none possible */
     else

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "commattr.h"
 #include "controller.h"
 #include "hier_layout.h"
 #include "log.h"
@@ -61,7 +62,7 @@ int sdnmpi_plan_leader_order(const uint32_t *ips, const int *world, int p, int a
     *nleaves = 0;
     for (int r = 0; r < p; r++)
         pos[r] = r;
-    if (!s->cfg.reorder || p < 3)
+    if (!s->cfg.reorder || p < 3 || sdnmpi_count_hosts(ips, p) == 1) /* one host: nothing to do */
         return 0;
     int64_t *leaf = malloc((size_t)p * sizeof *leaf);
     struct placed_rank *placed = malloc((size_t)p * sizeof *placed);

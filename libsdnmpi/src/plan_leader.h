@@ -19,9 +19,10 @@
  * ranks are ordered leaf by leaf, then host by host, so that the schedule's nearest partners share
  * a host or a leaf whatever the application's placement. The identity if SDN_MPI_REORDER=0, if
  * locate fails or if a host is unknown to the controller (then *nleaves = 0); else the leaves'
- * first positions in leaf_start (p + 1 entries). ips[r], world[r]: rank r's fabric address and
- * world rank. ahead = 1 (SDN_MPI_Init): log nothing and ask nothing; returns -1 if locate would be
- * needed (register's reply had no locality), else 0. */
+ * first positions in leaf_start (p + 1 entries). Ranks all on one host (a node's
+ * MPI_COMM_TYPE_SHARED split) keep their order, and nothing is asked. ips[r], world[r]: rank r's
+ * fabric address and world rank. ahead = 1 (SDN_MPI_Init): log nothing and ask nothing; returns -1
+ * if locate would be needed (register's reply had no locality), else 0. */
 int sdnmpi_plan_leader_order(const uint32_t *ips, const int *world, int p, int ahead, int *pos,
                              int *leaf_start, int *nleaves);
 

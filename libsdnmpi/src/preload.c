@@ -1,7 +1,9 @@
 /* preload.c -- transparent mode: LD_PRELOAD=libsdnmpi-preload.so puts these in front of the MPI
  * library's own MPI_Init, MPI_Init_thread, MPI_Allreduce, MPI_Bcast, MPI_Pcontrol and MPI_Finalize
- * (and MPI_Allgather, MPI_Reduce, MPI_Alltoall, and MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create,
- * which plan the new communicator's routes ahead).
+ * (and MPI_Allgather, MPI_Reduce, MPI_Alltoall, and MPI_Comm_dup, MPI_Comm_dup_with_info,
+ * MPI_Comm_split, MPI_Comm_split_type, MPI_Comm_create, MPI_Comm_create_group, which plan the new
+ * communicator's routes ahead; MPI_Comm_idup is not wrapped: its communicator is planned by its
+ * first collective, comm_create.c).
  * The library itself calls only PMPI_* functions, so nothing here recurses. MPI_Init,
  * MPI_Init_thread, MPI_Pcontrol and MPI_Finalize call the next definition (chain.h), so that the
  * profiler preloaded next to this library sees them too. */
@@ -85,6 +87,22 @@ SDNMPI_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *ne
 SDNMPI_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     return SDN_MPI_Comm_create(comm, group, newcomm);
+}
+
+SDNMPI_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    return SDN_MPI_Comm_dup_with_info(comm, info, newcomm);
+}
+
+SDNMPI_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                      MPI_Comm *newcomm)
+{
+    return SDN_MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+}
+
+SDNMPI_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    return SDN_MPI_Comm_create_group(comm, group, tag, newcomm);
 }
 
 /* MPI_Pcontrol(k): the phase (SDN_MPI_Phase: phase.h and the `phase` op), then the next

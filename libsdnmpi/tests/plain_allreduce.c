@@ -5,7 +5,10 @@
  * lines of the two halves may interleave: compare them sorted). Values are small
  * integers (also as doubles), so any summation order gives the same exact output.
  *
- * Usage: plain_allreduce [thread]   ("thread": MPI_Init_thread instead of MPI_Init)
+ * Usage: plain_allreduce [thread|kinds]   ("thread": MPI_Init_thread instead of MPI_Init; "kinds",
+ * 4 ranks or more: then also on communicators made by MPI_Comm_split_type (shared, in reverse
+ * order), MPI_Comm_dup_with_info, MPI_Comm_create_group (world ranks size - 1, 1, 2, called by
+ * those alone) and MPI_Comm_idup (the world's calls run while it is pending))
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -53,6 +56,52 @@ static void run(MPI_Comm comm, const char *name, int n, int rank, int world_rank
     free(a), free(b), free(d);
 }
 
+/* The communicators of "kinds"; the world's calls while the idup is pending. */
+static void kinds(int rank, int size)
+{
+    MPI_Comm shared, dupinfo, group = MPI_COMM_NULL, idup;
+    MPI_Info info;
+    MPI_Group world, members;
+    MPI_Request req;
+    const int ranks[3] = {size - 1, 1, 2};
+    int r;
+    if (size < 4) {
+        fprintf(stderr, "plain_allreduce: kinds needs 4 ranks or more\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, size - rank, MPI_INFO_NULL,
+                              &shared), "split_type");
+    check(MPI_Info_create(&info), "info");
+    check(MPI_Info_set(info, "plain_allreduce", "1"), "info set");
+    check(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &dupinfo), "dup_with_info");
+    check(MPI_Info_free(&info), "info free");
+    check(MPI_Comm_group(MPI_COMM_WORLD, &world), "group");
+    check(MPI_Group_incl(world, 3, ranks, &members), "group incl");
+    if (rank == size - 1 || rank == 1 || rank == 2)
+        check(MPI_Comm_create_group(MPI_COMM_WORLD, members, 5, &group), "create_group");
+    check(MPI_Group_free(&members), "group free");
+    check(MPI_Group_free(&world), "group free");
+    check(MPI_Comm_idup(MPI_COMM_WORLD, &idup, &req), "idup");
+    run(MPI_COMM_WORLD, "world-idup", 20001, rank, rank);
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+    check(MPI_Comm_rank(shared, &r), "rank");
+    run(shared, "shared", 20001, r, rank);
+    check(MPI_Comm_rank(dupinfo, &r), "rank");
+    run(dupinfo, "dupinfo", 20001, r, rank);
+    if (group != MPI_COMM_NULL) {
+        check(MPI_Comm_rank(group, &r), "rank");
+        run(group, "group", 20001, r, rank);
+        check(MPI_Comm_free(&group), "free");
+    }
+    check(MPI_Comm_rank(idup, &r), "rank");
+    run(idup, "idup", 20001, r, rank);
+    run(idup, "idup", 5, r, rank);
+    fflush(stdout);
+    check(MPI_Comm_free(&shared), "free");
+    check(MPI_Comm_free(&dupinfo), "free");
+    check(MPI_Comm_free(&idup), "free");
+}
+
 int main(int argc, char **argv)
 {
     int rank, size, provided;
@@ -72,6 +121,8 @@ int main(int argc, char **argv)
         run(half, rank % 2 ? "odd" : "even", 20001, hrank, rank);
         fflush(stdout);
     }
+    if (argc > 1 && !strcmp(argv[1], "kinds"))
+        kinds(rank, size);
     check(MPI_Comm_free(&half), "free");
     check(MPI_Finalize(), "finalize");
     return 0;

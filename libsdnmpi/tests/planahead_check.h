@@ -18,4 +18,16 @@ int one_call(MPI_Comm comm, int count, uint64_t seed);
 /* The communicators made through SDN_MPI_Comm_dup / SDN_MPI_Comm_split (planahead_comms.c). */
 void comms_check(int count, long gap_ms);
 
+/* The first calls (one_call) on comms[0..n) in turn, MPI_COMM_NULL where this rank is not in one
+ * (collective over MPI_COMM_WORLD), then world rank 0 prints, for each, what its rank 0 saw:
+ *   planahead_comm: name=N leader=W path=A ahead=X age=S
+ * (leader: its world rank; path: the first call's, as sdnmpi_test_last_path; ahead, age: the
+ * plan's timing slots plan_ahead, plan_ahead_age; -1 for a communicator nobody is in). */
+#define MAX_REPORTED 16
+void first_calls_report(int n, const char *const *names, const MPI_Comm *comms, int count);
+
+/* The communicators made through SDN_MPI_Comm_split_type, SDN_MPI_Comm_dup_with_info,
+ * SDN_MPI_Comm_create_group and MPI_Comm_idup (planahead_kinds.c); hosts: SDN_MPI_FAKE_HOSTS. */
+void kinds_check(int count, long gap_ms, int hosts);
+
 #endif

@@ -22,9 +22,9 @@
 enum { C_SPLIT0, C_SPLIT1, C_SUB, C_SPLITDUP0, C_SPLITDUP1, C_DUP, C_N };
 static const char *const names[C_N] = {"split0", "split1", "sub", "splitdup0", "splitdup1", "dup"};
 
-/* The first calls on comm (slot k, or k + 1 for color 1 of a split); its rank 0 records what it
- * saw into seen[k] (leader, path, ahead, age). */
-static void first_calls(MPI_Comm comm, int k, int count, double seen[C_N][4])
+/* The first calls on comm (slot k); its rank 0 records what it saw into seen[k] (leader, path,
+ * ahead, age). */
+static void first_calls(MPI_Comm comm, int k, int count, double seen[][4])
 {
     int rank = -1;
     check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
@@ -35,6 +35,26 @@ static void first_calls(MPI_Comm comm, int k, int count, double seen[C_N][4])
         seen[k][2] = slot("plan_ahead");
         seen[k][3] = slot("plan_ahead_age");
     }
+}
+
+void first_calls_report(int n, const char *const *label, const MPI_Comm *comms, int count)
+{
+    double seen[MAX_REPORTED][4], all[MAX_REPORTED][4];
+    if (n > MAX_REPORTED) {
+        FAIL("%d communicators to report, at most %d", n, MAX_REPORTED);
+        n = MAX_REPORTED;
+    }
+    for (int k = 0; k < MAX_REPORTED; k++)
+        for (int i = 0; i < 4; i++)
+            seen[k][i] = -1.0;
+    for (int k = 0; k < n; k++)
+        if (comms[k] != MPI_COMM_NULL)
+            first_calls(comms[k], k, count, seen);
+    check_mpi(PMPI_Reduce(seen, all, n * 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD),
+              "PMPI_Reduce");
+    for (int k = 0; check_rank == 0 && k < n; k++)
+        printf("planahead_comm: name=%s leader=%d path=%d ahead=%g age=%.6f\n", label[k],
+               (int)all[k][0], (int)all[k][1], all[k][2], all[k][3]);
 }
 
 void comms_check(int count, long gap_ms)
@@ -56,21 +76,11 @@ void comms_check(int count, long gap_ms)
     if (gap_ms > 0)
         sleep_ms(gap_ms);
 
-    double seen[C_N][4], all[C_N][4];
-    for (int k = 0; k < C_N; k++)
-        for (int i = 0; i < 4; i++)
-            seen[k][i] = -1.0;
     int color = check_rank % 2;
-    first_calls(split, C_SPLIT0 + color, count, seen);
-    if (sub != MPI_COMM_NULL)
-        first_calls(sub, C_SUB, count, seen);
-    first_calls(splitdup, C_SPLITDUP0 + color, count, seen);
-    first_calls(dup, C_DUP, count, seen);
-    check_mpi(PMPI_Reduce(seen, all, C_N * 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD),
-              "PMPI_Reduce");
-    for (int k = 0; check_rank == 0 && k < C_N; k++)
-        printf("planahead_comm: name=%s leader=%d path=%d ahead=%g age=%.6f\n", names[k],
-               (int)all[k][0], (int)all[k][1], all[k][2], all[k][3]);
+    MPI_Comm comms[C_N] = {MPI_COMM_NULL, MPI_COMM_NULL, sub, MPI_COMM_NULL, MPI_COMM_NULL, dup};
+    comms[C_SPLIT0 + color] = split;
+    comms[C_SPLITDUP0 + color] = splitdup;
+    first_calls_report(C_N, names, comms, count);
     check_mpi(MPI_Comm_free(&split), "MPI_Comm_free");
     check_mpi(MPI_Comm_free(&splitdup), "MPI_Comm_free");
     check_mpi(MPI_Comm_free(&dup), "MPI_Comm_free");

@@ -26,7 +26,7 @@ def coll_bench():
     return os.path.join(BENCH, "build", "coll_bench")
 
 
-def run_startup(prog, stub, np, reps, tmp_path):
+def run_startup(prog, stub, np, reps, tmp_path, *extra):
     toggle = tmp_path / "toggle"
     toggle.mkdir()
     import bench_flows  # noqa: E402  pylint: disable=import-outside-toplevel
@@ -35,7 +35,7 @@ def run_startup(prog, stub, np, reps, tmp_path):
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np)}
     with switch:
         proc, _ = mpirun(np, [prog, "--collective", "startup", "--tiny-reps", str(reps), "--toggle", str(toggle),
-                              "--startup-bcast-bytes", "65536"], env, timeout=120)
+                              "--startup-bcast-bytes", "65536", *extra], env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return [e for e in (benchcore.parse_line(l) for l in proc.stdout.splitlines()) if e]
 
@@ -152,3 +152,48 @@ def test_startup_variants_and_bcast_table():
             "50.0 ms-70.0 ms | 30.0 ms | +30.0 ms | 10.0 ms | 20.0 ms | 15.0 ms | 12.0 ms | 9.0 ms |") in table
     assert "| first SDN_MPI_Allreduce, warm, first call 100 ms after Init | 8 | 3 | 9.0 ms |" in table
     assert "| 9.0 ms-9.0 ms | - | - | - | 0 | 1 | 100.0 ms | - | - | - |" in table
+
+
+@pytest.mark.skipif(not MPIRUN, reason="needs mpirun")
+def test_new_communicator_rows(built, stub_factory, coll_bench, tmp_path):
+    """--startup-comms 1: after the world's rows, the first call on a dup of the world (its routes
+    reused: no round trip, plan_ahead 2), on halves made with SDN_MPI_Comm_split (each leader sent
+    its request at creation: no round trip, plan_ahead 1) and on the same halves made with plain
+    PMPI_Comm_split (each asks at its first call: one round trip, plan_ahead 0), each with the time
+    it took to make the communicator (world rank 0's breakdown: it leads a half)."""
+    stub = stub_factory(leaves=2)
+    events = run_startup(coll_bench, stub, 4, 2, tmp_path, "--startup-comms", "1", "--gap-ms", "50")
+    rows = {e["metric"]: e for e in events if e["bench"] == "startup" and e["metric"].startswith("comm_")}
+    assert set(rows) == {"comm_%s_%s" % (how, what) for how in ("dup", "split", "lazy") for what in ("create", "first")}
+    assert all(rows["comm_%s_create" % how]["t_s"] > 0 and rows["comm_%s_create" % how]["parts"] == {}
+               for how in ("dup", "split", "lazy"))
+    dup, split, lazy = (rows["comm_%s_first" % how]["parts"] for how in ("dup", "split", "lazy"))
+    assert (dup["plan_ahead"], dup["plan_rtts"]) == (2, 0)
+    assert (split["plan_ahead"], split["plan_rtts"], split["plan_locate"]) == (1, 0, 0)
+    assert split["plan_ahead_age"] >= 0.05
+    assert (lazy["plan_ahead"], lazy["plan_rtts"]) == (0, 1) and "plan_ahead_age" not in lazy
+    # world, bcast tree, then the halves: split's at creation, lazy's at their first calls
+    ops = [r["op"] for _, r in stub.requests()]
+    assert ops.count("plan_allreduce") == 5 and ops.count("release") == 1
+    assert len({r["comm"] for _, r in stub.requests("plan_allreduce")}) == 5
+
+
+def test_new_communicator_table():
+    """The new communicators' rows sit in the first-call table, each with its making's median."""
+    jobs = bench_startup.plan_jobs(SimpleNamespace(startup_reps=1, seed=1, startup_calls=4),
+                                   SimpleNamespace(hosts=8), "dmodk")
+    assert all(job["startup_comms"] == 1 for job in jobs)
+    records = []
+    for p in (8, 16):
+        for rep in range(3):
+            events = [{"bench": "startup", "metric": "comm_split_create_warm", "t_s": p * 0.001 + rep * 0.001,
+                       "parts": {}},
+                      {"bench": "startup", "metric": "comm_split_first_warm", "t_s": 0.008,
+                       "parts": {"plan_ahead": 1, "plan_ahead_age": 0.001, "plan_rtts": 0}}]
+            records += bench_startup.job_records({"routing": "dmodk", "placement": "block", "nprocs": p,
+                                                  "name": "startup-dmodk-p%d-warm%d" % (p, rep)}, events)
+    table = bench_startup.table(records)
+    for p, made in ((8, "9.0 ms"), (16, "17.0 ms")):
+        assert ("| first SDN_MPI_Allreduce on SDN_MPI_Comm_split halves, warm (making it: %s) | %d | 3 | 8.0 ms | "
+                "8.0 ms-8.0 ms | - | - | - | 0 | 1 | 1.0 ms | - | - | - |" % (made, p)) in table
+    assert "making it, warm |" not in table    # (no row of its own)
