@@ -266,10 +266,11 @@ def iperf_bench_pairs(bench, rate, seconds, planner):
     c0 = cpu_times()
     for name, pairs in (("shift", pattern_pairs(placement, shift=spec["shift"])),
                         ("perm", pattern_pairs(placement, perm=jobroute_report.pattern_perm(spec["perm"], n)))):
-        if planner:
-            got, rec["plan"][name] = iperf_with_routes(bench, pairs, seconds, planner, bench.ports["rpc"])
-        else:
-            got = iperf_flows(bench, pairs, seconds)
+        streams, plan = iperf_with_routes(bench, pairs, seconds, planner, bench.ports["rpc"])
+        if plan is not None:
+            rec["plan"][name] = plan
+        got = [st.get("mbit") for st in streams]
+        rec.setdefault("retransmits", {})[name] = [st.get("retransmits") for st in streams]
         ok = [g for g in got if g is not None]
         rec["flows_mbit"][name] = got
         rec[name] = min(ok) / rate if ok else None
@@ -369,15 +370,18 @@ def markdown(results):
                 rate, key, cell(shift), cell(perm), pct(med("cpu_busy")),
                 "-" if med("ovs_cores") is None else "%.2f" % med("ovs_cores"), cpu))
             if key in ("iperf3-sdn-optimal", "iperf3-dmodk"):
-                medians.append("| %s | %s | %s | %s |" % (key, rate, cell("shift_median"), cell("perm_median")))
+                retrans = ["/".join(str(sum(n or 0 for n in (r[key].get("retransmits") or {}).get(x) or []))
+                                    for x in ("shift", "perm")) for r in rounds if isinstance(r.get(key), dict)]
+                medians.append("| %s | %s | %s | %s | %s |" % (key, rate, cell("shift_median"), cell("perm_median"),
+                                                              ", ".join(retrans)))
     done = ", ".join("%s: %d" % (rate, len(rounds)) for rate, rounds in results["rates"].items())
     text = "\n".join(lines) + "\n\n%s: rounds measured (Mbit/s: rounds) %s; %% of the rate (payload); %g s per " \
         "exchange at line rate. iperf3-dmodk-host-order and iperf3-single: the slowest and the median stream " \
         "in the shift and perm columns; iperf3-sdn-optimal, iperf3-dmodk: the slowest stream of each exchange " \
         "(the median stream's in the next table).\n" % (results.get("fabric", "k4"), done, results["seconds"])
     if medians:
-        text += "\n| measurement | Mbit/s | median stream, shift: rounds (median) | perm: rounds (median) |\n" \
-            "|---|---|---|---|\n" + "\n".join(medians) + "\n\n"
+        text += "\n| measurement | Mbit/s | median stream, shift: rounds (median) | perm: rounds (median) | " \
+            "TCP retransmits, shift/perm: rounds |\n|---|---|---|---|---|\n" + "\n".join(medians) + "\n\n"
     emu = results.get("emulation")
     if emu:
         text += "Emulation choices: ovs-vswitchd send buffer %s; ACK class %s.\n" % (

@@ -189,9 +189,10 @@ def test_markdown_names_the_choices_and_the_median_streams():
     rec = {"ovs_sndbuf": {"requested": 4 << 20, "old": 212992, "set": 4 << 20, "restored": 212992},
            "ack_class": {"on": True, "interfaces": 96}}
     results = {"rates": {"5.0": [{"iperf3-dmodk": {"shift": 0.5, "shift_median": 0.9, "perm": 0.4,
-                                                   "perm_median": 0.6, "cpu_busy": 0.5}}]},
+                                                   "perm_median": 0.6, "cpu_busy": 0.5,
+                                                   "retransmits": {"shift": [0, 3, None], "perm": [2]}}}]},
                "seconds": 4, "emulation": rec}
     text = jobroute_rate.markdown(results)
     assert "| 5.0 | iperf3-dmodk | 50% (50%) | 40% (40%) |" in text
-    assert "| iperf3-dmodk | 5.0 | 90% (90%) | 60% (60%) |" in text
+    assert "| iperf3-dmodk | 5.0 | 90% (90%) | 60% (60%) | 3/2 |" in text
     assert "Emulation choices: ovs-vswitchd send buffer" in text and "'interfaces': 96" in text
