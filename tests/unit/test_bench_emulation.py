@@ -196,3 +196,4 @@ def test_markdown_names_the_choices_and_the_median_streams():
     assert "| 5.0 | iperf3-dmodk | 50% (50%) | 40% (40%) |" in text
     assert "| iperf3-dmodk | 5.0 | 90% (90%) | 60% (60%) | 3/2 |" in text
     assert "Emulation choices: ovs-vswitchd send buffer" in text and "'interfaces': 96" in text
+
