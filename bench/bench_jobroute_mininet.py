@@ -137,6 +137,7 @@ class RouteBench(Bench):
                                 prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, **emulation.choices(args))
         Bench.__init__(self, ns)
         self.spec = spec
+        self.mca = list(getattr(args, "mca", ()))      # [(name, value)]: extra --mca of every mpirun
         # the operator token the controller creates (kept out of the results, removed at the end)
         self.token_dir = tempfile.mkdtemp(prefix="jobroute-token-")
         self.token_file = os.path.join(self.token_dir, "operator-token")
@@ -210,7 +211,7 @@ class RouteBench(Bench):
         if wdir:
             extra += ["--wdir", wdir]
         job = MpiJob(self.fabric, hosts, 1)
-        argv = job.mpirun_argv(prog, np=len(hosts), env=env, extra_args=extra)
+        argv = job.mpirun_argv(prog, np=len(hosts), env=env, mca=self.mca, extra_args=extra)
         watch = jobroute_hpcc.StopAt(stop_file, lambda: procs.kill_by_environ(job.dir)) if stop_file else None
         t0 = now_s()
         if watch:

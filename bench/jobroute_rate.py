@@ -58,6 +58,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from bench_cli import parse_mca  # noqa: E402
 from bench_common import HERE, csv_list, now_s, software_versions, write_json  # noqa: E402
 import bench_jobroute_mininet as jbm  # noqa: E402
 from jobroute_iperf import iperf_flows, iperf_with_routes, pattern_pairs  # noqa: E402
@@ -100,9 +101,13 @@ def parse_args(argv):
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     p.add_argument("--prefix", default="jt")
     p.add_argument("--mgmt-subnet", default="172.31.0.0/16")
+    p.add_argument("--ompi-mca", action="append", default=[], metavar="NAME=VALUE",
+                   help="an extra Open MPI MCA parameter for every mpirun (repeatable; recorded), e.g. "
+                        "btl_tcp_eager_limit=4194304")
     emulation.add_arguments(p)
     args = p.parse_args(argv)
     try:
+        args.mca = parse_mca(args.ompi_mca)
         args.rates = [float(r) for r in csv_list(args.rates)]
         args.kinds = csv_list(args.kinds, KINDS)
         args.waits = csv_list(args.waits, WAITS)
@@ -428,13 +433,13 @@ def main(argv=None):
                                                                   datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
     os.makedirs(os.path.join(out_dir, "traces"))
     bargs = argparse.Namespace(prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, k4_bw=args.rates[0], seed=7,
-                               **emulation.choices(args))
+                               mca=args.mca, **emulation.choices(args))
     spec = jbm.fabric_spec(args.fabric, bargs)
     if args.fabric != "k4":   # start at the first rate, the fabric's host/fabric ratio kept
         spec["host_bw"], spec["fabric_bw"] = args.rates[0] * spec["host_bw"] / spec["fabric_bw"], args.rates[0]
     results = {"command": [sys.executable] + sys.argv, "software": software_versions(), "rounds": args.rounds,
                "fabric": args.fabric, "seconds": args.seconds, "shift": spec["shift"], "perm": spec["perm"],
-               "placement": spec["placement"], "rates": {}, "failed": None}
+               "placement": spec["placement"], "rates": {}, "failed": None, "extra_mca": dict(args.mca)}
     os.makedirs(os.path.join(out_dir, "logs"))
     if args.links:
         os.makedirs(os.path.join(out_dir, "timelines"))

@@ -197,3 +197,18 @@ def test_markdown_names_the_choices_and_the_median_streams():
     assert "| iperf3-dmodk | 5.0 | 90% (90%) | 60% (60%) | 3/2 |" in text
     assert "Emulation choices: ovs-vswitchd send buffer" in text and "'interfaces': 96" in text
 
+
+
+def test_jobroute_rate_passes_extra_mca_to_the_route_bench():
+    args = jobroute_rate.parse_args(["--ompi-mca", "btl_tcp_eager_limit=4194304"])
+    assert args.mca == [("btl_tcp_eager_limit", "4194304")]
+    for bad in (["--ompi-mca", "btl=self"], ["--ompi-mca", "novalue"]):
+        with pytest.raises(SystemExit) as exc:
+            jobroute_rate.parse_args(bad)
+        assert exc.value.code == 2
+    ns = argparse.Namespace(prefix="zz", mgmt_subnet="172.28.0.0/16", k4_bw=5.0, seed=7, mca=args.mca)
+    bench = bench_jobroute_mininet.RouteBench(bench_jobroute_mininet.fabric_spec("k4", ns), ns, "/nonexistent")
+    try:
+        assert bench.mca == [("btl_tcp_eager_limit", "4194304")]
+    finally:
+        bench.stop_controller()
