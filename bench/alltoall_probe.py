@@ -175,7 +175,8 @@ def main():
         bench.stop_fabric()
     rows = summarize(lines, sampler.samples) if sampler else []
     with open(os.path.join(a.out, "probe.json"), "w") as f:
-        json.dump({"order": order, "hosts": placed, "rows": rows, "samples": sampler.samples if sampler else []}, f)
+        json.dump({"order": order, "hosts": placed, "rows": rows, "samples": sampler.samples if sampler else [],
+                   "emulation": bench.emulation.record if bench.emulation else None}, f)
     for r in rows:
         extra = ("step %d" % r["step"]) if "step" in r else ""
         if "t_steps" in r:

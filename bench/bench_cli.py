@@ -19,6 +19,7 @@ from bench_fabric import Bench
 from bench_limits import finish_cpu_check, bcast_rate, plan_jobs
 from bench_jobs import run_all, sdn_env
 import benchcore
+import emulation
 import planner_scale
 import report
 
@@ -100,6 +101,7 @@ def parse_args(argv):
     g.add_argument("--job-timeout", type=float, default=0, help="seconds per mpirun (0: from the estimate)")
     g.add_argument("--discovery-timeout", type=float, default=120)
     g.add_argument("--dry-run", action="store_true", help="print the planned jobs and the estimate, then exit")
+    emulation.add_arguments(parser)
     args = parser.parse_args(argv)
     defaults = QUICK if args.quick else FULL
     for key, value in defaults.items():

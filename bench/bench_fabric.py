@@ -1,4 +1,6 @@
-"""Bringing up the emulated fabric and the controller for the bench (Bench)."""
+"""Bringing up the emulated fabric and the controller for the bench (Bench). The one place a bench's
+fabric is built: start_fabric also applies the emulation choices (bench/emulation.py, from the
+args' --ovs-sndbuf/--ack-class, both on by default) and stop_fabric undoes them."""
 
 import logging
 import os
@@ -7,6 +9,7 @@ import time
 from bench_common import PRIORITY_ROUTE, ROOT, free_port, now_s
 from bench_flows import ofctl
 import benchcore
+import emulation
 
 
 class Bench:
@@ -25,6 +28,7 @@ class Bench:
         self._mn_log = None
         self.have_sdn_bcast = None
         self.coll_bench = None
+        self.emulation = None
 
     def attach(self, ctl, fabric, out_dir):
         """Run jobs on a controller and a started fabric that their owner (``make demo``) started
@@ -47,18 +51,32 @@ class Bench:
             self.ctl.stop()
             self.ctl = None
 
-    def start_fabric(self):
+    def start_fabric(self, topo=None):
+        """The fabric of ``topo`` (default: the args' leaf-spine) started, lldpd on every host and
+        the emulation choices applied (self.emulation; its record also in self.results["emulation"]
+        when the bench keeps a results dict)."""
         from sdnmpi.mininet_topos.fattree import LeafSpineTopo
         from sdnmpi.mininet_topos.net import FabricNet
         self._mininet_log_to_file()
         a = self.args
-        self.topo = LeafSpineTopo(spines=a.spines, leaves=a.leaves, hosts_per_leaf=a.hosts_per_leaf,
-                                  host_bw=a.host_bw or None, fabric_bw=a.fabric_bw or None, prefix=a.prefix)
+        self.topo = topo or LeafSpineTopo(spines=a.spines, leaves=a.leaves, hosts_per_leaf=a.hosts_per_leaf,
+                                          host_bw=a.host_bw or None, fabric_bw=a.fabric_bw or None, prefix=a.prefix)
         self.fabric = FabricNet(self.topo, controller_port=self.ports["ofp"], mgmt_prefix=a.mgmt_subnet)
         self.fabric.start()
         self.fabric.start_lldpd(os.path.join(ROOT, "lldpd", "sdnmpi-lldpd"), interval=1.0, log_dir=self.log_dir)
+        self.emulation = emulation.Emulation.from_args(a)
+        if isinstance(self.results, dict):
+            self.results["emulation"] = self.emulation.record
+        self.emulation.apply(self.rate_limited_interfaces())
+
+    def rate_limited_interfaces(self):
+        """emulation.rate_limited() of the started fabric: [(interface, Mbit/s, on a host)]."""
+        from mininet.node import Host
+        return emulation.rate_limited(self.fabric.net.links, lambda node: isinstance(node, Host))
 
     def stop_fabric(self):
+        if self.emulation is not None:
+            self.emulation.restore(tc=False)     # ovs-vswitchd's buffer back; the ACK classes go with the fabric
         if self.fabric is not None:
             self.fabric.stop()
             self.fabric = None

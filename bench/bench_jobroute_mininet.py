@@ -43,6 +43,7 @@ from bench_common import (FABRIC_SUBNET, HERE, PRIORITY_ROUTE, ROOT, Progress, c
                           now_s, software_versions, write_json)
 from bench_fabric import Bench  # noqa: E402
 from bench_flows import ofctl  # noqa: E402
+import emulation  # noqa: E402
 import jobroute_hpcc  # noqa: E402
 import jobroute_report  # noqa: E402
 import jobroute_sim  # noqa: E402
@@ -99,6 +100,7 @@ def parse_args(argv):
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     p.add_argument("--prefix", default="jr", help="switch name prefix (unique among running fabrics)")
     p.add_argument("--mgmt-subnet", default="172.30.0.0/16")
+    emulation.add_arguments(p)
     args = p.parse_args(argv)
     try:
         args.fabrics = csv_list(args.fabrics, tuple(FABRICS))
@@ -132,9 +134,10 @@ class RouteBench(Bench):
         ns = argparse.Namespace(spines=spec.get("spines", 2), leaves=spec.get("leaves", 4),
                                 hosts_per_leaf=spec.get("hosts_per_leaf", 2), host_bw=spec["host_bw"],
                                 fabric_bw=spec["fabric_bw"], ofp_port=0, wsapi_port=0, rpc_port=0,
-                                prefix=args.prefix, mgmt_subnet=args.mgmt_subnet)
+                                prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, **emulation.choices(args))
         Bench.__init__(self, ns)
         self.spec = spec
+        self.mca = list(getattr(args, "mca", ()))      # [(name, value)]: extra --mca of every mpirun
         # the operator token the controller creates (kept out of the results, removed at the end)
         self.token_dir = tempfile.mkdtemp(prefix="jobroute-token-")
         self.token_file = os.path.join(self.token_dir, "operator-token")
@@ -161,14 +164,8 @@ class RouteBench(Bench):
         if self.spec["kind"] != "kary":
             return Bench.start_fabric(self)
         from sdnmpi.mininet_topos.fattree import FatTreeTopo
-        from sdnmpi.mininet_topos.net import FabricNet
-        self._mininet_log_to_file()
-        self.topo = FatTreeTopo(k=self.spec["k"], host_bw=self.spec["host_bw"], fabric_bw=self.spec["fabric_bw"],
-                                prefix=self.args.prefix)
-        self.fabric = FabricNet(self.topo, controller_port=self.ports["ofp"], mgmt_prefix=self.args.mgmt_subnet)
-        self.fabric.start()
-        self.fabric.start_lldpd(os.path.join(ROOT, "lldpd", "sdnmpi-lldpd"), interval=1.0, log_dir=self.log_dir)
-        return None
+        return Bench.start_fabric(self, FatTreeTopo(k=self.spec["k"], host_bw=self.spec["host_bw"],
+                                                    fabric_bw=self.spec["fabric_bw"], prefix=self.args.prefix))
 
     def set_routing(self, routing, timeout):
         """The controller's default routing becomes ``routing`` and every switch holds its routes
@@ -214,7 +211,7 @@ class RouteBench(Bench):
         if wdir:
             extra += ["--wdir", wdir]
         job = MpiJob(self.fabric, hosts, 1)
-        argv = job.mpirun_argv(prog, np=len(hosts), env=env, extra_args=extra)
+        argv = job.mpirun_argv(prog, np=len(hosts), env=env, mca=self.mca, extra_args=extra)
         watch = jobroute_hpcc.StopAt(stop_file, lambda: procs.kill_by_environ(job.dir)) if stop_file else None
         t0 = now_s()
         if watch:
@@ -339,6 +336,7 @@ def run_fabric(name, args, results, out_dir, progress):
         progress.say("%s: starting the fabric (%d hosts, host links %g, fabric links %g Mbit/s)"
                      % (name, spec["hosts"], spec["host_bw"], spec["fabric_bw"]))
         bench.start_fabric()
+        fab_res["emulation"] = bench.emulation.record
         bench.wait_ready(args.discovery_timeout)
         progress.say("%s: fabric discovered and routed" % name)
         for program in args.programs:

@@ -14,6 +14,7 @@ import subprocess
 import msgpack
 
 from sdnmpi.controller import rpc_schema as schema
+import rate_probe_parse as parse
 
 PORT0 = 5401
 
@@ -118,7 +119,11 @@ def job_routes(bench, pairs, planner, rpc_port):
 
 
 def iperf_with_routes(bench, pairs, seconds, planner, rpc_port):
-    """iperf_flows on ``pairs`` while a job holds ``planner``'s traffic routes for exactly those
-    pairs (job_routes). Returns (Mbit/s per pair, the `traffic` reply's planner fields)."""
+    """iperf3 streams on ``pairs`` while a job holds ``planner``'s traffic routes for exactly those
+    pairs (job_routes; planner None: the controller's default routes, no job). Returns
+    ([{"mbit", "retransmits", ...} per pair: rate_probe_parse.iperf_stream, {} if unreadable],
+    the `traffic` reply's planner fields or None)."""
+    if not planner:
+        return [parse.iperf_stream(out) for out in iperf_streams(bench, pairs, seconds)], None
     with job_routes(bench, pairs, planner, rpc_port) as plan:
-        return iperf_flows(bench, pairs, seconds), plan
+        return [parse.iperf_stream(out) for out in iperf_streams(bench, pairs, seconds)], plan

@@ -208,6 +208,27 @@ def restart_gaps(timeline, span, busy_mbit=2.5, idle_mbit=1.0):
     return out
 
 
+def idle_senders(timeline, span, busy_share=0.75, busy_mbit=2.5, idle_mbit=0.5):
+    """{sender host: seconds} during ``span`` in which the host sent (almost) nothing (its host
+    link under ``idle_mbit``: ACKs only) while at least ``busy_share`` of the other senders were
+    sending (over ``busy_mbit``); hosts never idle so are left out. A sender that waits while the
+    others run (e.g. for a control message of its peer) shows here, whatever its restart gap."""
+    first, last = span
+    t = timeline["t"]
+    ups = [k for k, name in enumerate(timeline["links"]) if HOST_NAME.match(name.split(">")[0])]
+    series = {k: timeline["bytes"][k] for k in ups if None not in timeline["bytes"][k][first:last + 1]}
+    out = {}
+    for i in range(first, last):
+        dt = t[i + 1] - t[i]
+        mbit = {k: (s[i + 1] - s[i]) * 8 / dt / 1e6 for k, s in series.items()} if dt > 0 else {}
+        for k, rate in mbit.items():
+            others = [r for j, r in mbit.items() if j != k]
+            if rate < idle_mbit and others and sum(r > busy_mbit for r in others) >= busy_share * len(others):
+                host = timeline["links"][k].split(">")[0]
+                out[host] = round(out.get(host, 0) + dt, 3)
+    return out
+
+
 HOST_NAME = re.compile(r"^h\d+$")
 
 
@@ -229,6 +250,7 @@ def summary(timeline, hosts, switches, flow_bytes):
             "from_s": t[span[0]], "to_s": t[span[1]],
             "restart_gaps_s": gaps,
             "restart_gap_median_s": statistics.median(gaps.values()) if gaps else None,
+            "idle_senders_s": idle_senders(timeline, span),
             "max_link_flows": max(flows.values()) if flows else None,
             "links_over_1_2": {n: round(v, 2) for n, v in sorted(flows.items()) if v > 1.2},
             "host_start_s": [min(starts), max(starts)] if starts else None,
@@ -341,9 +363,10 @@ def main(argv=None):
             late = {h: g for h, g in ex["restart_gaps_s"].items()
                     if ex["restart_gap_median_s"] is not None and g > ex["restart_gap_median_s"] + 0.5}
             print("%s exchange %d: %.1f-%.1f s, busiest switch link %.2f flows, hosts done %s s, "
-                  "restart gap median %s s, late senders %s" % (
+                  "restart gap median %s s, late senders %s, senders idle while the others sent (s) %s" % (
                       os.path.basename(path), k, ex["from_s"], ex["to_s"], ex["max_link_flows"] or 0,
-                      ex["host_done_s"], ex["restart_gap_median_s"], late or "none"))
+                      ex["host_done_s"], ex["restart_gap_median_s"], late or "none",
+                      {h: v for h, v in ex["idle_senders_s"].items() if v >= 0.5} or "none"))
     return 0
 
 

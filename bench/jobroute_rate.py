@@ -23,6 +23,8 @@ round, the kinds chosen (``--kinds``, default all):
   TCP streams at once while a job holds sdn-optimal's routes for exactly those pairs (installed over
   the controller's RPC, bench/jobroute_iperf.py): the routes and placement of ``mpi-sdn-optimal``
   without MPI;
+- ``iperf3-dmodk``: the same pairs and placement on the controller's D-mod-K routes (no job; the
+  permutation collides there);
 - ``iperf3-dmodk-host-order``: the same flows as ``mpi-dmodk-host-order`` (host i -> host
   i+shift) as iperf3 TCP streams at once, no MPI;
 - ``iperf3-single``: one of them alone (the best one TCP flow gets at that rate).
@@ -37,6 +39,9 @@ timelines go to timelines/. ``--shift-only``: the MPI runs do the shift alone. `
 MPI kind runs once per wait mode: ``spin`` (the program's MPI_Waitall/MPI_Barrier, in which Open
 MPI polls) and ``sleep`` (``traffic_patterns --wait-sleep US``: test and nanosleep, results under
 KIND+sleep); the ranks' CPU seconds (least, most) are recorded too.
+The fabric carries the bench's emulation choices (bench/emulation.py: ovs-vswitchd's send buffer,
+ACKs first on every rate-limited interface; on by default, ``--ovs-sndbuf 0 --ack-class off``
+for Mininet's and OVS's defaults), recorded in results.json's ``emulation``.
 Outputs bench/results/jobroute-rate-<fabric>-<timestamp>/results.json and results.md.
 """
 import argparse
@@ -53,17 +58,20 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from bench_cli import parse_mca  # noqa: E402
 from bench_common import HERE, csv_list, now_s, software_versions, write_json  # noqa: E402
 import bench_jobroute_mininet as jbm  # noqa: E402
 from jobroute_iperf import iperf_flows, iperf_with_routes, pattern_pairs  # noqa: E402
+import emulation  # noqa: E402
 import jobroute_links  # noqa: E402
 import jobroute_report  # noqa: E402
+from ovs_sendbuf import OVS_PIDFILE  # noqa: E402
 
 # The control's shift with ranks in host order: every flow between leaves, and D-mod-K
 # contention-free (max 1 flow per switch link; tests/unit/test_jobroute_bench.py checks both).
 CONTROL_SHIFT = {"k4": 9, "leafspine": 2}
 KINDS = ("mpi-sdn-optimal", "mpi-sdn-optimal-host-order", "mpi-dmodk-host-order", "mpi-dmodk", "iperf3-sdn-optimal",
-         "iperf3-dmodk-host-order", "iperf3-single")
+         "iperf3-dmodk", "iperf3-dmodk-host-order", "iperf3-single")
 WAITS = ("spin", "sleep")
 CPU_LINE = re.compile(r"^traffic_patterns: ranks=\d+ ok seconds=[\d.]+ cpu_min=(?P<lo>[\d.]+) cpu_max=(?P<hi>[\d.]+)",
                       re.M)
@@ -93,8 +101,13 @@ def parse_args(argv):
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     p.add_argument("--prefix", default="jt")
     p.add_argument("--mgmt-subnet", default="172.31.0.0/16")
+    p.add_argument("--ompi-mca", action="append", default=[], metavar="NAME=VALUE",
+                   help="an extra Open MPI MCA parameter for every mpirun (repeatable; recorded), e.g. "
+                        "btl_tcp_eager_limit=4194304")
+    emulation.add_arguments(p)
     args = p.parse_args(argv)
     try:
+        args.mca = parse_mca(args.ompi_mca)
         args.rates = [float(r) for r in csv_list(args.rates)]
         args.kinds = csv_list(args.kinds, KINDS)
         args.waits = csv_list(args.waits, WAITS)
@@ -105,9 +118,6 @@ def parse_args(argv):
     if not 1 <= args.sleep_us <= 1000000:
         p.error("--sleep-us must be 1..1000000")
     return args
-
-
-OVS_PIDFILE = "/var/run/openvswitch/ovs-vswitchd.pid"
 
 
 def cpu_times():
@@ -139,8 +149,9 @@ def ovs_cores(before, after):
 
 
 def set_rate(bench, mbit):
-    """Every rate-limited fabric interface's HTB class (Mininet's 5:1) to ``mbit``, the host links'
-    to ``mbit`` x the fabric's host/fabric rate ratio."""
+    """Every rate-limited fabric interface's HTB classes (Mininet's 5:1, and the emulation's ACK
+    classes where it has them) to ``mbit``, the host links' to ``mbit`` x the fabric's host/fabric
+    rate ratio; each interface's params["bw"] follows."""
     from mininet.node import Host
     host_factor = bench.spec["host_bw"] / bench.spec["fabric_bw"]
     changed = 0
@@ -149,12 +160,8 @@ def set_rate(bench, mbit):
         for intf in (link.intf1, link.intf2):
             if intf.params.get("bw") is None:
                 continue
-            out = intf.cmd("tc class change dev %s parent 5:0 classid 5:1 htb rate %fMbit burst 15k"
-                           % (intf.name, rate))
-            # tc warns 'sch_htb: quantum of class 50001 is big' at high rates (harmless, as at start-up)
-            errors = [ln for ln in out.splitlines() if ln.strip() and not ln.startswith("Warning: sch_htb: quantum")]
-            if errors:
-                raise RuntimeError("tc on %s: %s" % (intf.name, " ".join(errors)))
+            emulation.run_tc(intf, emulation.rate_commands(intf.name, rate, bench.emulation.has_ack_class(intf)))
+            intf.params["bw"] = rate
             changed += 1
     return changed
 
@@ -238,8 +245,9 @@ def measure(bench, rate, traces, args, log_dir=None):
                                                                                      int(now_s()))), timeline)
         out[run_key(kind, wait)] = rec
     seconds = max(4, int(round(args.seconds * 2)))
-    if "iperf3-sdn-optimal" in args.kinds:
-        out["iperf3-sdn-optimal"] = iperf_sdn_optimal(bench, rate, seconds)
+    for kind, planner in (("iperf3-sdn-optimal", "sdn-optimal"), ("iperf3-dmodk", None)):
+        if kind in args.kinds:
+            out[kind] = iperf_bench_pairs(bench, rate, seconds, planner)
     for kind, pairs in (("iperf3-dmodk-host-order", [(h, (h - 1 + shift) % n + 1) for h in range(1, n + 1)]),
                         ("iperf3-single", [(1, 1 + shift)])):
         if kind not in args.kinds:
@@ -253,16 +261,21 @@ def measure(bench, rate, traces, args, log_dir=None):
     return out
 
 
-def iperf_sdn_optimal(bench, rate, seconds):
+def iperf_bench_pairs(bench, rate, seconds, planner):
     """The bench placement's shift pairs, then its permutation's, as iperf3 streams with
-    sdn-optimal's routes for exactly those pairs: per exchange the min and median share."""
+    ``planner``'s routes for exactly those pairs (None: the controller's default routes, no job):
+    per exchange the min and median share."""
     n, spec = bench.spec["hosts"], bench.spec
     placement = jobroute_report.bench_placement(n)
     rec = {"flows_mbit": {}, "plan": {}}
     c0 = cpu_times()
     for name, pairs in (("shift", pattern_pairs(placement, shift=spec["shift"])),
                         ("perm", pattern_pairs(placement, perm=jobroute_report.pattern_perm(spec["perm"], n)))):
-        got, rec["plan"][name] = iperf_with_routes(bench, pairs, seconds, "sdn-optimal", bench.ports["rpc"])
+        streams, plan = iperf_with_routes(bench, pairs, seconds, planner, bench.ports["rpc"])
+        if plan is not None:
+            rec["plan"][name] = plan
+        got = [st.get("mbit") for st in streams]
+        rec.setdefault("retransmits", {})[name] = [st.get("retransmits") for st in streams]
         ok = [g for g in got if g is not None]
         rec["flows_mbit"][name] = got
         rec[name] = min(ok) / rate if ok else None
@@ -339,6 +352,7 @@ def markdown(results):
     def pct(v):
         return "-" if v is None else "%.0f%%" % (100 * v)
 
+    medians = []
     for rate, rounds in sorted(results["rates"].items(), key=lambda kv: float(kv[0])):
         keys = sorted({k for r in rounds for k, v in r.items() if isinstance(v, dict)},
                       key=lambda k: (KINDS.index(k.split("+")[0]) if k.split("+")[0] in KINDS else len(KINDS), k))
@@ -360,11 +374,23 @@ def markdown(results):
             lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
                 rate, key, cell(shift), cell(perm), pct(med("cpu_busy")),
                 "-" if med("ovs_cores") is None else "%.2f" % med("ovs_cores"), cpu))
+            if key in ("iperf3-sdn-optimal", "iperf3-dmodk"):
+                retrans = ["/".join(str(sum(n or 0 for n in (r[key].get("retransmits") or {}).get(x) or []))
+                                    for x in ("shift", "perm")) for r in rounds if isinstance(r.get(key), dict)]
+                medians.append("| %s | %s | %s | %s | %s |" % (key, rate, cell("shift_median"), cell("perm_median"),
+                                                              ", ".join(retrans)))
     done = ", ".join("%s: %d" % (rate, len(rounds)) for rate, rounds in results["rates"].items())
     text = "\n".join(lines) + "\n\n%s: rounds measured (Mbit/s: rounds) %s; %% of the rate (payload); %g s per " \
         "exchange at line rate. iperf3-dmodk-host-order and iperf3-single: the slowest and the median stream " \
-        "in the shift and perm columns; iperf3-sdn-optimal: the slowest stream of each exchange.\n" % (
-            results.get("fabric", "k4"), done, results["seconds"])
+        "in the shift and perm columns; iperf3-sdn-optimal, iperf3-dmodk: the slowest stream of each exchange " \
+        "(the median stream's in the next table).\n" % (results.get("fabric", "k4"), done, results["seconds"])
+    if medians:
+        text += "\n| measurement | Mbit/s | median stream, shift: rounds (median) | perm: rounds (median) | " \
+            "TCP retransmits, shift/perm: rounds |\n|---|---|---|---|---|\n" + "\n".join(medians) + "\n\n"
+    emu = results.get("emulation")
+    if emu:
+        text += "Emulation choices: ovs-vswitchd send buffer %s; ACK class %s.\n" % (
+            emu["ovs_sndbuf"], emu["ack_class"])
     return text + links_markdown(results)
 
 
@@ -406,13 +432,14 @@ def main(argv=None):
     out_dir = os.path.join(args.out_dir, "jobroute-rate-%s-%s" % (args.fabric,
                                                                   datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
     os.makedirs(os.path.join(out_dir, "traces"))
-    bargs = argparse.Namespace(prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, k4_bw=args.rates[0], seed=7)
+    bargs = argparse.Namespace(prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, k4_bw=args.rates[0], seed=7,
+                               mca=args.mca, **emulation.choices(args))
     spec = jbm.fabric_spec(args.fabric, bargs)
     if args.fabric != "k4":   # start at the first rate, the fabric's host/fabric ratio kept
         spec["host_bw"], spec["fabric_bw"] = args.rates[0] * spec["host_bw"] / spec["fabric_bw"], args.rates[0]
     results = {"command": [sys.executable] + sys.argv, "software": software_versions(), "rounds": args.rounds,
                "fabric": args.fabric, "seconds": args.seconds, "shift": spec["shift"], "perm": spec["perm"],
-               "placement": spec["placement"], "rates": {}, "failed": None}
+               "placement": spec["placement"], "rates": {}, "failed": None, "extra_mca": dict(args.mca)}
     os.makedirs(os.path.join(out_dir, "logs"))
     if args.links:
         os.makedirs(os.path.join(out_dir, "timelines"))
@@ -452,6 +479,7 @@ def on_bench(spec, bargs, log_dir, results, body):
     try:
         bench.start_controller("dmodk", extra=("--sdnmpi-rpc-allow", "127.0.0.1"))
         bench.start_fabric()
+        results["emulation"] = bench.emulation.record
         bench.wait_ready(180)
         body(bench)
     except (Exception, KeyboardInterrupt) as exc:  # pylint: disable=broad-except

@@ -7,7 +7,7 @@ created. A packet stays charged to that buffer until it has left the egress qdis
 the packets waiting in ALL the rate-limited (HTB) switch ports of the fabric share it; once it is
 full, sendmmsg() fails with EAGAIN and OVS drops the packets of that batch. No qdisc, interface
 or datapath counter counts them; the log has a rate-limited "error sending Ethernet packet on
-PORT: Resource temporarily unavailable". (docs/jobroute.md, "Per-flow rate: the slow pair".)
+PORT: Resource temporarily unavailable". (docs/jobroute-rate.md, "Per-flow rate: the slow pair".)
 
 `send_sockets` reads the socket's use from `ss -0 -m -p`; `set_send_buffer` changes its size in
 the running ovs-vswitchd through a duplicate of its descriptor (pidfd_getfd(2), root); the
@@ -20,10 +20,17 @@ import socket
 import subprocess
 import threading
 
+OVS_PIDFILE = "/var/run/openvswitch/ovs-vswitchd.pid"
 SYS_PIDFD_GETFD = 438              # x86_64 and every architecture with the common syscall table
 SO_SNDBUFFORCE = 32
 SEND_SOCKET_RE = re.compile(r'^p_raw\s+\d+\s+\d+\s+\[0\]:\*\s+\*\s+users:\(\("(?P<comm>[^"]+)",pid=(?P<pid>\d+),'
                             r'fd=(?P<fd>\d+)\)\)\s+skmem:\((?P<mem>[^)]*)\)', re.M)
+
+
+def ovs_pid(pidfile=OVS_PIDFILE):
+    """The running ovs-vswitchd's pid (OSError/ValueError if it has none)."""
+    with open(pidfile) as f:
+        return int(f.read().strip())
 
 
 def send_sockets(ss_text, comm="ovs-vswitchd"):

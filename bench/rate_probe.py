@@ -25,7 +25,9 @@ on the flow's source aggregation switch; the cores' default routes take it down)
 stay contention-free and the pairs stay, only the two cores trade places; ``sndbuf``: that socket's
 buffer set to --sndbuf bytes (through a duplicate of ovs-vswitchd's descriptor; the old size is
 put back right after); ``ackclass``: sndbuf, and pure ACKs skip the data queue of the host's link;
-``ackclass-all``: the same on every switch port too.
+``ackclass-all``: the same on every switch port too. The send buffer and the ACK class are the
+bench's emulation choices (bench/emulation.py); the probe's fabric comes up without them, so that
+``base`` has Mininet's and OVS's defaults and each variant adds its part.
 Outputs bench/results/rate-probe-<timestamp>/: results.json (the per-stream and per-hop figures),
 probe.md (the tables), raw/ (the texts, gzipped).
 """
@@ -45,7 +47,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import HERE, csv_list, now_s, software_versions, write_json  # noqa: E402
 from bench_flows import BENCH_COOKIE, PRIORITY_OVERRIDE, ofctl, wait_datapath_revalidated  # noqa: E402
 import bench_jobroute_mininet as jbm  # noqa: E402
-from jobroute_rate import OVS_PIDFILE, finish, on_bench  # noqa: E402
+from emulation import ack_class_commands  # noqa: E402,F401  (the ACK class's tc commands; tests use them here)
+import emulation  # noqa: E402
+from jobroute_rate import finish, on_bench  # noqa: E402
 import jobroute_links  # noqa: E402
 import jobroute_report  # noqa: E402
 from jobroute_iperf import iperf_streams, job_routes, pattern_pairs  # noqa: E402
@@ -81,12 +85,13 @@ def parse_args(argv):
     return args
 
 
-VARIANTS = {"base": "as the bench runs it",
+VARIANTS = {"base": "Mininet's and OVS's defaults (the probe's fabric has the bench's emulation choices off)",
             "swap": "every flow sdn-optimal sends through core A goes through core B and the other way round",
             "sndbuf": "ovs-vswitchd's send socket's buffer --sndbuf bytes (put back after the exchange)",
             "ackclass": "sndbuf, and each host's link gives TCP packets under 128 bytes (ACKs) a class of their own "
                         "that HTB serves first (put back after the exchange)",
-            "ackclass-all": "ackclass on every link: the hosts' and every switch port's"}
+            "ackclass-all": "ackclass on every link: the hosts' and every switch port's (what the bench now does "
+                            "by default: bench/emulation.py)"}
 
 
 def variant_options(name, args):
@@ -94,23 +99,6 @@ def variant_options(name, args):
     return {"base": {}, "swap": {"cores": args.swap}, "sndbuf": {"sndbuf": args.sndbuf},
             "ackclass": {"sndbuf": args.sndbuf, "ack_class": (args.rate, False)},
             "ackclass-all": {"sndbuf": args.sndbuf, "ack_class": (args.rate, True)}}[name]
-
-
-def ack_class_commands(dev, rate):
-    """tc commands that give ``dev``'s TCP packets under 128 bytes (pure ACKs) their own HTB class,
-    served before the rest (prio 0) within the link's ``rate`` Mbit/s, and the commands that put
-    back Mininet's TCLink setup (one class 5:1 at the rate)."""
-    apply = ["tc qdisc del dev %s root" % dev, "tc qdisc add dev %s root handle 5: htb default 11" % dev,
-             "tc class add dev %s parent 5: classid 5:1 htb rate %gMbit burst 15k" % (dev, rate),
-             "tc class add dev %s parent 5:1 classid 5:11 htb rate %gMbit ceil %gMbit burst 15k prio 1"
-             % (dev, 0.9 * rate, rate),
-             "tc class add dev %s parent 5:1 classid 5:12 htb rate %gMbit ceil %gMbit burst 15k prio 0"
-             % (dev, 0.1 * rate, rate),
-             "tc filter add dev %s parent 5: protocol ip prio 1 u32 match ip protocol 6 0xff "
-             "match u16 0x0000 0xff80 at 2 flowid 5:12" % dev]
-    revert = ["tc qdisc del dev %s root" % dev, "tc qdisc add dev %s root handle 5: htb default 1" % dev,
-              "tc class add dev %s parent 5: classid 5:1 htb rate %gMbit burst 15k" % (dev, rate)]
-    return apply, revert
 
 
 def run(argv):
@@ -129,8 +117,7 @@ class Probe:
         self.switches = list(topo.switch_names)
         self.mine = set(bench.fabric.interface_names())
         self.ips = bench.fabric.host_ips()
-        with open(OVS_PIDFILE) as f:
-            self.ovs_pid = int(f.read().strip())
+        self.ovs_pid = ovs_sendbuf.ovs_pid()
 
     def save_raw(self, name, text):
         with gzip.open(os.path.join(self.raw_dir, name + ".txt.gz"), "wt") as f:
@@ -219,32 +206,20 @@ class Probe:
         return out
 
 
-def host_commands(probe, commands, switch_ports=False):
-    """Runs each host's ``commands(dev)`` in the host (and with ``switch_ports`` each switch port's
-    in the root namespace); the first error raises."""
-    for host in probe.bench.fabric.hosts:
-        for cmd in commands("%s-eth0" % host.name):
-            out = host.cmd(cmd + " && echo tc-ok")
-            if "tc-ok" not in out:
-                raise RuntimeError("%s: %s: %s" % (host.name, cmd, out.strip()))
-    for dev in sorted(d for d in probe.mine if "-eth" in d) if switch_ports else []:
-        for cmd in commands(dev):
-            out = run(["sh", "-c", cmd])
-            if out.strip():
-                raise RuntimeError("%s: %s" % (cmd, out.strip()))
-
-
 def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None, ack_class=None):
     """One exchange's streams and readings (cores: swap them; sndbuf: ovs-vswitchd's send buffer
-    for the streams; ack_class: (link rate, on switch ports too), the ACK class; see VARIANTS)."""
+    for the streams; ack_class: (link rate, on switch ports too), the ACK class on the hosts' links
+    or on every rate-limited interface, each at its own rate; see VARIANTS; both through
+    bench/emulation.py, put back after)."""
     rec = {"name": name, "tag": tag, "pairs": pairs}
     if ack_class:
-        rate, everywhere = ack_class
-        host_commands(probe, lambda dev: ack_class_commands(dev, rate)[0], everywhere)
+        _rate, everywhere = ack_class
+        emu = emulation.Emulation(ovs_sndbuf=0, ack_class=True, switch_ports=everywhere)
+        emu.apply(probe.bench.rate_limited_interfaces())
         try:
             return exchange(probe, name, pairs, seconds, tag, cores, sndbuf)
         finally:
-            host_commands(probe, lambda dev: ack_class_commands(dev, rate)[1], everywhere)
+            emu.restore()
     with job_routes(probe.bench, pairs, "sdn-optimal", probe.bench.ports["rpc"]) as plan:
         rec["plan"] = plan
         touched = set()
@@ -262,22 +237,18 @@ def exchange(probe, name, pairs, seconds, tag, cores=None, sndbuf=None, ack_clas
                                                                                           [s for s, _ in pairs])))
                       for key, at in (("mid", 1 + seconds / 2.0), ("late", seconds + 0.3))]
             before = probe.snapshot(tag + "-before")
-            done, fd, use = False, None, ovs_sendbuf.UseSampler(probe.ovs_pid)
+            done, use = False, ovs_sendbuf.UseSampler(probe.ovs_pid)
+            buf = emulation.SendBuffer(sndbuf) if sndbuf else None
             try:
-                if sndbuf:
-                    fd, _mem = ovs_sendbuf.read_send_socket(probe.ovs_pid)
-                    if fd is None:
-                        raise RuntimeError("no send socket of ovs-vswitchd (pid %d) in ss -0 -p" % probe.ovs_pid)
-                    sizes = ovs_sendbuf.set_send_buffer(probe.ovs_pid, fd, sndbuf)
-                    rec["send_buffer"] = {"old": sizes[0], "set": sizes[1]}
+                if buf is not None:
+                    rec["send_buffer"] = buf.set()
                 use.start()
                 outputs = iperf_streams(probe.bench, pairs, seconds, on_start=lambda: [t.start() for t in timers])
                 done = True
             finally:
                 rec["send_buffer_use"] = use.stop()
-                if fd is not None and "send_buffer" in rec:
-                    rec["send_buffer"]["restored"] = ovs_sendbuf.set_send_buffer(probe.ovs_pid, fd,
-                                                                                 rec["send_buffer"]["old"])[1]
+                if buf is not None:
+                    buf.restore()
                 for t in timers:
                     if not done:
                         t.cancel()
@@ -402,7 +373,9 @@ def main(argv=None):
     out_dir = os.path.join(args.out_dir, "rate-probe-%s" % datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
     os.makedirs(os.path.join(out_dir, "raw"))
     os.makedirs(os.path.join(out_dir, "logs"))
-    bargs = argparse.Namespace(prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, k4_bw=args.rate, seed=7)
+    # the variants set the emulation choices per exchange: the fabric comes up without them
+    bargs = argparse.Namespace(prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, k4_bw=args.rate, seed=7,
+                               ovs_sndbuf=0, ack_class=False)
     spec = jbm.fabric_spec("k4", bargs)
     n, placement = spec["hosts"], spec["placement"]
     results = {"command": [sys.executable] + sys.argv, "software": software_versions(), "rate": args.rate,

@@ -154,3 +154,22 @@ def test_restart_gaps_find_a_late_sender(tmp_path, capsys):
     assert jobroute_links.main(["1000", path]) == 0
     assert "tl.json.gz exchange 0" in capsys.readouterr().out
     assert jobroute_links.main(["x", path]) == 2
+
+
+def test_idle_senders_finds_the_one_that_waits_while_the_others_send():
+    """idle_senders: 4 senders
+    every 0.2 s at 5 Mbit/s (125000 bytes per sample); h4 sends only ACKs (1000 bytes) in the
+    first 1.0 s, then alone for 0.4 s at the end."""
+    t = [round(0.2 * i, 1) for i in range(10)]
+    links = ["h1>s1", "h2>s1", "h3>s1", "h4>s1", "s1>h1"]
+    per = {n: [0] for n in links}
+    for i in range(1, len(t)):
+        for n in links[:3]:
+            per[n].append(per[n][-1] + (125000 if i <= 7 else 0))
+        per["h4>s1"].append(per["h4>s1"][-1] + (1000 if i <= 5 else 125000))
+        per["s1>h1"].append(per["s1>h1"][-1] + 125000)
+    tl = {"links": links, "t": t, "bytes": [per[n] for n in links]}
+    got = jobroute_links.idle_senders(tl, (0, len(t) - 1))
+    assert got == {"h4": pytest.approx(1.0)}
+    # h1..h3 stop at 1.4 s while h4 runs alone: 2 of 3 others idle is under the busy share
+    assert jobroute_links.idle_senders(tl, (5, len(t) - 1)) == {}
