@@ -47,7 +47,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import HERE, csv_list, now_s, software_versions, write_json  # noqa: E402
 from bench_flows import BENCH_COOKIE, PRIORITY_OVERRIDE, ofctl, wait_datapath_revalidated  # noqa: E402
 import bench_jobroute_mininet as jbm  # noqa: E402
-from emulation import ack_class_commands  # noqa: E402,F401  (the ACK class's tc commands; tests use them here)
 import emulation  # noqa: E402
 from jobroute_rate import finish, on_bench  # noqa: E402
 import jobroute_links  # noqa: E402

@@ -11,6 +11,7 @@ import bench_fabric  # noqa: E402
 import bench_jobroute_mininet  # noqa: E402
 import emulation  # noqa: E402
 import jobroute_rate  # noqa: E402
+import jobroute_rate_md  # noqa: E402
 
 
 class FakeIntf:
@@ -192,7 +193,7 @@ def test_markdown_names_the_choices_and_the_median_streams():
                                                    "perm_median": 0.6, "cpu_busy": 0.5,
                                                    "retransmits": {"shift": [0, 3, None], "perm": [2]}}}]},
                "seconds": 4, "emulation": rec}
-    text = jobroute_rate.markdown(results)
+    text = jobroute_rate_md.markdown(results)
     assert "| 5.0 | iperf3-dmodk | 50% (50%) | 40% (40%) |" in text
     assert "| iperf3-dmodk | 5.0 | 90% (90%) | 60% (60%) | 3/2 |" in text
     assert "Emulation choices: ovs-vswitchd send buffer" in text and "'interfaces': 96" in text

@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench")
 import bench_jobroute_mininet as jbm  # noqa: E402
 import jobroute_iperf  # noqa: E402
 import jobroute_rate  # noqa: E402
+import jobroute_rate_md  # noqa: E402
 import jobroute_report  # noqa: E402
 
 
@@ -97,7 +98,7 @@ def test_markdown_rows_per_measurement_with_rounds_and_medians():
            "iperf3-single": {"min": 0.96, "median": 0.96}, "interfaces_changed": 64}
     second = json.loads(json.dumps(rec))
     second["mpi-sdn-optimal+sleep"]["shift"] = 0.94
-    text = jobroute_rate.markdown({"rates": {"5.0": [rec, second]}, "seconds": 10, "fabric": "k4"})
+    text = jobroute_rate_md.markdown({"rates": {"5.0": [rec, second]}, "seconds": 10, "fabric": "k4"})
     rows = {ln.split("|")[2].strip(): ln for ln in text.splitlines() if ln.startswith("| 5.0 |")}
     assert list(rows) == ["mpi-sdn-optimal", "mpi-sdn-optimal+sleep", "iperf3-sdn-optimal", "iperf3-single"]
     assert "92%, 94% (93%)" in rows["mpi-sdn-optimal+sleep"] and "0.5-1.5" in rows["mpi-sdn-optimal+sleep"]

@@ -7,6 +7,7 @@ import threading
 import pytest
 
 import bench_setup  # noqa: F401  (bench/ on sys.path)
+import emulation  # noqa: E402
 import ovs_sendbuf  # noqa: E402
 import rate_probe  # noqa: E402
 import rate_probe_queues  # noqa: E402
@@ -159,7 +160,7 @@ def test_probe_options():
 
 
 def test_ack_class_commands_put_back_mininets_class():
-    apply, revert = rate_probe.ack_class_commands("h1-eth0", 5.0)
+    apply, revert = emulation.ack_class_commands("h1-eth0", 5.0)
     assert apply[-1].endswith("match ip protocol 6 0xff match u16 0x0000 0xff80 at 2 flowid 5:12")
     assert "classid 5:12 htb rate 0.5Mbit ceil 5Mbit burst 15k prio 0" in apply[-2]
     assert revert[1:] == ["tc qdisc add dev h1-eth0 root handle 5: htb default 1",
