@@ -146,7 +146,7 @@ def main(argv=None):
     except flows.CounterLogError as exc:
         print(f"flowdetect_nonlinear: {exc}", file=sys.stderr)
         return 2
-    held = [p for p in train_flows.TEST_PATTERNS + tuple(counterlogs.PREFIX + t for t in counterlogs.TEST_PATTERNS)]
+    held = list(train_flows.TEST_PATTERNS) + [counterlogs.PREFIX + t for t in counterlogs.TEST_PATTERNS]
     train = [p for p in sorted(data) if p not in held]
     f = train_flows._fmt
     print("| model | cutoff | training folds' timely accuracy | halo3d within 2 (every log) | held-out within 2 "
