@@ -59,13 +59,11 @@ def windows(runs, window, recent, link_bytes, min_age=MIN_AGE):
     return np.concatenate(xs), np.concatenate(ys)
 
 
-def fit(groups, window, recent, link_bytes, seed):
-    """(weights, bias) of a logistic regression (one dense unit, sigmoid, cross-entropy) over
-    the features of the (pair, poll)s of the training runs (`windows`), labelled with the pair's
-    label. ``groups``: the runs of each training pattern (a list of run lists); every pattern
-    weighs the same in the fit, however many rows it has (alltoall's 240 pairs, or the few runs of
-    a counter log, would otherwise weigh by their size)."""
-    from sklearn.linear_model import LogisticRegression
+def design(groups, window, recent, link_bytes):
+    """(X, y, sample weights) of the training runs (`windows`), labelled with the pair's label.
+    ``groups``: the runs of each training pattern (a list of run lists); every pattern weighs the
+    same, however many rows it has (alltoall's 240 pairs, or the few runs of a counter log, would
+    otherwise weigh by their size)."""
     parts = [windows(runs, window, recent, link_bytes) for runs in groups]
     parts = [(x, y) for x, y in parts if len(y)]
     if not parts:
@@ -76,6 +74,14 @@ def fit(groups, window, recent, link_bytes, seed):
     if len(np.unique(y)) < 2:
         raise TrainError("the training patterns hold only one class (elephants or mice): "
                          "train on more patterns or instances")
+    return x, y, w
+
+
+def fit(groups, window, recent, link_bytes, seed):
+    """(weights, bias) of a logistic regression (one dense unit, sigmoid, cross-entropy) over
+    `design`'s rows of the training patterns ``groups``."""
+    from sklearn.linear_model import LogisticRegression
+    x, y, w = design(groups, window, recent, link_bytes)
     model = LogisticRegression(C=1.0, max_iter=5000, random_state=seed)
     model.fit(x, y, sample_weight=w)
     return model.coef_[0], float(model.intercept_[0])

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Small nonlinear models in place of the learned classifier's one logistic unit, trained and
+judged exactly like the shipped model (docs/flows.md): version 5's inputs (`flows.host_features`),
+the same simulated runs and Mininet counter logs, every training pattern weighing the same, the
+cutoff of `train_flows.CUTOFFS` with the best leave-one-training-pattern-out timely accuracy, the
+held-out patterns never seen. No lock needed (minutes of CPU per model: run it niced).
+
+    .venv/bin/python bench/flowdetect_nonlinear.py [--only NAME ...] [--curve] [--halo2d]
+
+One row per model: the cutoff the rule picks; at it, halo3d's elephants flagged within 2 polls on
+every Mininet halo3d log under bench/results (held out), the held-out patterns' (simulated and
+the command's Mininet logs) within 2 polls, accuracy, precision and recall, the Mininet alltoall
+mice flagged (every log; a mouse is a false alarm) and the simulated CG precision. ``--curve``
+prints every cutoff, ``--halo2d`` also trains on the Mininet halo2d logs (never halo3d).
+"""
+import argparse
+import glob
+import os
+import sys
+
+import numpy as np
+
+import benchcore
+
+from sdnmpi import flows
+from sdnmpi.simulator import counterlogs, flowtraffic, train_flows
+
+RESULTS = os.path.join(benchcore.HERE, "results")
+# the Mininet logs of the shipped model's command (docs/flows.md), and the halo2d ones
+COMMAND = ("20261128T072002Z", "20261128T080439Z", "20261128T080700Z", "20261128T095015Z")
+HALO2D = "20261128T154742Z"
+LINK, INTERVAL = flows.DEFAULT_LINK_RATE, flows.DEFAULT_INTERVAL
+
+
+def _logistic(seed):
+    from sklearn.linear_model import LogisticRegression
+    return LogisticRegression(C=1.0, max_iter=5000, random_state=seed)
+
+
+def _mlp(hidden, activation, alpha):
+    def make(seed):
+        from sklearn.neural_network import MLPClassifier
+        return MLPClassifier(hidden_layer_sizes=hidden, activation=activation, alpha=alpha, max_iter=300,
+                             random_state=seed)
+    return make
+
+
+def _boosted(depth, trees):
+    def make(seed):
+        from sklearn.ensemble import GradientBoostingClassifier
+        return GradientBoostingClassifier(max_depth=depth, n_estimators=trees, random_state=seed)
+    return make
+
+
+class Mean:
+    """The mean of the probabilities of several models."""
+    def __init__(self, makers, seed):
+        self.models = [m(seed) for m in makers]
+
+    def fit(self, x, y, sample_weight):
+        for m in self.models:
+            m.fit(x, y, sample_weight=sample_weight)
+        return self
+
+    def predict_proba(self, x):
+        return np.mean([m.predict_proba(x) for m in self.models], axis=0)
+
+
+# name -> (model maker(seed), seed)
+MODELS = {
+    "logistic (version 5)": (_logistic, 0),
+    "MLP 8 relu": (_mlp((8,), "relu", 1e-4), 0),
+    "MLP 16 relu": (_mlp((16,), "relu", 1e-4), 0),
+    "MLP 8 tanh, alpha 1e-3": (_mlp((8,), "tanh", 1e-3), 0),
+    "MLP 8 tanh, alpha 1e-3, seed 1": (_mlp((8,), "tanh", 1e-3), 1),
+    "MLP 4 tanh, alpha 1e-3": (_mlp((4,), "tanh", 1e-3), 0),
+    "MLP 8 tanh, alpha 1e-2": (_mlp((8,), "tanh", 1e-2), 0),
+    "MLP 8 tanh, alpha 0.1": (_mlp((8,), "tanh", 1e-1), 0),
+    "MLP 16 tanh, alpha 1e-2": (_mlp((16,), "tanh", 1e-2), 0),
+    "mean of logistic and MLP 8 tanh, alpha 1e-3": (lambda s: Mean([_logistic, _mlp((8,), "tanh", 1e-3)], s), 0),
+    "gradient-boosted trees, depth 2, 100": (_boosted(2, 100), 0),
+}
+
+
+class Scored(flows.LearnedClassifier):
+    """The learned classifier's gates (bytes now, min_age) and inputs (version 5) around a
+    scikit-learn model's probability."""
+    def __init__(self, model, cutoff):
+        super().__init__(np.zeros(train_flows.DEFAULT_RECENT + flows.classify.FEATURES[5][1]), 0.0, LINK,
+                         INTERVAL, cutoff=cutoff, history=train_flows.DEFAULT_WINDOW,
+                         recent=train_flows.DEFAULT_RECENT, version=5, min_age=train_flows.MIN_AGE)
+        self.model = model
+
+    def probability(self, counts, totals=None):
+        x = self.inputs(counts, totals)
+        return self.model.predict_proba(x.reshape(-1, x.shape[-1]))[:, 1].reshape(x.shape[:2])
+
+
+def fitted(make, seed, groups):
+    x, y, w = train_flows.design(groups, train_flows.DEFAULT_WINDOW, train_flows.DEFAULT_RECENT, LINK * INTERVAL)
+    return make(seed).fit(x, y, sample_weight=w)
+
+
+def evaluate(make, seed, data, train, held, every, cutoffs):
+    """{cutoff: row} and the rule's cutoff (leave one training pattern out, as train_flows; a
+    fold whose training part holds one class is skipped)."""
+    folds = []
+    for out in train:
+        try:
+            model = fitted(make, seed, [data[p] for p in train if p != out])
+        except train_flows.TrainError:
+            continue
+        folds.append({c: train_flows.score(Scored(model, c), data[out])["timely_accuracy"] for c in cutoffs})
+    cv = {c: float(np.mean([f[c] for f in folds])) for c in cutoffs}
+    model = fitted(make, seed, [data[p] for p in train])
+    rows = {}
+    for c in cutoffs:
+        clf = Scored(model, c)
+        s = train_flows.score(clf, [r for p in held for r in data[p]])
+        rows[c] = dict(cv=cv[c], halo3d=train_flows.score(clf, every["mininet-halo3d"])["within_2"],
+                       within_2=s["within_2"], accuracy=s["accuracy"], precision=s["precision"],
+                       recall=s["recall"], alltoall_fp=train_flows.score(clf, every["mininet-alltoall"])["fp"],
+                       cg_precision=train_flows.score(clf, data["cg"])["precision"])
+    return rows, max(cutoffs, key=lambda c: (cv[c], -c))
+
+
+def load(halo2d):
+    """(data {pattern: runs} as the shipped model's command builds it, every Mininet log by pattern)."""
+    data = train_flows.dataset(sorted(flowtraffic.PATTERNS), train_flows.DEFAULT_INSTANCES, 0, LINK, INTERVAL,
+                               train_flows.TRACE_DIR)
+    folders = [os.path.join(RESULTS, f"flowdetect-{s}", "counters") for s in COMMAND + ((HALO2D,) if halo2d else ())]
+    logs, rate, interval = counterlogs.dataset(folders)
+    data.update(counterlogs.rescaled(logs, rate * interval, LINK * INTERVAL))
+    every, rate, interval = counterlogs.dataset(sorted(glob.glob(os.path.join(RESULTS, "flowdetect-*", "counters"))))
+    return data, counterlogs.rescaled(every, rate * interval, LINK * INTERVAL)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", action="append", choices=sorted(MODELS), help="this model only (repeatable)")
+    p.add_argument("--curve", action="store_true", help="a row for every cutoff, not only the rule's")
+    p.add_argument("--halo2d", action="store_true", help="also train on the Mininet halo2d logs")
+    args = p.parse_args(argv)
+    try:
+        data, every = load(args.halo2d)
+    except flows.CounterLogError as exc:
+        print(f"flowdetect_nonlinear: {exc}", file=sys.stderr)
+        return 2
+    held = list(train_flows.TEST_PATTERNS) + [counterlogs.PREFIX + t for t in counterlogs.TEST_PATTERNS]
+    train = [p for p in sorted(data) if p not in held]
+    f = train_flows._fmt
+    print("| model | cutoff | training folds' timely accuracy | halo3d within 2 (every log) | held-out within 2 "
+          "| held-out accuracy | precision | recall | Mininet alltoall mice flagged | simulated cg precision |")
+    print("|" + "---|" * 10)
+    for name in args.only or MODELS:
+        make, seed = MODELS[name]
+        rows, rule = evaluate(make, seed, data, train, held, every, train_flows.CUTOFFS)
+        for c in train_flows.CUTOFFS if args.curve else (rule,):
+            r = rows[c]
+            print(f"| {name}{' (rule)' if args.curve and c == rule else ''} | {c} | {f(r['cv'])} | {f(r['halo3d'])} "
+                  f"| {f(r['within_2'])} | {f(r['accuracy'])} | {f(r['precision'])} | {f(r['recall'])} "
+                  f"| {r['alltoall_fp']} | {f(r['cg_precision'])} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
