@@ -108,6 +108,7 @@ def parse_args(argv):
                    help="repeatable: every MPI kind runs once per variant in each round (interleaved), with "
                         "these MCA parameters on top of --ompi-mca, results under KIND+NAME (bench/mpi_transport.py)")
     emulation.add_arguments(p)
+    mpi_transport.add_arguments(p)
     args = p.parse_args(argv)
     try:
         args.mca = parse_mca(args.ompi_mca)
@@ -229,7 +230,7 @@ def measure(bench, rate, traces, args, log_dir=None):
         c0 = cpu_times()
         if sampler:
             sampler.start()
-        bench.mca = base_mca + mca
+        bench.mca = mpi_transport.merged(base_mca, mca)
         try:
             rc, output, wall = pattern_run(bench, hosts, argv_k, run_env, jbm.PRELOAD,
                                            options=wait_args(wait, args.sleep_us))
@@ -367,13 +368,14 @@ def main(argv=None):
                                                                   datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
     os.makedirs(os.path.join(out_dir, "traces"))
     bargs = argparse.Namespace(prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, k4_bw=args.rates[0], seed=7,
-                               mca=args.mca, **emulation.choices(args))
+                               mca=args.mca, mpi_transport=args.mpi_transport, **emulation.choices(args))
     spec = jbm.fabric_spec(args.fabric, bargs)
     if args.fabric != "k4":   # start at the first rate, the fabric's host/fabric ratio kept
         spec["host_bw"], spec["fabric_bw"] = args.rates[0] * spec["host_bw"] / spec["fabric_bw"], args.rates[0]
     results = {"command": [sys.executable] + sys.argv, "software": software_versions(), "rounds": args.rounds,
                "fabric": args.fabric, "seconds": args.seconds, "shift": spec["shift"], "perm": spec["perm"],
                "placement": spec["placement"], "rates": {}, "failed": None, "extra_mca": dict(args.mca),
+               "mpi_transport": mpi_transport.record(args),
                "mca_variants": {name: dict(mca) for name, mca in args.variants if name}}
     os.makedirs(os.path.join(out_dir, "logs"))
     if args.links:

@@ -53,6 +53,12 @@ def markdown(results):
     if medians:
         text += "\n| measurement | Mbit/s | median stream, shift: rounds (median) | perm: rounds (median) | " \
             "TCP retransmits, shift/perm: rounds |\n|---|---|---|---|---|\n" + "\n".join(medians) + "\n\n"
+    transport = results.get("mpi_transport")
+    if transport:
+        text += "Open MPI transport: %s (MCA %s); variants (KIND+NAME, on top of it): %s.\n" % (
+            transport["name"], ", ".join("%s=%s" % kv for kv in sorted(transport["mca"].items())) or "none",
+            "; ".join("%s: %s" % (n, ", ".join("%s=%s" % kv for kv in sorted(m.items())) or "none")
+                      for n, m in sorted((results.get("mca_variants") or {}).items())) or "none")
     emu = results.get("emulation")
     if emu:
         text += "Emulation choices: ovs-vswitchd send buffer %s; ACK class %s.\n" % (

@@ -82,3 +82,64 @@ def test_links_table_names_the_idle_senders():
     text = jobroute_rate_md.links_markdown(results)
     assert "| 5.0 | 1 | mpi-sdn-optimal+buf | perm | 1.04 | - | 0.0-0.2 | 4.0-8.2 | h5 4.2 |" in text
     assert "| 5.0 | 1 | mpi-sdn-optimal+buf | shift | 1.04 | - | 0.0-0.2 | 4.0-8.2 | none |" in text
+
+
+def test_merged_lets_later_entries_replace_same_named_ones():
+    base = [("btl_tcp_flags", "0x139"), ("btl_tcp_sndbuf", "32768")]
+    assert mpi_transport.merged(base, [("btl_tcp_sndbuf", "0"), ("pml", "ob1")]) == [
+        ("btl_tcp_flags", "0x139"), ("btl_tcp_sndbuf", "0"), ("pml", "ob1")]
+    assert mpi_transport.merged(base, []) == base
+
+
+def test_every_transport_passes_the_harness_rules_and_the_default_is_bounded():
+    for name, (mca, why) in mpi_transport.TRANSPORTS.items():
+        assert mpi_transport.parse_variant("%s:%s" % (name, ",".join("%s=%s" % kv for kv in mca)))[1] == list(mca)
+        assert why
+    settings = dict(mpi_transport.TRANSPORTS["bounded"][0])
+    assert int(settings["btl_tcp_flags"], 16) & 0x2 == 0          # no PUT: the send/receive pipeline
+    assert int(settings["btl_tcp_flags"], 16) | 0x2 == 0x13b      # otherwise Open MPI 4.1's flags
+    assert mpi_transport.DEFAULT_TRANSPORT == "bounded"
+
+
+def test_route_bench_runs_the_chosen_transport_with_extra_mca_over_it():
+    import argparse  # pylint: disable=import-outside-toplevel
+    import bench_jobroute_mininet  # noqa: E402  pylint: disable=import-outside-toplevel
+    args = bench_jobroute_mininet.parse_args(["--fabrics", "k4"])
+    assert args.mpi_transport == "bounded"
+    rec = mpi_transport.record(args)
+    assert rec["name"] == "bounded" and rec["mca"] == dict(mpi_transport.TRANSPORTS["bounded"][0]) and rec["why"]
+    with pytest.raises(SystemExit) as exc:
+        bench_jobroute_mininet.parse_args(["--mpi-transport", "fast"])
+    assert exc.value.code == 2
+    ns = argparse.Namespace(prefix="zz", mgmt_subnet="172.28.0.0/16", k4_bw=5.0, seed=7, mpi_transport="bounded",
+                            mca=[("btl_tcp_sndbuf", "65536")])
+    bench = bench_jobroute_mininet.RouteBench(bench_jobroute_mininet.fabric_spec("k4", ns), ns, "/nonexistent")
+    try:
+        assert dict(bench.mca) == dict(mpi_transport.TRANSPORTS["bounded"][0], btl_tcp_sndbuf="65536")
+        assert len(bench.mca) == len(mpi_transport.TRANSPORTS["bounded"][0])
+    finally:
+        bench.stop_controller()
+    assert mpi_transport.transport_mca(argparse.Namespace(mpi_transport="default", mca=[])) == []
+
+
+def test_jobroute_rate_records_the_transport_and_variants_go_over_it(monkeypatch):
+    seen = []
+    monkeypatch.setattr(jobroute_rate, "pattern_run",
+                        lambda bench, *a, **k: (seen.append(list(bench.mca)), (1, "", 1.0))[1])
+    args = jobroute_rate.parse_args(["--kinds", "mpi-dmodk", "--mca-variant", "put:btl_tcp_flags=0x13b"])
+    assert args.mpi_transport == "bounded"
+    bench = FakeBench()
+    bench.mca = mpi_transport.transport_mca(args)
+    jobroute_rate.measure(bench, 5.0, {}, args)
+    assert dict(seen[0])["btl_tcp_flags"] == "0x13b" and len(seen[0]) == len(bench.mca)
+
+
+def test_reports_name_the_transport_and_the_variants():
+    import jobroute_report  # noqa: E402  pylint: disable=import-outside-toplevel
+    rec = {"name": "bounded", "mca": {"btl_tcp_sndbuf": "32768", "btl_tcp_flags": "0x139"}}
+    text = jobroute_report.markdown({"method": {"mpi_transport": rec}, "fabrics": {}})
+    assert "Open MPI transport (bench/mpi_transport.py): bounded, MCA btl_tcp_flags=0x139, btl_tcp_sndbuf=32768." in text
+    results = {"rates": {}, "seconds": 8, "mpi_transport": dict(rec, name="default", mca={}),
+               "mca_variants": {"put": {"btl_tcp_flags": "0x13b"}, "base": {}}}
+    assert ("Open MPI transport: default (MCA none); variants (KIND+NAME, on top of it): base: none; "
+            "put: btl_tcp_flags=0x13b.") in jobroute_rate_md.markdown(results)
