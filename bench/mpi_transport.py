@@ -10,14 +10,15 @@ as ``mpi_transport``. ``--ompi-mca`` entries replace a transport entry of the sa
 a message above the eager limit (64 KiB) by rendezvous and, with the BTL's emulated PUT, as one
 put fragment of the whole message, after the receiver's control message. The BTL sends the
 fragments of one connection in order, and a pair of ranks that send to each other (a 2-cycle of a
-permutation) share one connection, so a rank's control message to its peer waits behind its own
-whole message (megabytes: one transfer time, 4 s at 5 Mbit/s), and the peer idles that long.
-``bounded`` sends by the send/receive pipeline instead (no PUT flag: ob1 schedules fragments of
-btl_tcp_max_send_size, 3 in flight, the control message goes behind at most those) and bounds
-the kernel's send buffer to about the fabric's bandwidth-delay product (5-40 Mbit/s, RTTs of
-ms: a few to tens of KB; Linux doubles the value given), so that it waits behind tens of KB,
-not megabytes. Small PUT fragments instead are worse: each needs a control message and its
-completion, both of which then wait behind data (measured: 55 % per flow).
+permutation) share one connection, so a rank's control message to its peer can wait behind its
+own whole message (megabytes: one transfer time, 4 s at 5 Mbit/s) while the peer idles. Bounding
+the socket buffers alone does not help (the message waits in the BTL's queue, not in the
+socket). ``bounded`` sends by the send/receive pipeline instead (no PUT flag: ob1 schedules
+fragments of btl_tcp_max_send_size, 3 in flight, as their predecessors leave for the socket), so
+the control message waits behind at most 3 x 16 KiB plus the socket's unsent bytes (Linux sizes
+the send buffer from the congestion window: a few bandwidth-delay products, tens of KB at 5-40
+Mbit/s and RTTs of ms). Small PUT fragments instead are worse: each needs a control message and
+a completion message, which then wait behind data too (measured: 55 % per flow).
 
 ``--mca-variant NAME:K=V[,K=V...]`` (bench/jobroute_rate.py) runs every MPI kind once per
 variant in each round, interleaved, its results under KIND+NAME: the way to compare transport
@@ -33,11 +34,9 @@ VARIANT_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
 TCP_FLAGS_NO_PUT = "0x139"
 TRANSPORTS = {
     "default": ((), "Open MPI's own settings"),
-    "bounded": ((("btl_tcp_flags", TCP_FLAGS_NO_PUT), ("btl_tcp_max_send_size", "16384"),
-                 ("btl_tcp_sndbuf", "32768")),
-                "rendezvous control messages behind tens of KB, not a whole message: the tcp BTL's send/receive "
-                "pipeline (no PUT), 16 KiB fragments, 32 KiB socket send buffer (about the fabric's "
-                "bandwidth-delay product); the same for every policy"),
+    "bounded": ((("btl_tcp_flags", TCP_FLAGS_NO_PUT), ("btl_tcp_max_send_size", "16384")),
+                "rendezvous control messages wait behind tens of KB, not a whole message: the tcp BTL's "
+                "send/receive pipeline (no PUT), 16 KiB fragments; the same for every policy"),
 }
 DEFAULT_TRANSPORT = "bounded"
 

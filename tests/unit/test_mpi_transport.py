@@ -112,11 +112,12 @@ def test_route_bench_runs_the_chosen_transport_with_extra_mca_over_it():
         bench_jobroute_mininet.parse_args(["--mpi-transport", "fast"])
     assert exc.value.code == 2
     ns = argparse.Namespace(prefix="zz", mgmt_subnet="172.28.0.0/16", k4_bw=5.0, seed=7, mpi_transport="bounded",
-                            mca=[("btl_tcp_sndbuf", "65536")])
+                            mca=[("btl_tcp_max_send_size", "8192"), ("btl_tcp_sndbuf", "65536")])
     bench = bench_jobroute_mininet.RouteBench(bench_jobroute_mininet.fabric_spec("k4", ns), ns, "/nonexistent")
     try:
-        assert dict(bench.mca) == dict(mpi_transport.TRANSPORTS["bounded"][0], btl_tcp_sndbuf="65536")
-        assert len(bench.mca) == len(mpi_transport.TRANSPORTS["bounded"][0])
+        assert dict(bench.mca) == dict(mpi_transport.TRANSPORTS["bounded"][0], btl_tcp_max_send_size="8192",
+                                       btl_tcp_sndbuf="65536")
+        assert len(bench.mca) == len(mpi_transport.TRANSPORTS["bounded"][0]) + 1
     finally:
         bench.stop_controller()
     assert mpi_transport.transport_mca(argparse.Namespace(mpi_transport="default", mca=[])) == []
@@ -136,9 +137,9 @@ def test_jobroute_rate_records_the_transport_and_variants_go_over_it(monkeypatch
 
 def test_reports_name_the_transport_and_the_variants():
     import jobroute_report  # noqa: E402  pylint: disable=import-outside-toplevel
-    rec = {"name": "bounded", "mca": {"btl_tcp_sndbuf": "32768", "btl_tcp_flags": "0x139"}}
+    rec = {"name": "bounded", "mca": {"btl_tcp_max_send_size": "16384", "btl_tcp_flags": "0x139"}}
     text = jobroute_report.markdown({"method": {"mpi_transport": rec}, "fabrics": {}})
-    assert "Open MPI transport (bench/mpi_transport.py): bounded, MCA btl_tcp_flags=0x139, btl_tcp_sndbuf=32768." in text
+    assert "Open MPI transport (bench/mpi_transport.py): bounded, MCA btl_tcp_flags=0x139, btl_tcp_max_send_size=16384." in text
     results = {"rates": {}, "seconds": 8, "mpi_transport": dict(rec, name="default", mca={}),
                "mca_variants": {"put": {"btl_tcp_flags": "0x13b"}, "base": {}}}
     assert ("Open MPI transport: default (MCA none); variants (KIND+NAME, on top of it): base: none; "
