@@ -47,6 +47,7 @@ import emulation  # noqa: E402
 import jobroute_hpcc  # noqa: E402
 import jobroute_report  # noqa: E402
 import jobroute_sim  # noqa: E402
+import mpi_transport  # noqa: E402
 
 LIB = os.path.join(ROOT, "libsdnmpi")
 PRELOAD = os.path.join(LIB, "libsdnmpi-preload.so")
@@ -101,6 +102,7 @@ def parse_args(argv):
     p.add_argument("--prefix", default="jr", help="switch name prefix (unique among running fabrics)")
     p.add_argument("--mgmt-subnet", default="172.30.0.0/16")
     emulation.add_arguments(p)
+    mpi_transport.add_arguments(p)
     args = p.parse_args(argv)
     try:
         args.fabrics = csv_list(args.fabrics, tuple(FABRICS))
@@ -137,7 +139,7 @@ class RouteBench(Bench):
                                 prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, **emulation.choices(args))
         Bench.__init__(self, ns)
         self.spec = spec
-        self.mca = list(getattr(args, "mca", ()))      # [(name, value)]: extra --mca of every mpirun
+        self.mca = mpi_transport.transport_mca(args)   # [(name, value)]: --mca of every mpirun
         # the operator token the controller creates (kept out of the results, removed at the end)
         self.token_dir = tempfile.mkdtemp(prefix="jobroute-token-")
         self.token_file = os.path.join(self.token_dir, "operator-token")
@@ -391,7 +393,7 @@ def main(argv=None):
                           "pattern_bytes": PATTERN_BYTES, "k4_scale": args.k4_scale, "quick": args.quick,
                           "hpcc_n": args.hpcc_n, "hpcc_ptrans_n": args.hpcc_ptrans_n,
                           "patterns": args.patterns, "wait_sleep_us": args.wait_sleep,
-                          "env": NO_COLLECTIVES},
+                          "env": NO_COLLECTIVES, "mpi_transport": mpi_transport.record(args)},
                "fabrics": {}}
     progress = Progress(len(args.fabrics) * len(args.programs) * args.reps * len(args.policies))
     print("job-routing bench: results in %s" % out_dir, flush=True)

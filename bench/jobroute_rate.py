@@ -66,6 +66,7 @@ import emulation  # noqa: E402
 import jobroute_links  # noqa: E402
 import jobroute_report  # noqa: E402
 from jobroute_rate_md import KINDS, markdown  # noqa: E402
+import mpi_transport  # noqa: E402
 from ovs_sendbuf import OVS_PIDFILE  # noqa: E402
 
 # The control's shift with ranks in host order: every flow between leaves, and D-mod-K
@@ -103,10 +104,15 @@ def parse_args(argv):
     p.add_argument("--ompi-mca", action="append", default=[], metavar="NAME=VALUE",
                    help="an extra Open MPI MCA parameter for every mpirun (repeatable; recorded), e.g. "
                         "btl_tcp_eager_limit=4194304")
+    p.add_argument("--mca-variant", action="append", default=[], metavar="NAME:K=V[,K=V]",
+                   help="repeatable: every MPI kind runs once per variant in each round (interleaved), with "
+                        "these MCA parameters on top of --ompi-mca, results under KIND+NAME (bench/mpi_transport.py)")
     emulation.add_arguments(p)
+    mpi_transport.add_arguments(p)
     args = p.parse_args(argv)
     try:
         args.mca = parse_mca(args.ompi_mca)
+        args.variants = mpi_transport.parse_variants(args.mca_variant, base=args.mca)
         args.rates = [float(r) for r in csv_list(args.rates)]
         args.kinds = csv_list(args.kinds, KINDS)
         args.waits = csv_list(args.waits, WAITS)
@@ -170,9 +176,10 @@ def wait_args(wait, sleep_us):
     return ["--wait-sleep", sleep_us] if wait == "sleep" else []
 
 
-def run_key(kind, wait):
-    """The results' key of an MPI kind run with a wait mode: the kind itself for spin."""
-    return kind if wait == "spin" else "%s+%s" % (kind, wait)
+def run_key(kind, wait, variant=""):
+    """The results' key of an MPI kind run with a wait mode and an MCA variant: KIND, then +WAIT
+    unless spin, then +VARIANT if named."""
+    return "+".join([kind] + ([wait] if wait != "spin" else []) + ([variant] if variant else []))
 
 
 def rank_cpu(output):
@@ -210,7 +217,9 @@ def measure(bench, rate, traces, args, log_dir=None):
             "mpi-dmodk-host-order": (host_order, env),
             "mpi-dmodk": (jobroute_report.bench_placement(n), env)}
     argv = steps(bench.spec, nbytes, shift=shift, pause=args.links, shift_only=args.shift_only)
-    for kind, wait in [(k, w) for k in args.kinds if k in runs for w in args.waits]:
+    base_mca = list(bench.mca)
+    for kind, wait, (variant, mca) in [(k, w, v) for k in args.kinds if k in runs for w in args.waits
+                                        for v in args.variants]:
         hosts, run_env = runs[kind]
         if kind in ("mpi-sdn-optimal", "mpi-dmodk"):
             argv_k = steps(bench.spec, nbytes, pause=args.links, shift_only=args.shift_only)
@@ -221,15 +230,17 @@ def measure(bench, rate, traces, args, log_dir=None):
         c0 = cpu_times()
         if sampler:
             sampler.start()
+        bench.mca = mpi_transport.merged(base_mca, mca)
         try:
             rc, output, wall = pattern_run(bench, hosts, argv_k, run_env, jbm.PRELOAD,
                                            options=wait_args(wait, args.sleep_us))
         finally:
+            bench.mca = base_mca
             timeline = sampler.stop() if sampler else None
         pats = jbm.parse_patterns(output) if rc == 0 else None
         c1 = cpu_times()
         rec = {"rc": rc, "wall_s": wall, "cpu_busy": busy_share(c0, c1), "ovs_cores": ovs_cores(c0, c1),
-               "wait": wait}
+               "wait": wait, "variant_mca": dict(mca)}
         rec["rank_cpu_min_s"], rec["rank_cpu_max_s"] = rank_cpu(output)
         for name in ("shift", "perm"):
             if pats and name in pats:
@@ -240,9 +251,9 @@ def measure(bench, rate, traces, args, log_dir=None):
             rec["links"] = link_summary(bench, timeline, nbytes)
             rec["wire"] = wire_delta(w0, wire_counters(bench))
             if log_dir:
-                jobroute_links.save(os.path.join(log_dir, "links-%s-%g-%d.json.gz" % (run_key(kind, wait), rate,
-                                                                                     int(now_s()))), timeline)
-        out[run_key(kind, wait)] = rec
+                name = "links-%s-%g-%d.json.gz" % (run_key(kind, wait, variant), rate, int(now_s()))
+                jobroute_links.save(os.path.join(log_dir, name), timeline)
+        out[run_key(kind, wait, variant)] = rec
     seconds = max(4, int(round(args.seconds * 2)))
     for kind, planner in (("iperf3-sdn-optimal", "sdn-optimal"), ("iperf3-dmodk", None)):
         if kind in args.kinds:
@@ -357,13 +368,15 @@ def main(argv=None):
                                                                   datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
     os.makedirs(os.path.join(out_dir, "traces"))
     bargs = argparse.Namespace(prefix=args.prefix, mgmt_subnet=args.mgmt_subnet, k4_bw=args.rates[0], seed=7,
-                               mca=args.mca, **emulation.choices(args))
+                               mca=args.mca, mpi_transport=args.mpi_transport, **emulation.choices(args))
     spec = jbm.fabric_spec(args.fabric, bargs)
     if args.fabric != "k4":   # start at the first rate, the fabric's host/fabric ratio kept
         spec["host_bw"], spec["fabric_bw"] = args.rates[0] * spec["host_bw"] / spec["fabric_bw"], args.rates[0]
     results = {"command": [sys.executable] + sys.argv, "software": software_versions(), "rounds": args.rounds,
                "fabric": args.fabric, "seconds": args.seconds, "shift": spec["shift"], "perm": spec["perm"],
-               "placement": spec["placement"], "rates": {}, "failed": None, "extra_mca": dict(args.mca)}
+               "placement": spec["placement"], "rates": {}, "failed": None, "extra_mca": dict(args.mca),
+               "mpi_transport": mpi_transport.record(args),
+               "mca_variants": {name: dict(mca) for name, mca in args.variants if name}}
     os.makedirs(os.path.join(out_dir, "logs"))
     if args.links:
         os.makedirs(os.path.join(out_dir, "timelines"))

@@ -5,6 +5,7 @@ import statistics
 
 KINDS = ("mpi-sdn-optimal", "mpi-sdn-optimal-host-order", "mpi-dmodk-host-order", "mpi-dmodk", "iperf3-sdn-optimal",
          "iperf3-dmodk", "iperf3-dmodk-host-order", "iperf3-single")
+IDLE_SHOWN_S = 0.5      # links table: a sender idle (jobroute_links.idle_senders) at least this long
 
 
 def markdown(results):
@@ -52,6 +53,12 @@ def markdown(results):
     if medians:
         text += "\n| measurement | Mbit/s | median stream, shift: rounds (median) | perm: rounds (median) | " \
             "TCP retransmits, shift/perm: rounds |\n|---|---|---|---|---|\n" + "\n".join(medians) + "\n\n"
+    transport = results.get("mpi_transport")
+    if transport:
+        text += "Open MPI transport: %s (MCA %s); variants (KIND+NAME, on top of it): %s.\n" % (
+            transport["name"], ", ".join("%s=%s" % kv for kv in sorted(transport["mca"].items())) or "none",
+            "; ".join("%s: %s" % (n, ", ".join("%s=%s" % kv for kv in sorted(m.items())) or "none")
+                      for n, m in sorted((results.get("mca_variants") or {}).items())) or "none")
     emu = results.get("emulation")
     if emu:
         text += "Emulation choices: ovs-vswitchd send buffer %s; ACK class %s.\n" % (
@@ -61,7 +68,8 @@ def markdown(results):
 
 def links_markdown(results):
     """Per MPI run sampled (--links): each exchange's busiest switch link (in flows) and when the
-    receiving hosts got their first and last bytes (seconds from the exchange's first bytes)."""
+    receiving hosts got their first and last bytes (seconds from the exchange's first bytes), and the
+    senders idle >= IDLE_SHOWN_S while the others sent."""
     rows = []
     for rate, rounds in sorted(results["rates"].items(), key=lambda kv: float(kv[0])):
         for rnd, rec in enumerate(rounds, 1):
@@ -70,13 +78,15 @@ def links_markdown(results):
                 if not links:
                     continue
                 for name, ex in zip(("shift", "perm"), links["exchanges"]):
-                    rows.append("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+                    idle = {h: s for h, s in (ex.get("idle_senders_s") or {}).items() if s >= IDLE_SHOWN_S}
+                    rows.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
                         rate, rnd, kind, name, "-" if ex["max_link_flows"] is None else "%.2f" % ex["max_link_flows"],
                         ", ".join("%s %.2f" % kv for kv in ex["links_over_1_2"].items()) or "-",
                         "%.1f-%.1f" % tuple(ex["host_start_s"]) if ex["host_start_s"] else "-",
-                        "%.1f-%.1f" % tuple(ex["host_done_s"]) if ex["host_done_s"] else "-"))
+                        "%.1f-%.1f" % tuple(ex["host_done_s"]) if ex["host_done_s"] else "-",
+                        ", ".join("%s %.1f" % kv for kv in sorted(idle.items())) or "none"))
     if not rows:
         return ""
     return ("\n| Mbit/s | round | kind | exchange | max flows on a switch link | links > 1.2 flows | "
-            "hosts' first bytes (s) | hosts 98 % done (s) |\n|---|---|---|---|---|---|---|---|\n"
-            + "\n".join(rows) + "\n")
+            "hosts' first bytes (s) | hosts 98 % done (s) | senders idle while the others sent (s) |\n"
+            "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")

@@ -189,6 +189,10 @@ def sim_check(fab):
 
 def markdown(results):
     lines = []
+    transport = results.get("method", {}).get("mpi_transport")
+    if transport:
+        lines += ["Open MPI transport (bench/mpi_transport.py): %s, MCA %s." % (
+            transport["name"], ", ".join("%s=%s" % kv for kv in sorted(transport["mca"].items())) or "none"), ""]
     for name, fab in results.get("fabrics", {}).items():
         spec = fab["spec"]
         lines.append("## %s: %d hosts, host links %g Mbit/s, fabric links %g Mbit/s" % (

@@ -207,7 +207,8 @@ def test_jobroute_rate_passes_extra_mca_to_the_route_bench():
         with pytest.raises(SystemExit) as exc:
             jobroute_rate.parse_args(bad)
         assert exc.value.code == 2
-    ns = argparse.Namespace(prefix="zz", mgmt_subnet="172.28.0.0/16", k4_bw=5.0, seed=7, mca=args.mca)
+    ns = argparse.Namespace(prefix="zz", mgmt_subnet="172.28.0.0/16", k4_bw=5.0, seed=7, mca=args.mca,
+                            mpi_transport="default")
     bench = bench_jobroute_mininet.RouteBench(bench_jobroute_mininet.fabric_spec("k4", ns), ns, "/nonexistent")
     try:
         assert bench.mca == [("btl_tcp_eager_limit", "4194304")]
