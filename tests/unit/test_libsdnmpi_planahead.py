@@ -41,6 +41,8 @@ def test_plan_sent_at_init_and_taken_by_the_first_call(built, stub_factory, tmp_
     out, stderr = run(np, env, "--wait-file", seen)
     assert out["first"] == RD and out["second"] == RD
     assert out["ahead"] == 1 and out["age"] > 0 and out["request"] >= 0
+    # the first call is no reconnect agreement step (its Bcast was on the start-up path; the 8th is)
+    assert "failures=0 agree_first=0" in out["stdout"]
     assert stub.errors == []
     assert [[r["op"] for r in c["requests"]] for c in stub.conns] == [["register", "plan_allreduce", "release"]]
     hosts = fake_hosts(np, nhosts)
