@@ -63,6 +63,9 @@ def parse_args(argv):
     g.add_argument("--startup-reps", type=int, help="startup rows: jobs per p (%d)" % FULL["startup_reps"])
     g.add_argument("--startup-calls", type=int,
                    help="startup rows: cached 8-byte calls per variant and job (%d)" % FULL["startup_calls"])
+    g.add_argument("--startup-baseline", metavar="COLL_BENCH",
+                   help="startup rows: also run the cold, warm and warm-gap variants with this coll_bench "
+                        "binary (built against another libsdnmpi), interleaved, rows marked 'baseline'")
     g.add_argument("--seed", type=int, default=7, help="seed of the random placement")
     g.add_argument("--sdn-algs", default="",
                    help="also time SDN_MPI_Allreduce forced to each of these algorithms (rd, rabenseifner, "
@@ -119,6 +122,10 @@ def parse_args(argv):
         bad = [a for a in args.controller_arg if not a.startswith(("--sdnmpi-", "--nosdnmpi-"))]
         if bad:
             raise ValueError("--controller-arg wants a --sdnmpi-* (or --nosdnmpi-*) option, got %s" % bad[0])
+        if args.startup_baseline and not os.access(args.startup_baseline, os.X_OK):
+            raise ValueError("--startup-baseline: %s is not an executable file" % args.startup_baseline)
+        if args.startup_baseline:
+            args.startup_baseline = os.path.abspath(args.startup_baseline)
     except ValueError as exc:
         parser.error(str(exc))
     return args

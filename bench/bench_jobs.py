@@ -33,7 +33,7 @@ def run_mpi_job(bench, job, progress):
     fab = bench.fabric
     hosts = [fab.host(h) for h in bench.host_names(job["hosts"])]
     toggle_dir = tempfile.mkdtemp(prefix="toggle-", dir=fab.tmpdir)
-    prog = [bench.coll_bench, "--collective", job["collective"], "--reps", job["reps"]]
+    prog = [job.get("coll_bench") or bench.coll_bench, "--collective", job["collective"], "--reps", job["reps"]]
     if job.get("sizes"):
         prog += ["--sizes", ",".join(str(s) for s in job["sizes"])]
     if job.get("calls"):

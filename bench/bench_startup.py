@@ -29,6 +29,11 @@ VARIANTS = (
     ("_warm_noahead", "warm, SDN_MPI_PLAN_AHEAD=0", {"warm": True, "variant": "noahead",
                                                      "env": {"SDN_MPI_PLAN_AHEAD": "0"}}),
     ("_warm_gap", "warm, first call %d ms after Init" % GAP_MS, {"warm": True, "variant": "gap", "gap_ms": GAP_MS}),
+    # --startup-baseline BIN: the same jobs with another library (coll_bench links it statically)
+    ("_base", "cold, baseline library", {"warm": False, "variant": "base", "baseline": True}),
+    ("_warm_base", "warm, baseline library", {"warm": True, "variant": "base", "baseline": True}),
+    ("_warm_gap_base", "warm, first call %d ms after Init, baseline library" % GAP_MS,
+     {"warm": True, "variant": "gap_base", "gap_ms": GAP_MS, "baseline": True}),
 )
 # A new communicator's first SDN_MPI_Allreduce (coll_bench_startup.c, --startup-comms), by how it
 # was made: (HOW, label) for the metrics comm_HOW_create and comm_HOW_first.
@@ -64,12 +69,16 @@ def plan_jobs(args, fab, routing):
         hosts = benchcore.placement_hosts("block", fab.hosts, min(p, fab.hosts), args.seed)
         for rep in range(args.startup_reps):
             for suffix, _label, settings in VARIANTS:
+                if settings.get("baseline") and not getattr(args, "startup_baseline", None):
+                    continue
                 job = {"name": "startup-%s-p%d-%s%d" % (routing, p, suffix.lstrip("_") or "cold", rep + 1),
                        "collective": "startup", "routing": routing, "placement": "block", "nprocs": p,
                        "hosts": hosts, "slots": slots, "warm": False, "reps": 1, "tiny_reps": args.startup_calls,
                        "nimpl": 1, "work": 3.0, "work_per_byte": 0.0, "startup_bcast_bytes": BCAST_BYTES,
                        "startup_comms": 1}
-                job.update(settings)
+                job.update((k, v) for k, v in settings.items() if k != "baseline")
+                if settings.get("baseline"):
+                    job["coll_bench"] = args.startup_baseline
                 jobs.append(job)
     return jobs
 

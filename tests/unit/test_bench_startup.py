@@ -74,12 +74,12 @@ def test_startup_rows_carry_the_library_breakdown(built, stub_factory, coll_benc
     assert rows["second_bcast"]["parts"] == {} and rows["second_bcast"]["t_s"] > 0
     assert [h for _, r in stub.requests("register") for h in r["hosts"]] == fake_hosts(4, 4)
     # cached calls: both variants alternate; the SDN ones run the agreement step on every 8th
-    # SDN call on the world communicator (the first call above was the first of them)
+    # SDN call on the world communicator, the 8th the first (the first call above was call 1)
     cached = [e for e in events if e["bench"] == "startup" and e["metric"] == "cached"]
     assert sorted(e["variant"] for e in cached) == ["direct"] * 12 + ["sdnmpi"] * 12
     assert all(cached[2 * k]["variant"] != cached[2 * k + 1]["variant"] for k in range(12))
     sdn = [e for e in cached if e["variant"] == "sdnmpi"]
-    assert [e["agree"] for e in sdn] == [int((k + 1) % AGREE_EVERY == 0) for k in range(12)]
+    assert [e["agree"] for e in sdn] == [int((k + 2) % AGREE_EVERY == 0) for k in range(12)]
     assert all(e["agree"] == 0 for e in cached if e["variant"] == "direct")
 
 
@@ -152,6 +152,33 @@ def test_startup_variants_and_bcast_table():
             "50.0 ms-70.0 ms | 30.0 ms | +30.0 ms | 10.0 ms | 20.0 ms | 15.0 ms | 12.0 ms | 9.0 ms |") in table
     assert "| first SDN_MPI_Allreduce, warm, first call 100 ms after Init | 8 | 3 | 9.0 ms |" in table
     assert "| 9.0 ms-9.0 ms | - | - | - | 0 | 1 | 100.0 ms | - | - | - |" in table
+
+
+def test_baseline_variants(tmp_path):
+    """--startup-baseline BIN: the cold, warm and warm-gap jobs again, interleaved, each with that
+    coll_bench (another library), its rows labelled "baseline library"; without it, none; a path
+    that is not an executable is a one-line usage error."""
+    import bench_cli  # noqa: E402  pylint: disable=import-outside-toplevel
+    prog = tmp_path / "coll_bench"
+    prog.write_text("#!/bin/sh\n")
+    prog.chmod(0o755)
+    args = bench_cli.parse_args(["--startup-reps", "2", "--startup-baseline", str(prog)])
+    planned = bench_startup.plan_jobs(args, SimpleNamespace(hosts=8), "dmodk")
+    names = [job["name"].rsplit("-", 1)[1] for job in planned if job["nprocs"] == 8]
+    assert names == [v + str(rep) for rep in (1, 2) for v in ("cold", "warm", "warm_noahead", "warm_gap", "base",
+                                                               "warm_base", "warm_gap_base")]
+    base = [job for job in planned if "base" in job["name"]]
+    assert all(job["coll_bench"] == str(prog) and "baseline" not in job for job in base)
+    assert all("coll_bench" not in job for job in planned if "base" not in job["name"])
+    gap = [job for job in base if "gap" in job["name"]]
+    assert all(job["gap_ms"] == bench_startup.GAP_MS and job["warm"] for job in gap)
+    labels = {metric: label for metric, label, _ in bench_startup.PHASES}
+    assert labels["init_warm_gap_base"] == "SDN_MPI_Init, warm, first call 100 ms after Init, baseline library"
+    plain = bench_startup.plan_jobs(bench_cli.parse_args(["--startup-reps", "2"]), SimpleNamespace(hosts=8), "dmodk")
+    assert not [job for job in plain if "base" in job["name"]]
+    with pytest.raises(SystemExit) as exc:
+        bench_cli.parse_args(["--startup-baseline", str(tmp_path / "missing")])
+    assert exc.value.code == 2
 
 
 @pytest.mark.skipif(not MPIRUN, reason="needs mpirun")
