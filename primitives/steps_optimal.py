@@ -12,7 +12,7 @@ fewer than all of a leaf's uplinks (on 4 leaves x 2 hosts the shifts by 1 and by
 out of each leaf) are otherwise the first uplinks every time: such steps all took spine 1, which
 then carried 7 of each leaf's 12 outgoing blocks against spine 2's 5 (bench run 20261128-213404,
 bytes per spine 58 % / 42 %), and steps in flight together (SDN_MPI_ALLTOALL_WINDOW) share links.
-The earlier steps count with a weight below one flow in all (``_history``), so they only break
+The earlier steps count with a weight below one flow in all, so they only break
 ties: a step's own flows per link stay what the step alone needs.
 
 Same contract as primitives/allreduce.py's planners: ``sdn_optimal(graph, steps)`` with steps as
@@ -24,13 +24,13 @@ from .jobroute_optimal import sdn_optimal as _route_pairs
 
 
 def sdn_optimal(graph, steps):
-    paths, routed_order = {}, []
+    paths, history = {}, pairs.LinkLoad()
     weight = 1.0 / (1 + sum(count for step in steps for _pair, count in step))
     for step in steps:
         todo = [(src, dst, count) for (src, dst), count in step if (src, dst) not in paths]
         if not todo:
             continue
-        load = _history(graph, paths, routed_order, weight)
+        load = history.copy()
         for (src, dst), count in step:
             if (src, dst) in paths:
                 load.add_path(graph, _host_path(graph, src, dst, paths[src, dst]), 1, flows=count)
@@ -40,19 +40,12 @@ def sdn_optimal(graph, steps):
             raise allreduce.PlanError(str(err)) from None
         for src, dst, count in todo:
             paths[src, dst] = tuple(n for n in routed[src, dst] if graph.nodes[n].get("kind") == fabric.SWITCH)
-            routed_order.append((src, dst, count))
+            # the earlier steps' history: each flow counts as `weight`, so that on any link the sum
+            # stays below one flow and only breaks ties
+            history.add_path(graph, _host_path(graph, src, dst, paths[src, dst]), 0, flows=weight * count)
     return allreduce.Plan(paths=paths,
                           max_load=tuple(max(allreduce.step_loads(graph, s, paths).values(), default=0) for s in steps),
                           lower_bound=tuple(allreduce.lower_bound(graph, s) for s in steps))
-
-
-def _history(graph, paths, routed, weight):
-    """The LinkLoad of every pair routed so far, each flow counted as ``weight`` (1 / (1 + all the
-    steps' flows), so that on any link the sum stays below one flow)."""
-    load = pairs.LinkLoad()
-    for src, dst, count in routed:
-        load.add_path(graph, _host_path(graph, src, dst, paths[src, dst]), 0, flows=weight * count)
-    return load
 
 
 def _host_path(graph, src, dst, switches):
