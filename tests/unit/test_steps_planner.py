@@ -78,3 +78,42 @@ def test_unknown_hosts_are_refused_and_the_rpc_accepts_the_name():
                                                    "comm": 3, "planner": "sdn-optimal",
                                                    "steps": [[["10.0.0.1", "10.0.0.2", 1]]]}))
     assert req.args["planner"] == "sdn-optimal"
+
+
+def shift_steps(hosts):
+    """SDN_MPI_Alltoall's shifts (libsdnmpi/src/alltoall_sched.c, sdnmpi_alltoall_shift) of
+    len(hosts) ranks in the given order, in the library's step order d = 1 .. p/2, p-1 .. p/2+1."""
+    p = len(hosts)
+    order = list(range(1, p // 2 + 1)) + list(range(p - 1, p // 2, -1))
+    return [sorted(((hosts[q], hosts[(q + d) % p]), 1) for q in range(p)) for d in order]
+
+
+@pytest.mark.parametrize("leaves", [4, 6])
+def test_ties_go_to_the_uplink_earlier_steps_used_least(leaves):
+    """The shifts by 1 and p - 1 send one flow out of each leaf of 2 hosts: alone either spine is
+    contention-free, but both on spine 1 gave spine 1 7 of each leaf's 12 outgoing blocks (bench
+    run 20261128-213404). Over the whole exchange every leaf uplink carries the same number."""
+    graph = fattree.leaf_spine(spines=2, leaves=leaves, hosts_per_leaf=2)
+    hosts = sorted(fabric.hosts(graph), key=lambda h: (fabric.attachment(graph, h)[0], h))
+    plan = ALLREDUCE_PLANNERS["sdn-optimal"](graph, shift_steps(hosts))
+    assert all(load == 1 for load in plan.max_load), plan.max_load
+    per_uplink = {}
+    for (src, _dst), path in plan.paths.items():
+        if len(path) == 3:          # leaf, spine, leaf
+            per_uplink[path[0], path[1]] = per_uplink.get((path[0], path[1]), 0) + 1
+    assert len(per_uplink) == 2 * leaves
+    assert set(per_uplink.values()) == {2 * (len(hosts) - 2) // 2}, per_uplink
+
+
+def test_a_tie_goes_to_the_spine_earlier_steps_left_free():
+    """Step 2's lone flow takes the spine step 1 did not use; in step 3 a pair routed earlier (a -> c)
+    still counts as a whole flow for the step's new one, beside the earlier steps' history."""
+    graph = fattree.leaf_spine(spines=2, leaves=2, hosts_per_leaf=2)
+    a, b, c, d = sorted(fabric.hosts(graph), key=lambda h: (fabric.attachment(graph, h)[0], h))
+    # step 1 puts b -> d on spine 1 (ties: the first uplink); step 2 repeats a -> c, which then
+    # already has its path, and b -> d's is fixed too; step 3: a -> d must avoid a -> c's spine
+    steps = [[((a, c), 1)], [((b, d), 1)], [((a, c), 1), ((b, c), 1)]]
+    plan = ALLREDUCE_PLANNERS["sdn-optimal"](graph, steps)
+    assert plan.paths[a, c][1] != plan.paths[b, d][1]   # step 2's tie went to the unused spine
+    assert plan.paths[b, c][1] != plan.paths[a, c][1]
+    assert plan.max_load == (1, 1, 1)
