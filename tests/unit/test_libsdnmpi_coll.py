@@ -121,15 +121,19 @@ def test_alltoall_segment_is_world_rank_0s(built, stub_factory):
     assert out["alltoall_sdn"] > 0
 
 
-@pytest.mark.parametrize("grid", [1, 0])
+@pytest.mark.parametrize("grid", [1, 0, None])
 @pytest.mark.parametrize("np,leaves", [(4, 2), (6, 3), (8, 2)])
 def test_alltoall_plan_is_the_exchange_of_the_reordered_ranks(built, stub_factory, np, leaves, grid):
     """The world communicator's exchange plan names the host pairs of the private communicator's
     order (leaf by leaf), one step per permutation: the leaf grid on these equal leaves with
-    SDN_MPI_ALLTOALL_GRID=1, the shifts with 0 (the default)."""
+    SDN_MPI_ALLTOALL_GRID=1 (the default), the shifts with 0."""
     stub = stub_factory(leaves=leaves)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_VERBOSE": "1",
-           "SDN_MPI_MIN_BYTES": "1", "SDN_MPI_ALLTOALL_GRID": str(grid)}
+           "SDN_MPI_MIN_BYTES": "1"}
+    if grid is None:    # unset: the default, the leaf grid
+        grid = 1
+    else:
+        env["SDN_MPI_ALLTOALL_GRID"] = str(grid)
     out = run_check(np, "sdn", env, quick=True)
     assert out["alltoall_sdn"] > 0
     stub.wait_idle()
