@@ -180,8 +180,6 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->max_bytes = parse_bytes("SDN_MPI_MAX_BYTES", UINT64_MAX, 1);
     cfg->reorder = parse_bool("SDN_MPI_REORDER", 1);
     cfg->plan_ahead = parse_bool("SDN_MPI_PLAN_AHEAD", 1);
-    cfg->plan_inline = (int)parse_long("SDN_MPI_PLAN_INLINE_RANKS", SDNMPI_PLAN_INLINE_MAX, 0,
-                                       SDNMPI_PLAN_INLINE_MAX);
     cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN, 1);
     cfg->hier_min = parse_bytes("SDN_MPI_HIER_MIN", SDNMPI_DEFAULT_HIER_MIN, 1);
     cfg->hier_segment = parse_bytes("SDN_MPI_HIER_SEGMENT", SDNMPI_DEFAULT_HIER_SEGMENT, 1);

@@ -29,8 +29,6 @@ struct sdnmpi_config {
     int alltoall_grid;                /* SDN_MPI_ALLTOALL_GRID: the leaf grid schedule if it fits */
     int reorder;                      /* SDN_MPI_REORDER: order the algorithms' ranks by leaf */
     int plan_ahead;                   /* SDN_MPI_PLAN_AHEAD: request the world's plan at Init */
-    int plan_inline;                  /* SDN_MPI_PLAN_INLINE_RANKS: up to this many ranks a plan's
-                                         order and leaf layout ride in its agreement (plan.c) */
     char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
     int has_fabric_ip;                /* SDN_MPI_FABRIC_IP */
     uint32_t fabric_ip;               /*   network byte order */
@@ -56,9 +54,6 @@ struct sdnmpi_config {
  * Open MPI's on the benchmark fabric (README's Benchmarks); at 4 KiB it was 1.5-1.7x slower than
  * Rabenseifner (bench/README.md, "Allreduce: the selection rule"). */
 #define SDNMPI_DEFAULT_RAB_MIN 4096
-/* SDN_MPI_PLAN_INLINE_RANKS's default and largest value (plan.c keeps the agreement on the stack;
- * bench/README.md, "Start-up and first-call cost"). */
-#define SDNMPI_PLAN_INLINE_MAX 64
 /* SDN_MPI_HIER_MIN's and SDN_MPI_HIER_SEGMENT's defaults (bench/README.md, "Allreduce: the
  * selection rule"). */
 #define SDNMPI_DEFAULT_HIER_MIN 16384

@@ -1,7 +1,6 @@
 /* init.c -- SDN_MPI_Init / SDN_MPI_Finalize: job registration and the library state. */
 #include <arpa/inet.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +26,7 @@ struct agreement {
     int64_t disable;
     int64_t reason; /* index into reasons[] when !ok */
     uint64_t min_bytes, max_bytes, rab_min;
-    int64_t reorder, plan_ahead, plan_inline;
+    int64_t reorder, plan_ahead;
     char planner[SDNMPI_PLANNER_MAX];
     uint64_t bcast_min_bytes;
     int64_t bcast_min_hosts, bcast_rate_mbps, bcast_rounds, bcast_idle_ms, bcast_datagram;
@@ -43,17 +42,18 @@ static const char *const reasons[] = {
 enum { R_ON, R_DISABLED, R_NO_CONTROLLER, R_UNREACHABLE, R_REFUSED, R_NOMEM };
 
 /* World rank 0: connect and register (one round trip: register's reply names the server and
- * where each host is, into leaf[0..n), which Init's last message gives every rank). Fills
+ * where each host is, kept in world_leaf for the plans world rank 0 leads). Fills
  * a->ok/job/reason. */
-static void register_job(const uint32_t *hosts, int n, int64_t *leaf, struct agreement *a)
+static void register_job(const uint32_t *hosts, int n, struct agreement *a)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     char why[256] = "";
     double t0 = sdnmpi_clock(), ctrl = 0.0;
     int64_t x0 = s->conn.exchanges;
     int ok = sdnmpi_conn_connect(&s->conn, &s->cfg, why, sizeof why) == SDNMPI_CTRL_OK;
-    int rc = ok ? sdnmpi_conn_register(&s->conn, &s->cfg, hosts, (size_t)n, &a->job, leaf, why,
-                                       sizeof why)
+    s->world_leaf = malloc((size_t)n * sizeof *s->world_leaf); /* NULL: plans use locate */
+    int rc = ok ? sdnmpi_conn_register(&s->conn, &s->cfg, hosts, (size_t)n, &a->job,
+                                       s->world_leaf, why, sizeof why)
                 : SDNMPI_CTRL_FAILED;
     if (ok && s->conn.ctrl_s > 0)
         ctrl += s->conn.ctrl_s;
@@ -75,78 +75,6 @@ static void register_job(const uint32_t *hosts, int n, int64_t *leaf, struct agr
     a->reason = R_ON;
     sdnmpi_log("init: job %" PRId64 " registered with %d hosts at %s:%s (%s)", a->job.id, n,
                s->cfg.ctrl_host, s->cfg.ctrl_port, s->conn.server);
-}
-
-/* A receive buffer for Init's gather on a rank that cannot allocate one (bounded: touched only
- * then). A larger job agrees on its memory first, with one collective more. */
-struct init_entry {
-    uint32_t ip;    /* the rank's fabric address */
-    uint32_t nomem; /* it could not allocate the job's tables */
-};
-#define INIT_SPARE_RANKS 4096
-static struct init_entry init_spare[INIT_SPARE_RANKS];
-
-/* Every rank, first collective of Init: every rank's fabric address into s->world_ips and, on world
- * rank, a leaf table of unknowns (world rank 0's register fills its own, Init's Bcast the others'). Allocates the tables every rank
- * keeps (world_ips, world_leaf); *nomem = 1 on every rank if any rank could not (then the tables
- * are not filled, and Init frees them). MPI error code. */
-static int gather_addresses(int size, int *nomem)
-{
-    struct sdnmpi_state *s = &sdnmpi_g;
-    s->world_ips = malloc((size_t)size * sizeof *s->world_ips);
-    s->world_leaf = malloc((size_t)size * sizeof *s->world_leaf);
-    struct init_entry *all = malloc((size_t)size * sizeof *all);
-    struct init_entry mine = {s->fabric_ip, s->world_ips == NULL || s->world_leaf == NULL
-                                                || all == NULL};
-    int rc = MPI_SUCCESS;
-    if (size > INIT_SPARE_RANKS) { /* no spare buffer that large: agree first */
-        int64_t want = mine.nomem, any = 0;
-        rc = PMPI_Allreduce(&want, &any, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-        *nomem = (int)any;
-        if (rc != MPI_SUCCESS || any)
-            goto out;
-    }
-    if (all == NULL && size <= INIT_SPARE_RANKS)
-        all = init_spare;
-    rc = PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
-                        MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS)
-        goto out;
-    for (int r = 0; r < size; r++)
-        *nomem |= all[r].nomem != 0;
-    for (int r = 0; !*nomem && r < size; r++) {
-        s->world_ips[r] = all[r].ip;
-        s->world_leaf[r] = SDNMPI_NO_LOCALITY; /* as a reply without locality leaves it */
-    }
-out:
-    if (all != init_spare)
-        free(all);
-    return rc;
-}
-
-/* Every rank, Init's last collective: world rank 0's agreement and, unless leaf is NULL (some
- * rank had no memory: every rank knows it from the gather), its leaf table leaf[0..size). One
- * Bcast. MPI error code. */
-static int bcast_agreement(struct agreement *a, int64_t *leaf, int size)
-{
-    if (leaf == NULL || size > INT_MAX / (int)sizeof *leaf) /* (then every rank but 0 has none) */
-        return PMPI_Bcast(a, (int)sizeof *a, MPI_BYTE, 0, MPI_COMM_WORLD);
-    MPI_Aint at[2];
-    int len[2] = {(int)sizeof *a, size * (int)sizeof *leaf}, rc;
-    MPI_Datatype both = MPI_DATATYPE_NULL;
-    if ((rc = PMPI_Get_address(a, &at[0])) != MPI_SUCCESS
-        || (rc = PMPI_Get_address(leaf, &at[1])) != MPI_SUCCESS
-        || (rc = PMPI_Type_create_hindexed(2, len, at, MPI_BYTE, &both)) != MPI_SUCCESS
-        || (rc = PMPI_Type_commit(&both)) != MPI_SUCCESS)
-        goto out;
-    rc = PMPI_Bcast(MPI_BOTTOM, 1, both, 0, MPI_COMM_WORLD);
-out:
-    if (both != MPI_DATATYPE_NULL) {
-        int frc = PMPI_Type_free(&both);
-        if (rc == MPI_SUCCESS)
-            rc = frc;
-    }
-    return rc;
 }
 
 SDNMPI_EXPORT int SDN_MPI_Init(void)
@@ -184,7 +112,6 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.rab_min = s->cfg.rab_min;
         a.reorder = s->cfg.reorder;
         a.plan_ahead = s->cfg.plan_ahead;
-        a.plan_inline = s->cfg.plan_inline;
         memcpy(a.planner, s->cfg.planner, sizeof a.planner);
         a.bcast_min_bytes = s->cfg.bcast_min_bytes;
         a.bcast_min_hosts = s->cfg.bcast_min_hosts;
@@ -197,21 +124,30 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.alltoall_grid = s->cfg.alltoall_grid;
         a.reason = s->cfg.disable ? R_DISABLED : !s->cfg.has_controller ? R_NO_CONTROLLER : R_ON;
     }
-    /* Two collectives: the gather of every rank's address (and whether it has its memory), then,
-     * once world rank 0 has registered, the agreement with every rank's leaf. */
-    int nomem = 0;
+    /* Every rank keeps every rank's fabric address (the flow hints name peers by rank). Whether to
+     * gather at all: world rank 0's decision, and every rank's memory. */
+    s->world_ips = malloc((size_t)size * sizeof *s->world_ips);
+    int64_t gather = (rank != 0 || a.reason == R_ON) && s->world_ips != NULL, all = 0;
     t = sdnmpi_clock();
-    rc = gather_addresses(size, &nomem);
+    rc = PMPI_Allreduce(&gather, &all, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
     t_mpi += sdnmpi_clock() - t;
     if (rc != MPI_SUCCESS)
         goto out;
-    if (rank == 0 && a.reason == R_ON && nomem)
+    if (rank == 0 && a.reason == R_ON && !all)
         a.reason = R_NOMEM;
-    if (rank == 0 && a.reason == R_ON) {
-        register_job(s->world_ips, size, s->world_leaf, &a);
-        if (a.ok) {
-            s->job = a.job; /* the trace's traffic ops name the job */
-            sdnmpi_traffic_send_trace(s->world_ips, size);
+    if (all) {
+        t = sdnmpi_clock();
+        rc = PMPI_Allgather(&s->fabric_ip, 1, MPI_UINT32_T, s->world_ips, 1, MPI_UINT32_T,
+                            MPI_COMM_WORLD);
+        t_mpi += sdnmpi_clock() - t;
+        if (rc != MPI_SUCCESS)
+            goto out;
+        if (rank == 0) {
+            register_job(s->world_ips, size, &a);
+            if (a.ok) {
+                s->job = a.job; /* the trace's traffic ops name the job */
+                sdnmpi_traffic_send_trace(s->world_ips, size);
+            }
         }
     } else if (rank == 0) {
         sdnmpi_log("init: %s, falling back to PMPI_Allreduce", reasons[a.reason]);
@@ -219,7 +155,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     if (rank == 0 && !a.ok && s->cfg.traffic[0] != '\0')
         sdnmpi_log("init: SDN_MPI_TRAFFIC not sent: %s", reasons[a.reason]);
     t = sdnmpi_clock();
-    rc = bcast_agreement(&a, nomem ? NULL : s->world_leaf, size);
+    rc = PMPI_Bcast(&a, (int)sizeof a, MPI_BYTE, 0, MPI_COMM_WORLD);
     t_mpi += sdnmpi_clock() - t;
     if (rc != MPI_SUCCESS)
         goto out;
@@ -240,7 +176,6 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.rab_min = a.rab_min;
     s->cfg.reorder = (int)a.reorder;
     s->cfg.plan_ahead = (int)a.plan_ahead;
-    s->cfg.plan_inline = (int)a.plan_inline;
     memcpy(s->cfg.planner, a.planner, sizeof a.planner);
     s->cfg.planner[sizeof s->cfg.planner - 1] = '\0';
     s->cfg.bcast_min_bytes = a.bcast_min_bytes;

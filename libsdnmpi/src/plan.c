@@ -182,10 +182,7 @@ static void record_plan_time(double t_start, int64_t x0)
 static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, NULL, 0, 0, 0, 0};
 
 /* What rank 0 decides and every rank needs: combined with a bitwise-or Allreduce, to which every
- * other rank adds only its out-of-memory flag (so the one collective is also the agreement). Up to
- * SDN_MPI_PLAN_INLINE_RANKS ranks (agreed at Init; at most SDNMPI_PLAN_INLINE_MAX), the ranks' new
- * positions and the leaf layout ride in it too (OUT_TAB: p positions, then p + 1 layout entries);
- * above, one Bcast after it carries them when needed. */
+ * other rank adds only its out-of-memory flag (so the one collective is also the agreement). */
 enum {
     OUT_FAIL,                            /* some rank is out of memory: no plan this time */
     OUT_OK,                              /* the SDN algorithms may run */
@@ -194,10 +191,8 @@ enum {
     OUT_NDIMS,                           /* Rabenseifner's distances: how many, then them */
     OUT_DIST,
     OUT_LAYOUT = OUT_DIST + SDNMPI_RD_MAX_DIMS, /* the number of leaves, and the leader's */
-    OUT_N = OUT_LAYOUT + 3,              /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
-    OUT_TAB = OUT_N
+    OUT_N = OUT_LAYOUT + 3               /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
 };
-#define OUT_MAX (OUT_N + 2 * SDNMPI_PLAN_INLINE_MAX + 1)
 
 /* Rank 0 of comm: the order, the leaf layout (leaf_start, p + 1 entries), the request, and the
  * outcome (OUT_*) into out. */
@@ -234,36 +229,19 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
     return MPI_SUCCESS;
 }
 
-/* Whether tab (p positions, then a layout of nleaves leaves) is one the leader can have sent: a
- * permutation and increasing leaf starts from 0 to p. Guards the communicator's making. */
-static int tab_valid(const int *tab, int p, int nleaves, int *seen)
-{
-    memset(seen, 0, (size_t)p * sizeof *seen);
-    for (int r = 0; r < p; r++) {
-        if (tab[r] < 0 || tab[r] >= p || seen[tab[r]])
-            return 0;
-        seen[tab[r]] = 1;
-    }
-    const int *lay = tab + p;
-    for (int g = 0; g < nleaves; g++)
-        if (lay[g] >= lay[g + 1])
-            return 0;
-    return nleaves == 0 || (lay[0] == 0 && lay[nleaves] == p);
-}
-
-/* Makes and caches the plan of comm (collective): one Allreduce (the outcome, the agreement that
- * every rank has its memory and, up to SDN_MPI_PLAN_INLINE_RANKS ranks, the order and the leaf
- * layout), above that a Bcast of the order and layout if the leader reordered or knows the layout,
- * and the split that makes the private communicator. */
+/* Makes and caches the plan of comm (collective): one Allreduce (the outcome, and the agreement
+ * that every rank has its memory), a Scatter of the ranks' new positions if the leader reordered
+ * them, the split that makes the private communicator, and a Bcast of the leaf layout if the
+ * leader knows it. */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     MPI_Comm priv = MPI_COMM_NULL;
     struct sdnmpi_plan *plan = NULL;
     uint32_t *ips = NULL, *ordered = NULL;
-    int *tab = NULL, *world = NULL, *leaf_start = NULL;
-    int rank, p, rc;
-    int64_t mine[OUT_MAX] = {0}, outcome[OUT_MAX] = {0};
+    int *pos = NULL, *world = NULL, *leaf_start = NULL;
+    int rank, p, rc, mypos;
+    int64_t mine[OUT_N] = {0}, outcome[OUT_N] = {0};
 
     double t_start = sdnmpi_clock();
     int64_t x0 = s->conn.exchanges;
@@ -276,24 +254,21 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS
         || (rc = PMPI_Comm_size(comm, &p)) != MPI_SUCCESS)
         return rc;
-    int inline_tab = p <= s->cfg.plan_inline && p <= SDNMPI_PLAN_INLINE_MAX, ntab = 2 * p + 1;
+    mypos = rank;
     plan = calloc(1, sizeof *plan);
-    leaf_start = calloc((size_t)p + 1, sizeof *leaf_start); /* every rank: kept by the plan */
-    tab = calloc((size_t)ntab + (size_t)p, sizeof *tab); /* the order, the layout, scratch */
+    leaf_start = calloc((size_t)p + 1, sizeof *leaf_start); /* every rank: the layout's Bcast */
     if (rank == 0) {
         ips = malloc((size_t)p * sizeof *ips);
         ordered = malloc((size_t)p * sizeof *ordered);
+        pos = malloc((size_t)p * sizeof *pos);
         world = malloc((size_t)p * sizeof *world);
     }
-    mine[OUT_FAIL] = plan == NULL || leaf_start == NULL || tab == NULL
-                     || (rank == 0 && (ips == NULL || ordered == NULL || world == NULL));
+    mine[OUT_FAIL] = plan == NULL || leaf_start == NULL
+                     || (rank == 0 && (ips == NULL || ordered == NULL || pos == NULL || world == NULL));
     if (rank == 0 && !mine[OUT_FAIL]
-        && (rc = leader_decide(comm, p, ips, ordered, tab, tab + p, world, mine)) != MPI_SUCCESS)
+        && (rc = leader_decide(comm, p, ips, ordered, pos, leaf_start, world, mine)) != MPI_SUCCESS)
         mine[OUT_FAIL] = 1; /* the others must not wait for a leader that gave up */
-    for (int i = 0; inline_tab && rank == 0 && !mine[OUT_FAIL] && i < ntab; i++)
-        mine[OUT_TAB + i] = tab[i];
-    int arc = PMPI_Allreduce(mine, outcome, OUT_N + (inline_tab ? ntab : 0), MPI_INT64_T,
-                             MPI_BOR, comm);
+    int arc = PMPI_Allreduce(mine, outcome, OUT_N, MPI_INT64_T, MPI_BOR, comm);
     if (rc == MPI_SUCCESS)
         rc = arc;
     if (rc != MPI_SUCCESS)
@@ -306,34 +281,21 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         *out = &no_plan;
         goto done;
     }
-    int nleaves = (int)outcome[OUT_LAYOUT], moved = outcome[OUT_MOVED] != 0;
-    if (nleaves < 0 || nleaves > p)
-        nleaves = 0;
-    if (outcome[OUT_OK] && inline_tab) {
-        for (int i = 0; i < ntab; i++)
-            tab[i] = (int)outcome[OUT_TAB + i];
-    } else if (outcome[OUT_OK] && (moved || nleaves > 0)
-               && (rc = PMPI_Bcast(tab, ntab, MPI_INT, 0, comm)) != MPI_SUCCESS) {
+    if (outcome[OUT_OK] && outcome[OUT_MOVED]
+        && (rc = PMPI_Scatter(pos, 1, MPI_INT, &mypos, 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
         goto fail;
-    }
-    if (outcome[OUT_OK] && !moved)
-        for (int r = 0; r < p; r++)
-            tab[r] = r;
-    /* the same test on every rank (the same tab): a bad one makes no communicator anywhere. The
-     * split, not a Comm_create with the ordered group (which needs no gather of keys): with an
-     * MPI_Comm_idup of comm pending, Open MPI 4.1's blocking Comm_create hung (1 of 2 runs of
-     * test_libsdnmpi_planahead_kinds.py); the split passed it in every run before and since. */
-    int ok = outcome[OUT_OK] && tab_valid(tab, p, nleaves, tab + ntab);
-    if (ok && (rc = PMPI_Comm_split(comm, 0, tab[rank], &priv)) != MPI_SUCCESS)
+    if (outcome[OUT_OK] && (rc = PMPI_Comm_split(comm, 0, mypos, &priv)) != MPI_SUCCESS)
         goto fail;
-    if (ok && nleaves > 0) {
-        memcpy(leaf_start, tab + p, ((size_t)nleaves + 1) * sizeof *leaf_start);
+    int nleaves = (int)outcome[OUT_LAYOUT];
+    if (outcome[OUT_OK] && nleaves > 0 && nleaves <= p) {
+        if ((rc = PMPI_Bcast(leaf_start, nleaves + 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
+            goto fail;
         plan->leaf_start = leaf_start; /* owned by the plan from here on */
         plan->nleaves = nleaves;
         leaf_start = NULL;
     }
 
-    plan->ok = ok;
+    plan->ok = (int)outcome[OUT_OK];
     plan->comm_id = outcome[OUT_ID];
     plan->rab_ndims = (int)outcome[OUT_NDIMS];
     for (int i = 0; i < plan->rab_ndims && i < SDNMPI_RD_MAX_DIMS; i++)
@@ -351,7 +313,7 @@ done:
     free(leaf_start);
     free(ips);
     free(ordered);
-    free(tab);
+    free(pos);
     free(world);
     return MPI_SUCCESS;
 
@@ -362,7 +324,7 @@ fail:
     free(leaf_start);
     free(ips);
     free(ordered);
-    free(tab);
+    free(pos);
     free(world);
     if (priv != MPI_COMM_NULL)
         (void)PMPI_Comm_free(&priv); /* already failing: report the first error */

@@ -42,9 +42,9 @@ static void leaf_layout(const struct placed_rank *placed, int p, int *start, int
     *nleaves = n;
 }
 
-/* Lock held: leaf[r] for the ranks of world ranks world[0..p) from register's reply, which Init
- * gave every rank (s->world_leaf; -1: a host the controller did not know). 0, or -1 if the reply
- * had no locality (a controller before issue 17) or this process has none: locate must be asked. */
+/* World rank 0, lock held: leaf[r] for the ranks of world ranks world[0..p) from register's
+ * reply (s->world_leaf; -1: a host the controller did not know). 0, or -1 if the reply had no
+ * locality (a controller before issue 17) or this process has none: locate must be asked. */
 static int leaves_from_register(const int *world, int p, int64_t *leaf)
 {
     const struct sdnmpi_state *s = &sdnmpi_g;

@@ -15,7 +15,7 @@
 #define SDNMPI_WORLD_COMM_ID 0
 
 /* pos[r] = the position of rank r in the algorithms' private communicator. The controller says
- * which leaf each rank's host is on (register's reply, which Init gives every rank, else locate); the
+ * which leaf each rank's host is on (register's reply, kept by world rank 0, else locate); the
  * ranks are ordered leaf by leaf, then host by host, so that the schedule's nearest partners share
  * a host or a leaf whatever the application's placement. The identity if SDN_MPI_REORDER=0, if
  * locate fails or if a host is unknown to the controller (then *nleaves = 0); else the leaves'

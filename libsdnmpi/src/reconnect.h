@@ -9,9 +9,7 @@
  * token to every rank. Every rank must switch at the same point, or the ranks of a communicator
  * would decide differently (one asks for a plan, another runs the cached one) and deadlock. So the
  * offer is broadcast from world rank 0 in an agreement step of SDN_MPI_Allreduce and SDN_MPI_Bcast
- * on communicators whose group is MPI_COMM_WORLD's in the same order (every 8th such call, the
- * 8th the first: Init has just registered, so a first call, whose plan and round trips are the
- * start-up cost of issue 17, would agree on nothing a later step cannot; bench/README.md): MPI
+ * on communicators whose group is MPI_COMM_WORLD's in the same order (every 8th such call): MPI
  * requires every rank to make its collective calls in an order that cannot deadlock, so every rank
  * passes the same agreement steps between any two calls on any communicator it shares with
  * another rank. After a switch, a communicator's cached plan and Bcast trees (routes of the old

@@ -61,10 +61,9 @@ struct sdnmpi_state {
     uint32_t fabric_ip;       /* this rank's fabric IPv4 address, network byte order */
     uint32_t *world_ips;      /* every world rank's fabric address (when sdn_ok; for the flow
                                  hints), NULL otherwise; freed by SDN_MPI_Finalize */
-    int64_t *world_leaf;      /* each world rank's leaf, from register's reply (as locate gives
-                                 it; an entry < 0: unknown; [0] == SDNMPI_NO_LOCALITY: none), given
-                                 to every rank by Init's Bcast (when sdn_ok), else NULL; world rank
-                                 0's is rewritten under `lock` by a new registration (reconnect.c) */
+    int64_t *world_leaf;      /* world rank 0: each world rank's leaf, from register's reply (as
+                                 locate gives it; an entry < 0: unknown), or NULL; written under
+                                 `lock` by a new registration (reconnect.c) */
     int keyval;               /* communicator attribute of the plan cache, or MPI_KEYVAL_INVALID */
     int reg_keyval;           /* communicator attribute of reconnect.c's stamp, or MPI_KEYVAL_INVALID */
     int64_t reg_gen;          /* registrations after the first one (agreed: reconnect.c) */

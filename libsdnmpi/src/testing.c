@@ -32,7 +32,7 @@ size_t sdnmpi_test_timings(const char **names, double *values, size_t cap)
 
 int sdnmpi_test_agree_next(void)
 {
-    return (sdnmpi_g.world_calls + 1) % SDNMPI_AGREE_EVERY == 0;
+    return sdnmpi_g.world_calls % SDNMPI_AGREE_EVERY == 0;
 }
 
 /* Recursive doubling on comm's cached plan: what SDN_MPI_Allreduce runs for a small message, minus

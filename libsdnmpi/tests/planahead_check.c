@@ -11,10 +11,8 @@
  * second uses it; --calls 0: none, straight to SDN_MPI_Finalize), each compared bit for bit with PMPI_Allreduce (int64 and double sums, MPI_MAX
  * of doubles). World rank 0 prints
  *   planahead_check: p=P first_path=A second_path=B ahead=X age=S request=S init=S failures=F
- *   agree_first=G
  * (paths as sdnmpi_test_last_path; ahead, age, request: the plan's timing slots plan_ahead,
- * plan_ahead_age, plan_request, -1 if not recorded; init: SDN_MPI_Init's seconds, slowest rank;
- * agree_first: whether the first call was a reconnect agreement step, sdnmpi_test_agree_next).
+ * plan_ahead_age, plan_request, -1 if not recorded; init: SDN_MPI_Init's seconds, slowest rank).
  * --comms 1: then the communicators of planahead_comms.c (their plans requested at creation);
  * --comms 2: those of planahead_kinds.c (--hosts: SDN_MPI_FAKE_HOSTS).
  * Exit 1 on a mismatch. */
@@ -129,7 +127,6 @@ int main(int argc, char **argv)
         FAIL("the controller saw no plan_allreduce within 60 s of SDN_MPI_Init");
     if (gap_ms > 0)
         sleep_ms(gap_ms);
-    int agree_first = sdnmpi_test_agree_next();
     if (calls > 0)
         (void)one_call(MPI_COMM_WORLD, count, 1);
     int first = sdnmpi_test_last_path();
@@ -146,8 +143,8 @@ int main(int argc, char **argv)
               "PMPI_Allreduce");
     if (check_rank == 0)
         printf("planahead_check: p=%d first_path=%d second_path=%d ahead=%g age=%.6f "
-               "request=%.6f init=%.6f failures=%lld agree_first=%d\n",
-               p, first, second, ahead, age, request, init_max, all, agree_first);
+               "request=%.6f init=%.6f failures=%lld\n",
+               p, first, second, ahead, age, request, init_max, all);
     check_mpi(SDN_MPI_Finalize(), "SDN_MPI_Finalize");
     check_mpi(MPI_Finalize(), "MPI_Finalize");
     return all != 0;

@@ -47,17 +47,16 @@ def test_rabenseifner_in_the_controllers_order(built, stub_factory, np):
     assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=%d .* halving=\[%s\] in" % (np, want), out["stderr"])
 
 
-@pytest.mark.parametrize("np,nhosts,leaves,old,inline", [(8, 8, 2, False, "64"), (6, 3, 2, True, "64"),
-                                                         (9, 9, 3, False, "0"), (8, 8, 2, True, "0")])
-def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves, old, inline):
+@pytest.mark.parametrize("np,nhosts,leaves,old", [(8, 8, 2, False), (6, 3, 2, True), (9, 9, 3, False),
+                                                  (8, 8, 2, True)])
+def test_ranks_are_ordered_by_leaf(built, stub_factory, np, nhosts, leaves, old):
     """The leader learns where the hosts are (world rank 0 from register's reply; from locate if
     the controller's register reply has no locality, `old`) and orders the ranks leaf by leaf,
     then host by host: the plan's pairs are those of the reordered ranks, and the results still
-    equal PMPI's. Every rank learns its place from the plan's agreement (SDN_MPI_PLAN_INLINE_RANKS
-    64) or, above that many ranks (0: always), from one Bcast after it."""
+    equal PMPI's."""
     stub = stub_factory(leaves=leaves, old_register=old)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
-           "SDN_MPI_RABENSEIFNER_MIN": "16", "SDN_MPI_PLAN_INLINE_RANKS": inline}
+           "SDN_MPI_RABENSEIFNER_MIN": "16"}
     out = run_check(np, "sdn", env, quick=True, seed=93)
     assert out["rab"] > 0 and out["rd"] > 0
     assert "registered" in out["stderr"] and stub.token[:8] not in out["stderr"]   # verbose, yet no token
@@ -105,18 +104,17 @@ def test_hierarchical(built, stub_factory, np, nhosts, leaves, quick):
     assert 0 < counts[1] < counts[0]
 
 
-@pytest.mark.parametrize("np,nhosts,leaves,sizes,inline", [(6, 6, 3, [2, 2, 2], "64"), (8, 8, 3, [2, 3, 3], "0"),
-                                                           (7, 7, 2, [3, 4], "64"), (5, 5, 2, [2, 3], "64"),
-                                                           (9, 9, 7, [1, 2, 2, 1, 1, 1, 1], "0")])
-def test_hierarchical_uneven_leaves(built, stub_factory, np, nhosts, leaves, sizes, inline):
+@pytest.mark.parametrize("np,nhosts,leaves,sizes", [(6, 6, 3, [2, 2, 2]), (8, 8, 3, [2, 3, 3]),
+                                                    (7, 7, 2, [3, 4]), (5, 5, 2, [2, 3]),
+                                                    (9, 9, 7, [1, 2, 2, 1, 1, 1, 1])])
+def test_hierarchical_uneven_leaves(built, stub_factory, np, nhosts, leaves, sizes):
     """Leaves holding different numbers of ranks, or a number of leaves that is not a power of two:
     hierarchical (extra ranks fold into the smallest leaf's lanes, extra leaves into the first
     ones), every result as PMPI's; the plan carries the cross-leaf pairs as steps of their own,
-    after recursive doubling's (primitives.schedule.hierarchical_cross_steps). The layout reaches
-    every rank in the plan's agreement or (SDN_MPI_PLAN_INLINE_RANKS=0) in a Bcast after it."""
+    after recursive doubling's (primitives.schedule.hierarchical_cross_steps)."""
     stub = stub_factory(leaves=leaves)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
-           "SDN_MPI_HIER_MIN": "1", "SDN_MPI_HIER_SEGMENT": "64", "SDN_MPI_PLAN_INLINE_RANKS": inline}
+           "SDN_MPI_HIER_MIN": "1", "SDN_MPI_HIER_SEGMENT": "64"}
     out = run_check(np, "sdn", env, quick=True, seed=97)
     assert out["hier"] > 0   # (a half communicator on one leaf takes Rabenseifner)
     assert re.search(r"sdnmpi\[0\]: allreduce comm=0 count=\d+ bytes=\d+: hierarchical", out["stderr"])

@@ -20,10 +20,9 @@ KINDS = ("shared", "shareddup", "undef", "group", "dupinfo", "onehost", "idup")
 # (world rank 0's connection registered the job and carries the world's plan, sent at Init, and
 # the idup's, asked at its first call; world rank p - 1 leads shared (and shareddup, which shares
 # its request) and group; world rank 1 leads undef, and onehost, which asks nothing)
-# (with the leaves Init gave every rank: no locate)
 CONN_OPS = sorted([["register", "plan_allreduce", "plan_allreduce", "release"],
-                   ["hello", "plan_allreduce", "plan_allreduce"],
-                   ["hello", "plan_allreduce"]])
+                   ["hello", "locate", "plan_allreduce", "locate", "plan_allreduce"],
+                   ["hello", "locate", "plan_allreduce"]])
 
 
 def kinds(out, np):
@@ -43,7 +42,7 @@ def test_each_kind_planned_at_creation(built, stub_factory, np, nhosts, world_fi
     p - 1 ranks, the create_group of 3 ranks (whose other ranks waited for it without taking
     part); the dup_with_info of the shared split shares its request; the world's dup_with_info
     reuses the world's routes (world_first) or shares its Init request. The ranks of one host ask
-    nothing (np=6 on 2 hosts: world ranks 1, 3, 5). The idup'ed communicator's
+    nothing, not even locate (np=6 on 2 hosts: world ranks 1, 3, 5). The idup'ed communicator's
     first call asks (plan_ahead = 0). One plan request per communicator that needs one."""
     stub = stub_factory(leaves=2)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1"}
