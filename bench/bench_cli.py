@@ -122,9 +122,9 @@ def parse_args(argv):
         bad = [a for a in args.controller_arg if not a.startswith(("--sdnmpi-", "--nosdnmpi-"))]
         if bad:
             raise ValueError("--controller-arg wants a --sdnmpi-* (or --nosdnmpi-*) option, got %s" % bad[0])
-        if args.startup_baseline and not os.access(args.startup_baseline, os.X_OK):
-            raise ValueError("--startup-baseline: %s is not an executable file" % args.startup_baseline)
         if args.startup_baseline:
+            if not os.access(args.startup_baseline, os.X_OK):
+                raise ValueError("--startup-baseline: %s is not an executable file" % args.startup_baseline)
             args.startup_baseline = os.path.abspath(args.startup_baseline)
     except ValueError as exc:
         parser.error(str(exc))

@@ -64,7 +64,8 @@ struct sdnmpi_config {
 /* SDN_MPI_ALLTOALL_SEGMENT's and SDN_MPI_ALLTOALL_GRID's defaults: a block is one message (32 KiB
  * segments were not faster beyond the noise), and the leaf grid where the leaves are equal: it
  * needs exactly the cut bound's step times, and once the bench fabric lost no packets it ran at
- * 1.21-1.30x the bound against the shifts' 1.58-1.75x, back to back (libsdnmpi/README.md,
+ * 1.21-1.30x the bound under dmodk against the shifts' 1.58-1.75x, back to back (1.18-1.38x
+ * under all three routings: libsdnmpi/README.md,
  * SDN_MPI_Alltoall). */
 #define SDNMPI_DEFAULT_ALLTOALL_SEGMENT 0
 #define SDNMPI_DEFAULT_ALLTOALL_GRID 1
