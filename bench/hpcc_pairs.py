@@ -43,12 +43,13 @@ def _rank(pid, cache):
     return cache[pid]
 
 
-def snapshot(ranks):
-    """{(i, j): bytes acked} over the loopback sockets between two ranks' processes."""
-    out = subprocess.run(["ss", "-tinpH", "state", "established"], stdout=subprocess.PIPE,
-                         universal_newlines=True, check=True).stdout.splitlines()
+def pair_bytes(ss_text, rank_of):
+    """{(i, j): bytes acked} from ``ss -tinpH state established`` output: every socket's
+    bytes_acked (what it sent), from the rank of its process to the rank of the process holding
+    the other end (``rank_of(pid)``, None for a process that is not a rank). Sockets are keyed by
+    (local, remote) address: accepted sockets share their listener's local address."""
     socks, last = {}, None
-    for line in out:
+    for line in ss_text.splitlines():
         m = None if line[:1].isspace() else _SOCK.match(line)
         if m:
             last = (m["l"], m["r"], int(m["pid"]))
@@ -58,13 +59,20 @@ def snapshot(ranks):
             socks[last[0], last[1]] = (last[2], int(a.group(1)))
             last = None
     pairs = {}
-    for (laddr, raddr), (pid, acked) in socks.items():   # an accepted socket shares its laddr
+    for (laddr, raddr), (pid, acked) in socks.items():
         peer = socks.get((raddr, laddr), (None,))[0]
-        i, j = _rank(pid, ranks), _rank(peer, ranks) if peer else None
+        i, j = rank_of(pid), rank_of(peer) if peer else None
         if i is None or j is None or i == j:
             continue
         pairs[(i, j)] = pairs.get((i, j), 0) + acked
     return pairs
+
+
+def snapshot(ranks):
+    """`pair_bytes` of the machine's established TCP sockets now (``ranks``: a pid -> rank cache)."""
+    out = subprocess.run(["ss", "-tinpH", "state", "established"], stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True).stdout
+    return pair_bytes(out, lambda pid: _rank(pid, ranks))
 
 
 def main(argv=None):
