@@ -14,7 +14,10 @@ with the undetected ones on their default paths (primitives.reroute): then the d
 where they are (halo3d: D-mod-K is optimal, and a plan of a part of its pairs is worse).
 
 Hints and profiles win: a job whose traffic demands are not exactly what detection declared (the
-job sent `traffic`) gets no detected routes. Release: dynamic phase detection
+job sent `traffic`) gets no detected routes. But a declaration that does not match the live traffic
+loses its routes: when, for MISMATCH_POLLS polls in a row, the job's installed routes load its busy
+pairs' busiest link more than the default routes would (the same score), the job goes dormant (one
+log line; its next phase entry or declaration brings the routes back). Release: dynamic phase detection
 (controller/jobidle.py) makes an idle job dormant and removes its routes; detection then forgets
 the job's detected pairs (`PairCounters.rearm`) so that the next busy phase is detected anew, and
 its next declaration wakes the job.
@@ -39,6 +42,7 @@ DEFAULT_LINK_BPS = 1e9             # host link rate when --sdnmpi-link-capacity 
 PHASE = 0                          # detected demand: the job's whole-run phase
 RECENT = 1000                      # detections kept for the REST/stats view
 BUSY_SHARE = 0.01                  # a pair sending this share of its link in an interval is busy
+MISMATCH_POLLS = 3                 # polls in a row a declaration may load the busy pairs worse
 
 
 def make_classifier(mode, model_path, link_rate, interval, window, fraction):
@@ -83,6 +87,7 @@ class FlowDetection:
         self.owned = {}            # job id -> phase-0 demand as detection declared it
         self.recent = collections.deque(maxlen=RECENT)   # (job id, src, dst, delay in polls)
         self.counters = collections.Counter()
+        self.mismatch = collections.Counter()   # job id -> polls in a row its declared routes lost
 
     @property
     def kind(self):
@@ -140,6 +145,9 @@ class FlowDetection:
                 LOG.info("flow detection: job %d declared its traffic: its hints win", job_id)
                 continue
             self._route(service, job, {(s, d): max(1, int(readings.get((s, d), 1))) for s, d, _ in elephants})
+        for job_id, job in sorted(jobs.jobs.items()):
+            if self.hinted(job):
+                self._check_declared(service, job)
         return found
 
     def _follow_jobs(self, jobs):
@@ -161,6 +169,61 @@ class FlowDetection:
         floor = BUSY_SHARE * clf.link_rate * clf.interval
         return sorted(p for p, b in self.book.latest().items() if b >= floor and self.counting.job_of.get(p) == job_id)
 
+    def _default_model(self, core, graph, ip_pairs):
+        """(default paths model, {ip: mac}) for the pairs, or (None, None) when they cannot be
+        judged: a default routing the pair routers do not model, a host not in the topology."""
+        model = PAIR_ROUTERS.get(core.routing)
+        mac = {}
+        for ip in {ip for pair in ip_pairs for ip in pair}:
+            host = core.topology.host_by_ip(ip)
+            if host is None or host.mac not in graph:
+                return None, None
+            mac[ip] = host.mac
+        return model, (mac if model is not None else None)
+
+    def _check_declared(self, service, job):
+        """Releases the routes of a job that declared its traffic (a profile, hints) when they
+        load its busy pairs' busiest link more than the default routes would, MISMATCH_POLLS polls
+        in a row (reroute.busiest, other jobs' load included): the declaration does not match the
+        live traffic. The job goes dormant (jobtraffic.idle) until its next phase entry or
+        declaration."""
+        current = {}
+        for phase in sorted(job.traffic.routes):
+            current.update(_overrides(job.traffic.routes[phase]))
+        busy = self._busy(job.id)
+        if not current or not busy:
+            self.mismatch.pop(job.id, None)
+            return
+        core = service.core
+        graph = core.topology.graph()
+        model, mac = self._default_model(core, graph, busy)
+        if model is None:
+            return
+        flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in busy]
+        try:
+            default = model(graph, flows_)
+        except ValueError:
+            return
+        base = jobtraffic.others_load(graph, service.jobs, job)
+        declared = reroute.busiest(graph, flows_, current, default, base)
+        fabric = reroute.busiest(graph, flows_, {}, default, base)
+        if declared <= fabric:
+            self.mismatch.pop(job.id, None)
+            return
+        self.mismatch[job.id] += 1
+        if self.mismatch[job.id] < MISMATCH_POLLS:
+            return
+        self.mismatch.pop(job.id)
+        try:
+            rpc_traffic.install(service, job, lambda: jobtraffic.idle(core, service.jobs, job))
+        except schema.RpcError as err:
+            LOG.warning("flow detection: job %d: releasing its declared routes failed: %s", job.id, err)
+            return
+        self.counters["declared_released"] += 1
+        LOG.warning("flow detection: job %d: its declared routes put %d flows on the busiest link of its %d busy "
+                    "pairs, the default %s routes %d, for %d polls: released (the profile or hints do not match "
+                    "the live traffic)", job.id, declared, len(busy), core.routing, fabric, MISMATCH_POLLS)
+
     def _choice(self, service, job, detected):
         """Which routes load the job's busy pairs least (primitives.reroute.choose): 'planned'
         (``self.router`` on every detected pair), 'current' (the installed routes) or 'default'
@@ -168,15 +231,9 @@ class FlowDetection:
         routing the pair routers do not model, a host not in the topology, a plan that fails (the
         declaration then reports it)."""
         core = service.core
-        model = PAIR_ROUTERS.get(core.routing)
         graph = core.topology.graph()
         busy = set(self._busy(job.id)) | set(detected)
-        mac = {}
-        for ip in {ip for pair in busy for ip in pair}:
-            host = core.topology.host_by_ip(ip)
-            if host is None or host.mac not in graph:
-                return "planned", None
-            mac[ip] = host.mac
+        model, mac = self._default_model(core, graph, busy)
         if model is None:
             return "planned", None
         saved = job.traffic.copy()

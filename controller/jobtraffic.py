@@ -11,6 +11,10 @@ installed phases, so two jobs sharing links are planned together); its paths bec
 under the job's cookie and priority (controller/jobroutes.py). A phase no longer wanted loses its
 routes. A router that returns ``pairs.FabricRoutes`` (sdn-adaptive on a dense demand) leaves the
 pairs to the default routes: nothing is installed, but its modelled paths still count as load.
+A plan that does not load the busiest link less than the default routes would (a tie on a demand
+denser than a permutation; worse on any demand) is left out the same way, with one log line:
+flow detection's guard (primitives/reroute.py), applied to declared demands (docs/jobroute.md,
+"Plans that do not beat the default routes").
 
 Dynamic phase detection (controller/jobidle.py) makes a job *dormant*: every route goes, the
 phases stay as they are, and the next `enter` of a phase or the next `declare` brings back every
@@ -26,7 +30,7 @@ import dataclasses
 import ipaddress
 import logging
 
-from sdnmpi.primitives import PAIR_ROUTERS, pairs
+from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
 
 from . import jobroutes
 
@@ -49,7 +53,7 @@ class PhaseRoutes:
     demand: list             # pairs.Flow between host MACs, merged
     paths: dict              # (src mac, dst mac) -> host path, as the router gave it
     flows: dict              # (dpid, src ip, dst ip) -> out port; empty when left to the fabric
-    fabric_policy: str       # None, or the default routing that carries the pairs ("ecmp")
+    fabric_policy: str       # None, or the default routing that carries the pairs ("ecmp", "dmodk")
     max_flows: int           # flows on the busiest directed switch link, this phase alone
     nl_d: int                # the demand's node load
 
@@ -249,10 +253,13 @@ def plan(core, jobs, job, phase):
                 mac_of[ip], ip_of[host.mac] = host.mac, ip
     demand = pairs.merge(pairs.Flow(mac_of[s], mac_of[d], b) for s, d, b in job.traffic.demands[phase])
     router = job.traffic.routers[phase]
+    base = others_load(graph, jobs, job)
     try:
-        paths = PAIR_ROUTERS[router](graph, demand, load=others_load(graph, jobs, job))
+        paths = PAIR_ROUTERS[router](graph, demand, load=base)
     except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
+    if not isinstance(paths, pairs.FabricRoutes):
+        paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, base)
     policy = paths.policy if isinstance(paths, pairs.FabricRoutes) else None
     switch_paths = {} if policy else {pair: path[1:-1] for pair, path in paths.items()}
     routes = PhaseRoutes(router=router, demand=demand, paths=dict(paths), fabric_policy=policy,
@@ -263,6 +270,29 @@ def plan(core, jobs, job, phase):
              job.id, phase, router, len(demand), len(routes.flows),
              ", left to %s" % policy if policy else "", routes.max_flows, routes.nl_d)
     return routes
+
+
+def _unless_default_as_good(core, graph, job, phase, router, demand, paths, base):
+    """``paths``, or ``pairs.FabricRoutes`` of the default routes when the plan does not beat
+    them: flow detection's guard (primitives.reroute.choose) on the declared demand, scored by
+    the flows on the busiest directed switch link (other jobs' load included). The plan must be
+    better on a demand denser than a permutation (a tie stays on the default routes: a whole-run
+    profile of a dense demand, hpcc's, says which pairs talk but not which talk at once) and
+    no worse on a permutation. A default routing with no pair model keeps the plan."""
+    model = PAIR_ROUTERS.get(core.routing)
+    if model is None:
+        return paths
+    try:
+        default = model(graph, demand)
+    except ValueError:
+        return paths
+    choice, score = reroute.choose(graph, demand, default, {}, paths, base=base)
+    if choice == "planned":
+        return paths
+    LOG.info("job %d phase %d: %s's plan left out: busiest link %d flows, %d on the default %s routes "
+             "(node load %d); the pairs stay on the default routes", job.id, phase, router,
+             score["planned"], score["default"], core.routing, pairs.node_load(demand))
+    return pairs.FabricRoutes(default, core.routing)
 
 
 def others_load(graph, jobs, job):

@@ -35,6 +35,7 @@ class FakeCore:
         self.datapaths = {d: FakeDatapath(d) for d in fabric.switches(graph)}
         self.port_stats = PortStats()
         self.settings = options.Settings()
+        self.routing = self.settings.default_routing   # as Core: the default routing's name
         self.routes = {}            # no default routes: no job flow is ever elided
 
 
