@@ -258,8 +258,7 @@ def plan(core, jobs, job, phase):
         paths = PAIR_ROUTERS[router](graph, demand, load=base)
     except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
-    if not isinstance(paths, pairs.FabricRoutes):
-        paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, base)
+    paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, base)
     policy = paths.policy if isinstance(paths, pairs.FabricRoutes) else None
     switch_paths = {} if policy else {pair: path[1:-1] for pair, path in paths.items()}
     routes = PhaseRoutes(router=router, demand=demand, paths=dict(paths), fabric_policy=policy,
@@ -274,25 +273,16 @@ def plan(core, jobs, job, phase):
 
 def _unless_default_as_good(core, graph, job, phase, router, demand, paths, base):
     """``paths``, or ``pairs.FabricRoutes`` of the default routes when the plan does not beat
-    them: flow detection's guard (primitives.reroute.choose) on the declared demand, scored by
-    the flows on the busiest directed switch link (other jobs' load included). The plan must be
-    better on a demand denser than a permutation (a tie stays on the default routes: a whole-run
-    profile of a dense demand, hpcc's, says which pairs talk but not which talk at once) and
-    no worse on a permutation. A default routing with no pair model keeps the plan."""
-    model = PAIR_ROUTERS.get(core.routing)
-    if model is None:
-        return paths
-    try:
-        default = model(graph, demand)
-    except ValueError:
-        return paths
-    choice, score = reroute.choose(graph, demand, default, {}, paths, base=base)
-    if choice == "planned":
-        return paths
-    LOG.info("job %d phase %d: %s's plan left out: busiest link %d flows, %d on the default %s routes "
-             "(node load %d); the pairs stay on the default routes", job.id, phase, router,
-             score["planned"], score["default"], core.routing, pairs.node_load(demand))
-    return pairs.FabricRoutes(default, core.routing)
+    them (primitives.reroute.unless_default_as_good, flow detection's guard on the declared
+    demand, other jobs' load included): a tie on a demand denser than a permutation stays on the
+    default routes (a whole-run profile of a dense demand, hpcc's, says which pairs talk but not
+    which talk at once); on a permutation the plan must be no worse."""
+    routes, score = reroute.unless_default_as_good(graph, demand, paths, core.routing, base)
+    if routes is not paths:
+        LOG.info("job %d phase %d: %s's plan left out: busiest link %d flows, %d on the default %s routes "
+                 "(node load %d); the pairs stay on the default routes", job.id, phase, router,
+                 score["planned"], score["default"], core.routing, pairs.node_load(demand))
+    return routes
 
 
 def others_load(graph, jobs, job):

@@ -20,7 +20,7 @@ learned detection, docs/flows.md). Pure.
 """
 import logging
 
-from . import pairs
+from . import PAIR_ROUTERS, pairs
 
 LOG = logging.getLogger(__name__)
 
@@ -46,3 +46,24 @@ def choose(graph, busy, default, current, planned, base=None):
     score = {name: busiest(graph, busy, paths, default, base) for name, paths in routes}
     order = [name for name, _ in routes]
     return min(order, key=lambda name: (score[name], order.index(name))), score
+
+
+def unless_default_as_good(graph, demand, planned, default_routing, base=None):
+    """What a declared demand's plan becomes on a fabric whose default routing is
+    ``default_routing`` (a registered pair router's name): (routes, score). ``routes`` is
+    ``planned`` when it loads the busiest directed switch link less than the default routes
+    would (no more on a demand no denser than a permutation), else ``pairs.FabricRoutes`` of the
+    default paths (nothing to install). ``score`` is `choose`'s, or None when the default
+    routing has no pair model (then the plan stays). The controller installs, and the
+    simulator's ``--fabric-default`` models, exactly this."""
+    model = PAIR_ROUTERS.get(default_routing)
+    if model is None or isinstance(planned, pairs.FabricRoutes):
+        return planned, None
+    try:
+        default = model(graph, demand)
+    except ValueError:
+        return planned, None
+    choice, score = choose(graph, demand, default, {}, planned, base=base)
+    if choice == "planned":
+        return planned, score
+    return pairs.FabricRoutes(default, default_routing), score

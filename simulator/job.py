@@ -12,7 +12,7 @@ import random
 import networkx as nx
 import numpy as np
 
-from ..primitives import PAIR_ROUTERS, pairs, paths
+from ..primitives import PAIR_ROUTERS, pairs, paths, reroute
 from . import timemodel
 
 LOG = logging.getLogger(__name__)
@@ -193,10 +193,15 @@ def bandwidths(graph, link_bw=DEFAULT_LINK_BW):
                      for i, (u, v) in enumerate(idx.links)])
 
 
-def route(graph, demand, flows, router="dmodk", seed=None, base=None):
+def route(graph, demand, flows, router="dmodk", seed=None, base=None, fabric_default=None):
     """Routes ``demand`` with the registered pair router on top of ``base`` (link-id array of
-    bytes / capacity already on the fabric)."""
+    bytes / capacity already on the fabric). With ``fabric_default`` (a router's name: the
+    controller's default routing), the routes are what the controller installs for a declared
+    demand on such a fabric: the plan only where it beats the default routes
+    (primitives.reroute.unless_default_as_good), else the default paths."""
     fn = router_of(router)
+    if fabric_default is not None:
+        router_of(fabric_default)
     load = None
     if base is not None and base.any():
         idx = paths.index(graph)
@@ -206,6 +211,8 @@ def route(graph, demand, flows, router="dmodk", seed=None, base=None):
                 load.bytes[idx.links[i]] = float(base[i])
     try:
         routes = fn(graph, demand, load=load, seed=seed)
+        if fabric_default is not None:
+            routes, _ = reroute.unless_default_as_good(graph, demand, routes, fabric_default, load)
     except (ValueError, nx.NetworkXException) as exc:  # e.g. hosts without a path between them
         raise SimError(f"router {router}: {' '.join(str(exc).split())}") from None
     return Routed(graph, demand, flows, routes)

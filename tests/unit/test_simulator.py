@@ -216,3 +216,26 @@ def test_job_routing_planners_on_the_cg_trace(capsys):
     assert opt["max_link_bytes"] < out["dmodk"]["max_link_bytes"]
     assert opt["completion_s"] < out["dmodk"]["completion_s"]
     assert out["sdn-adaptive"]["links"] == out["ecmp"]["links"]
+
+
+HPCC = os.path.join(os.path.dirname(__file__), "..", "data", "jobroute", "leafspine-hpcc.tar.gz")
+
+
+def test_fabric_default_models_what_the_controller_installs(capsys):
+    """--fabric-default: the planner's routes only where they beat the default routing's, as the
+    controller installs a declared demand (primitives.reroute.unless_default_as_good; the
+    controller's side: test_jobtraffic_guard.py). hpcc's dense whole-run profile, random mapping:
+    SDN-optimal's plan ties D-mod-K on the busiest link (6 flows) but is slower in the time model,
+    so on a D-mod-K fabric the job keeps D-mod-K's links; on an ECMP fabric (9 flows) the plan."""
+    def run(*extra):
+        return run_json(capsys, "--topology", "leafspine:spines=2,leaves=4,hosts=2", "--trace", HPCC,
+                        "--mapping", "random", *extra)
+    dmodk, plan, ecmp = run("--router", "dmodk"), run("--router", "sdn-optimal"), run("--router", "ecmp")
+    assert dmodk["max_link_flows"] == plan["max_link_flows"] == 6 < ecmp["max_link_flows"]
+    assert plan["links"] != dmodk["links"] and plan["completion_s"] > dmodk["completion_s"]
+    on_dmodk = run("--router", "sdn-optimal", "--fabric-default", "dmodk")
+    assert on_dmodk["links"] == dmodk["links"] and on_dmodk["fabric_default"] == "dmodk"
+    assert run("--router", "sdn-optimal", "--fabric-default", "ecmp")["links"] == plan["links"]
+    assert run("--router", "single", "--fabric-default", "dmodk")["links"] == dmodk["links"]
+    assert "unknown router 'nope'" in error_of(capsys, "job", "--topology", "kary:k=4", "--trace", HPCC,
+                                               "--router", "dmodk", "--fabric-default", "nope")
