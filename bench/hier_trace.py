@@ -7,12 +7,14 @@ SDN_MPI_HIER_TRACE=DIR (libsdnmpi/src/allreduce_hier_trace.h; in a bench run pas
   time (host link, or the leaf's uplinks for the cross-leaf steps: the leaf's bytes / (S B_f)),
   and the median per step of "wait" (posted until the peer posted too) and "transfer" (from the
   later of the two posts until the rank saw the step complete);
+- the tail of the transfers (99th percentile, and the steps over --slow-ms: a retransmission
+  timeout, i.e. a lost packet, takes >= 200 ms on Linux);
 - segments in flight per rank (time-average) and the share of the call a rank had none;
 - overlap: sum of the stages' link times / wall (1 = the stages ran one after the other);
 - each rank's CPU time and involuntary context switches in the call.
 
 Usage: bench/hier_trace.py DIR [--host-mbps 30] [--fabric-mbps 15] [--spines 2] [--min-bytes 262144]
-       [--json]   (no Mininet, no MPI: offline)
+       [--slow-ms 150] [--json]   (no Mininet, no MPI: offline)
 """
 import argparse
 import collections
@@ -91,7 +93,7 @@ def union_len(intervals):
     return total
 
 
-def analyse_call(ranks, host_bps, fabric_bps, spines):
+def analyse_call(ranks, host_bps, fabric_bps, spines, slow_s=0.15):
     """ranks: {rank: (hdr, rows)} of one call. Returns a dict of the measures above."""
     hdr0 = next(iter(ranks.values()))[0]
     p, leaves, lanes, nsteps = hdr0["p"], hdr0["leaves"], hdr0["lanes"], hdr0["nsteps"]
@@ -108,7 +110,7 @@ def analyse_call(ranks, host_bps, fabric_bps, spines):
         for seg, step, po, do, sn, rn, to, fr in rows:
             post[(r, seg, step)] = off + po * 1e-6
     stage = collections.OrderedDict()
-    inflight, idle = [], []
+    inflight, idle, xfers = [], [], []
     for r, (h, rows) in ranks.items():
         off = h["t0"] - t0
         ivs = [(off + po * 1e-6, off + do * 1e-6) for _, _, po, do, *_ in rows]
@@ -127,6 +129,7 @@ def analyse_call(ranks, host_bps, fabric_bps, spines):
                 other = post[(fr, seg, step)]
                 st["wait"].append(max(0.0, other - a))
                 st["xfer"].append(b - max(a, other))
+                xfers.append(b - max(a, other))
     out = {"p": p, "bytes": nbytes, "nseg": hdr0["nseg"], "depth": hdr0["depth"], "wall_s": wall,
            "bound_s": bound, "stages": {}}
     link_sum = 0.0
@@ -144,6 +147,9 @@ def analyse_call(ranks, host_bps, fabric_bps, spines):
         out["stages"][kind] = {"link_s": link_t, "msg_bytes": med(st["msg"]), "step_ms": 1e3 * med(st["dur"]),
                                "wait_ms": 1e3 * med(st["wait"]), "xfer_ms": 1e3 * med(st["xfer"])}
     out["link_sum_s"] = link_sum
+    xfers.sort()
+    out["xfer_p99_ms"] = 1e3 * xfers[min(len(xfers) - 1, int(0.99 * len(xfers)))] if xfers else float("nan")
+    out["slow_steps"] = sum(1 for x in xfers if x > slow_s)
     out["inflight"] = statistics.mean(inflight)
     out["idle"] = statistics.mean(idle)
     out["cpu_s"] = statistics.median(h["cpu_s"] for h, _ in ranks.values())
@@ -158,6 +164,7 @@ def main(argv=None):
     ap.add_argument("--fabric-mbps", type=float, default=15.0)
     ap.add_argument("--spines", type=int, default=2)
     ap.add_argument("--min-bytes", type=int, default=256 * 1024, help="calls below this are skipped")
+    ap.add_argument("--slow-ms", type=float, default=150.0, help="transfers counted as slow from here on")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     if not os.path.isdir(a.dir):
@@ -171,7 +178,7 @@ def main(argv=None):
             hdr = next(iter(ranks.values()))[0]
             if hdr["count"] * hdr["extent"] < a.min_bytes:
                 continue
-            res = analyse_call(ranks, a.host_mbps * 1e6, a.fabric_mbps * 1e6, a.spines)
+            res = analyse_call(ranks, a.host_mbps * 1e6, a.fabric_mbps * 1e6, a.spines, a.slow_ms / 1e3)
             res.update(job=j, call=c)
             results.append(res)
     if a.json:
@@ -179,10 +186,12 @@ def main(argv=None):
         return 0
     for res in results:
         print("job %d call %d: p=%d %d KiB, %d segments, depth %d: wall %.1f ms = %.2fx bound; stages' link "
-              "times %.1f ms (overlap %.2f); in flight %.1f; idle %.0f%%; cpu %.1f ms, %d switches"
+              "times %.1f ms (overlap %.2f); in flight %.1f; idle %.0f%%; transfers p99 %.1f ms, %d slow; "
+              "cpu %.1f ms, %d switches"
               % (res["job"], res["call"], res["p"], res["bytes"] // 1024, res["nseg"], res["depth"],
                  1e3 * res["wall_s"], res["wall_s"] / res["bound_s"], 1e3 * res["link_sum_s"],
-                 res["link_sum_s"] / res["wall_s"], res["inflight"], 100 * res["idle"], 1e3 * res["cpu_s"],
+                 res["link_sum_s"] / res["wall_s"], res["inflight"], 100 * res["idle"], res["xfer_p99_ms"],
+                 res["slow_steps"], 1e3 * res["cpu_s"],
                  res["ivcsw"]))
         for kind, st in res["stages"].items():
             print("   %-8s link %6.1f ms  msg %5d B  step %6.2f ms (wait %6.2f, transfer %6.2f)"

@@ -72,14 +72,17 @@ static int admit(const struct hier *h, struct slot *sl, MPI_Request *req, char *
 {
     int rc = MPI_SUCCESS;
     while (rc == MPI_SUCCESS && *next < h->nseg) {
-        int first = 0, free_w = -1;
+        int first = 0, free_w = -1, oldest = *next;
         for (int w = 0; w < window; w++) {
-            if (sl[w].seg < 0)
+            if (sl[w].seg < 0) {
                 free_w = free_w < 0 ? w : free_w;
-            else if (sl[w].step == 0)
-                first++;
+                continue;
+            }
+            first += sl[w].step == 0;
+            oldest = sl[w].seg < oldest ? sl[w].seg : oldest;
         }
-        if (first >= h->depth || free_w < 0)
+        /* A segment's tag is its number mod HIER_TAG_MASK + 1: never two in flight with one tag. */
+        if (first >= h->depth || free_w < 0 || *next - oldest > HIER_TAG_MASK)
             break;
         sl[free_w].seg = (*next)++;
         sl[free_w].step = 0;

@@ -55,6 +55,9 @@ def test_analysis_of_a_hand_made_call(tmp_path):
     assert res["link_sum_s"] == pytest.approx(sum(s["link_s"] for s in res["stages"].values()))
     assert halve["wait_ms"] == pytest.approx(0.0) and halve["xfer_ms"] == pytest.approx(2.0)
     assert res["inflight"] == pytest.approx(1.0) and res["idle"] == pytest.approx(0.0)
+    assert res["xfer_p99_ms"] == pytest.approx(2.0) and res["slow_steps"] == 0
+    slow = hier_trace.analyse_call({r: calls[0] for r, calls in job.items()}, 30e6, 15e6, 2, slow_s=0.0015)
+    assert slow["slow_steps"] == 12   # the 2 ms transfers: 2 ring steps x 2 ranks, 2 cross steps x 4
     assert res["cpu_s"] == pytest.approx(0.001) and res["ivcsw"] == 5
 
 

@@ -205,31 +205,35 @@ def test_verbose_log(built, stub_factory):
 
 
 def _pipeline_trace(directory, np):
-    """The SDN_MPI_HIER_TRACE files of one run: {rank: [(header, rows)]}, one file per rank."""
-    files = sorted(directory.glob("hier-*-*.txt"))
-    assert len(files) == np
-    return {int(f.name.split("-")[1]): hier_trace.parse_file(str(f)) for f in files}
+    """The SDN_MPI_HIER_TRACE files of one run: {(rank in its communicator, pid): [(header, rows)]}
+    (allreduce_check also reduces over split communicators); every one of the np processes wrote."""
+    files = {}
+    for f in sorted(directory.glob("hier-*-*.txt")):
+        _, rank, pid = f.stem.split("-")
+        files[(int(rank), int(pid))] = hier_trace.parse_file(str(f))
+    assert len({pid for _, pid in files}) == np
+    return files
 
 
 @pytest.mark.parametrize("np,nhosts,leaves,depth", [(8, 8, 4, "1"), (8, 8, 4, "3"), (7, 7, 2, "64")])
 def test_hierarchical_pipeline_depth(built, stub_factory, tmp_path, np, nhosts, leaves, depth):
     """SDN_MPI_HIER_DEPTH segments in the pipeline's first step at once (1, 3, and more than there
-    are segments; 7 ranks: uneven leaves): every result as PMPI's, and the trace
+    are segments; 7 ranks: uneven leaves; the default depth with many small segments:
+    test_hierarchical*): every result as PMPI's, and the trace
     (SDN_MPI_HIER_TRACE) shows every segment take every step once, each step posted before it
     completed and after the previous one completed, never more than `depth` segments in the first
     step at once, and more than one at once when the depth allows it."""
     stub = stub_factory(leaves=leaves)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_HIER_MIN": "1",
-           "SDN_MPI_HIER_SEGMENT": "64", "SDN_MPI_HIER_DEPTH": depth, "SDN_MPI_HIER_TRACE": str(tmp_path)}
-    out = run_check(np, "sdn", env, quick=True, seed=99)
+           "SDN_MPI_HIER_SEGMENT": "2048", "SDN_MPI_HIER_DEPTH": depth, "SDN_MPI_HIER_TRACE": str(tmp_path)}
+    out = run_check(np, "sdn", env, quick=True, seed=99)   # 2 KiB segments: up to 33 per call
     assert out["hier"] > 0
-    ranks = _pipeline_trace(tmp_path, np)
-    ncalls = {len(calls) for calls in ranks.values()}
-    assert len(ncalls) == 1 and min(ncalls) > 0   # every rank traced every call
+    files = _pipeline_trace(tmp_path, np)
+    assert sum(len(calls) for calls in files.values()) > 0
     most_at_once = 0
-    for rank, calls in ranks.items():
+    for (rank, _), calls in files.items():
         for hdr, rows in calls:
-            assert hdr["rank"] == rank and hdr["p"] == np and hdr["depth"] == int(depth)
+            assert hdr["rank"] == rank and 2 <= hdr["p"] <= np and hdr["depth"] == int(depth)
             assert hdr["t1"] >= hdr["t0"]
             assert sorted((s, i) for s, i, *_ in rows) == [(s, i) for s in range(hdr["nseg"])
                                                           for i in range(hdr["nsteps"])]
