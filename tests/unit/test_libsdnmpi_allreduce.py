@@ -244,8 +244,8 @@ def test_hierarchical_pipeline_depth(built, stub_factory, tmp_path, np, nhosts, 
                 if i > 0:
                     assert po >= by[(s, i - 1)][1]
             first = [by[(s, 0)] for s in range(hdr["nseg"])]
-            for po, _ in first:
-                at_once = 1 + sum(1 for po2, do2 in first if po2 < po < do2)
+            for s, (po, _) in enumerate(first):   # segments in step 0 when s entered it
+                at_once = 1 + sum(1 for s2, (po2, do2) in enumerate(first) if s2 != s and po2 <= po < do2)
                 assert at_once <= int(depth)
                 most_at_once = max(most_at_once, at_once)
     if int(depth) > 1:
