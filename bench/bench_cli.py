@@ -16,7 +16,7 @@ from bench_common import (FABRIC_SUBNET, FULL, HERE, LOG, Progress, QUICK, ROOT,
                        software_versions)
 from bench_flows import BENCH_COOKIE, PRIORITY_OVERRIDE
 from bench_fabric import Bench
-from bench_limits import finish_cpu_check, bcast_rate, plan_jobs
+from bench_limits import SDN_ALGS, finish_cpu_check, bcast_rate, plan_jobs
 from bench_jobs import run_all, sdn_env
 import benchcore
 import emulation
@@ -69,7 +69,8 @@ def parse_args(argv):
     g.add_argument("--seed", type=int, default=7, help="seed of the random placement")
     g.add_argument("--sdn-algs", default="",
                    help="also time SDN_MPI_Allreduce forced to each of these algorithms (rd, rabenseifner, "
-                        "hier; comma-separated; records 'sdnmpi:ALG'), to check the library's choice")
+                        "hier; hier-dN, N 1-4, 6 or 8: the hierarchical one with N segments in its pipeline's first step; "
+                        "comma-separated; records 'sdnmpi:ALG'), to check the library's choice")
     g.add_argument("--no-hide-job-flows", action="store_true",
                    help="do not override sdnmpi's job routes during Open MPI's calls (Open MPI then "
                         "also rides on them)")
@@ -118,7 +119,7 @@ def parse_args(argv):
         bad = [e for e in args.sdn_env if not e.startswith("SDN_MPI_") or "=" not in e]
         if bad:
             raise ValueError("--sdn-env wants SDN_MPI_NAME=VALUE, got %s" % bad[0])
-        csv_list(args.sdn_algs, ("rd", "rabenseifner", "hier"))
+        csv_list(args.sdn_algs, SDN_ALGS)
         bad = [a for a in args.controller_arg if not a.startswith(("--sdnmpi-", "--nosdnmpi-"))]
         if bad:
             raise ValueError("--controller-arg wants a --sdnmpi-* (or --nosdnmpi-*) option, got %s" % bad[0])

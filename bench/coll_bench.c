@@ -74,10 +74,23 @@ int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_
  * rule) and read which one the last call took. */
 int sdnmpi_test_force_allreduce(int path);
 int sdnmpi_test_last_path(void);
+/* ... and the hierarchical pipeline's depth (segments in its first step; 0 the library's). */
+int sdnmpi_test_hier_depth(int depth);
 
-static const struct { const char *name; int path; } alg_names[] = {
-    {"rd", 2}, {"rabenseifner", 3}, {"hier", 5},
+/* --sdn-algs entries: the algorithm (path) and, for the hierarchical one, a pipeline depth (0:
+ * the library's; "hier-dN": N segments in its first step at once). */
+static const struct { const char *name; int path, depth; } alg_names[] = {
+    {"rd", 2, 0}, {"rabenseifner", 3, 0}, {"hier", 5, 0},
+    {"hier-d1", 5, 1}, {"hier-d2", 5, 2}, {"hier-d3", 5, 3}, {"hier-d4", 5, 4}, {"hier-d6", 5, 6},
+    {"hier-d8", 5, 8},
 };
+
+/* Forces --sdn-algs entry a (an index into alg_names), or the library's rule for a < 0. */
+static void force_alg(int a)
+{
+    sdnmpi_test_force_allreduce(a < 0 ? 0 : alg_names[a].path);
+    sdnmpi_test_hier_depth(a < 0 ? 0 : alg_names[a].depth);
+}
 
 static const char *alg_name(int path)
 {
@@ -126,7 +139,7 @@ static void usage(void)
                 "usage: coll_bench --collective allreduce|bcast|init|startup|allgather|reduce|alltoall --sizes N,N,... [--reps R]\n"
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
                 "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n"
-                "       [--sdn-algs rd,rabenseifner,hier] [--warm] [--gap-ms MS]\n"
+                "       [--sdn-algs rd,rabenseifner,hier,hier-dN (N 1-4, 6, 8)] [--warm] [--gap-ms MS]\n"
                 "       [--startup-variant NAME] [--startup-bcast-bytes N] [--startup-comms 1]\n");
     MPI_Finalize();
     exit(2);
@@ -166,13 +179,13 @@ static void parse_options(int argc, char **argv)
             char list[256];
             snprintf(list, sizeof list, "%s", v);
             for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-                int path = 0;
+                int idx = -1;
                 for (size_t n = 0; n < sizeof alg_names / sizeof alg_names[0]; n++)
                     if (!strcmp(tok, alg_names[n].name))
-                        path = alg_names[n].path;
-                if (!path || opt.nalgs == (int)(sizeof opt.algs / sizeof opt.algs[0]))
-                    die("bad --sdn-algs entry '%s' (rd, rabenseifner, hier)", tok);
-                opt.algs[opt.nalgs++] = path;
+                        idx = (int)n;
+                if (idx < 0 || opt.nalgs == (int)(sizeof opt.algs / sizeof opt.algs[0]))
+                    die("bad --sdn-algs entry '%s' (rd, rabenseifner, hier, hier-dN)", tok);
+                opt.algs[opt.nalgs++] = idx;
             }
         }
         else usage();
@@ -311,15 +324,15 @@ static void run_allreduce(void)
             if (opt.sizes[k] <= opt.warmup_max)
                 (void)timed_allreduce(w == 0 ? OPENMPI : SDNMPI, opt.sizes[k]);
     for (int a = 0; a < opt.nalgs; a++) {
-        sdnmpi_test_force_allreduce(opt.algs[a]);
+        force_alg(opt.algs[a]);
         for (int k = 0; k < opt.nsizes; k++) {
             if (opt.sizes[k] <= opt.warmup_max)
                 (void)timed_allreduce(SDNMPI, opt.sizes[k]);
             int ok = check_allreduce(opt.sizes[k], 1);
             emit("\"check\", \"collective\": \"allreduce\", \"alg\": \"%s\", \"bytes\": %ld, "
-                 "\"ok\": %s", alg_name(opt.algs[a]), opt.sizes[k], ok ? "true" : "false");
+                 "\"ok\": %s", alg_names[opt.algs[a]].name, opt.sizes[k], ok ? "true" : "false");
         }
-        sdnmpi_test_force_allreduce(0);
+        force_alg(-1);
     }
     for (int k = 0; k < opt.nsizes; k++) {
         int ok = check_allreduce(opt.sizes[k], k % 2);
@@ -354,15 +367,15 @@ static void run_allreduce(void)
                             emit_sample("allreduce", which, opt.sizes[k], -1, rep * calls + c, t);
                         continue;
                     }
-                    int path = opt.algs[var - 2];
-                    sdnmpi_test_force_allreduce(path);
+                    int a = opt.algs[var - 2], path = alg_names[a].path;
+                    force_alg(a);
                     double t = timed_allreduce(SDNMPI, opt.sizes[k]);
                     int took = sdnmpi_test_last_path();
-                    sdnmpi_test_force_allreduce(0);
+                    force_alg(-1);
                     if (took == path)
                         emit("\"sample\", \"collective\": \"allreduce\", \"impl\": \"sdnmpi:%s\", "
                              "\"bytes\": %ld, \"root\": -1, \"rep\": %d, \"t_s\": %.9f",
-                             alg_name(path), opt.sizes[k], rep * calls + c, t);
+                             alg_names[a].name, opt.sizes[k], rep * calls + c, t);
                 }
             }
         }

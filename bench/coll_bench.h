@@ -28,7 +28,8 @@ struct options {
     const char *toggle;
     int lib_verbose;
     double toggle_timeout_s;
-    int algs[8];                    /* --sdn-algs: libsdnmpi paths also timed alone */
+    int algs[8];                    /* --sdn-algs: libsdnmpi algorithms also timed alone (entries of
+                                       coll_bench.c's alg_names) */
     int nalgs;
     int warm;                       /* --warm: startup mode warms MPI's connections before Init */
     long gap_ms;                    /* --gap-ms: startup mode's work between Init and the first call */

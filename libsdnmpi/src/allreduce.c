@@ -28,6 +28,17 @@ int sdnmpi_test_force_allreduce(int path)
     return 0;
 }
 
+/* sdnmpi_test_hier_depth's depth, 0 = SDN_MPI_HIER_DEPTH's or the layout's. */
+static int forced_depth;
+
+int sdnmpi_test_hier_depth(int depth)
+{
+    if (depth < 0 || depth > SDNMPI_HIER_MAX_DEPTH)
+        return -1;
+    forced_depth = depth;
+    return 0;
+}
+
 /* The selection rule (bench/README.md, "Allreduce: the selection rule"): the hierarchical
  * algorithm from the communicator leader's SDN_MPI_HIER_MIN bytes on when the ranks span two or
  * more leaves and no leaf holds more than twice as many as the smallest (at most one fold step,
@@ -118,6 +129,7 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
         .extent = extent, .op = op, .comm = plan->priv, .dist = plan->rab_dist,
         .ndims = plan->rab_ndims, .leaf_start = plan->leaf_start, .nleaves = plan->nleaves,
         .segment = plan->hier_segment > SIZE_MAX ? 0 : (size_t)plan->hier_segment,
+        .depth = forced_depth ? forced_depth : s->cfg.hier_depth, .trace = s->cfg.hier_trace[0] ? s->cfg.hier_trace : NULL,
     };
     sdnmpi_allreduce_fn algorithm = sdnmpi_allreduce_intra_rd;
     const char *name = "recursive doubling";

@@ -31,6 +31,8 @@ struct sdnmpi_allreduce_call {
     const int *leaf_start;
     int nleaves;
     size_t segment;
+    int depth;         /* segments in the pipeline's first step at once (0: by layout) */
+    const char *trace; /* SDN_MPI_HIER_TRACE's directory, or NULL (allreduce_hier_trace.h) */
 };
 
 typedef int (*sdnmpi_allreduce_fn)(const struct sdnmpi_allreduce_call *call);
@@ -48,6 +50,12 @@ int sdnmpi_allreduce_intra_rabenseifner(const struct sdnmpi_allreduce_call *call
  * segments of call->segment bytes; any leaf layout (hier_layout.h). Needs
  * sdnmpi_allreduce_hier_fits. */
 int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call);
+
+/* Its pipeline's depth when call->depth is 0: segments in the first step at once (at most depth x
+ * steps in flight). At 1 the pipeline was window-bound under load; 4 was never slower on the bench
+ * fabric and 1.09-1.25x faster under load, at 8 and 16 hosts (bench/README.md, "Where the 16-host
+ * time goes"). */
+#define SDNMPI_HIER_DEFAULT_DEPTH 4
 
 /* Whether the hierarchical algorithm's preconditions hold: nleaves >= 2 non-empty leaves at
  * leaf_start (which may be NULL: no layout) holding the p ranks. */

@@ -10,14 +10,15 @@
  * beyond the largest power of two fold into the first ones.
  * Pipelining: the vector is cut into segments of about call->segment bytes, which flow through
  * the steps independently (dataflow: a segment's next step is posted as soon as its current one
- * has completed and been reduced; MPI_Waitsome). A new segment starts when the previous one has
- * left its first step, at most (number of steps) segments in flight, so the host-link stages of
- * some segments overlap the fabric stages of others. Each element is reduced on exactly one rank
+ * has completed and been reduced; MPI_Waitsome). A new segment starts while fewer than
+ * call->depth segments are in their first step, at most depth x (number of steps) in flight, so
+ * the host-link stages of some segments overlap the fabric stages of others. Each element is reduced on exactly one rank
  * (its lane owner) in a fixed order and then only copied, so every rank's result is bit-identical.
  */
 #include <stdlib.h>
 
 #include "allreduce_algorithms.h"
+#include "allreduce_hier_trace.h"
 #include "allreduce_util.h"
 #include "hier_layout.h"
 
@@ -29,6 +30,8 @@ struct hier {
     struct sdnmpi_hier_layout lay;
     int rank;
     int count, nseg, segcount;
+    int depth; /* segments in step 0 at once at most */
+    struct sdnmpi_hier_trace *trace;
 };
 
 int sdnmpi_allreduce_hier_fits(int p, const int *leaf_start, int nleaves)
@@ -52,6 +55,8 @@ static int post(const struct hier *h, struct slot *x, MPI_Request *r, char *buf,
     sdnmpi_hier_step(&h->lay, h->rank, seg0, segn, x->step, &x->st);
     int tag = HIER_TAG_BASE + (x->seg & HIER_TAG_MASK);
     char *into = x->st.reduce ? scratch : buf;
+    sdnmpi_hier_trace_post(h->trace, x->seg, x->step, x->st.send_n, x->st.recv_n, x->st.send_to,
+                           x->st.recv_from);
     int rc = PMPI_Irecv(into + (size_t)x->st.recv_off * (size_t)extent, x->st.recv_n, datatype,
                         x->st.recv_from, tag, comm, &r[0]);
     if (rc == MPI_SUCCESS)
@@ -60,25 +65,31 @@ static int post(const struct hier *h, struct slot *x, MPI_Request *r, char *buf,
     return rc;
 }
 
-/* Starts the next segment in a free slot if the newest one has left its first step. */
+/* Starts next segments in free slots while fewer than h->depth segments are in their first step. */
 static int admit(const struct hier *h, struct slot *sl, MPI_Request *req, char *buf,
                  char *scratch, MPI_Aint extent, MPI_Datatype datatype, MPI_Comm comm, int window,
-                 int *next, int *newest, int *active)
+                 int *next, int *active)
 {
-    if (*next >= h->nseg)
-        return MPI_SUCCESS;
-    if (*newest >= 0 && sl[*newest].seg == *next - 1 && sl[*newest].step == 0)
-        return MPI_SUCCESS;
-    for (int w = 0; w < window; w++) {
-        if (sl[w].seg >= 0)
-            continue;
-        sl[w].seg = (*next)++;
-        sl[w].step = 0;
-        *newest = w;
+    int rc = MPI_SUCCESS;
+    while (rc == MPI_SUCCESS && *next < h->nseg) {
+        int first = 0, free_w = -1, oldest = *next;
+        for (int w = 0; w < window; w++) {
+            if (sl[w].seg < 0) {
+                free_w = free_w < 0 ? w : free_w;
+                continue;
+            }
+            first += sl[w].step == 0;
+            oldest = sl[w].seg < oldest ? sl[w].seg : oldest;
+        }
+        /* A segment's tag is its number mod HIER_TAG_MASK + 1: never two in flight with one tag. */
+        if (first >= h->depth || free_w < 0 || *next - oldest > HIER_TAG_MASK)
+            break;
+        sl[free_w].seg = (*next)++;
+        sl[free_w].step = 0;
         (*active)++;
-        return post(h, &sl[w], &req[2 * w], buf, scratch, extent, datatype, comm);
+        rc = post(h, &sl[free_w], &req[2 * free_w], buf, scratch, extent, datatype, comm);
     }
-    return MPI_SUCCESS;
+    return rc;
 }
 
 int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call)
@@ -105,7 +116,8 @@ int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call)
     h.segcount = (count + h.nseg - 1) / h.nseg; /* even segments; the last may be shorter */
     h.nseg = (count + h.segcount - 1) / h.segcount;
     int nsteps = h.lay.nsteps;
-    int window = nsteps < h.nseg ? nsteps : h.nseg; /* segments in flight at most */
+    h.depth = call->depth > 0 ? call->depth : SDNMPI_HIER_DEFAULT_DEPTH;
+    int window = h.depth * nsteps < h.nseg ? h.depth * nsteps : h.nseg; /* in flight at most */
 
     char *scratch = sdnmpi_scratch(bytes, comm);
     MPI_Request *req = sdnmpi_scratch((size_t)window * 2 * sizeof *req, comm);
@@ -115,10 +127,11 @@ int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call)
         req[w] = MPI_REQUEST_NULL;
     for (int w = 0; w < window; w++)
         sl[w].seg = -1;
-    int next = 0, newest = -1, active = 0;
-    /* The first segment starts at once; each next one when the newest has finished its first
-     * step, so that the segments stagger along the stages instead of moving in a block. */
-    rc = admit(&h, sl, req, buf, scratch, extent, datatype, comm, window, &next, &newest, &active);
+    int next = 0, active = 0;
+    h.trace = sdnmpi_hier_trace_begin(call->trace, h.nseg, nsteps);
+    /* The first depth segments start at once; each next one when one of them has finished its
+     * first step, so that the segments stagger along the stages instead of moving in a block. */
+    rc = admit(&h, sl, req, buf, scratch, extent, datatype, comm, window, &next, &active);
     while (rc == MPI_SUCCESS && active > 0) {
         int done = 0;
         rc = PMPI_Waitsome(2 * window, req, &done, idx, MPI_STATUSES_IGNORE);
@@ -126,6 +139,7 @@ int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call)
             struct slot *x = &sl[w];
             if (x->seg < 0 || req[2 * w] != MPI_REQUEST_NULL || req[2 * w + 1] != MPI_REQUEST_NULL)
                 continue;
+            sdnmpi_hier_trace_done(h.trace, x->seg, x->step);
             if (x->st.reduce && x->st.recv_n > 0)
                 rc = PMPI_Reduce_local(scratch + (size_t)x->st.recv_off * (size_t)extent,
                                        buf + (size_t)x->st.recv_off * (size_t)extent, x->st.recv_n,
@@ -140,11 +154,11 @@ int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call)
             }
         }
         if (rc == MPI_SUCCESS)
-            rc = admit(&h, sl, req, buf, scratch, extent, datatype, comm, window, &next, &newest,
-                       &active);
+            rc = admit(&h, sl, req, buf, scratch, extent, datatype, comm, window, &next, &active);
     }
     if (rc != MPI_SUCCESS) /* complete what was posted, so no request outlives the buffers */
         (void)PMPI_Waitall(2 * window, req, MPI_STATUSES_IGNORE);
+    sdnmpi_hier_trace_end(h.trace, rank, p, h.lay.nleaves, h.lay.m, count, (long)extent, h.depth);
     free(idx);
     free(req);
     free(sl);

@@ -183,6 +183,8 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN, 1);
     cfg->hier_min = parse_bytes("SDN_MPI_HIER_MIN", SDNMPI_DEFAULT_HIER_MIN, 1);
     cfg->hier_segment = parse_bytes("SDN_MPI_HIER_SEGMENT", SDNMPI_DEFAULT_HIER_SEGMENT, 1);
+    cfg->hier_depth = (int)parse_long("SDN_MPI_HIER_DEPTH", 0, 0, SDNMPI_HIER_MAX_DEPTH);
+    parse_str("SDN_MPI_HIER_TRACE", cfg->hier_trace, sizeof cfg->hier_trace);
     cfg->alltoall_window = (int)parse_long("SDN_MPI_ALLTOALL_WINDOW", SDNMPI_DEFAULT_ALLTOALL_WINDOW,
                                            1, 1 << 20);
     cfg->alltoall_segment = parse_bytes("SDN_MPI_ALLTOALL_SEGMENT", SDNMPI_DEFAULT_ALLTOALL_SEGMENT, 0);

@@ -16,6 +16,12 @@ int sdnmpi_test_last_path(void);
  * shared libraries: link libsdnmpi.a. */
 int sdnmpi_test_force_allreduce(int path);
 
+/* Makes this process's hierarchical allreduce keep up to `depth` segments in its pipeline's first
+ * step (allreduce_hier.c) instead of SDN_MPI_HIER_DEPTH's or the layout's choice; 0 restores
+ * those. Every rank of a communicator must set it alike (the bench's variants). Returns 0, or -1
+ * for a depth outside 0..64. Not exported from the shared libraries. */
+int sdnmpi_test_hier_depth(int depth);
+
 /* What the last SDN_MPI_Bcast of this process did: returns 0 no call yet, 1 PMPI_Bcast
  * (fallback), 2 multicast only, 3 multicast finished with PMPI_Bcast; *rounds multicast rounds,
  * *resent datagrams multicast again, *finished datagrams finished with PMPI_Bcast (any may be

@@ -167,12 +167,17 @@ def test_forced_algorithms_are_planned_and_passed_to_coll_bench():
     forced = bench_limits.plan_jobs(bench_cli.parse_args(base + ["--sdn-algs", "rd,hier"]), benchcore.Fabric(), True)
     assert [j["sdn_algs"] for j in forced] == [["rd", "hier"]] * len(plain) and all(j["nimpl"] == 4 for j in forced)
     assert all(f["work"] > p["work"] for f, p in zip(forced, plain))
+    # the hierarchical algorithm at a pipeline depth of its own (coll_bench's hier-dN)
+    depths = bench_limits.plan_jobs(bench_cli.parse_args(base + ["--sdn-algs", "hier-d1,hier-d8"]),
+                                    benchcore.Fabric(), True)
+    assert [j["sdn_algs"] for j in depths] == [["hier-d1", "hier-d8"]] * len(plain)
     args = bench_cli.parse_args(base + ["--sdn-env", "SDN_MPI_HIER_SEGMENT=32768"])
     assert bench_jobs.sdn_env(args)["SDN_MPI_HIER_SEGMENT"] == "32768"
     # a boolean controller option's negative form (oslo.config) passes, anything else does not
     off = bench_cli.parse_args(base + ["--controller-arg=--nosdnmpi-elide-default-hops"])
     assert off.controller_arg == ["--nosdnmpi-elide-default-hops"]
-    for bad in (["--sdn-algs", "ring"], ["--sdn-env", "FOO=1"], ["--controller-arg=--verbose"]):
+    for bad in (["--sdn-algs", "ring"], ["--sdn-algs", "hier-d5"], ["--sdn-env", "FOO=1"],
+                ["--controller-arg=--verbose"]):
         with pytest.raises(SystemExit):
             bench_cli.parse_args(base + bad)
 

@@ -3,12 +3,16 @@ localhost: every request against the Python schedule, rank order by leaf, Rabens
 hierarchical algorithm on even and uneven leaf layouts, and the library's log (the runners:
 libsdnmpi_checks.py)."""
 import re
+import sys
 
 import pytest
 
 from libsdnmpi_checks import (HOSTS_PER_P, check_stub_records, expected_steps, leaf_sizes_of,
                               non_loopback_addresses, run_check, sorted_steps)
-from libsdnmpi_harness import MPIRUN, fake_hosts, leaf_of
+from libsdnmpi_harness import LIB, MPIRUN, fake_hosts, leaf_of
+
+sys.path.insert(0, str(LIB.parent / "bench"))
+import hier_trace  # noqa: E402  (bench/hier_trace.py reads SDN_MPI_HIER_TRACE's files)
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
 
@@ -198,3 +202,51 @@ def test_verbose_log(built, stub_factory):
     assert re.search(r"sdnmpi\[0\]: fabric address 10\.255\.0\.1 \(SDN_MPI_FAKE_HOSTS=2", text)
 
 
+
+
+def _pipeline_trace(directory, np):
+    """The SDN_MPI_HIER_TRACE files of one run: {(rank in its communicator, pid): [(header, rows)]}
+    (allreduce_check also reduces over split communicators); every one of the np processes wrote."""
+    files = {}
+    for f in sorted(directory.glob("hier-*-*.txt")):
+        _, rank, pid = f.stem.split("-")
+        files[(int(rank), int(pid))] = hier_trace.parse_file(str(f))
+    assert len({pid for _, pid in files}) == np
+    return files
+
+
+@pytest.mark.parametrize("np,nhosts,leaves,depth", [(8, 8, 4, "1"), (8, 8, 4, "3"), (7, 7, 2, "64")])
+def test_hierarchical_pipeline_depth(built, stub_factory, tmp_path, np, nhosts, leaves, depth):
+    """SDN_MPI_HIER_DEPTH segments in the pipeline's first step at once (1, 3, and more than there
+    are segments; 7 ranks: uneven leaves; the default depth with many small segments:
+    test_hierarchical*): every result as PMPI's, and the trace
+    (SDN_MPI_HIER_TRACE) shows every segment take every step once, each step posted before it
+    completed and after the previous one completed, never more than `depth` segments in the first
+    step at once, and more than one at once when the depth allows it."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_HIER_MIN": "1",
+           "SDN_MPI_HIER_SEGMENT": "2048", "SDN_MPI_HIER_DEPTH": depth, "SDN_MPI_HIER_TRACE": str(tmp_path)}
+    out = run_check(np, "sdn", env, quick=True, seed=99)   # 2 KiB segments: up to 33 per call
+    assert out["hier"] > 0
+    files = _pipeline_trace(tmp_path, np)
+    assert sum(len(calls) for calls in files.values()) > 0
+    most_at_once = 0
+    for (rank, _), calls in files.items():
+        for hdr, rows in calls:
+            assert hdr["rank"] == rank and 2 <= hdr["p"] <= np and hdr["depth"] == int(depth)
+            assert hdr["t1"] >= hdr["t0"]
+            assert sorted((s, i) for s, i, *_ in rows) == [(s, i) for s in range(hdr["nseg"])
+                                                          for i in range(hdr["nsteps"])]
+            hier_trace.step_kinds(hdr["nsteps"], hdr["lanes"], hdr["leaves"])   # a consistent layout
+            by = {(s, i): (po, do) for s, i, po, do, *_ in rows}
+            for (s, i), (po, do) in by.items():
+                assert 0 <= po <= do
+                if i > 0:
+                    assert po >= by[(s, i - 1)][1]
+            first = [by[(s, 0)] for s in range(hdr["nseg"])]
+            for s, (po, _) in enumerate(first):   # segments in step 0 when s entered it
+                at_once = 1 + sum(1 for s2, (po2, do2) in enumerate(first) if s2 != s and po2 <= po < do2)
+                assert at_once <= int(depth)
+                most_at_once = max(most_at_once, at_once)
+    if int(depth) > 1:
+        assert most_at_once > 1
