@@ -101,17 +101,21 @@ def fitted(make, seed, groups):
     return make(seed).fit(x, y, sample_weight=w)
 
 
+def factory(make, seed):
+    """`train_flows.choose_cutoff`'s classifier factory for the model ``make(seed)``: fitted once per
+    fold (`fitted`), wrapped in the learned classifier's gates (`Scored`) at each cutoff."""
+    def fold(groups):
+        model = fitted(make, seed, groups)
+        return lambda cutoff: Scored(model, cutoff)
+    return fold
+
+
 def evaluate(make, seed, data, train, held, every, cutoffs):
-    """{cutoff: row} and the rule's cutoff (leave one training pattern out, as train_flows; a
-    fold whose training part holds one class is skipped)."""
-    folds = []
-    for out in train:
-        try:
-            model = fitted(make, seed, [data[p] for p in train if p != out])
-        except train_flows.TrainError:
-            continue
-        folds.append({c: train_flows.score(Scored(model, c), data[out])["timely_accuracy"] for c in cutoffs})
-    cv = {c: float(np.mean([f[c] for f in folds])) for c in cutoffs}
+    """{cutoff: row} and the rule's cutoff (`train_flows.choose_cutoff`'s leave-one-training-pattern-out
+    rule, run with this model)."""
+    rule, cv = train_flows.choose_cutoff(data, train, LINK, INTERVAL, train_flows.DEFAULT_WINDOW,
+                                         train_flows.DEFAULT_RECENT, seed, classifier=factory(make, seed),
+                                         cutoffs=cutoffs)
     model = fitted(make, seed, [data[p] for p in train])
     rows = {}
     for c in cutoffs:
@@ -121,7 +125,7 @@ def evaluate(make, seed, data, train, held, every, cutoffs):
                        within_2=s["within_2"], accuracy=s["accuracy"], precision=s["precision"],
                        recall=s["recall"], alltoall_fp=train_flows.score(clf, every["mininet-alltoall"])["fp"],
                        cg_precision=train_flows.score(clf, data["cg"])["precision"])
-    return rows, max(cutoffs, key=lambda c: (cv[c], -c))
+    return rows, rule
 
 
 def load(halo2d):
