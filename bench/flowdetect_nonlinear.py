@@ -117,53 +117,28 @@ def evaluate(make, seed, data, train, held, every, cutoffs):
                                          train_flows.DEFAULT_RECENT, seed, classifier=factory(make, seed),
                                          cutoffs=cutoffs)
     model = fitted(make, seed, [data[p] for p in train])
-    rows = {}
-    for c in cutoffs:
-        clf = Scored(model, c)
-        s = train_flows.score(clf, [r for p in held for r in data[p]])
-        rows[c] = dict(cv=cv[c], halo3d=train_flows.score(clf, every["mininet-halo3d"])["within_2"],
-                       within_2=s["within_2"], accuracy=s["accuracy"], precision=s["precision"],
-                       recall=s["recall"], alltoall_fp=train_flows.score(clf, every["mininet-alltoall"])["fp"],
-                       cg_precision=train_flows.score(clf, data["cg"])["precision"])
-    return rows, rule
+    return {c: row(Scored(model, c), cv[c], data, every, held) for c in cutoffs}, rule
 
 
-def load(halo2d):
-    """(data {pattern: runs} as the shipped model's command builds it, every Mininet log by pattern)."""
-    data = train_flows.dataset(sorted(flowtraffic.PATTERNS), train_flows.DEFAULT_INSTANCES, 0, LINK, INTERVAL,
-                               train_flows.TRACE_DIR)
-    folders = [os.path.join(RESULTS, f"flowdetect-{s}", "counters") for s in COMMAND + ((HALO2D,) if halo2d else ())]
-    logs, rate, interval = counterlogs.dataset(folders)
-    data.update(counterlogs.rescaled(logs, rate * interval, LINK * INTERVAL))
-    every, rate, interval = counterlogs.dataset(sorted(glob.glob(os.path.join(RESULTS, "flowdetect-*", "counters"))))
-    return data, counterlogs.rescaled(every, rate * interval, LINK * INTERVAL)
+def row(clf, cv, data, every, held):
+    """The columns of one table row: ``clf`` on the held-out runs of ``data``, on every Mininet
+    halo3d log (within 2 polls) and alltoall log (mice flagged), and on the simulated CG runs."""
+    s = train_flows.score(clf, [r for p in held for r in data[p]])
+    return dict(cv=cv, halo3d=train_flows.score(clf, every["mininet-halo3d"])["within_2"],
+                within_2=s["within_2"], accuracy=s["accuracy"], precision=s["precision"], recall=s["recall"],
+                alltoall_fp=train_flows.score(clf, every["mininet-alltoall"])["fp"],
+                cg_precision=train_flows.score(clf, data["cg"])["precision"])
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--only", action="append", choices=sorted(MODELS), help="this model only (repeatable)")
-    p.add_argument("--curve", action="store_true", help="a row for every cutoff, not only the rule's")
-    p.add_argument("--halo2d", action="store_true", help="also train on the Mininet halo2d logs")
-    args = p.parse_args(argv)
-    try:
-        data, every = load(args.halo2d)
-    except flows.CounterLogError as exc:
-        print(f"flowdetect_nonlinear: {exc}", file=sys.stderr)
-        return 2
-    held = list(train_flows.TEST_PATTERNS) + [counterlogs.PREFIX + t for t in counterlogs.TEST_PATTERNS]
-    train = [p for p in sorted(data) if p not in held]
-    f = train_flows._fmt
-    print("| model | cutoff | training folds' timely accuracy | halo3d within 2 (every log) | held-out within 2 "
-          "| held-out accuracy | precision | recall | Mininet alltoall mice flagged | simulated cg precision |")
-    print("|" + "---|" * 10)
+def split(data):
+    """(training patterns, held-out patterns) of ``data`` as the shipped model's command splits them."""
+    train, held = split(data)
+    print_header("model")
     for name in args.only or MODELS:
         make, seed = MODELS[name]
         rows, rule = evaluate(make, seed, data, train, held, every, train_flows.CUTOFFS)
         for c in train_flows.CUTOFFS if args.curve else (rule,):
-            r = rows[c]
-            print(f"| {name}{' (rule)' if args.curve and c == rule else ''} | {c} | {f(r['cv'])} | {f(r['halo3d'])} "
-                  f"| {f(r['within_2'])} | {f(r['accuracy'])} | {f(r['precision'])} | {f(r['recall'])} "
-                  f"| {r['alltoall_fp']} | {f(r['cg_precision'])} |", flush=True)
+            print_row(f"{name}{' (rule)' if args.curve and c == rule else ''}", c, rows[c])
     return 0
 
 
