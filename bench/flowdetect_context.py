@@ -4,6 +4,7 @@ within 2 polls; docs/flows-mininet.md). Offline, no lock (seconds of CPU per var
 
     .venv/bin/python bench/flowdetect_context.py [--only NAME ...]   # inputs: one row per variant
     .venv/bin/python bench/flowdetect_context.py --labels           # the counter label's rules
+    .venv/bin/python bench/flowdetect_context.py --only none --counter-labelled
 
 **Inputs.** The controller reads every counted pair of a job in one poll, so a pair's features may
 use the others'. Each variant adds inputs to version 5's 21 (`flows.host_features`), from the
@@ -17,7 +18,8 @@ as bench/flowdetect_nonlinear.py's, at the rule's cutoff and at the shipped 0.6.
 whole interval at >= 10 % of the link; or two consecutive ones; or two whose mean is), each
 compared with the simulator's exact label on the simulated runs' counters (pairs the counter rule
 alone calls elephants / the exact label alone), and the threshold's and the shipped model's
-figures on every Mininet log under each rule.
+figures on every Mininet log under each rule. ``--counter-labelled`` trains and judges with the
+simulated runs labelled by the counter label too (one rule for both sources).
 """
 import argparse
 import contextlib
@@ -184,6 +186,19 @@ RULES = {"one whole interval (the label)": counterlog.label, "two consecutive": 
          "mean of two consecutive": label_mean_two}
 
 
+def counter_labelled(data, link_bytes):
+    """``data`` with its simulated runs labelled by the counter label (`flows.counterlog.label` on
+    their counters) instead of the simulator's exact one, as the Mininet logs are."""
+    out = {}
+    for p, runs in data.items():
+        if p.startswith(counterlogs.PREFIX):
+            out[p] = runs
+        else:
+            out[p] = [r._replace(labels=lab, starts=start)
+                      for r in runs for lab, start in [counterlog.label(r.counts, link_bytes)]]
+    return out
+
+
 def labels_report(sim, dirs):
     """Prints the ``--labels`` tables."""
     link = nl.LINK * nl.INTERVAL
@@ -223,6 +238,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", action="append", choices=VARIANTS, help="this variant only (repeatable)")
     p.add_argument("--labels", action="store_true", help="compare the counter label's rules instead")
+    p.add_argument("--counter-labelled", action="store_true",
+                   help="label the simulated runs by the counter label too (training and held-out figures)")
     args = p.parse_args(argv)
     try:
         data, every = nl.load(False)
@@ -233,6 +250,8 @@ def main(argv=None):
         sim = {k: v for k, v in data.items() if not k.startswith(counterlogs.PREFIX)}
         labels_report(sim, sorted(glob.glob(os.path.join(nl.RESULTS, "flowdetect-*", "counters"))))
         return 0
+    if args.counter_labelled:
+        data = counter_labelled(data, nl.LINK * nl.INTERVAL)
     train, held = nl.split(data)
     nl.print_header("added inputs")
     for name in args.only or VARIANTS:

@@ -132,6 +132,44 @@ def row(clf, cv, data, every, held):
 
 def split(data):
     """(training patterns, held-out patterns) of ``data`` as the shipped model's command splits them."""
+    held = list(train_flows.TEST_PATTERNS) + [counterlogs.PREFIX + t for t in counterlogs.TEST_PATTERNS]
+    return [p for p in sorted(data) if p not in held], held
+
+
+def print_header(first):
+    print(f"| {first} | cutoff | training folds' timely accuracy | halo3d within 2 (every log) | held-out within 2 "
+          "| held-out accuracy | precision | recall | Mininet alltoall mice flagged | simulated cg precision |")
+    print("|" + "---|" * 10)
+
+
+def print_row(name, cutoff, r):
+    f = train_flows._fmt
+    print(f"| {name} | {cutoff} | {f(r['cv'])} | {f(r['halo3d'])} | {f(r['within_2'])} | {f(r['accuracy'])} "
+          f"| {f(r['precision'])} | {f(r['recall'])} | {r['alltoall_fp']} | {f(r['cg_precision'])} |", flush=True)
+
+
+def load(halo2d):
+    """(data {pattern: runs} as the shipped model's command builds it, every Mininet log by pattern)."""
+    data = train_flows.dataset(sorted(flowtraffic.PATTERNS), train_flows.DEFAULT_INSTANCES, 0, LINK, INTERVAL,
+                               train_flows.TRACE_DIR)
+    folders = [os.path.join(RESULTS, f"flowdetect-{s}", "counters") for s in COMMAND + ((HALO2D,) if halo2d else ())]
+    logs, rate, interval = counterlogs.dataset(folders)
+    data.update(counterlogs.rescaled(logs, rate * interval, LINK * INTERVAL))
+    every, rate, interval = counterlogs.dataset(sorted(glob.glob(os.path.join(RESULTS, "flowdetect-*", "counters"))))
+    return data, counterlogs.rescaled(every, rate * interval, LINK * INTERVAL)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", action="append", choices=sorted(MODELS), help="this model only (repeatable)")
+    p.add_argument("--curve", action="store_true", help="a row for every cutoff, not only the rule's")
+    p.add_argument("--halo2d", action="store_true", help="also train on the Mininet halo2d logs")
+    args = p.parse_args(argv)
+    try:
+        data, every = load(args.halo2d)
+    except flows.CounterLogError as exc:
+        print(f"flowdetect_nonlinear: {exc}", file=sys.stderr)
+        return 2
     train, held = split(data)
     print_header("model")
     for name in args.only or MODELS:

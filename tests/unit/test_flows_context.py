@@ -9,7 +9,7 @@ import flowdetect_context as fc
 import flowdetect_nonlinear as nl
 from sdnmpi import flows
 from sdnmpi.flows import classify, counterlog
-from sdnmpi.simulator import train_flows
+from sdnmpi.simulator import flowtraffic, train_flows
 
 # a -> b and its reverse, a -> c, c -> b; two intervals, bytes of a 100-byte link-interval
 PAIRS = [("a", "b"), ("b", "a"), ("a", "c"), ("c", "b")]
@@ -71,3 +71,24 @@ def test_counter_label_rules():
     assert got == {"one whole interval (the label)": [True, True, True], "two consecutive": [False, True, False],
                    "mean of two consecutive": [False, True, True]}
     assert fc.label_two(np.array(two), link)[1][0] == counterlog.label(np.array(two), link)[1][0] == 1
+
+
+def test_counter_labelled_relabels_simulated_runs_only():
+    link = nl.LINK * nl.INTERVAL
+    # a pair at 9 % of its link whose counter reads 11 % once: a mouse by its exact rate
+    near = flowtraffic.Run(np.array([[0.0, 0.09, 0.09, 0.11, 0.09, 0.0]]) * link, np.array([False]),
+                           np.array([-1]), [("a", "b")])
+    out = fc.counter_labelled({"cg": [near], "mininet-shift": [near]}, link)
+    assert out["cg"][0].labels.tolist() == [True] and out["cg"][0].starts.tolist() == [2]
+    assert out["mininet-shift"][0] is near                 # a counter log keeps its (counter) labels
+
+
+def test_both_scripts_judge_the_shipped_model_alike(capsys):
+    """The scripts' tables over the recorded data (bench/results): the logistic unit of
+    flowdetect_nonlinear and the "none" variant here are the shipped model, at its cutoff."""
+    assert nl.main(["--only", "logistic (version 5)"]) == 0
+    unit = capsys.readouterr().out.splitlines()[-1].split("|")[2:]
+    assert fc.main(["--only", "none"]) == 0
+    none = capsys.readouterr().out.splitlines()[-1].split("|")[2:]
+    shipped = flows.load_model(flows.DEFAULT_MODEL)
+    assert unit == none and float(unit[0]) == shipped.cutoff
