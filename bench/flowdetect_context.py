@@ -5,6 +5,7 @@ within 2 polls; docs/flows-mininet.md). Offline, no lock (seconds of CPU per var
     .venv/bin/python bench/flowdetect_context.py [--only NAME ...]   # inputs: one row per variant
     .venv/bin/python bench/flowdetect_context.py --labels           # the counter label's rules
     .venv/bin/python bench/flowdetect_context.py --only none --counter-labelled
+    .venv/bin/python bench/flowdetect_context.py --misses           # the shipped model's late elephants
 
 **Inputs.** The controller reads every counted pair of a job in one poll, so a pair's features may
 use the others'. Each variant adds inputs to version 5's 21 (`flows.host_features`), from the
@@ -19,7 +20,10 @@ whole interval at >= 10 % of the link; or two consecutive ones; or two whose mea
 compared with the simulator's exact label on the simulated runs' counters (pairs the counter rule
 alone calls elephants / the exact label alone), and the threshold's and the shipped model's
 figures on every Mininet log under each rule. ``--counter-labelled`` trains and judges with the
-simulated runs labelled by the counter label too (one rule for both sources).
+simulated runs labelled by the counter label too (one rule for both sources). ``--misses``: per
+pattern of every Mininet log, the shipped model's late elephants (not flagged within 2 polls): the
+median rate of their busy stretch, their heavy intervals, and within 2 polls for the elephants
+whose busy stretch runs at >= 10 % of the link (median) and for those under it.
 """
 import argparse
 import contextlib
@@ -186,6 +190,57 @@ RULES = {"one whole interval (the label)": counterlog.label, "two consecutive": 
          "mean of two consecutive": label_mean_two}
 
 
+def _stretch_around(x, start):
+    """(first, last) interval of the busy stretch (>= `classify.BUSY`) holding ``start``."""
+    busy = x >= classify.BUSY
+    a = e = start
+    while a > 0 and busy[a - 1]:
+        a -= 1
+    while e + 1 < len(x) and busy[e + 1]:
+        e += 1
+    return a, e
+
+
+def misses(runs, classifier, link_bytes):
+    """{"late"|"on time": [(busy stretch median, heavy intervals, two consecutive heavy ones), ...]}
+    of the elephants of ``runs`` (scaled to ``link_bytes``), late = not flagged within 2 polls."""
+    out = {"late": [], "on time": []}
+    for run in runs:
+        first = flows.first_flags(classifier.flags(run.counts, train_flows.totals(run)))
+        x = run.counts / link_bytes
+        busy, hot = x >= classify.BUSY, x >= 0.1
+        for i in np.nonzero(run.labels)[0]:
+            a, e = _stretch_around(x[i], run.starts[i])
+            heavy = int((hot[i, 1:-1] & busy[i, :-2] & busy[i, 2:]).sum())
+            out["on time" if 0 <= first[i] <= run.starts[i] + 1 else "late"].append(
+                (float(np.median(x[i, a:e + 1])), heavy, bool((hot[i, :-1] & hot[i, 1:]).any())))
+    return out
+
+
+def misses_report(dirs):
+    """Prints the ``--misses`` table."""
+    data, rate, interval = counterlogs.dataset(dirs)
+    v5 = flows.load_model(flows.DEFAULT_MODEL, link_rate=rate, interval=interval)
+    print("| pattern | elephants | version 5 late | busy stretch median % of link, late: p25 / p50 / p75 "
+          "| on time | heavy intervals, late: median | late with two consecutive heavy | within 2, stretch median "
+          ">= 10 % | within 2, < 10 % |")
+    print("|" + "---|" * 9)
+    for p, runs in sorted(data.items()):
+        m = misses(runs, v5, rate * interval)
+        if not m["late"] + m["on time"]:
+            continue
+        late, ok = np.array(m["late"] or [(np.nan, 0, False)]), np.array(m["on time"] or [(np.nan, 0, False)])
+        q = " / ".join(f"{v:.1f}" for v in np.percentile(100 * late[:, 0], [25, 50, 75])) if m["late"] else "-"
+        clear = [(r[0] >= 0.1, k == "on time") for k in m for r in m[k]]
+
+        def within(c):
+            hit = [t for cl, t in clear if cl == c]
+            return f"{np.mean(hit):.3f} of {len(hit)}" if hit else "-"
+        print(f"| {p} | {len(clear)} | {len(m['late'])} | {q} "
+              f"| {np.nanmedian(100 * ok[:, 0]):.1f} | {np.median(late[:, 1]) if m['late'] else '-'} "
+              f"| {int(late[:, 2].sum()) if m['late'] else 0} | {within(True)} | {within(False)} |")
+
+
 def counter_labelled(data, link_bytes):
     """``data`` with its simulated runs labelled by the counter label (`flows.counterlog.label` on
     their counters) instead of the simulator's exact one, as the Mininet logs are."""
@@ -238,9 +293,14 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", action="append", choices=VARIANTS, help="this variant only (repeatable)")
     p.add_argument("--labels", action="store_true", help="compare the counter label's rules instead")
+    p.add_argument("--misses", action="store_true", help="the shipped model's late elephants on every log")
     p.add_argument("--counter-labelled", action="store_true",
                    help="label the simulated runs by the counter label too (training and held-out figures)")
     args = p.parse_args(argv)
+    logs = sorted(glob.glob(os.path.join(nl.RESULTS, "flowdetect-*", "counters")))
+    if args.misses:
+        misses_report(logs)
+        return 0
     try:
         data, every = nl.load(False)
     except flows.CounterLogError as exc:
@@ -248,7 +308,7 @@ def main(argv=None):
         return 2
     if args.labels:
         sim = {k: v for k, v in data.items() if not k.startswith(counterlogs.PREFIX)}
-        labels_report(sim, sorted(glob.glob(os.path.join(nl.RESULTS, "flowdetect-*", "counters"))))
+        labels_report(sim, logs)
         return 0
     if args.counter_labelled:
         data = counter_labelled(data, nl.LINK * nl.INTERVAL)

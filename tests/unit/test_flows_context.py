@@ -92,3 +92,12 @@ def test_both_scripts_judge_the_shipped_model_alike(capsys):
     none = capsys.readouterr().out.splitlines()[-1].split("|")[2:]
     shipped = flows.load_model(flows.DEFAULT_MODEL)
     assert unit == none and float(unit[0]) == shipped.cutoff
+
+
+def test_misses_sorts_elephants_by_when_they_were_flagged():
+    counts = np.array([[0.0, 50.0, 50.0, 50.0, 0.0, 0.0, 0.0],      # flagged by its first poll
+                       [0.0, 5.0, 5.0, 11.0, 5.0, 5.0, 0.0]])       # one interval over 10 %: never
+    labels, starts = counterlog.label(counts, 100.0)
+    run = flowtraffic.Run(counts, labels, starts, [("a", "b"), ("c", "d")])
+    got = fc.misses([run], flows.ThresholdClassifier(link_rate=100.0, interval=1.0), 100.0)
+    assert got == {"late": [(0.05, 1, False)], "on time": [(0.5, 1, True)]}
