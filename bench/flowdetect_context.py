@@ -41,7 +41,7 @@ from sdnmpi.flows import classify, counterlog
 from sdnmpi.simulator import counterlogs, train_flows
 
 VERSION = 6             # the variants' inputs, registered while one is judged (`inputs`)
-SIDES = 8               # context columns
+SIDES = 10              # context columns
 L = classify._log_share
 
 
@@ -50,7 +50,9 @@ def context(counts, pairs, link_bytes):
     (`flows.endpoint_totals`); 2 its reverse pair's bytes (0 when not counted); 3 the busiest
     pair's bytes; 4, 5 the busy pairs (>= `classify.BUSY` of the link) of its source and of its
     destination, itself included; 6, 7 the busiest pair's bytes among its source's and its
-    destination's pairs."""
+    destination's pairs; 8, 9 the busiest pair's bytes among the other pairs of its source, of its
+    destination, that are busy and whose busy stretch began in the same interval as its own (a
+    halo's neighbours start together)."""
     counts = np.asarray(counts, dtype=float)
     out = np.zeros(counts.shape + (SIDES,))
     out[..., :2] = flows.endpoint_totals(counts, pairs)
@@ -60,12 +62,18 @@ def context(counts, pairs, link_bytes):
             out[i, :, 2] = counts[row[(dst, src)]]
     out[..., 3] = counts.max(axis=0)
     busy = counts >= classify.BUSY * link_bytes
+    began = np.arange(counts.shape[1])[None, :] - stretch_ages(counts / link_bytes)
     for side, n_col, max_col in ((0, 4, 6), (1, 5, 7)):
         hosts = [p[side] for p in pairs]
         for h in set(hosts):
             rows = [i for i, x in enumerate(hosts) if x == h]
             out[rows, :, n_col] = busy[rows].sum(axis=0)
             out[rows, :, max_col] = counts[rows].max(axis=0)
+            for k, i in enumerate(rows):
+                others = [j for j in rows if j != i]
+                if others:
+                    same = busy[others] & busy[i] & (began[others] == began[i])
+                    out[i, :, max_col + 2] = np.where(same, counts[others], 0.0).max(axis=0)
     return out
 
 
@@ -106,17 +114,24 @@ def _stretch(r0, ctx, link_bytes):
             L((r0 + before) / 2) * (b == 2)]
 
 
+def _co_started(r0, ctx, link_bytes):
+    on = (r0 > 0).astype(float)
+    return [L(np.clip(ctx[..., k] / link_bytes, 0.0, 1.0)) * on for k in (8, 9)]
+
+
 # name -> inputs added to version 5's (each a pairs x intervals array); "a+b" adds both
 EXTRAS = {
     "reverse": _reverse,        # L(reverse's bytes), L(mean of the pair's and its reverse's)
     "job max": _job_max,        # bytes / the job's busiest pair's, and x L(r0)
     "degree": _degree,          # 1 / busy pairs of the source, of the destination, min of both x L(r0)
     "siblings": _siblings,      # L(busiest pair of the source), L(of the destination)
+    "co-started": _co_started,  # L(busiest other pair of the source that began with it), of the destination
     "stretch": _stretch,        # current busy stretch 1 or 2 intervals old (one-hot), L(r0) at each, L(mean r0, r1) at 2
 }
 VARIANTS = ("none", "reverse", "job max", "degree", "siblings", "reverse+job max", "job max+degree",
             "reverse+degree", "siblings+degree", "reverse+job max+degree", "stretch",
-            "stretch+job max", "stretch+reverse+job max+degree")
+            "stretch+job max", "stretch+reverse+job max+degree", "co-started", "co-started+degree",
+            "co-started+reverse")
 
 
 def extra_inputs(name, counts, ctx, link_bytes):

@@ -29,6 +29,10 @@ def test_context_of_one_poll():
     assert ctx[0, :, 4].tolist() == [1.0, 2.0] and ctx[2, :, 4].tolist() == [1.0, 2.0]
     assert ctx[0, :, 5].tolist() == [2.0, 1.0]                         # b receives from a and c, then a
     assert ctx[0, :, 6].tolist() == [20.0, 30.0] and ctx[0, :, 7].tolist() == [40.0, 10.0]
+    # the other pairs of the host that began their busy stretch with it: a -> c began later; c -> b
+    # and a -> b both began at interval 0
+    assert ctx[0, :, 8].tolist() == [0.0, 0.0] and ctx[2, :, 8].tolist() == [0.0, 0.0]
+    assert ctx[0, :, 9].tolist() == [40.0, 0.0] and ctx[3, :, 9].tolist() == [20.0, 0.0]
 
 
 def test_extra_inputs():
