@@ -101,27 +101,51 @@ def fitted(make, seed, groups):
     return make(seed).fit(x, y, sample_weight=w)
 
 
+def factory(make, seed):
+    """`train_flows.choose_cutoff`'s classifier factory for the model ``make(seed)``: fitted once per
+    fold (`fitted`), wrapped in the learned classifier's gates (`Scored`) at each cutoff."""
+    def fold(groups):
+        model = fitted(make, seed, groups)
+        return lambda cutoff: Scored(model, cutoff)
+    return fold
+
+
 def evaluate(make, seed, data, train, held, every, cutoffs):
-    """{cutoff: row} and the rule's cutoff (leave one training pattern out, as train_flows; a
-    fold whose training part holds one class is skipped)."""
-    folds = []
-    for out in train:
-        try:
-            model = fitted(make, seed, [data[p] for p in train if p != out])
-        except train_flows.TrainError:
-            continue
-        folds.append({c: train_flows.score(Scored(model, c), data[out])["timely_accuracy"] for c in cutoffs})
-    cv = {c: float(np.mean([f[c] for f in folds])) for c in cutoffs}
+    """{cutoff: row} and the rule's cutoff (`train_flows.choose_cutoff`'s leave-one-training-pattern-out
+    rule, run with this model)."""
+    rule, cv = train_flows.choose_cutoff(data, train, LINK, INTERVAL, train_flows.DEFAULT_WINDOW,
+                                         train_flows.DEFAULT_RECENT, seed, classifier=factory(make, seed),
+                                         cutoffs=cutoffs)
     model = fitted(make, seed, [data[p] for p in train])
-    rows = {}
-    for c in cutoffs:
-        clf = Scored(model, c)
-        s = train_flows.score(clf, [r for p in held for r in data[p]])
-        rows[c] = dict(cv=cv[c], halo3d=train_flows.score(clf, every["mininet-halo3d"])["within_2"],
-                       within_2=s["within_2"], accuracy=s["accuracy"], precision=s["precision"],
-                       recall=s["recall"], alltoall_fp=train_flows.score(clf, every["mininet-alltoall"])["fp"],
-                       cg_precision=train_flows.score(clf, data["cg"])["precision"])
-    return rows, max(cutoffs, key=lambda c: (cv[c], -c))
+    return {c: row(Scored(model, c), cv[c], data, every, held) for c in cutoffs}, rule
+
+
+def row(clf, cv, data, every, held):
+    """The columns of one table row: ``clf`` on the held-out runs of ``data``, on every Mininet
+    halo3d log (within 2 polls) and alltoall log (mice flagged), and on the simulated CG runs."""
+    s = train_flows.score(clf, [r for p in held for r in data[p]])
+    return dict(cv=cv, halo3d=train_flows.score(clf, every["mininet-halo3d"])["within_2"],
+                within_2=s["within_2"], accuracy=s["accuracy"], precision=s["precision"], recall=s["recall"],
+                alltoall_fp=train_flows.score(clf, every["mininet-alltoall"])["fp"],
+                cg_precision=train_flows.score(clf, data["cg"])["precision"])
+
+
+def split(data):
+    """(training patterns, held-out patterns) of ``data`` as the shipped model's command splits them."""
+    held = list(train_flows.TEST_PATTERNS) + [counterlogs.PREFIX + t for t in counterlogs.TEST_PATTERNS]
+    return [p for p in sorted(data) if p not in held], held
+
+
+def print_header(first):
+    print(f"| {first} | cutoff | training folds' timely accuracy | halo3d within 2 (every log) | held-out within 2 "
+          "| held-out accuracy | precision | recall | Mininet alltoall mice flagged | simulated cg precision |")
+    print("|" + "---|" * 10)
+
+
+def print_row(name, cutoff, r):
+    f = train_flows._fmt
+    print(f"| {name} | {cutoff} | {f(r['cv'])} | {f(r['halo3d'])} | {f(r['within_2'])} | {f(r['accuracy'])} "
+          f"| {f(r['precision'])} | {f(r['recall'])} | {r['alltoall_fp']} | {f(r['cg_precision'])} |", flush=True)
 
 
 def load(halo2d):
@@ -146,20 +170,13 @@ def main(argv=None):
     except flows.CounterLogError as exc:
         print(f"flowdetect_nonlinear: {exc}", file=sys.stderr)
         return 2
-    held = list(train_flows.TEST_PATTERNS) + [counterlogs.PREFIX + t for t in counterlogs.TEST_PATTERNS]
-    train = [p for p in sorted(data) if p not in held]
-    f = train_flows._fmt
-    print("| model | cutoff | training folds' timely accuracy | halo3d within 2 (every log) | held-out within 2 "
-          "| held-out accuracy | precision | recall | Mininet alltoall mice flagged | simulated cg precision |")
-    print("|" + "---|" * 10)
+    train, held = split(data)
+    print_header("model")
     for name in args.only or MODELS:
         make, seed = MODELS[name]
         rows, rule = evaluate(make, seed, data, train, held, every, train_flows.CUTOFFS)
         for c in train_flows.CUTOFFS if args.curve else (rule,):
-            r = rows[c]
-            print(f"| {name}{' (rule)' if args.curve and c == rule else ''} | {c} | {f(r['cv'])} | {f(r['halo3d'])} "
-                  f"| {f(r['within_2'])} | {f(r['accuracy'])} | {f(r['precision'])} | {f(r['recall'])} "
-                  f"| {r['alltoall_fp']} | {f(r['cg_precision'])} |", flush=True)
+            print_row(f"{name}{' (rule)' if args.curve and c == rule else ''}", c, rows[c])
     return 0
 
 

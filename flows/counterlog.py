@@ -122,8 +122,14 @@ def label(counts, link_bytes, fraction=0.1):
     busy = counts >= fraction / 10 * link_bytes
     heavy = np.zeros_like(busy)
     heavy[:, 1:-1] = (counts[:, 1:-1] >= fraction * link_bytes) & busy[:, :-2] & busy[:, 2:]
+    return heavy_label(heavy, busy)
+
+
+def heavy_label(heavy, busy):
+    """(labels, starts) of `label` from its heavy and busy intervals (pairs x intervals, bool): an
+    elephant has a heavy interval; its start is the busy interval before the first, else that one."""
     labels = heavy.any(axis=1)
-    starts = np.full(len(counts), -1)
+    starts = np.full(len(heavy), -1)
     for i in np.nonzero(labels)[0]:
         k = int(heavy[i].argmax())
         starts[i] = k - 1 if k > 0 and busy[i, k - 1] else k

@@ -100,27 +100,40 @@ def curve(weights, bias, runs, link_rate, interval, window, recent):
     return {c: score(_learned(weights, bias, link_rate, interval, c, window, recent), runs) for c in CUTOFFS}
 
 
-def choose_cutoff(data, train_patterns, link_rate, interval, window, recent, seed):
-    """The cutoff of `CUTOFFS` with the best timely accuracy (`score`: an elephant counts as
+def logistic_factory(link_rate, interval, window, recent, seed):
+    """The classifier factory of the shipped model for `choose_cutoff`: fits the logistic unit
+    (`fit`) on a fold's training runs and returns {cutoff -> `flows.LearnedClassifier`}."""
+    def make(groups):
+        weights, bias = fit(groups, window, recent, link_rate * interval, seed)
+        return lambda cutoff: _learned(weights, bias, link_rate, interval, cutoff, window, recent)
+    return make
+
+
+def choose_cutoff(data, train_patterns, link_rate, interval, window, recent, seed, classifier=None,
+                  cutoffs=CUTOFFS):
+    """The cutoff of ``cutoffs`` with the best timely accuracy (`score`: an elephant counts as
     right only when flagged within `GOAL_POLLS` polls of its start), averaged over the training
     patterns (each weighs the same: alltoall's 240 pairs per instance would outweigh the rest),
     each scored by a model fitted on the other training patterns (leave one pattern out: the
     cutoff is chosen on patterns its model never saw, as the held-out patterns will be, and never
     on the held-out patterns), and that {cutoff: timely accuracy} curve; a fold whose training
-    part holds one class only is skipped."""
+    part holds one class only (`TrainError`) is skipped. ``classifier``: a factory, called with a
+    fold's training runs (a list of run lists), that fits a model and returns a function cutoff ->
+    classifier (`flags`); default `logistic_factory`, the shipped model's."""
+    make = classifier or logistic_factory(link_rate, interval, window, recent, seed)
     folds = []
     for held in train_patterns:
         rest = [data[p] for p in train_patterns if p != held]
         try:
-            weights, bias = fit(rest, window, recent, link_rate * interval, seed)
+            at = make(rest)
         except TrainError:
             LOG.warning("cutoff: no fold without %s (the others hold one class only)", held)
             continue
-        folds.append(curve(weights, bias, data[held], link_rate, interval, window, recent))
+        folds.append({c: score(at(c), data[held])["timely_accuracy"] for c in cutoffs})
     if not folds:
         raise TrainError("no training fold holds both classes: train on more patterns or instances")
-    acc = {c: float(np.mean([f[c]["timely_accuracy"] for f in folds])) for c in CUTOFFS}
-    return max(CUTOFFS, key=lambda c: (acc[c], -c)), acc
+    acc = {c: float(np.mean([f[c] for f in folds])) for c in cutoffs}
+    return max(cutoffs, key=lambda c: (acc[c], -c)), acc
 
 
 def score(classifier, runs):
