@@ -201,11 +201,11 @@ class RouteBench(Bench):
             time.sleep(0.3)
         self.routing = routing
 
-    def mpirun(self, prog, env, lib, timeout, wdir=None, stop_file=None):
+    def mpirun(self, prog, env, lib, timeout, wdir=None, stop_file=None, mca=None):
         """(rc, output, wall seconds, stop seconds) of one job on the placement; ``lib`` is
         LD_PRELOADed into the ranks only (-x), not into mpirun. With ``stop_file``, the job is
         killed once that file holds jobroute_hpcc.STOP_MARKER; stop seconds = from the start to
-        then (None if never)."""
+        then (None if never). ``mca``: this job's MCA parameters (None: the bench's, self.mca)."""
         from sdnmpi.mininet_topos import procs
         from sdnmpi.mininet_topos.net import MpiJob
         hosts = [self.fabric.host("h%d" % n) for n in self.spec["placement"]]
@@ -213,7 +213,8 @@ class RouteBench(Bench):
         if wdir:
             extra += ["--wdir", wdir]
         job = MpiJob(self.fabric, hosts, 1)
-        argv = job.mpirun_argv(prog, np=len(hosts), env=env, mca=self.mca, extra_args=extra)
+        argv = job.mpirun_argv(prog, np=len(hosts), env=env, mca=self.mca if mca is None else mca,
+                               extra_args=extra)
         watch = jobroute_hpcc.StopAt(stop_file, lambda: procs.kill_by_environ(job.dir)) if stop_file else None
         t0 = now_s()
         if watch:

@@ -188,12 +188,14 @@ def rank_cpu(output):
     return (float(m["lo"]), float(m["hi"])) if m else (None, None)
 
 
-def pattern_run(bench, placement, steps, env, lib, timeout=300, options=()):
+def pattern_run(bench, placement, steps, env, lib, timeout=300, options=(), mca=None):
+    """(rc, output, wall seconds) of the pattern program on ``placement``; ``mca``: the run's MCA
+    parameters ([(name, value)]; None: the bench's own, bench.mca)."""
     bench.spec["placement"] = placement
     wdir = tempfile.mkdtemp(prefix="jr-rate-", dir=bench.fabric.tmpdir)
     try:
         rc, out, wall, _stopped = bench.mpirun([jbm.PATTERNS] + list(options) + ["--reps", 2] + steps, env, lib,
-                                               timeout, wdir=wdir)
+                                               timeout, wdir=wdir, mca=mca)
     finally:
         shutil.rmtree(wdir, ignore_errors=True)
     return rc, out, wall
@@ -217,7 +219,6 @@ def measure(bench, rate, traces, args, log_dir=None):
             "mpi-dmodk-host-order": (host_order, env),
             "mpi-dmodk": (jobroute_report.bench_placement(n), env)}
     argv = steps(bench.spec, nbytes, shift=shift, pause=args.links, shift_only=args.shift_only)
-    base_mca = list(bench.mca)
     for kind, wait, (variant, mca) in [(k, w, v) for k in args.kinds if k in runs for w in args.waits
                                         for v in args.variants]:
         hosts, run_env = runs[kind]
@@ -230,12 +231,11 @@ def measure(bench, rate, traces, args, log_dir=None):
         c0 = cpu_times()
         if sampler:
             sampler.start()
-        bench.mca = mpi_transport.merged(base_mca, mca)
         try:
             rc, output, wall = pattern_run(bench, hosts, argv_k, run_env, jbm.PRELOAD,
-                                           options=wait_args(wait, args.sleep_us))
+                                           options=wait_args(wait, args.sleep_us),
+                                           mca=mpi_transport.merged(bench.mca, mca))
         finally:
-            bench.mca = base_mca
             timeline = sampler.stop() if sampler else None
         pats = jbm.parse_patterns(output) if rc == 0 else None
         c1 = cpu_times()
