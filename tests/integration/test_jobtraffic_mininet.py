@@ -6,7 +6,8 @@ job B declares a whole-run (phase 0) shift, installed at once; job A declares a 
 stored until a rank enters phase 1. The flows dumped from Open vSwitch, walked switch by switch
 (the job's flows where a hop is installed, the default routes where it is elided:
 tests/integration/ovs_routes.py), are exactly the planner's paths (sdn-optimal, A planned with
-B's load) and carry A's packets;
+B's load), their reverse pairs' the same paths reversed (--sdnmpi-traffic-reverse-routes), and
+carry A's packets;
 leaving the phase removes A's flows while B's stay; malformed and oversized matrices get clear
 errors and leave the job on the default routes. Dynamic phase detection is off here (its
 threshold 0); it is tested on the RPC service (tests/unit/test_rpc_traffic.py).
@@ -29,7 +30,7 @@ from sdnmpi.controller import constants as C
 from sdnmpi.controller import rpc_schema as schema
 from sdnmpi.mininet_topos import controller_proc
 from sdnmpi import traces
-from sdnmpi.primitives import PAIR_ROUTERS, pairs
+from sdnmpi.primitives import PAIR_ROUTERS, pairs, reverse
 from sdnmpi.simulator import job as simjob
 
 import ofdump
@@ -90,13 +91,22 @@ def job_flows(fab, job):
 
 
 def planned(topo, demand, load=None):
-    """sdn-optimal's switch paths {(src ip, dst ip): [dpid, ...]} on the controller's graph."""
+    """sdn-optimal's switch paths {(src ip, dst ip): [dpid, ...]} on the controller's graph, its
+    2-cycles turned as the controller turns them (primitives/reverse.py), and their load."""
     graph = topo.graph()
     mac = {h.ip: h.mac for h in topo.hosts.values()}
     flows = pairs.merge(pairs.Flow(mac[s], mac[d], b) for s, d, b in demand)
-    paths = PAIR_ROUTERS["sdn-optimal"](graph, flows, load=load)
+    paths = reverse.symmetric(graph, flows, PAIR_ROUTERS["sdn-optimal"](graph, flows, load=load), load=load)
     ip_of = {m: i for i, m in mac.items()}
     return {(ip_of[s], ip_of[d]): p[1:-1] for (s, d), p in paths.items()}, pairs.link_load(graph, flows, paths)
+
+
+def with_reverse(paths):
+    """``paths`` (switch paths of the routed pairs) and, for each crossing pair whose reverse is
+    not routed, the reverse pair on the path reversed (its ACKs: --sdnmpi-traffic-reverse-routes)."""
+    out = {pair: path for pair, path in paths.items() if len(path) > 1}
+    out.update({pair: path for pair, path in reverse.reverse_paths(out).items()})
+    return out
 
 
 def test_phase_routes_follow_the_plan_and_leave_with_the_phase_while_the_other_job_stays(fabric):
@@ -115,7 +125,7 @@ def test_phase_routes_follow_the_plan_and_leave_with_the_phase_while_the_other_j
         flows_b = job_flows(fab, b)
         assert len(flows_b) == r["flows"]            # the installed hops (the rest: default routes)
         paths_b, load_b = planned(topo, demand_b)
-        assert switches(check_job(ctl, fab, b, topo)) == paths_b
+        assert switches(check_job(ctl, fab, b, topo)) == with_reverse(paths_b)
 
         # A: phase 1 is stored; nothing of A's is on the switches.
         demand_a = shift(HPL)                      # every host one leaf on
@@ -129,7 +139,8 @@ def test_phase_routes_follow_the_plan_and_leave_with_the_phase_while_the_other_j
         flows_a = job_flows(fab, a)
         assert len(flows_a) == r["flows"]
         paths_a, _load = planned(topo, demand_a, load=load_b)
-        assert switches(check_job(ctl, fab, a, topo)) == paths_a
+        assert switches(check_job(ctl, fab, a, topo)) == with_reverse(paths_a)
+        assert len(with_reverse(paths_a)) == 2 * len(paths_a)      # a shift by 2 of 8: no 2-cycle
         h1 = fab.net.get("h1")
         before = carried(fab, topo, IPS[0], IPS[HPL])
         assert [d for d, _n in before] == paths_a[IPS[0], IPS[HPL]]
@@ -245,7 +256,7 @@ def test_a_profiled_program_rerun_with_its_trace_gets_the_planners_routes(fabric
         paths, _load = planned(topo, demand)
         crossing = {pair: path for pair, path in paths.items() if len(path) > 1}
         assert crossing and len(crossing) < len(paths)       # the placement has a pair inside one leaf too
-        assert switches(check_job(ctl, fab, job, topo)) == crossing
+        assert switches(check_job(ctl, fab, job, topo)) == with_reverse(crossing)
         # a pair inside one leaf has one path: the default route carries it, no planned hop
         assert active["flows"] == sum(len(p) for p in crossing.values())
     finally:

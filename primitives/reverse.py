@@ -1,0 +1,95 @@
+"""The reverse direction of a job's routed host pairs: where TCP's ACKs go (issue 15).
+
+A TCP flow a -> b sends its ACKs b -> a: with delayed ACKs one 66-byte frame per two 1514-byte
+segments, about 2.2 % of the flow's bytes, on every link of the reverse path. Pair routers route
+the demand's pairs only; a reverse pair that is not in the demand takes the fabric's default
+routes, and those can put two flows' ACK streams on a link that carries a third flow's data. That
+flow then gets the link minus two ACK streams instead of one. Measured on Mininet (the k=4 bench
+placement's shift under sdn-optimal, docs/jobroute-rate.md): D-mod-K's reverse routes gave 6
+switch links one flow's data and two ACK streams, and the 5 flows on them ran at 4.79 Mbit/s of
+frames where the others ran at 4.89: the slowest flows of every round.
+
+Two pure steps, applied by the controller to every routed phase (controller/jobtraffic.py):
+
+- ``symmetric``: a 2-cycle of the demand (a -> b and b -> a both routed) gets mutually reverse
+  paths where some shortest path allows it without loading any link beyond the busiest link of
+  the pair's old paths (in flows and in bytes, with the other jobs' ``load``); otherwise its paths
+  stay.
+- ``reverse_paths``: every routed (a, b) whose reverse is not routed gets the reverse of its path
+  for (b, a).
+
+Why that is enough: if at most one routed flow uses each directed link (a contention-free
+permutation), the ACKs of a flow whose reverse is not routed use link (y, x) only where the flow's
+data uses (x, y), so at most one such ACK stream uses a directed link; and the ACKs of a flow
+whose reverse is routed follow that reverse's data path, which (symmetric) is the reverse of the
+flow's own. So every directed link carries at most one flow's data and one flow's ACKs.
+(A 2-cycle ``symmetric`` could not turn keeps its two ACK streams where they were.)
+"""
+import networkx as nx
+
+from . import pairs
+
+
+def reverse_paths(paths):
+    """{(dst, src): the path reversed} for every (src, dst) of ``paths`` ({(src, dst): host
+    path}) whose reverse pair is not in ``paths``."""
+    return {(dst, src): list(reversed(path)) for (src, dst), path in paths.items() if (dst, src) not in paths}
+
+
+def symmetric(graph, demand, paths, load=None, max_candidates=64):
+    """``paths`` (a router's {(src, dst): path} for ``demand``, pairs.Flow) with each 2-cycle's
+    paths made mutual reverses where that loads no link beyond the busiest link of the pair's old
+    paths (flows and bytes, the job's other flows and ``load`` included). Candidates, first fit:
+    the heavier direction's path reversed, the other's reversed, then the shortest paths between
+    the two hosts (at most ``max_candidates``). A new dict; ``paths`` is not changed."""
+    out = dict(paths)
+    nbytes = {(f.src, f.dst): f.bytes for f in demand}
+    total = pairs.link_load(graph, demand, out, base=load)
+    done = set()
+    for flow in demand:
+        pair, back = (flow.src, flow.dst), (flow.dst, flow.src)
+        if back not in out or pair in done:
+            continue
+        done.update((pair, back))
+        if out[back] == list(reversed(out[pair])):
+            continue
+        old = {pair: out[pair], back: out[back]}
+        bound = _worst(graph, total, old.values())
+        for p, q in old.items():
+            total.add_path(graph, q, -nbytes[p], flows=-1)
+        for path in _candidates(graph, pair, old, max_candidates):
+            new = {pair: path, back: list(reversed(path))}
+            if all(_fits(graph, total, new[p], nbytes[p], bound) for p in new):
+                break
+        else:
+            new = old
+        for p, q in new.items():
+            total.add_path(graph, q, nbytes[p])
+            out[p] = q
+    return out
+
+
+def _candidates(graph, pair, old, limit):
+    """Paths for ``pair`` whose reverse would serve the other direction: the two old paths
+    turned, then shortest paths (at most ``limit``)."""
+    yield old[pair]
+    yield list(reversed(old[(pair[1], pair[0])]))
+    for k, path in enumerate(nx.all_shortest_paths(graph, pair[0], pair[1])):
+        if k >= limit:
+            return
+        yield path
+
+
+def _worst(graph, total, paths):
+    """(flows, bytes) of the busiest switch link of ``paths``."""
+    links = [link for path in paths for link in pairs.switch_links(graph, path)]
+    return (max((total.flows[l] for l in links), default=0), max((total.bytes[l] for l in links), default=0))
+
+
+def _fits(graph, total, path, nbytes, bound):
+    """True if a flow of ``nbytes`` added on ``path`` leaves each of its links within ``bound``."""
+    for link in pairs.switch_links(graph, path):
+        cap = graph.edges[link].get("capacity", 1)
+        if total.flows[link] + 1 > bound[0] or total.bytes[link] + nbytes / cap > bound[1] + 1e-9:
+            return False
+    return True

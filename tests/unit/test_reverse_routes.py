@@ -1,0 +1,144 @@
+"""primitives/reverse.py: the reverse pairs of a routed demand (TCP's ACKs) and 2-cycles."""
+import collections
+import os
+import random
+import sys
+
+import pytest
+
+from sdnmpi.primitives import PAIR_ROUTERS, fattree, pairs, reverse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench"))
+import jobroute_report  # noqa: E402
+
+
+def streams(graph, paths, back):
+    """Per directed switch link: (data flows, ACK streams). A flow's ACKs follow its reverse
+    pair's route: ``paths`` if the reverse is routed there, else ``back``."""
+    data, acks = collections.Counter(), collections.Counter()
+    for (src, dst), path in paths.items():
+        data.update(pairs.switch_links(graph, path))
+        acks.update(pairs.switch_links(graph, paths.get((dst, src)) or back[dst, src]))
+    return data, acks
+
+
+def crowded(data, acks):
+    """Links carrying data and more than one ACK stream."""
+    return sorted(link for link in acks if acks[link] > 1 and data[link])
+
+
+def bench_demand(graph, pattern):
+    spec = dict(jobroute_report.FABRIC_MODELS["k4"], placement=jobroute_report.bench_placement(16))
+    hosts, n = spec["placement"], 16
+    to = ([(i + spec["shift"]) % n for i in range(n)] if pattern == "shift"
+          else jobroute_report.pattern_perm(spec["perm"], n))
+    return [pairs.Flow(fattree.host_mac(hosts[i]), fattree.host_mac(hosts[to[i]]), 1) for i in range(n) if to[i] != i]
+
+
+def test_reverse_paths_turn_every_pair_whose_reverse_is_not_routed():
+    paths = {("a", "b"): ["a", 1, 2, "b"], ("b", "a"): ["b", 3, "a"], ("c", "d"): ["c", 4, 5, 6, "d"]}
+    assert reverse.reverse_paths(paths) == {("d", "c"): ["d", 6, 5, 4, "c"]}
+    assert reverse.reverse_paths({}) == {}
+
+
+def test_the_measured_cause_dmodk_reverse_routes_stack_two_ack_streams_on_the_bench_shift():
+    """The bench's k=4 shift under sdn-optimal: with D-mod-K for the reverse pairs, the 6 switch
+    links Mininet showed at 1.09 flows (jte2>jta2, jte3>jta3, jte5>jta6, jte7>jta7, jta2>jtc4,
+    jta6>jtc4: bench/results/jobroute-rate-k4-20261128-225632) carry a flow's data and two ACK
+    streams; with the reversed paths none does."""
+    graph = fattree.kary(4)
+    demand = bench_demand(graph, "shift")
+    paths = PAIR_ROUTERS["sdn-optimal"](graph, demand)
+    dmodk = PAIR_ROUTERS["dmodk"](graph, [pairs.Flow(f.dst, f.src, 1) for f in demand])
+    assert crowded(*streams(graph, paths, dmodk)) == [(258, 514), (259, 515), (261, 518), (263, 519), (514, 772),
+                                                       (518, 772)]
+    data, acks = streams(graph, paths, reverse.reverse_paths(paths))
+    assert max(data.values()) == 1 and max(acks.values()) == 1
+
+
+@pytest.mark.parametrize("k,seed", [(4, s) for s in range(12)] + [(6, s) for s in range(4)] + [(8, s) for s in range(3)])
+@pytest.mark.parametrize("router", ["sdn-optimal", "sdn-greedy", "sdn-adaptive"])
+def test_on_a_permutation_each_link_carries_at_most_one_data_flow_and_one_ack_stream(k, seed, router):
+    """Random permutations without 2-cycles: a link's ACK streams are the data flows of its
+    reverse, so never more than the busiest link's data; sdn-optimal's (and sdn-adaptive's)
+    contention-free permutations get at most one data flow and one ACK stream per link."""
+    graph = fattree.kary(k)
+    hosts = sorted(h for h in graph if graph.nodes[h].get("kind") == "host")
+    rng = random.Random(seed)
+    while True:
+        order = hosts[:]
+        rng.shuffle(order)
+        to = dict(zip(hosts, order))
+        if all(to[to[h]] != h for h in hosts if to[h] != h):
+            break
+    demand = [pairs.Flow(h, to[h], rng.randint(1, 9)) for h in hosts if to[h] != h]
+    paths = PAIR_ROUTERS[router](graph, demand)
+    assert reverse.symmetric(graph, demand, paths) == paths          # no 2-cycle: nothing to turn
+    data, acks = streams(graph, paths, reverse.reverse_paths(paths))
+    assert max(acks.values()) <= max(data.values())
+    if router != "sdn-greedy":
+        assert max(data.values()) == 1
+
+
+def two_cycle_fabric():
+    graph = fattree.kary(4)
+    hosts = sorted(h for h in graph if graph.nodes[h].get("kind") == "host")
+    return graph, hosts[0], hosts[-1]
+
+
+def test_symmetric_turns_a_two_cycle_where_the_links_are_free():
+    graph, a, b = two_cycle_fabric()
+    ways = sorted(nx_paths(graph, a, b))
+    there = ways[0]
+    back = next(list(reversed(p)) for p in ways if set(p[1:-1]) != set(there[1:-1]))   # another agg and core
+    demand = [pairs.Flow(a, b, 5), pairs.Flow(b, a, 3)]
+    out = reverse.symmetric(graph, demand, {(a, b): there, (b, a): back})
+    assert out == {(a, b): there, (b, a): list(reversed(there))}          # the heavier direction's path kept
+    assert pairs.link_load(graph, demand, out).max_flows() == 1
+
+
+def test_symmetric_keeps_a_two_cycle_whose_turned_paths_would_share_a_link():
+    """Another job on every switch link but the pair's own: any turn would put two flows on a link."""
+    graph, a, b = two_cycle_fabric()
+    ways = sorted(nx_paths(graph, a, b))
+    there = ways[0]
+    back = next(list(reversed(p)) for p in ways if set(p[1:-1]) != set(there[1:-1]))
+    own = set(pairs.switch_links(graph, there)) | set(pairs.switch_links(graph, back))
+    base = pairs.LinkLoad()
+    for u, v in graph.edges:
+        for link in ((u, v), (v, u)):
+            if pairs.switch_links(graph, list(link)) and link not in own:
+                base.add_path(graph, list(link), 1)
+    demand = [pairs.Flow(a, b, 5), pairs.Flow(b, a, 3)]
+    paths = {(a, b): there, (b, a): back}
+    assert reverse.symmetric(graph, demand, paths, load=base) == paths
+    assert reverse.symmetric(graph, demand, paths) != paths            # the same pair turns on an empty fabric
+
+
+def nx_paths(graph, a, b):
+    import networkx as nx  # pylint: disable=import-outside-toplevel
+    return list(nx.all_shortest_paths(graph, a, b))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_symmetric_never_loads_the_busiest_link_more(seed):
+    """Random demands with 2-cycles (k=4, sdn-greedy and sdn-optimal): max flows and bytes per link
+    never rise, and every turned 2-cycle's paths are mutual reverses."""
+    graph = fattree.kary(4)
+    hosts = sorted(h for h in graph if graph.nodes[h].get("kind") == "host")
+    rng = random.Random(seed)
+    flows = {}
+    for _ in range(rng.randint(4, 24)):
+        a, b = rng.sample(hosts, 2)
+        flows[a, b] = rng.randint(1, 9)
+        if rng.random() < 0.5:
+            flows[b, a] = rng.randint(1, 9)
+    demand = pairs.merge(pairs.Flow(a, b, n) for (a, b), n in flows.items())
+    for router in ("sdn-greedy", "sdn-optimal"):
+        paths = PAIR_ROUTERS[router](graph, demand)
+        out = reverse.symmetric(graph, demand, paths)
+        before, after = pairs.link_load(graph, demand, paths), pairs.link_load(graph, demand, out)
+        assert after.max_flows() <= before.max_flows() and after.max_bytes() <= before.max_bytes() + 1e-9
+        for pair, path in out.items():
+            if path != paths[pair]:
+                assert out[pair[1], pair[0]] == list(reversed(path))
