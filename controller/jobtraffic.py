@@ -276,7 +276,7 @@ def plan(core, jobs, job, phase):
     back = {}
     if not policy and core.settings.traffic_reverse_routes:
         paths = reverse.symmetric(graph, demand, paths, load=load)
-        back = reverse.reverse_paths(paths)
+        back = reverse.reverse_paths(graph, paths)
     switch_paths = {} if policy else {pair: path[1:-1] for pair, path in paths.items()}
     routes = PhaseRoutes(router=router, demand=demand, paths=dict(paths), fabric_policy=policy,
                          flows=jobroutes.plan_flows(graph, switch_paths, ip_of),

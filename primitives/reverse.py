@@ -16,24 +16,54 @@ Two pure steps, applied by the controller to every routed phase (controller/jobt
   the pair's old paths (in flows and in bytes, with the other jobs' ``load``); otherwise its paths
   stay.
 - ``reverse_paths``: every routed (a, b) whose reverse is not routed gets the reverse of its path
-  for (b, a).
+  for (b, a), unless that stacks its ACKs on a link whose data already has an ACK stream (a routed
+  2-cycle's: its ACKs ride on its own data paths); then another shortest path that stacks fewer.
 
 Why that is enough: if at most one routed flow uses each directed link (a contention-free
 permutation), the ACKs of a flow whose reverse is not routed use link (y, x) only where the flow's
 data uses (x, y), so at most one such ACK stream uses a directed link; and the ACKs of a flow
 whose reverse is routed follow that reverse's data path, which (symmetric) is the reverse of the
 flow's own. So every directed link carries at most one flow's data and one flow's ACKs.
-(A 2-cycle ``symmetric`` could not turn keeps its two ACK streams where they were.)
+A 2-cycle ``symmetric`` could not turn has each direction's ACKs on the other's data path;
+``reverse_paths`` then steers the other pairs' ACKs off those links where a shortest path allows.
 """
+import collections
+
 import networkx as nx
 
 from . import pairs
 
 
-def reverse_paths(paths):
-    """{(dst, src): the path reversed} for every (src, dst) of ``paths`` ({(src, dst): host
-    path}) whose reverse pair is not in ``paths``."""
-    return {(dst, src): list(reversed(path)) for (src, dst), path in paths.items() if (dst, src) not in paths}
+def reverse_paths(graph, paths, max_candidates=16):
+    """{(dst, src): path} for every (src, dst) of ``paths`` ({(src, dst): host path}) whose
+    reverse pair is not in ``paths``: the route of the pair's ACK stream. Each takes its pair's path
+    reversed unless that puts it on a link that carries data and another ACK stream already (the
+    ACKs of a routed 2-cycle ride on its data paths); then the first shortest path (at most
+    ``max_candidates`` tried) that stacks fewer, reversed path on a tie. Deterministic (pairs in
+    ``paths`` order)."""
+    data, acks = collections.Counter(), collections.Counter()
+    for (src, dst), path in paths.items():
+        data.update(pairs.switch_links(graph, path))
+        if (dst, src) in paths:                      # a 2-cycle: its ACKs follow the other's data
+            acks.update(pairs.switch_links(graph, paths[dst, src]))
+
+    def stacked(path):
+        return max((acks[l] for l in pairs.switch_links(graph, path) if data[l]), default=0)
+
+    out = {}
+    for (src, dst), path in paths.items():
+        if (dst, src) in paths:
+            continue
+        best = list(reversed(path))
+        if stacked(best) > 0:
+            for k, other in enumerate(nx.all_shortest_paths(graph, dst, src)):
+                if k >= max_candidates:
+                    break
+                if stacked(other) < stacked(best):
+                    best = other
+        out[dst, src] = best
+        acks.update(pairs.switch_links(graph, best))
+    return out
 
 
 def symmetric(graph, demand, paths, load=None, max_candidates=64):
