@@ -50,12 +50,13 @@ def reverse_paths(graph, paths, max_candidates=16):
     def stacked(path):
         return max((acks[l] for l in pairs.switch_links(graph, path) if data[l]), default=0)
 
+    search = _one_each(paths)
     out = {}
     for (src, dst), path in paths.items():
         if (dst, src) in paths:
             continue
         best = list(reversed(path))
-        if stacked(best) > 0:
+        if search and stacked(best) > 0:
             for k, other in enumerate(nx.all_shortest_paths(graph, dst, src)):
                 if k >= max_candidates:
                     break
@@ -66,13 +67,17 @@ def reverse_paths(graph, paths, max_candidates=16):
     return out
 
 
-def symmetric(graph, demand, paths, load=None, max_candidates=64):
+def symmetric(graph, demand, paths, load=None, max_candidates=16):
     """``paths`` (a router's {(src, dst): path} for ``demand``, pairs.Flow) with each 2-cycle's
     paths made mutual reverses where that loads no link beyond the busiest link of the pair's old
     paths (flows and bytes, the job's other flows and ``load`` included). Candidates, first fit:
     the heavier direction's path reversed, the other's reversed, then the shortest paths between
-    the two hosts (at most ``max_candidates``). A new dict; ``paths`` is not changed."""
+    the two hosts (at most ``max_candidates``). Only on a (partial) permutation (NL_D <= 1, where a
+    2-cycle's two flows have their hosts' links to themselves); a denser demand's paths are kept, for
+    the planner's time. A new dict; ``paths`` is not changed."""
     out = dict(paths)
+    if pairs.node_load(demand) > 1:
+        return out
     nbytes = {(f.src, f.dst): f.bytes for f in demand}
     total = pairs.link_load(graph, demand, out, base=load)
     done = set()
@@ -123,3 +128,10 @@ def _fits(graph, total, path, nbytes, bound):
         if total.flows[link] + 1 > bound[0] or total.bytes[link] + nbytes / cap > bound[1] + 1e-9:
             return False
     return True
+
+
+def _one_each(paths):
+    """True if no host is the source, or the destination, of more than one pair of ``paths``."""
+    srcs = [src for src, _dst in paths]
+    dsts = [dst for _src, dst in paths]
+    return len(set(srcs)) == len(srcs) and len(set(dsts)) == len(dsts)

@@ -140,20 +140,23 @@ def nx_paths(graph, a, b):
     return list(nx.all_shortest_paths(graph, a, b))
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_symmetric_never_loads_the_busiest_link_more(seed):
-    """Random demands with 2-cycles (k=4, sdn-greedy and sdn-optimal): max flows and bytes per link
-    never rise, and every turned 2-cycle's paths are mutual reverses."""
-    graph = fattree.kary(4)
+@pytest.mark.parametrize("k,seed", [(4, s) for s in range(12)] + [(6, s) for s in range(6)])
+def test_symmetric_never_loads_the_busiest_link_more(k, seed):
+    """Random permutations with 2-cycles (sdn-greedy and sdn-optimal): max flows and bytes per
+    link never rise, a turned 2-cycle's paths are mutual reverses, and some 2-cycles turn."""
+    graph = fattree.kary(k)
     hosts = sorted(h for h in graph if graph.nodes[h].get("kind") == "host")
     rng = random.Random(seed)
-    flows = {}
-    for _ in range(rng.randint(4, 24)):
-        a, b = rng.sample(hosts, 2)
-        flows[a, b] = rng.randint(1, 9)
-        if rng.random() < 0.5:
-            flows[b, a] = rng.randint(1, 9)
-    demand = pairs.merge(pairs.Flow(a, b, n) for (a, b), n in flows.items())
+    order = hosts[:]
+    rng.shuffle(order)
+    to = {}
+    for i in range(0, len(order) // 2, 2):                    # a few 2-cycles
+        to[order[i]], to[order[i + 1]] = order[i + 1], order[i]
+    rest = order[len(order) // 2:]
+    for a, b in zip(rest, rest[1:] + rest[:1]):               # and one long cycle
+        to[a] = b
+    demand = [pairs.Flow(a, b, rng.randint(1, 9)) for a, b in to.items()]
+    turned = 0
     for router in ("sdn-greedy", "sdn-optimal"):
         paths = PAIR_ROUTERS[router](graph, demand)
         out = reverse.symmetric(graph, demand, paths)
@@ -162,3 +165,23 @@ def test_symmetric_never_loads_the_busiest_link_more(seed):
         for pair, path in out.items():
             if path != paths[pair]:
                 assert out[pair[1], pair[0]] == list(reversed(path))
+                turned += 1
+    TURNED.append(turned)
+
+
+TURNED = []
+
+
+def test_some_two_cycles_turned_in_the_seeded_suite():
+    assert sum(TURNED) > 0
+
+
+def test_a_dense_demand_keeps_its_paths_and_plain_reversals():
+    """NL_D > 1: no search (the planner's time); reverse pairs on the paths reversed."""
+    graph = fattree.kary(4)
+    hosts = sorted(h for h in graph if graph.nodes[h].get("kind") == "host")
+    demand = [pairs.Flow(a, b, 1) for a in hosts[:4] for b in hosts[8:12]] + [pairs.Flow(hosts[8], hosts[0], 1)]
+    paths = PAIR_ROUTERS["sdn-optimal"](graph, demand)
+    assert reverse.symmetric(graph, demand, paths) == paths
+    got = reverse.reverse_paths(graph, paths)
+    assert got == {(d, s): p[::-1] for (s, d), p in paths.items() if (d, s) not in paths}
