@@ -29,9 +29,8 @@ A 2-cycle ``symmetric`` could not turn has each direction's ACKs on the other's 
 """
 import collections
 
-import networkx as nx
-
 from . import pairs
+from . import paths as paths_index
 
 
 def reverse_paths(graph, paths, max_candidates=16):
@@ -57,9 +56,7 @@ def reverse_paths(graph, paths, max_candidates=16):
             continue
         best = list(reversed(path))
         if search and stacked(best) > 0:
-            for k, other in enumerate(nx.all_shortest_paths(graph, dst, src)):
-                if k >= max_candidates:
-                    break
+            for other in paths_index.index(graph).host_paths(dst, src)[:max_candidates]:
                 if stacked(other) < stacked(best):
                     best = other
         out[dst, src] = best
@@ -109,10 +106,7 @@ def _candidates(graph, pair, old, limit):
     turned, then shortest paths (at most ``limit``)."""
     yield old[pair]
     yield list(reversed(old[(pair[1], pair[0])]))
-    for k, path in enumerate(nx.all_shortest_paths(graph, pair[0], pair[1])):
-        if k >= limit:
-            return
-        yield path
+    yield from paths_index.index(graph).host_paths(pair[0], pair[1])[:limit]
 
 
 def _worst(graph, total, paths):
