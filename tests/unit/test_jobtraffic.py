@@ -394,3 +394,14 @@ def test_a_routed_pair_keeps_its_own_route_over_another_pairs_reverse(make_fabri
     assert {k: v for k, v in flows.items() if k[1:] == (a, b)} == job.traffic.routes[0].flows
     assert route_of(sim, hb, ha) == job.traffic.routes[1].paths[hb, ha][1:-1]
     sim.check_tables_consistent()
+
+
+@pytest.mark.parametrize("argv, on", [([], True), (["--nosdnmpi-traffic-reverse-routes"], False)],
+                         ids=["default", "off"])
+def test_the_reverse_routes_option_as_ryu_manager_parses_it(argv, on):
+    from ryu import cfg  # pylint: disable=import-outside-toplevel
+    from sdnmpi.controller import options  # pylint: disable=import-outside-toplevel
+    conf = cfg.ConfigOpts()
+    options.register_cli(conf)
+    conf(args=argv, project="sdnmpi", default_config_files=[])
+    assert options.settings(conf).traffic_reverse_routes is on and options.Settings().traffic_reverse_routes is True
