@@ -3,7 +3,7 @@ and SDN-adaptive on the pattern program and on hpcc, each profiled once and reru
 (hpcc: profiled on loopback, reruns stopped at its LatencyBandwidth section: bench/jobroute_hpcc.py.)
 
     .venv/bin/python bench/bench_jobroute_mininet.py [--fabrics k4,leafspine] [--programs patterns[,hpcc]]
-        [--reps 3] [--patterns shift,perm,...] [--wait-sleep US] [--quick] [--out-dir bench/results]
+        [--reps 3] [--patterns shift,perm,...] [--wait-sleep US] [--window W] [--quick] [--out-dir bench/results]
         (--help lists every option)
 
 Per fabric: one Mininet fabric and one controller (started with an operator token, so that the
@@ -66,6 +66,9 @@ PATTERN_LINE = re.compile(r"^traffic_patterns: pattern=(?P<name>\w+) bytes=(?P<b
 PATTERNS_OK = re.compile(r"^traffic_patterns: ranks=\d+ ok seconds=(?P<s>[\d.]+)", re.M)
 # traffic_patterns --wait-sleep's default here (us; 0 = spin in MPI_Waitall/MPI_Barrier)
 WAIT_SLEEP_US = 0
+# traffic_patterns --window's default here (messages in flight per peer and repetition) and its limit
+WINDOW = 1
+MAX_WINDOW = 1024
 # sdnmpi's collectives stay out of every run (the measure is about routing, not algorithms).
 NO_COLLECTIVES = {"SDN_MPI_MIN_BYTES": "1024g", "SDN_MPI_BCAST_MIN_BYTES": "unlimited"}
 
@@ -86,6 +89,9 @@ def parse_args(argv):
                    help="traffic_patterns --wait-sleep: waits test and nanosleep this many us instead of spinning "
                         "in MPI_Waitall/MPI_Barrier (16 polling ranks on 2 cores starve the emulated hosts' TCP "
                         "and the switches; ranks on a cluster have cores of their own); 0: spin")
+    p.add_argument("--window", type=int, default=WINDOW,
+                   help="traffic_patterns --window: each repetition's bytes to a peer as this many messages, all "
+                        "in flight at once (the same for every policy)")
     p.add_argument("--k4-bw", type=float, default=FABRICS["k4"]["host_bw"], help="k4: every link, Mbit/s")
     p.add_argument("--k4-scale", type=float, default=0.5,
                    help="k4: the pattern sizes times this (the k4 fabric's links are slower: its 20 userspace "
@@ -115,6 +121,8 @@ def parse_args(argv):
         p.error("--reps and --pattern-reps must be >= 1")
     if not 0 <= args.wait_sleep <= 1000000:
         p.error("--wait-sleep must be 0..1000000 (us)")
+    if not 1 <= args.window <= MAX_WINDOW:
+        p.error("--window must be 1..%d" % MAX_WINDOW)
     if args.quick:
         args.reps, args.programs = 1, ["patterns"]
     return args
@@ -201,11 +209,11 @@ class RouteBench(Bench):
             time.sleep(0.3)
         self.routing = routing
 
-    def mpirun(self, prog, env, lib, timeout, wdir=None, stop_file=None):
+    def mpirun(self, prog, env, lib, timeout, wdir=None, stop_file=None, mca=None):
         """(rc, output, wall seconds, stop seconds) of one job on the placement; ``lib`` is
         LD_PRELOADed into the ranks only (-x), not into mpirun. With ``stop_file``, the job is
         killed once that file holds jobroute_hpcc.STOP_MARKER; stop seconds = from the start to
-        then (None if never)."""
+        then (None if never). ``mca``: this job's MCA parameters (None: the bench's, self.mca)."""
         from sdnmpi.mininet_topos import procs
         from sdnmpi.mininet_topos.net import MpiJob
         hosts = [self.fabric.host("h%d" % n) for n in self.spec["placement"]]
@@ -213,7 +221,8 @@ class RouteBench(Bench):
         if wdir:
             extra += ["--wdir", wdir]
         job = MpiJob(self.fabric, hosts, 1)
-        argv = job.mpirun_argv(prog, np=len(hosts), env=env, mca=self.mca, extra_args=extra)
+        argv = job.mpirun_argv(prog, np=len(hosts), env=env, mca=self.mca if mca is None else mca,
+                               extra_args=extra)
         watch = jobroute_hpcc.StopAt(stop_file, lambda: procs.kill_by_environ(job.dir)) if stop_file else None
         t0 = now_s()
         if watch:
@@ -241,6 +250,7 @@ def pattern_argv(spec, args):
     b = {k: int(v * scale) for k, v in PATTERN_BYTES.items()}
     extra = {"shift": [spec["shift"]], "perm": [spec["perm"]]}
     argv = [PATTERNS] + (["--wait-sleep", args.wait_sleep] if args.wait_sleep else []) + ["--reps", args.pattern_reps]
+    argv += ["--window", args.window] if args.window != 1 else []
     for phase, name in enumerate(PATTERN_ORDER, 1):
         if name in args.patterns:
             argv += ["phase", phase, name] + extra.get(name, []) + [b[name]]
@@ -392,7 +402,7 @@ def main(argv=None):
                           "policies": args.policies, "default_routing": DEFAULT_ROUTING,
                           "pattern_bytes": PATTERN_BYTES, "k4_scale": args.k4_scale, "quick": args.quick,
                           "hpcc_n": args.hpcc_n, "hpcc_ptrans_n": args.hpcc_ptrans_n,
-                          "patterns": args.patterns, "wait_sleep_us": args.wait_sleep,
+                          "patterns": args.patterns, "wait_sleep_us": args.wait_sleep, "window": args.window,
                           "env": NO_COLLECTIVES, "mpi_transport": mpi_transport.record(args)},
                "fabrics": {}}
     progress = Progress(len(args.fabrics) * len(args.programs) * args.reps * len(args.policies))

@@ -229,6 +229,39 @@ def idle_senders(timeline, span, busy_share=0.75, busy_mbit=2.5, idle_mbit=0.5):
     return out
 
 
+def steady_rates(timeline, span, busy_share=0.8, trim=2):
+    """{sender host: Mbit/s of frames on its host link while it sent steadily}: per link out of a
+    host, the stretches of samples above ``busy_share`` of the link's median sample in the span,
+    with ``trim`` samples cut at each end (the start-up and the drain of each repetition), bytes
+    over time of what is left (None if nothing is); a sample under that share counts as a pause. The link carries the host's data and the ACKs of what it receives; at the link's rate it
+    is the fabric, not the flow, that sets the rate."""
+    first, last = span
+    t = timeline["t"]
+    out = {}
+    for k, name in enumerate(timeline["links"]):
+        src = name.split(">")[0]
+        series = timeline["bytes"][k]
+        if not HOST_NAME.match(src) or any(series[i] is None for i in range(first, last + 1)):
+            continue
+        rate = [(series[i + 1] - series[i]) * 8 / (t[i + 1] - t[i]) / 1e6 for i in range(first, last)]
+        busy_mbit = busy_share * statistics.median(rate) if rate else 0
+        nbytes = seconds = 0.0
+        i = 0
+        while i < len(rate):
+            if rate[i] <= busy_mbit:
+                i += 1
+                continue
+            j = i
+            while j < len(rate) and rate[j] > busy_mbit:
+                j += 1
+            for m in range(i + trim, j - trim):
+                nbytes += series[first + m + 1] - series[first + m]
+                seconds += t[first + m + 1] - t[first + m]
+            i = j
+        out[src] = round(nbytes * 8 / seconds / 1e6, 3) if seconds > 0 else None
+    return out
+
+
 HOST_NAME = re.compile(r"^h\d+$")
 
 
@@ -251,6 +284,7 @@ def summary(timeline, hosts, switches, flow_bytes):
             "restart_gaps_s": gaps,
             "restart_gap_median_s": statistics.median(gaps.values()) if gaps else None,
             "idle_senders_s": idle_senders(timeline, span),
+            "uplink_steady_mbit": steady_rates(timeline, span),
             "max_link_flows": max(flows.values()) if flows else None,
             "links_over_1_2": {n: round(v, 2) for n, v in sorted(flows.items()) if v > 1.2},
             "host_start_s": [min(starts), max(starts)] if starts else None,
@@ -367,6 +401,11 @@ def main(argv=None):
                       os.path.basename(path), k, ex["from_s"], ex["to_s"], ex["max_link_flows"] or 0,
                       ex["host_done_s"], ex["restart_gap_median_s"], late or "none",
                       {h: v for h, v in ex["idle_senders_s"].items() if v >= 0.5} or "none"))
+            steady = sorted((v, h) for h, v in ex["uplink_steady_mbit"].items() if v is not None)
+            if steady:
+                print("  host links while sending steadily (Mbit/s of frames, data + ACKs): slowest %s, median %.3f, "
+                      "fastest %s" % (" ".join("%s %.3f" % (h, v) for v, h in steady[:5]),
+                                      statistics.median(v for v, _h in steady), "%s %.3f" % steady[-1][::-1]))
     return 0
 
 

@@ -3,7 +3,8 @@ shift at >= 90 % of the host-link rate under SDN-optimal", k=4 fat-tree): the sa
 permutation at several link rates, with MPI and with iperf3 as a control.
 
     .venv/bin/python bench/jobroute_rate.py [--fabric k4|leafspine] [--rates 2,5,10,20] [--rounds 2]
-        [--seconds 3] [--kinds K,...] [--waits spin[,sleep]] [--sleep-us 1000] [--links] [--shift-only]
+        [--seconds 3] [--kinds K,...] [--waits spin[,sleep]] [--sleep-us 1000] [--windows 1[,4]] [--links]
+        [--shift-only]
 
 One fabric of the job-routing bench (k4: 16 hosts, every link at the rate; leafspine: 8 hosts,
 host links at twice the rate, leaf-spine links at the rate), one controller (D-mod-K default
@@ -96,6 +97,9 @@ def parse_args(argv):
                    help="the MPI kinds' wait modes, of spin (MPI_Waitall: Open MPI polls), sleep "
                         "(traffic_patterns --wait-sleep: results under KIND+sleep)")
     p.add_argument("--sleep-us", type=int, default=1000, help="--waits sleep: the nanosleep between tests, us")
+    p.add_argument("--windows", default=str(jbm.WINDOW),
+                   help="the MPI kinds' traffic_patterns --window values (messages in flight per peer; each "
+                        "MPI kind runs once per value, results under KIND+wN for N != 1)")
     p.add_argument("--shift-only", action="store_true",
                    help="the MPI runs do the shift alone (phase 1), so each run's counters are the shift's")
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
@@ -116,12 +120,15 @@ def parse_args(argv):
         args.rates = [float(r) for r in csv_list(args.rates)]
         args.kinds = csv_list(args.kinds, KINDS)
         args.waits = csv_list(args.waits, WAITS)
+        args.windows = [int(w) for w in csv_list(args.windows)]
     except ValueError as exc:
         p.error(str(exc))
     if args.rounds < 1 or any(r <= 0 for r in args.rates):
         p.error("--rounds and every rate must be > 0")
     if not 1 <= args.sleep_us <= 1000000:
         p.error("--sleep-us must be 1..1000000")
+    if not all(1 <= w <= jbm.MAX_WINDOW for w in args.windows) or len(set(args.windows)) != len(args.windows):
+        p.error("--windows: distinct values 1..%d" % jbm.MAX_WINDOW)
     return args
 
 
@@ -171,15 +178,16 @@ def set_rate(bench, mbit):
     return changed
 
 
-def wait_args(wait, sleep_us):
-    """traffic_patterns' options for a wait mode (WAITS)."""
-    return ["--wait-sleep", sleep_us] if wait == "sleep" else []
+def wait_args(wait, sleep_us, window=1):
+    """traffic_patterns' options for a wait mode (WAITS) and a window (messages in flight per peer)."""
+    return (["--wait-sleep", sleep_us] if wait == "sleep" else []) + (["--window", window] if window != 1 else [])
 
 
-def run_key(kind, wait, variant=""):
-    """The results' key of an MPI kind run with a wait mode and an MCA variant: KIND, then +WAIT
-    unless spin, then +VARIANT if named."""
-    return "+".join([kind] + ([wait] if wait != "spin" else []) + ([variant] if variant else []))
+def run_key(kind, wait, variant="", window=1):
+    """The results' key of an MPI kind run with a wait mode, an MCA variant and a window: KIND, then
+    +WAIT unless spin, then +wWINDOW unless 1, then +VARIANT if named."""
+    return "+".join([kind] + ([wait] if wait != "spin" else []) + (["w%d" % window] if window != 1 else [])
+                    + ([variant] if variant else []))
 
 
 def rank_cpu(output):
@@ -188,12 +196,14 @@ def rank_cpu(output):
     return (float(m["lo"]), float(m["hi"])) if m else (None, None)
 
 
-def pattern_run(bench, placement, steps, env, lib, timeout=300, options=()):
+def pattern_run(bench, placement, steps, env, lib, timeout=300, options=(), mca=None):
+    """(rc, output, wall seconds) of the pattern program on ``placement``; ``mca``: the run's MCA
+    parameters ([(name, value)]; None: the bench's own, bench.mca)."""
     bench.spec["placement"] = placement
     wdir = tempfile.mkdtemp(prefix="jr-rate-", dir=bench.fabric.tmpdir)
     try:
         rc, out, wall, _stopped = bench.mpirun([jbm.PATTERNS] + list(options) + ["--reps", 2] + steps, env, lib,
-                                               timeout, wdir=wdir)
+                                               timeout, wdir=wdir, mca=mca)
     finally:
         shutil.rmtree(wdir, ignore_errors=True)
     return rc, out, wall
@@ -217,9 +227,8 @@ def measure(bench, rate, traces, args, log_dir=None):
             "mpi-dmodk-host-order": (host_order, env),
             "mpi-dmodk": (jobroute_report.bench_placement(n), env)}
     argv = steps(bench.spec, nbytes, shift=shift, pause=args.links, shift_only=args.shift_only)
-    base_mca = list(bench.mca)
-    for kind, wait, (variant, mca) in [(k, w, v) for k in args.kinds if k in runs for w in args.waits
-                                        for v in args.variants]:
+    for kind, wait, window, (variant, mca) in [(k, w, n, v) for k in args.kinds if k in runs for w in args.waits
+                                                for n in args.windows for v in args.variants]:
         hosts, run_env = runs[kind]
         if kind in ("mpi-sdn-optimal", "mpi-dmodk"):
             argv_k = steps(bench.spec, nbytes, pause=args.links, shift_only=args.shift_only)
@@ -230,17 +239,16 @@ def measure(bench, rate, traces, args, log_dir=None):
         c0 = cpu_times()
         if sampler:
             sampler.start()
-        bench.mca = mpi_transport.merged(base_mca, mca)
         try:
             rc, output, wall = pattern_run(bench, hosts, argv_k, run_env, jbm.PRELOAD,
-                                           options=wait_args(wait, args.sleep_us))
+                                           options=wait_args(wait, args.sleep_us, window),
+                                           mca=mpi_transport.merged(bench.mca, mca))
         finally:
-            bench.mca = base_mca
             timeline = sampler.stop() if sampler else None
         pats = jbm.parse_patterns(output) if rc == 0 else None
         c1 = cpu_times()
         rec = {"rc": rc, "wall_s": wall, "cpu_busy": busy_share(c0, c1), "ovs_cores": ovs_cores(c0, c1),
-               "wait": wait, "variant_mca": dict(mca)}
+               "wait": wait, "window": window, "variant_mca": dict(mca)}
         rec["rank_cpu_min_s"], rec["rank_cpu_max_s"] = rank_cpu(output)
         for name in ("shift", "perm"):
             if pats and name in pats:
@@ -251,9 +259,9 @@ def measure(bench, rate, traces, args, log_dir=None):
             rec["links"] = link_summary(bench, timeline, nbytes)
             rec["wire"] = wire_delta(w0, wire_counters(bench))
             if log_dir:
-                name = "links-%s-%g-%d.json.gz" % (run_key(kind, wait, variant), rate, int(now_s()))
+                name = "links-%s-%g-%d.json.gz" % (run_key(kind, wait, variant, window), rate, int(now_s()))
                 jobroute_links.save(os.path.join(log_dir, name), timeline)
-        out[run_key(kind, wait, variant)] = rec
+        out[run_key(kind, wait, variant, window)] = rec
     seconds = max(4, int(round(args.seconds * 2)))
     for kind, planner in (("iperf3-sdn-optimal", "sdn-optimal"), ("iperf3-dmodk", None)):
         if kind in args.kinds:

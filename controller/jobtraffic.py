@@ -9,7 +9,10 @@ demand. A phase k >= 1 is wanted while a rank is inside it (each rank is in at m
 A wanted phase with a demand is planned once and kept (its plan sees the load of every other job's
 installed phases, so two jobs sharing links are planned together); its paths become per-job flows
 under the job's cookie and priority (controller/jobroutes.py). A phase no longer wanted loses its
-routes. A router that returns ``pairs.FabricRoutes`` (sdn-adaptive on a dense demand) leaves the
+routes. The reverse of every routed pair (its TCP ACKs) follows the reverse of the pair's path, and
+a 2-cycle of the demand gets mutually reverse paths where that loads no link more
+(``--sdnmpi-traffic-reverse-routes``, on by default; primitives/reverse.py); a pair's own routed data
+always wins over a reverse route. A router that returns ``pairs.FabricRoutes`` (sdn-adaptive on a dense demand) leaves the
 pairs to the default routes: nothing is installed, but its modelled paths still count as load.
 A plan that does not load the busiest link less than the default routes would (a tie on a demand
 denser than a permutation; worse on any demand) is left out the same way, with one log line:
@@ -30,7 +33,7 @@ import dataclasses
 import ipaddress
 import logging
 
-from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
+from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute, reverse
 
 from . import jobroutes
 
@@ -56,9 +59,17 @@ class PhaseRoutes:
     fabric_policy: str       # None, or the default routing that carries the pairs ("ecmp", "dmodk")
     max_flows: int           # flows on the busiest directed switch link, this phase alone
     nl_d: int                # the demand's node load
+    reverse_flows: dict = dataclasses.field(default_factory=dict)   # the same for the reverse pairs (ACKs)
+
+    def all_flows(self):
+        """This phase's flows with its reverse pairs' (a pair's own route wins)."""
+        out = dict(self.reverse_flows)
+        out.update(self.flows)
+        return out
 
     def to_json(self):
         return {"router": self.router, "pairs": len(self.demand), "flows": len(self.flows),
+                "reverse_flows": len(self.reverse_flows),
                 "fabric_policy": self.fabric_policy, "max_flows": self.max_flows, "nl_d": self.nl_d}
 
 
@@ -90,10 +101,17 @@ class JobTraffic:
         return {p for p in self.demands if p == 0 or p in self.rank_phase.values()}
 
     def flows(self):
-        """{(dpid, src ip, dst ip): port} of the installed phases; a later phase wins a clash."""
+        """{(dpid, src ip, dst ip): port} of the installed phases; a later phase wins a clash, and
+        a pair that a phase routes (as data) keeps only that route, whatever reverse route another
+        pair gives it."""
+        data = {}
+        for phase in sorted(self.routes):
+            data.update(self.routes[phase].flows)
+        routed = {(src, dst) for _dpid, src, dst in data}
         out = {}
         for phase in sorted(self.routes):
-            out.update(self.routes[phase].flows)
+            out.update((k, port) for k, port in self.routes[phase].reverse_flows.items() if k[1:] not in routed)
+        out.update(data)
         return out
 
     def to_json(self):
@@ -253,20 +271,25 @@ def plan(core, jobs, job, phase):
                 mac_of[ip], ip_of[host.mac] = host.mac, ip
     demand = pairs.merge(pairs.Flow(mac_of[s], mac_of[d], b) for s, d, b in job.traffic.demands[phase])
     router = job.traffic.routers[phase]
-    base = others_load(graph, jobs, job)
+    load = others_load(graph, jobs, job)
     try:
-        paths = PAIR_ROUTERS[router](graph, demand, load=base)
+        paths = PAIR_ROUTERS[router](graph, demand, load=load)
     except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
-    paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, base)
+    paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, load)
     policy = paths.policy if isinstance(paths, pairs.FabricRoutes) else None
+    back = {}
+    if not policy and core.settings.traffic_reverse_routes:
+        paths = reverse.symmetric(graph, demand, paths, load=load)
+        back = reverse.reverse_paths(graph, paths)
     switch_paths = {} if policy else {pair: path[1:-1] for pair, path in paths.items()}
     routes = PhaseRoutes(router=router, demand=demand, paths=dict(paths), fabric_policy=policy,
                          flows=jobroutes.plan_flows(graph, switch_paths, ip_of),
                          max_flows=pairs.link_load(graph, demand, paths).max_flows(),
-                         nl_d=pairs.node_load(demand))
-    LOG.info("job %d phase %d: %s routes %d pairs (%d flows%s), max %d flows per link, NL_D %d",
-             job.id, phase, router, len(demand), len(routes.flows),
+                         nl_d=pairs.node_load(demand),
+                         reverse_flows=jobroutes.plan_flows(graph, {p: path[1:-1] for p, path in back.items()}, ip_of))
+    LOG.info("job %d phase %d: %s routes %d pairs (%d flows, %d for the reverse pairs%s), max %d flows per link, "
+             "NL_D %d", job.id, phase, router, len(demand), len(routes.flows), len(routes.reverse_flows),
              ", left to %s" % policy if policy else "", routes.max_flows, routes.nl_d)
     return routes
 

@@ -102,6 +102,12 @@ OPTS = [
                      "Allgather, Alltoall, plan-ahead) and traffic routes (traffic/phase ops, detected "
                      "elephants); never to Bcast multicast trees or counting entries. On by default; "
                      "--nosdnmpi-elide-default-hops installs every hop"),
+    cfg.BoolOpt("sdnmpi-traffic-reverse-routes", default=True,
+                help="route the reverse of every pair a job's traffic plan routes (its TCP ACKs) along the "
+                     "reverse of the pair's path, and give a 2-cycle of the demand mutually reverse paths "
+                     "where that loads no link more (primitives/reverse.py): on a contention-free plan every "
+                     "link then carries at most one flow's data and one flow's ACKs. On by default; "
+                     "--nosdnmpi-traffic-reverse-routes leaves reverse pairs to the default routes"),
     cfg.StrOpt("sdnmpi-probe-mac", default="02:5d:4d:50:49:01",
                help="source MAC of the controller's ARP probes for unknown hosts"),
 ]
@@ -136,6 +142,7 @@ class Settings:
     flow_max_pairs: int = DEFAULT_MAX_ENTRIES
     flow_log: str = ""
     elide_default_hops: bool = True
+    traffic_reverse_routes: bool = True
 
 
 def register_cli(conf=cfg.CONF):

@@ -4,7 +4,7 @@
  * them under each routing policy. A plain MPI program: nothing of sdnmpi is linked in, so it runs
  * unmodified under the profiler and under the preload library.
  *
- * Usage: traffic_patterns [--reps N] [--hints] [--wait-sleep US] [--hold-max S] STEP [ARGS] [STEP [ARGS] ...]
+ * Usage: traffic_patterns [--reps N] [--window W] [--hints] [--wait-sleep US] [--hold-max S] STEP [ARGS] [STEP [ARGS] ...]
  *
  *   shift D B      rank r sends B bytes to r+D (mod p), receives from r-D
  *   perm SEED B    a random permutation (the same on every rank, from SEED): r sends B bytes to
@@ -21,6 +21,12 @@
  *                  --hold-max seconds, default 600; past that the run fails), no communication: a
  *                  test looks at the switches while the job still holds its routes, then creates FILE
  *
+ * --window W (default 1): in each repetition the B bytes to a peer go as W messages of about B/W
+ * bytes (the last takes the rest), all W posted at once (W Irecv per source, then W Isend per
+ * destination, one Waitall), as a code that keeps several messages in flight to a peer does; W = 1
+ * is one message per peer. Every message above the transport's eager limit starts with a
+ * rendezvous handshake; with W > 1 the other messages' first fragments keep the link busy while
+ * a handshake waits for its answer.
  * Each exchange is repeated --reps times (default 1); every byte of every repetition is checked
  * (the data depend on sender, receiver, repetition and offset). --hints: before each exchange,
  * each rank declares its sends (B * reps bytes per destination) with SDN_MPI_Flow_hints, looked up
@@ -54,11 +60,12 @@
 
 #define MAX_BYTES (1L << 30)
 #define MAX_NEIGHBOURS 6
+#define MAX_WINDOW 1024
 #define HOLD_POLL_MS 20
 
 typedef int (*hints_fn)(MPI_Comm, int, const int *, const long long *);
 
-static int rank, size, reps = 1, failed;
+static int rank, size, reps = 1, window = 1, failed;
 static long wait_sleep_us; /* --wait-sleep: 0 = the blocking calls */
 static long hold_max_s = 600;
 static hints_fn hints;
@@ -75,7 +82,7 @@ static void bad_arguments(const char *fmt, const char *what)
     if (rank == 0) {
         fprintf(stderr, "traffic_patterns: ");
         fprintf(stderr, fmt, what);
-        fprintf(stderr, " (usage: traffic_patterns [--reps N] [--hints] [--wait-sleep US] [--hold-max S] shift D B | perm SEED B | "
+        fprintf(stderr, " (usage: traffic_patterns [--reps N] [--window W] [--hints] [--wait-sleep US] [--hold-max S] shift D B | perm SEED B | "
                         "halo2d B | halo3d B | alltoall B | phase K | pause MS | skew MS | hold FILE ...)\n");
     }
     MPI_Finalize();
@@ -171,7 +178,8 @@ static void exchange(const char *name, const int *dst, int nd, const int *src, i
     if (hints != NULL && nd > 0)
         send_hints(dst, nd, bytes);
     unsigned char *out = alloc((size_t)nd * (size_t)bytes), *in = alloc((size_t)ns * (size_t)bytes);
-    MPI_Request *req = alloc(((size_t)nd + (size_t)ns) * sizeof *req);
+    MPI_Request *req = alloc(((size_t)nd + (size_t)ns) * (size_t)window * sizeof *req);
+    long piece = (bytes + window - 1) / window; /* the window's messages: piece bytes, the last the rest */
     double seconds = 0;
     for (int r = 0; r < reps; r++) {
         for (int i = 0; i < nd; i++)
@@ -182,9 +190,13 @@ static void exchange(const char *name, const int *dst, int nd, const int *src, i
         double t0 = MPI_Wtime();
         int n = 0;
         for (int i = 0; i < ns; i++)
-            MPI_Irecv(in + i * bytes, (int)bytes, MPI_BYTE, src[i], 5, MPI_COMM_WORLD, &req[n++]);
+            for (long at = 0; at < bytes; at += piece)
+                MPI_Irecv(in + i * bytes + at, (int)(bytes - at < piece ? bytes - at : piece), MPI_BYTE, src[i], 5,
+                          MPI_COMM_WORLD, &req[n++]);
         for (int i = 0; i < nd; i++)
-            MPI_Isend(out + i * bytes, (int)bytes, MPI_BYTE, dst[i], 5, MPI_COMM_WORLD, &req[n++]);
+            for (long at = 0; at < bytes; at += piece)
+                MPI_Isend(out + i * bytes + at, (int)(bytes - at < piece ? bytes - at : piece), MPI_BYTE, dst[i], 5,
+                          MPI_COMM_WORLD, &req[n++]);
         wait_all(n, req);
         seconds += MPI_Wtime() - t0;
         for (int i = 0; i < ns; i++)
@@ -355,6 +367,8 @@ int main(int argc, char **argv)
     for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
         if (!strcmp(argv[i], "--reps"))
             reps = (int)number(argc, argv, ++i, 1, 1000000);
+        else if (!strcmp(argv[i], "--window"))
+            window = (int)number(argc, argv, ++i, 1, MAX_WINDOW);
         else if (!strcmp(argv[i], "--wait-sleep"))
             wait_sleep_us = number(argc, argv, ++i, 0, 1000000);
         else if (!strcmp(argv[i], "--hold-max"))

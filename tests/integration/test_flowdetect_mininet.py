@@ -77,8 +77,8 @@ def test_an_elephant_is_detected_and_routed_a_mouse_is_not(fabric):
         wait_for(lambda: ctl.rest("/sdnmpi/flowdetect")["counters"].get("routed", 0) >= 1, 15,
                  "the elephant's job flows, confirmed")
         topo = topology(ctl)
-        paths, _load = planned(topo, [[ELEPHANT[0], ELEPHANT[1], 1]])
-        assert switches(check_job(ctl, fab, job, topo)) == {ELEPHANT: paths[ELEPHANT]}
+        paths, _load, ways = planned(topo, [[ELEPHANT[0], ELEPHANT[1], 1]])
+        assert switches(check_job(ctl, fab, job, topo)) == ways and ways[ELEPHANT] == paths[ELEPHANT]
         before = carried(fab, topo, *ELEPHANT)
         line = re.search(r"flow detection \(%s\): job %d: elephant %s -> %s after (\d+) polls"
                          % (mode, job, re.escape(ELEPHANT[0]), re.escape(ELEPHANT[1])), ctl.log_text())
@@ -95,8 +95,9 @@ def test_an_elephant_is_detected_and_routed_a_mouse_is_not(fabric):
         seen = counting(fab, job)
         assert seen[ELEPHANT] > 10 * seen[MOUSE] > 0, seen
         # the mouse was counted all along and never routed
-        assert {(r["src"], r["dst"]) for r in job_doc(ctl, job)["routes"]} == {ELEPHANT}
-        assert {k[1:] for k in job_flows(fab, job)} <= {ELEPHANT}
+        # (and the elephant's reverse, its ACKs' route: --sdnmpi-traffic-reverse-routes)
+        assert {(r["src"], r["dst"]) for r in job_doc(ctl, job)["routes"]} == {ELEPHANT, ELEPHANT[::-1]}
+        assert {k[1:] for k in job_flows(fab, job)} <= {ELEPHANT, ELEPHANT[::-1]}
         assert "elephant %s -> %s" % MOUSE not in ctl.log_text()
         # quiet: dynamic phase detection releases the detected routes
         wait_for(lambda: job_doc(ctl, job)["routes"] == [] and job_flows(fab, job) == {}, 30,

@@ -6,7 +6,8 @@ job B declares a whole-run (phase 0) shift, installed at once; job A declares a 
 stored until a rank enters phase 1. The flows dumped from Open vSwitch, walked switch by switch
 (the job's flows where a hop is installed, the default routes where it is elided:
 tests/integration/ovs_routes.py), are exactly the planner's paths (sdn-optimal, A planned with
-B's load) and carry A's packets;
+B's load), their reverse pairs' the same paths reversed (--sdnmpi-traffic-reverse-routes), and
+carry A's packets;
 leaving the phase removes A's flows while B's stay; malformed and oversized matrices get clear
 errors and leave the job on the default routes. Dynamic phase detection is off here (its
 threshold 0); it is tested on the RPC service (tests/unit/test_rpc_traffic.py).
@@ -29,7 +30,7 @@ from sdnmpi.controller import constants as C
 from sdnmpi.controller import rpc_schema as schema
 from sdnmpi.mininet_topos import controller_proc
 from sdnmpi import traces
-from sdnmpi.primitives import PAIR_ROUTERS, pairs
+from sdnmpi.primitives import PAIR_ROUTERS, pairs, reverse
 from sdnmpi.simulator import job as simjob
 
 import ofdump
@@ -90,13 +91,18 @@ def job_flows(fab, job):
 
 
 def planned(topo, demand, load=None):
-    """sdn-optimal's switch paths {(src ip, dst ip): [dpid, ...]} on the controller's graph."""
+    """sdn-optimal's switch paths {(src ip, dst ip): [dpid, ...]} on the controller's graph, its
+    2-cycles turned as the controller turns them (primitives/reverse.py); their load; and the ways
+    the controller routes: the pairs that cross leaves, with their reverse pairs' ACK routes
+    (--sdnmpi-traffic-reverse-routes)."""
     graph = topo.graph()
     mac = {h.ip: h.mac for h in topo.hosts.values()}
     flows = pairs.merge(pairs.Flow(mac[s], mac[d], b) for s, d, b in demand)
-    paths = PAIR_ROUTERS["sdn-optimal"](graph, flows, load=load)
+    paths = reverse.symmetric(graph, flows, PAIR_ROUTERS["sdn-optimal"](graph, flows, load=load), load=load)
     ip_of = {m: i for i, m in mac.items()}
-    return {(ip_of[s], ip_of[d]): p[1:-1] for (s, d), p in paths.items()}, pairs.link_load(graph, flows, paths)
+    ways = {(ip_of[s], ip_of[d]): p[1:-1] for (s, d), p in list(paths.items()) + list(
+        reverse.reverse_paths(graph, paths).items()) if len(p) > 3}
+    return {(ip_of[s], ip_of[d]): p[1:-1] for (s, d), p in paths.items()}, pairs.link_load(graph, flows, paths), ways
 
 
 def test_phase_routes_follow_the_plan_and_leave_with_the_phase_while_the_other_job_stays(fabric):
@@ -114,8 +120,8 @@ def test_phase_routes_follow_the_plan_and_leave_with_the_phase_while_the_other_j
         assert r["status"] == "ok" and not r["stored"] and r["node_load"] == 1 and r["max_load"] == 1, r
         flows_b = job_flows(fab, b)
         assert len(flows_b) == r["flows"]            # the installed hops (the rest: default routes)
-        paths_b, load_b = planned(topo, demand_b)
-        assert switches(check_job(ctl, fab, b, topo)) == paths_b
+        paths_b, load_b, ways_b = planned(topo, demand_b)
+        assert switches(check_job(ctl, fab, b, topo)) == ways_b
 
         # A: phase 1 is stored; nothing of A's is on the switches.
         demand_a = shift(HPL)                      # every host one leaf on
@@ -128,8 +134,9 @@ def test_phase_routes_follow_the_plan_and_leave_with_the_phase_while_the_other_j
         assert r["status"] == "ok" and r["installed"], r
         flows_a = job_flows(fab, a)
         assert len(flows_a) == r["flows"]
-        paths_a, _load = planned(topo, demand_a, load=load_b)
-        assert switches(check_job(ctl, fab, a, topo)) == paths_a
+        paths_a, _load, ways_a = planned(topo, demand_a, load=load_b)
+        assert switches(check_job(ctl, fab, a, topo)) == ways_a
+        assert len(ways_a) == 2 * len(paths_a)      # a shift by 2 of 8: no 2-cycle, every reverse pair routed
         h1 = fab.net.get("h1")
         before = carried(fab, topo, IPS[0], IPS[HPL])
         assert [d for d, _n in before] == paths_a[IPS[0], IPS[HPL]]
@@ -242,10 +249,10 @@ def test_a_profiled_program_rerun_with_its_trace_gets_the_planners_routes(fabric
         job, active = installed()
         assert active["router"] == "sdn-optimal" and active["pairs"] == N and active["max_flows"] == 1, active
         topo = topology(ctl)
-        paths, _load = planned(topo, demand)
+        paths, _load, ways = planned(topo, demand)
         crossing = {pair: path for pair, path in paths.items() if len(path) > 1}
         assert crossing and len(crossing) < len(paths)       # the placement has a pair inside one leaf too
-        assert switches(check_job(ctl, fab, job, topo)) == crossing
+        assert switches(check_job(ctl, fab, job, topo)) == ways and set(crossing) < set(ways)
         # a pair inside one leaf has one path: the default route carries it, no planned hop
         assert active["flows"] == sum(len(p) for p in crossing.values())
     finally:

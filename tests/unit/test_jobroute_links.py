@@ -173,3 +173,29 @@ def test_idle_senders_finds_the_one_that_waits_while_the_others_send():
     assert got == {"h4": pytest.approx(1.0)}
     # h1..h3 stop at 1.4 s while h4 runs alone: 2 of 3 others idle is under the busy share
     assert jobroute_links.idle_senders(tl, (5, len(t) - 1)) == {}
+
+
+def test_steady_rates_leave_out_each_repetitions_start_and_drain():
+    """Two repetitions per sender, 0.2-s samples: h1 at 5.0 Mbit/s (125000 bytes a sample), h2 at
+    4.8 with one dip to 4.0 mid-run; both ramp up and drain over 2 samples and pause 2 samples
+    between repetitions. The steady rate leaves the ramps, the drains and the pause out, keeps the
+    dip (over 0.8 of the median sample; a deeper one would count as a pause)."""
+    t = [round(0.2 * i, 1) for i in range(41)]
+    ramp = [30000, 90000]
+
+    def samples(full, dip_at=None):
+        rep = ramp + [full] * 14 + ramp[::-1]                  # 18 samples
+        out = rep + [0, 0] + rep
+        if dip_at is not None:
+            out[dip_at] = 100000
+        return out
+
+    per = {"h1>s1": samples(125000), "h2>s1": samples(120000, dip_at=8), "s1>h3": samples(125000)}
+    tl = {"links": list(per), "t": t, "bytes": [[0] + [sum(v[:i]) for i in range(1, len(t))] for v in per.values()]}
+    got = jobroute_links.steady_rates(tl, (0, len(t) - 1))
+    assert set(got) == {"h1", "h2"}                          # senders' host links only
+    assert got["h1"] == pytest.approx(5.0, abs=1e-3)
+    # the ramps are under 0.8 of the median sample; then 2 samples are cut at each end of the 14
+    # busy ones: 10 a repetition, one of them the dip
+    assert got["h2"] == pytest.approx((19 * 120000 + 100000) * 8 / (20 * 0.2) / 1e6, abs=1e-3)
+    assert jobroute_links.steady_rates(tl, (0, 3)) == {"h1": None, "h2": None}   # only a ramp: nothing steady

@@ -5,6 +5,7 @@ bench/jobroute_iperf.py). Pure Python: nothing runs on Mininet here."""
 import json
 import os
 import sys
+import types
 
 import pytest
 
@@ -103,3 +104,48 @@ def test_markdown_rows_per_measurement_with_rounds_and_medians():
     assert list(rows) == ["mpi-sdn-optimal", "mpi-sdn-optimal+sleep", "iperf3-sdn-optimal", "iperf3-single"]
     assert "92%, 94% (93%)" in rows["mpi-sdn-optimal+sleep"] and "0.5-1.5" in rows["mpi-sdn-optimal+sleep"]
     assert "96%, 96% (96%)" in rows["iperf3-single"]
+
+
+def test_window_option_goes_to_the_program_for_every_policy_and_is_recorded():
+    spec = k4_spec(jbm.parse_args([]))
+    assert jbm.parse_args([]).window == jbm.WINDOW
+    argv = [str(a) for a in jbm.pattern_argv(spec, jbm.parse_args(["--window", "4", "--patterns", "shift"]))]
+    assert argv[:5] == [jbm.PATTERNS, "--reps", "2", "--window", "4"] and argv[5:7] == ["phase", "1"]
+    assert "--window" not in [str(a) for a in jbm.pattern_argv(spec, jbm.parse_args(["--window", "1"]))]
+
+
+@pytest.mark.parametrize("module,argv", [(jbm, ["--window", "0"]), (jbm, ["--window", "1025"]),
+                                         (jobroute_rate, ["--windows", "0"]), (jobroute_rate, ["--windows", "4,4"]),
+                                         (jobroute_rate, ["--windows", "x"])])
+def test_bad_windows_exit_2(module, argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        module.parse_args(argv)
+    assert exc.value.code == 2 and "error:" in capsys.readouterr().err
+
+
+def test_rate_windows_keys_and_program_options():
+    args = jobroute_rate.parse_args(["--windows", "1,4"])
+    assert args.windows == [1, 4]
+    assert jobroute_rate.parse_args([]).windows == [jbm.WINDOW]
+    assert jobroute_rate.wait_args("spin", 500, 4) == ["--window", 4]
+    assert jobroute_rate.wait_args("sleep", 500, 4) == ["--wait-sleep", 500, "--window", 4]
+    assert jobroute_rate.run_key("mpi-sdn-optimal", "spin", window=4) == "mpi-sdn-optimal+w4"
+    assert jobroute_rate.run_key("mpi-dmodk", "sleep", "buf", 8) == "mpi-dmodk+sleep+w8+buf"
+    assert jobroute_rate.run_key("mpi-dmodk", "spin", "", 1) == "mpi-dmodk"
+
+
+def test_rate_measure_runs_each_window_with_its_option(monkeypatch):
+    seen = []
+
+    def fake_run(bench, hosts, argv, env, lib, options=(), mca=None):
+        seen.append(list(options))
+        return 1, "", 1.0
+
+    monkeypatch.setattr(jobroute_rate, "pattern_run", fake_run)
+    bench = types.SimpleNamespace(spec={"hosts": 16, "name": "k4", "shift": 9, "perm": 12}, ports={"rpc": 1},
+                                  fabric=types.SimpleNamespace(mgmt=types.SimpleNamespace(root_ip="172.31.0.1")),
+                                  mca=[])
+    args = jobroute_rate.parse_args(["--kinds", "mpi-sdn-optimal", "--windows", "1,4"])
+    out = jobroute_rate.measure(bench, 5.0, {"bench": "t.tar.gz"}, args)
+    assert seen == [[], ["--window", 4]]
+    assert sorted(out) == ["mpi-sdn-optimal", "mpi-sdn-optimal+w4"] and out["mpi-sdn-optimal+w4"]["window"] == 4

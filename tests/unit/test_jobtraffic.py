@@ -6,7 +6,7 @@ import pytest
 
 from sdnmpi.controller import jobidle, jobtraffic, rpc
 from sdnmpi.controller.jobs import CommPlan, JobTable
-from sdnmpi.primitives import fattree, pairs
+from sdnmpi.primitives import fattree, pairs, reverse
 
 
 def setup(make_fabric, graph, routing="dmodk", **settings):
@@ -81,7 +81,7 @@ def test_phases_switch_routes_and_share_unchanged_flows(make_fabric):
     assert set(job.traffic.routes) == {1}
     sim.run(jobtraffic.move(sim.core, jobs, job, 0, 2))       # entering phase 2 leaves phase 1
     assert set(job.traffic.routes) == {2} and job.traffic.inside() == {2: {0}}
-    assert job.flows() == job.traffic.routes[2].flows
+    assert job.flows() == job.traffic.routes[2].all_flows()
     sim.check_job_routes(job)      # the switches hold phase 2's installed hops, its elided ones are the defaults'
     for s, d, _b in second:
         src, dst = sim.mac_of_ip(s), sim.mac_of_ip(d)
@@ -124,7 +124,7 @@ def test_declaring_for_an_active_phase_replans_and_an_empty_demand_removes_it(ma
     jobtraffic.declare(sim.core, jobs, job, 3, permutation(sim, 1))
     sim.run(jobtraffic.move(sim.core, jobs, job, 0, 3))
     msgs = sim.run(jobtraffic.declare(sim.core, jobs, job, 3, permutation(sim, 2)))
-    assert msgs and job.flows() == job.traffic.routes[3].flows
+    assert msgs and job.flows() == job.traffic.routes[3].all_flows()
     sim.check_job_routes(job)
     assert job.traffic.demands[3] == jobtraffic.merged(permutation(sim, 2))   # replaced
     sim.run(jobtraffic.declare(sim.core, jobs, job, 3, []))
@@ -260,7 +260,8 @@ def test_to_json_reports_phases_and_active_routes(make_fabric):
     jobtraffic.move(sim.core, jobs, job, 1, 2)
     doc = job.to_json()["traffic"]
     assert doc["phases"] == {"2": {"pairs": len(permutation(sim, 1)), "router": "sdn-optimal"}} and doc["inside"] == {"2": [1]}
-    assert doc["active"]["2"]["max_flows"] == 1 and doc["active"]["2"]["flows"] == len(job.flows())
+    active = doc["active"]["2"]
+    assert active["max_flows"] == 1 and active["flows"] + active["reverse_flows"] == len(job.flows())
     assert all(r["port"] for r in job.to_json()["routes"])
     assert pairs.node_load(job.traffic.routes[2].demand) == 1
 
@@ -350,3 +351,57 @@ def test_the_service_counts_an_idle_release_that_sends_nothing(make_fabric, elid
     assert (sum(len(dp.sent) for dp in sim.dps.values()) == sent) == elide
     svc.watch_idle(2.0)
     assert svc.stats_json()["idle_releases"] == 1             # dormant: nothing more to release
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_reverse_pairs_follow_the_reversed_paths_unless_turned_off(make_fabric, on):
+    """--sdnmpi-traffic-reverse-routes (on by default): the ACKs of a routed pair come back along
+    its path reversed; off, the reverse pairs keep the default routes."""
+    sim, jobs = setup(make_fabric, fattree.kary(4), traffic_reverse_routes=on)
+    job = register(jobs, sim)
+    demand = permutation(sim, 3)
+    routed = {(s, d) for s, d, _b in demand}
+    back = [(d, s) for s, d, _b in demand if (d, s) not in routed]
+    default = {(s, d): route_of(sim, sim.mac_of_ip(s), sim.mac_of_ip(d)) for s, d in back}
+    sim.run(jobtraffic.declare(sim.core, jobs, job, 0, demand, router="sdn-optimal"))
+    routes = job.traffic.routes[0]
+    assert bool(routes.reverse_flows) == on and job.to_json()["traffic"]["active"]["0"]["reverse_flows"] == len(
+        routes.reverse_flows)
+    acks = reverse.reverse_paths(sim.core.topology.graph(), routes.paths)   # (mostly the paths reversed)
+    moved = 0
+    for s, d in back:
+        src, dst = sim.mac_of_ip(s), sim.mac_of_ip(d)
+        want = acks[src, dst][1:-1] if on else default[s, d]
+        assert route_of(sim, src, dst) == want
+        moved += want != default[s, d]
+    assert (moved > 0) == on                                 # D-mod-K would have sent some elsewhere
+    for s, d, _b in demand:                                  # the data still on the planned paths
+        assert route_of(sim, sim.mac_of_ip(s), sim.mac_of_ip(d)) == routes.paths[sim.mac_of_ip(s), sim.mac_of_ip(d)][1:-1]
+    sim.check_tables_consistent()
+
+
+def test_a_routed_pair_keeps_its_own_route_over_another_pairs_reverse(make_fabric):
+    sim, jobs = setup(make_fabric, fattree.kary(4))
+    job = register(jobs, sim)
+    ha, hb = sim.hosts()[0], sim.hosts()[-1]
+    a, b = sim.host_ip[ha], sim.host_ip[hb]
+    sim.run(jobtraffic.declare(sim.core, jobs, job, 0, [(a, b, 1000)], router="sdn-optimal"))
+    assert job.traffic.routes[0].reverse_flows and {k[1:] for k in job.traffic.routes[0].reverse_flows} == {(b, a)}
+    jobtraffic.declare(sim.core, jobs, job, 1, [(b, a, 1000)], router="sdn-greedy")
+    sim.run(jobtraffic.move(sim.core, jobs, job, 0, 1))
+    flows = job.flows()
+    assert {k: v for k, v in flows.items() if k[1:] == (b, a)} == job.traffic.routes[1].flows
+    assert {k: v for k, v in flows.items() if k[1:] == (a, b)} == job.traffic.routes[0].flows
+    assert route_of(sim, hb, ha) == job.traffic.routes[1].paths[hb, ha][1:-1]
+    sim.check_tables_consistent()
+
+
+@pytest.mark.parametrize("argv, on", [([], True), (["--nosdnmpi-traffic-reverse-routes"], False)],
+                         ids=["default", "off"])
+def test_the_reverse_routes_option_as_ryu_manager_parses_it(argv, on):
+    from ryu import cfg  # pylint: disable=import-outside-toplevel
+    from sdnmpi.controller import options  # pylint: disable=import-outside-toplevel
+    conf = cfg.ConfigOpts()
+    options.register_cli(conf)
+    conf(args=argv, project="sdnmpi", default_config_files=[])
+    assert options.settings(conf).traffic_reverse_routes is on and options.Settings().traffic_reverse_routes is True

@@ -54,9 +54,10 @@ class FakeBench:
 def test_measure_runs_every_kind_once_per_variant_with_its_parameters(monkeypatch):
     seen = []
 
-    def fake_run(bench, hosts, argv, env, lib, options=()):
-        seen.append(list(bench.mca))
-        secs = 4.0 if ("btl_tcp_sndbuf", "65536") in bench.mca else 8.0
+    def fake_run(bench, hosts, argv, env, lib, options=(), mca=None):
+        assert bench.mca == [("pml", "ob1")]              # passed down, never swapped in
+        seen.append(list(mca))
+        secs = 4.0 if ("btl_tcp_sndbuf", "65536") in mca else 8.0
         out = "".join("traffic_patterns: pattern=%s bytes=2500000 reps=2 ranks=16 seconds=%.1f\n" % (p, secs)
                       for p in ("shift", "perm")) + "traffic_patterns: ranks=16 ok seconds=9.0\n"
         return 0, out, 9.5
@@ -68,7 +69,7 @@ def test_measure_runs_every_kind_once_per_variant_with_its_parameters(monkeypatc
     out = jobroute_rate.measure(bench, 5.0, {"bench": "t.tar.gz"}, args)
     assert sorted(out) == ["mpi-dmodk+buf", "mpi-dmodk+default", "mpi-sdn-optimal+buf", "mpi-sdn-optimal+default"]
     assert seen == [[("pml", "ob1")], [("pml", "ob1"), ("btl_tcp_sndbuf", "65536")]] * 2
-    assert bench.mca == [("pml", "ob1")]                  # put back after the runs
+    assert bench.mca == [("pml", "ob1")]                  # the bench's own settings are never changed
     assert out["mpi-sdn-optimal+buf"]["variant_mca"] == {"btl_tcp_sndbuf": "65536"}
     assert out["mpi-sdn-optimal+buf"]["shift"] == pytest.approx(2500000 * 2 * 8 / 4.0 / 1e6 / 5.0)
     assert out["mpi-sdn-optimal+default"]["perm"] == pytest.approx(2500000 * 2 * 8 / 8.0 / 1e6 / 5.0)
@@ -126,7 +127,7 @@ def test_route_bench_runs_the_chosen_transport_with_extra_mca_over_it():
 def test_jobroute_rate_records_the_transport_and_variants_go_over_it(monkeypatch):
     seen = []
     monkeypatch.setattr(jobroute_rate, "pattern_run",
-                        lambda bench, *a, **k: (seen.append(list(bench.mca)), (1, "", 1.0))[1])
+                        lambda bench, *a, mca=None, **k: (seen.append(list(mca)), (1, "", 1.0))[1])
     args = jobroute_rate.parse_args(["--kinds", "mpi-dmodk", "--mca-variant", "put:btl_tcp_flags=0x13b"])
     assert args.mpi_transport == "bounded"
     bench = FakeBench()

@@ -44,6 +44,9 @@ def result_lines(stdout):
     # --wait-sleep: the nonblocking barrier, test-and-sleep waits and reduce deliver the same
     (4, 3, ["shift", 1, 100000], ["--wait-sleep", 1000]), (6, 2, ["perm", 7, 3000], ["--wait-sleep", 200]),
     (8, 2, ["halo3d", 512], ["--wait-sleep", 1]), (4, 2, ["alltoall", 1000], ["--wait-sleep", 1000]),
+    # --window: the bytes to each peer as W messages in flight (uneven split; more messages than bytes)
+    (4, 2, ["shift", 1, 100003], ["--window", 4]), (6, 2, ["perm", 7, 3001], ["--window", 3]),
+    (8, 2, ["halo3d", 513], ["--window", 2, "--wait-sleep", 100]), (4, 2, ["alltoall", 5], ["--window", 8]),
 ])
 def test_patterns_deliver_every_byte_and_report(program, np, reps, step, wait):
     res, _seconds = mpirun(np, [program, *wait, "--reps", reps, "phase", 1, *step, "phase", 0], timeout=120)
@@ -126,6 +129,8 @@ def test_hold_past_its_limit_fails_the_run(program, tmp_path):
     (["skew", "x"], "bad number x"),
     (["--wait-sleep", -1, "shift", 1, 10], "bad number -1"),
     (["--wait-sleep", "1ms", "shift", 1, 10], "bad number 1ms"),
+    (["--window", 0, "shift", 1, 10], "bad number 0"),
+    (["--window", 1025, "shift", 1, 10], "bad number 1025"),
     (["shift", 1], "1 needs an argument"),
     (["hold"], "hold needs an argument"),
     (["--hold-max", -1, "hold", "x"], "bad number -1"),
