@@ -69,7 +69,7 @@ def parse_args(argv):
     g.add_argument("--seed", type=int, default=7, help="seed of the random placement")
     g.add_argument("--sdn-algs", default="",
                    help="also time SDN_MPI_Allreduce forced to each of these algorithms (rd, rabenseifner, "
-                        "hier; hier-dN, N 1-4, 6 or 8: the hierarchical one with N segments in its pipeline's first step; "
+                        "hier; hier-dN, N 1-4, 6, 8, 12 or 16: the hierarchical one with N segments in its pipeline's first step; "
                         "comma-separated; records 'sdnmpi:ALG'), to check the library's choice")
     g.add_argument("--no-hide-job-flows", action="store_true",
                    help="do not override sdnmpi's job routes during Open MPI's calls (Open MPI then "

@@ -82,7 +82,7 @@ int sdnmpi_test_hier_depth(int depth);
 static const struct { const char *name; int path, depth; } alg_names[] = {
     {"rd", 2, 0}, {"rabenseifner", 3, 0}, {"hier", 5, 0},
     {"hier-d1", 5, 1}, {"hier-d2", 5, 2}, {"hier-d3", 5, 3}, {"hier-d4", 5, 4}, {"hier-d6", 5, 6},
-    {"hier-d8", 5, 8},
+    {"hier-d8", 5, 8}, {"hier-d12", 5, 12}, {"hier-d16", 5, 16},
 };
 
 /* Forces --sdn-algs entry a (an index into alg_names), or the library's rule for a < 0. */
@@ -139,7 +139,7 @@ static void usage(void)
                 "usage: coll_bench --collective allreduce|bcast|init|startup|allgather|reduce|alltoall --sizes N,N,... [--reps R]\n"
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
                 "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n"
-                "       [--sdn-algs rd,rabenseifner,hier,hier-dN (N 1-4, 6, 8)] [--warm] [--gap-ms MS]\n"
+                "       [--sdn-algs rd,rabenseifner,hier,hier-dN (N 1-4, 6, 8, 12, 16)] [--warm] [--gap-ms MS]\n"
                 "       [--startup-variant NAME] [--startup-bcast-bytes N] [--startup-comms 1]\n");
     MPI_Finalize();
     exit(2);

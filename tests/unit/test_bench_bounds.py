@@ -168,9 +168,9 @@ def test_forced_algorithms_are_planned_and_passed_to_coll_bench():
     assert [j["sdn_algs"] for j in forced] == [["rd", "hier"]] * len(plain) and all(j["nimpl"] == 4 for j in forced)
     assert all(f["work"] > p["work"] for f, p in zip(forced, plain))
     # the hierarchical algorithm at a pipeline depth of its own (coll_bench's hier-dN)
-    depths = bench_limits.plan_jobs(bench_cli.parse_args(base + ["--sdn-algs", "hier-d1,hier-d8"]),
+    depths = bench_limits.plan_jobs(bench_cli.parse_args(base + ["--sdn-algs", "hier-d1,hier-d8,hier-d16"]),
                                     benchcore.Fabric(), True)
-    assert [j["sdn_algs"] for j in depths] == [["hier-d1", "hier-d8"]] * len(plain)
+    assert [j["sdn_algs"] for j in depths] == [["hier-d1", "hier-d8", "hier-d16"]] * len(plain)
     args = bench_cli.parse_args(base + ["--sdn-env", "SDN_MPI_HIER_SEGMENT=32768"])
     assert bench_jobs.sdn_env(args)["SDN_MPI_HIER_SEGMENT"] == "32768"
     # a boolean controller option's negative form (oslo.config) passes, anything else does not
