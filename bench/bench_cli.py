@@ -59,6 +59,10 @@ def parse_args(argv):
                    help="allreduce: per repetition and point, each implementation makes back-to-back calls "
                         "for about this long (estimated; 0: one call) (%g)" % FULL["point_seconds"])
     g.add_argument("--max-calls", type=int, default=8, help="at most this many back-to-back calls (8)")
+    g.add_argument("--settle-calls", type=int, default=0,
+                   help="allreduce: after each route switch, this many untimed calls of the same implementation "
+                        "and size before the timed one (the first call after a switch ran 5-15 %% slower at 16 "
+                        "hosts; bench/README.md) (0)")
     g.add_argument("--init-reps", type=int, help="extra init-only jobs per routing (%d)" % FULL["init_reps"])
     g.add_argument("--startup-reps", type=int, help="startup rows: jobs per p (%d)" % FULL["startup_reps"])
     g.add_argument("--startup-calls", type=int,
@@ -120,6 +124,8 @@ def parse_args(argv):
         if bad:
             raise ValueError("--sdn-env wants SDN_MPI_NAME=VALUE, got %s" % bad[0])
         csv_list(args.sdn_algs, SDN_ALGS)
+        if not 0 <= args.settle_calls <= 4:
+            raise ValueError("--settle-calls wants 0 to 4, got %d" % args.settle_calls)
         bad = [a for a in args.controller_arg if not a.startswith(("--sdnmpi-", "--nosdnmpi-"))]
         if bad:
             raise ValueError("--controller-arg wants a --sdnmpi-* (or --nosdnmpi-*) option, got %s" % bad[0])
@@ -204,6 +210,7 @@ def main(argv=None):
                    "ranks_per_host": 1, "sdn_env": sdn_env(args), "controller_args": list(args.controller_arg)},
         "method": {"reps": args.reps, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
                    "point_seconds": args.point_seconds, "max_calls": args.max_calls, "seed": args.seed,
+                   "settle_calls": args.settle_calls,
                    "hide_job_flows": not args.no_hide_job_flows, "have_sdn_bcast": have_sdn_bcast,
                    "route_switch": ("for Open MPI's calls, override flows (priority %d, cookie 0x%x) forward the job's "
                                     "host pairs as the default routes do; removed for sdnmpi's; after each change "

@@ -42,6 +42,8 @@ def run_mpi_job(bench, job, progress):
         prog += ["--roots", ",".join(str(r) for r in job["roots"])]
     if job.get("sdn_algs"):
         prog += ["--sdn-algs", ",".join(job["sdn_algs"])]
+    if job.get("settle_calls"):
+        prog += ["--settle", job["settle_calls"]]
     prog += ["--tiny-reps", job.get("tiny_reps", 0), "--tiny-block", job.get("tiny_block", 10),
              "--toggle", toggle_dir]
     if job.get("lib_verbose"):

@@ -78,6 +78,8 @@ def plan_jobs(args, fab, have_sdn_bcast):
                     work = sum(e * (args.reps * nvar * c + nvar + (nvar if s <= 262144 else 0))
                                for s, e, c in zip(ar_sizes, est, calls))
                     work += len(sdn_algs) * len(ar_sizes) * 2 * TOGGLE_S   # their checks' route switches
+                    settle = getattr(args, "settle_calls", 0)   # untimed, after each of <= 2 switches a point
+                    work += sum(e * 2 * settle * args.reps for e in est)
                     work += args.tiny_reps * 2 * 0.02 + 4
                     blocks = -(-args.tiny_reps // max(1, args.tiny_block))
                     toggles = blocks + 3 + len(ar_sizes) * (args.reps + 1)
@@ -86,7 +88,8 @@ def plan_jobs(args, fab, have_sdn_bcast):
                                  "collective": "allreduce", "routing": routing, "placement": placement,
                                  "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": ar_sizes,
                                  "calls": calls, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
-                                 "nimpl": 2 + len(sdn_algs), "sdn_algs": sdn_algs, "work": work})
+                                 "nimpl": 2 + len(sdn_algs), "sdn_algs": sdn_algs, "work": work,
+                                 "settle_calls": settle})
         if "bcast" in args.collectives and routing in bcast_routings:
             nimpl = 2 if have_sdn_bcast else 1
             for placement in bcast_placements:

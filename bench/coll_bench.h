@@ -36,6 +36,7 @@ struct options {
     const char *variant;            /* --startup-variant: appended to the startup metrics' names */
     long bcast_bytes;               /* --startup-bcast-bytes: the first SDN_MPI_Bcast's size (0: none) */
     int startup_comms;              /* --startup-comms 1: startup mode's new communicators' rows */
+    int settle;                     /* --settle N: untimed allreduce calls after each route switch */
 };
 
 extern int rank, nprocs;
@@ -46,7 +47,7 @@ void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void check_mpi(int rc, const char *what);
 void harness_request(const char *what);
-void use_routes(enum impl which);
+int use_routes(enum impl which);
 double max_over_ranks(double t);
 extern double *abuf_send, *abuf_recv, *abuf_ref;
 extern unsigned char *bbuf;

@@ -119,13 +119,15 @@ void harness_request(const char *what)
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 }
 
-/* Collective. Makes the fabric route this implementation's traffic as it would in its own job. */
-void use_routes(enum impl which)
+/* Collective. Makes the fabric route this implementation's traffic as it would in its own job;
+ * 1 if the routes changed. */
+int use_routes(enum impl which)
 {
     if (!opt.toggle || current_routes == (int)which)
-        return;
+        return 0;
     harness_request(impl_name[which]);
     current_routes = (int)which;
+    return 1;
 }
 
 /* --- timing --------------------------------------------------------------------------------- */
