@@ -369,6 +369,9 @@ def render_markdown(results):
         "calls, outside the timed region; bench/README.md)" if method.get("hide_job_flows", True)
         else "the job's sdnmpi flows stay installed (--no-hide-job-flows): Open MPI's traffic between the "
              "planned host pairs also uses them"))
+    if method.get("settle_calls"):
+        out.append("After each route switch, %d untimed allreduce call(s) of the same implementation and size "
+                   "precede the timed one (--settle-calls)." % method["settle_calls"])
     check = results.get("cpu_check", {})
     if check.get("verdict"):
         out += ["", "**Bottleneck check.** " + check["verdict"]]
