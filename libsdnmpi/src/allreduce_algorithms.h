@@ -53,8 +53,9 @@ int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call);
 
 /* Its pipeline's depth when call->depth is 0: segments in the first step at once (at most depth x
  * steps in flight). At 1 the pipeline was window-bound under load; 4 was never slower on the bench
- * fabric and 1.09-1.25x faster under load, at 8 and 16 hosts (bench/README.md, "Where the 16-host
- * time goes"). */
+ * fabric and 1.09-1.25x faster under load, at 8 and 16 hosts, and within 3 % of the best depth
+ * (2-16) at both on a quiet machine, so one value for every layout (bench/README.md, "Where the
+ * 16-host time goes"). */
 #define SDNMPI_HIER_DEFAULT_DEPTH 4
 
 /* Whether the hierarchical algorithm's preconditions hold: nleaves >= 2 non-empty leaves at
