@@ -61,7 +61,7 @@ def parse_args(argv):
     g.add_argument("--max-calls", type=int, default=8, help="at most this many back-to-back calls (8)")
     g.add_argument("--settle-calls", type=int, default=0,
                    help="allreduce: after each route switch, this many untimed calls of the same implementation "
-                        "and size before the timed one (the first call after a switch ran 5-15 %% slower at 16 "
+                        "and size before the timed one (the first call after a switch ran up to 7 %% slower at 16 "
                         "hosts; bench/README.md) (0)")
     g.add_argument("--init-reps", type=int, help="extra init-only jobs per routing (%d)" % FULL["init_reps"])
     g.add_argument("--startup-reps", type=int, help="startup rows: jobs per p (%d)" % FULL["startup_reps"])

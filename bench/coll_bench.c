@@ -219,13 +219,15 @@ static int call_allreduce(enum impl which, int count)
 
 /* One timed allreduce of `bytes` bytes (doubles, SUM); returns the slowest rank's time. After a
  * route switch, --settle untimed calls first: the first call after a switch (an idle pause of
- * ~0.4 s, then the other implementation's traffic) ran 5-15 % slower at 16 hosts. */
+ * ~0.4 s, then the other implementation's traffic) ran up to 7 % slower at 16 hosts. */
 static double timed_allreduce(enum impl which, long bytes)
 {
     int count = (int)(bytes / (long)sizeof(double));
     if (use_routes(which))
-        for (int s = 0; s < opt.settle; s++)
+        for (int s = 0; s < opt.settle; s++) {
             check_mpi(call_allreduce(which, count), "allreduce (settle)");
+            emit("\"settle\", \"impl\": \"%s\", \"bytes\": %ld", impl_name[which], bytes);
+        }
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     double t0 = MPI_Wtime();
     int rc = call_allreduce(which, count);

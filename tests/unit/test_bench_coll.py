@@ -111,6 +111,41 @@ def test_coll_bench_makes_back_to_back_calls_per_point_with_one_route_switch(tmp
     assert bad.returncode != 0 and "--calls has 1 entries for 2 sizes" in bad.stderr
 
 
+@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
+                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+def test_coll_bench_settles_after_each_route_switch(tmp_path):
+    """--settle 1: one untimed call of the same implementation and size right after every route
+    switch (each reported as a "settle" event), none where the routes stayed; none without it."""
+    prog = build_coll_bench(tmp_path, 0)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", SDN_MPI_DISABLE="1")
+    base = [MPIRUN, "--oversubscribe", "-np", "2", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1",
+            "-x", "SDN_MPI_DISABLE", str(prog), "--collective", "allreduce", "--reps", "3",
+            "--sizes", "4096,65536", "--tiny-reps", "0"]
+    for settle in (0, 1):
+        toggle = tmp_path / ("toggle%d" % settle)
+        toggle.mkdir()
+        switch = bench_flows.RouteSwitch(str(toggle), bridges=[], spine_ports={}, hide=True,
+                                         on_end=lambda: None, wait=lambda: (0.0, None))
+        with switch:
+            proc = subprocess.run(base + ["--settle", str(settle), "--toggle", str(toggle)], env=env,
+                                  capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        events = [e for e in (benchcore.parse_line(l) for l in proc.stdout.splitlines()) if e]
+        seq = [e for e in events if e["bench"] in ("sample", "settle")]
+        first = next(k for k, e in enumerate(seq) if e["bench"] == "sample")
+        samples = [k for k in range(first, len(seq)) if seq[k]["bench"] == "sample"]
+        assert len(samples) == 2 * 3 * 2
+        switched = 0
+        for prev, k in zip(samples, samples[1:]):
+            changed = seq[prev]["impl"] != seq[k]["impl"]
+            switched += changed
+            settles = seq[prev + 1:k]
+            assert len(settles) == (settle if changed else 0)
+            assert all(e["impl"] == seq[k]["impl"] and e["bytes"] == seq[k]["bytes"] for e in settles)
+        assert switched >= 6   # O S | S O | O S ...: a switch inside every point
+
+
 # --- planner scale --------------------------------------------------------------------------
 
 def test_planner_scale_tiny_run():
