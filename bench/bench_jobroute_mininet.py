@@ -107,6 +107,9 @@ def parse_args(argv):
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     p.add_argument("--prefix", default="jr", help="switch name prefix (unique among running fabrics)")
     p.add_argument("--mgmt-subnet", default="172.30.0.0/16")
+    p.add_argument("--reverse-routes", choices=("on", "off"), default="on",
+                   help="the controller's --sdnmpi-traffic-reverse-routes (each routed pair's reverse, its TCP "
+                        "ACKs, on the pair's path reversed; recorded); off: the reverse pairs take the default routes")
     emulation.add_arguments(p)
     mpi_transport.add_arguments(p)
     args = p.parse_args(argv)
@@ -137,6 +140,11 @@ def fabric_spec(name, args):
     return spec
 
 
+def controller_options(args):
+    """The controller options that the bench's own options set (``--reverse-routes``)."""
+    return () if getattr(args, "reverse_routes", "on") == "on" else ("--nosdnmpi-traffic-reverse-routes",)
+
+
 class RouteBench(Bench):
     """bench_fabric.Bench on either fabric, with a controller whose default routing can be switched."""
 
@@ -148,6 +156,7 @@ class RouteBench(Bench):
         Bench.__init__(self, ns)
         self.spec = spec
         self.mca = mpi_transport.transport_mca(args)   # [(name, value)]: --mca of every mpirun
+        self.controller_extra = controller_options(args)
         # the operator token the controller creates (kept out of the results, removed at the end)
         self.token_dir = tempfile.mkdtemp(prefix="jobroute-token-")
         self.token_file = os.path.join(self.token_dir, "operator-token")
@@ -159,7 +168,7 @@ class RouteBench(Bench):
         extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.ports["rpc"]),
                  "--sdnmpi-operator-token-file", self.token_file,
                  # dynamic phase detection off: the runs measure the routes, not when they go
-                 "--sdnmpi-idle-threshold", "0") + tuple(extra)
+                 "--sdnmpi-idle-threshold", "0") + self.controller_extra + tuple(extra)
         self.ctl = controller_proc.start_controller(self.ports["ofp"], self.ports["wsapi"], routing=routing,
                                                     extra_args=extra,
                                                     log_path=os.path.join(self.log_dir, "controller.log"))
@@ -403,7 +412,8 @@ def main(argv=None):
                           "pattern_bytes": PATTERN_BYTES, "k4_scale": args.k4_scale, "quick": args.quick,
                           "hpcc_n": args.hpcc_n, "hpcc_ptrans_n": args.hpcc_ptrans_n,
                           "patterns": args.patterns, "wait_sleep_us": args.wait_sleep, "window": args.window,
-                          "env": NO_COLLECTIVES, "mpi_transport": mpi_transport.record(args)},
+                          "env": NO_COLLECTIVES, "mpi_transport": mpi_transport.record(args),
+                          "reverse_routes": args.reverse_routes},
                "fabrics": {}}
     progress = Progress(len(args.fabrics) * len(args.programs) * args.reps * len(args.policies))
     print("job-routing bench: results in %s" % out_dir, flush=True)

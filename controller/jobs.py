@@ -86,7 +86,7 @@ class Job:
     def flows(self):
         """Every flow the job should have: {(dpid, src, dst): port}; later comms win a clash, and
         comms win over the traffic routes of the job's phases."""
-        out = self.traffic.flows()
+        out = self.traffic.flows(self.hosts)
         for comm in sorted(self.plans):
             out.update(self.plans[comm].flows)
         return out

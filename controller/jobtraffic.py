@@ -100,18 +100,24 @@ class JobTraffic:
             return set()
         return {p for p in self.demands if p == 0 or p in self.rank_phase.values()}
 
-    def flows(self):
-        """{(dpid, src ip, dst ip): port} of the installed phases; a later phase wins a clash, and
-        a pair that a phase routes (as data) keeps only that route, whatever reverse route another
-        pair gives it."""
-        data = {}
-        for phase in sorted(self.routes):
-            data.update(self.routes[phase].flows)
-        routed = {(src, dst) for _dpid, src, dst in data}
-        out = {}
-        for phase in sorted(self.routes):
-            out.update((k, port) for k, port in self.routes[phase].reverse_flows.items() if k[1:] not in routed)
-        out.update(data)
+    def flows(self, hosts=()):
+        """{(dpid, src ip, dst ip): port} of the installed phases. A pair routed by several phases
+        takes the whole route of one: the latest phase that a rank on its sender's host is inside
+        (``hosts``: rank -> host ip; for a reverse pair, the sender of the data it carries the ACKs
+        of), else the latest phase. So a rank that enters the next phase early does not move the
+        flows of ranks still in the phase before (measured: the 2:1 fabric's permutation shared an
+        uplink when the first rank entered halo2d, whose plan routes one permutation pair another
+        way). A pair that a phase routes (as data) keeps only that route, whatever reverse route
+        another pair gives it."""
+        at = {}                                          # host ip -> phases its ranks are inside
+        for rank, phase in self.rank_phase.items():
+            if 0 <= rank < len(hosts):
+                at.setdefault(hosts[rank], set()).add(phase)
+        data = _by_pair(self.routes, "flows", lambda src, dst: at.get(src, ()))
+        back = _by_pair(self.routes, "reverse_flows", lambda src, dst: at.get(dst, ()))
+        out = {k: port for pair, entries in back.items() if pair not in data for k, port in entries.items()}
+        for entries in data.values():
+            out.update(entries)
         return out
 
     def to_json(self):
@@ -119,6 +125,21 @@ class JobTraffic:
                 "inside": {str(p): sorted(r) for p, r in sorted(self.inside().items())},
                 "dormant": self.dormant,
                 "active": {str(p): r.to_json() for p, r in sorted(self.routes.items())}}
+
+
+def _by_pair(routes, kind, sender_phases):
+    """{(src ip, dst ip): {(dpid, src, dst): port}}: each pair's entries of ``kind`` ("flows" or
+    "reverse_flows") from one installed phase: the latest in ``sender_phases(src, dst)`` that has
+    the pair, else the latest that has it."""
+    entries = {}                                     # pair -> {phase: {key: port}}
+    for phase, r in routes.items():
+        for key, port in getattr(r, kind).items():
+            entries.setdefault(key[1:], {}).setdefault(phase, {})[key] = port
+    out = {}
+    for pair, phases in entries.items():
+        inside = [p for p in phases if p in sender_phases(*pair)]
+        out[pair] = phases[max(inside or phases)]
+    return out
 
 
 def check_demand(job, demand):

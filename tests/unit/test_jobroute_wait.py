@@ -149,3 +149,23 @@ def test_rate_measure_runs_each_window_with_its_option(monkeypatch):
     out = jobroute_rate.measure(bench, 5.0, {"bench": "t.tar.gz"}, args)
     assert seen == [[], ["--window", 4]]
     assert sorted(out) == ["mpi-sdn-optimal", "mpi-sdn-optimal+w4"] and out["mpi-sdn-optimal+w4"]["window"] == 4
+
+
+def test_reverse_routes_option_reaches_the_controller_and_is_recorded():
+    from ryu import cfg
+    from sdnmpi.controller import options
+    assert jbm.parse_args([]).reverse_routes == "on" and jbm.controller_options(jbm.parse_args([])) == ()
+    off = jbm.controller_options(jbm.parse_args(["--reverse-routes", "off"]))
+    assert off == ("--nosdnmpi-traffic-reverse-routes",)
+    conf = cfg.ConfigOpts()                          # the flag is the controller's own (oslo.config's --noNAME)
+    conf.register_cli_opts(options.OPTS)
+    conf(list(off), project="sdnmpi-test")
+    assert conf.sdnmpi_traffic_reverse_routes is False
+    conf([], project="sdnmpi-test")
+    assert conf.sdnmpi_traffic_reverse_routes is True
+
+
+def test_bad_reverse_routes_value_exits_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        jbm.parse_args(["--reverse-routes", "maybe"])
+    assert exc.value.code == 2 and "error:" in capsys.readouterr().err

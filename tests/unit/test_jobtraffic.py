@@ -405,3 +405,41 @@ def test_the_reverse_routes_option_as_ryu_manager_parses_it(argv, on):
     options.register_cli(conf)
     conf(args=argv, project="sdnmpi", default_config_files=[])
     assert options.settings(conf).traffic_reverse_routes is on and options.Settings().traffic_reverse_routes is True
+
+
+def test_a_rank_entering_the_next_phase_early_leaves_the_others_flows_on_their_phase(make_fabric):
+    """Phases overlap while ranks move on one by one. A pair both phases route takes the route of
+    the phase its sender's rank is in, not the later phase's (measured on the 2:1 fabric: the
+    first rank into halo2d moved a permutation pair that halo2d routes too onto another
+    permutation flow's uplink)."""
+    sim, jobs = setup(make_fabric, fattree.kary(4))
+    job = register(jobs, sim)
+    hosts, last = sim.hosts(), len(sim.hosts()) - 1
+    first = permutation(sim, 1)
+    jobtraffic.declare(sim.core, jobs, job, 1, first)
+    for rank in range(len(hosts)):
+        sim.run(jobtraffic.move(sim.core, jobs, job, rank, 1))
+    one = job.traffic.routes[1]
+    shared = None
+    for seed in range(2, 60):       # a second permutation that routes a pair of the first another way
+        jobtraffic.declare(sim.core, jobs, job, 2, permutation(sim, seed))
+        sim.run(jobtraffic.move(sim.core, jobs, job, last, 2))        # the last rank moves on first
+        two = job.traffic.routes[2]
+        shared = next(((a, b) for a, b in one.paths if hosts.index(a) != last and two.fabric_policy is None
+                       and two.paths.get((a, b), one.paths[a, b]) != one.paths[a, b]), None)
+        if shared:
+            break
+        sim.run(jobtraffic.move(sim.core, jobs, job, last, 1))
+    assert shared, "no second permutation routes a pair of the first another way"
+    assert set(job.traffic.routes) == {1, 2}
+    for a, b in one.paths:          # the ranks still in phase 1 keep its contention-free paths
+        if hosts.index(a) != last:
+            assert route_of(sim, a, b) == one.paths[a, b][1:-1]
+    src, dst = shared
+    if (dst, src) not in one.paths and (dst, src) not in two.paths:              # and its ACKs' route
+        back = reverse.reverse_paths(sim.core.topology.graph(), one.paths)[dst, src]
+        assert route_of(sim, dst, src) == back[1:-1]
+    sim.check_tables_consistent()
+    sim.run(jobtraffic.move(sim.core, jobs, job, hosts.index(src), 2))          # its sender moves on
+    assert route_of(sim, src, dst) == two.paths[src, dst][1:-1]
+    sim.check_tables_consistent()
