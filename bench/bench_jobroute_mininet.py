@@ -385,16 +385,22 @@ def run_fabric(name, args, results, out_dir, progress):
         bench.stop_fabric()
 
 
+def build_programs():
+    """Builds the preload library, the profiler and the pattern program (make setup builds the
+    first two only); False, with make's output on stderr, if that fails."""
+    made = subprocess.run(["make", "-C", LIB, "all", os.path.relpath(PATTERNS, LIB)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    if made.returncode != 0:
+        print("make -C libsdnmpi failed:\n%s" % made.stdout[-2000:], file=sys.stderr)
+    return made.returncode == 0
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if os.geteuid() != 0:
         print("bench_jobroute_mininet.py needs root (Mininet, Open vSwitch)", file=sys.stderr)
         return 2
-    # the preload library, the profiler and the pattern program (make setup builds the first two only)
-    made = subprocess.run(["make", "-C", LIB, "all", os.path.relpath(PATTERNS, LIB)], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True, check=False)
-    if made.returncode != 0:
-        print("make -C libsdnmpi failed:\n%s" % made.stdout[-2000:], file=sys.stderr)
+    if not build_programs():
         return 2
     for path in (PRELOAD, PROF, PATTERNS) + ((jobroute_hpcc.HPCC,) if "hpcc" in args.programs else ()):
         if not os.path.exists(path):

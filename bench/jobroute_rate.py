@@ -365,11 +365,8 @@ def main(argv=None):
     if os.geteuid() != 0:
         print("bench/jobroute_rate.py needs root (Mininet, Open vSwitch)", file=sys.stderr)
         return 2
-    for path in (jbm.PATTERNS, jbm.PRELOAD, jbm.PROF):
-        if not os.access(path, os.X_OK if path == jbm.PATTERNS else os.R_OK):
-            print("bench/jobroute_rate.py: %s is not built (make -C libsdnmpi all tests/traffic_patterns)" % path,
-                  file=sys.stderr)
-            return 2
+    if not jbm.build_programs():
+        return 2
     from sdnmpi.mininet_topos.net import ensure_ovs
     ensure_ovs()
     out_dir = os.path.join(args.out_dir, "jobroute-rate-%s-%s" % (args.fabric,
