@@ -45,7 +45,7 @@ import numpy
 
 from . import fabric, pairs
 from .colouring import bipartite_edge_colouring, colour_classes
-from .jobroute_greedy import place
+from .jobroute_greedy import improve, place
 
 LOG = logging.getLogger(__name__)
 
@@ -164,6 +164,10 @@ def route_checked(graph, flows, load=None, by_bytes=False, tree=None):
         greedy = place(graph, flows, load, by_bytes)
         if _busiest(graph, flows, greedy, load, by_bytes) < _busiest(graph, flows, paths, load, by_bytes):
             return greedy
+    if by_bytes:
+        # Dealing whole colour classes cannot always keep a mouse off an elephant's link: moves
+        # that lower the busiest link's bytes and keep its flow count (NL_D on full bisection).
+        paths = improve(graph, flows, paths, load, by_bytes)
     return paths
 
 
