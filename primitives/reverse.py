@@ -42,16 +42,13 @@ def reverse_paths(graph, paths, max_candidates=16):
     ACKs of a routed 2-cycle ride on its data paths); then the first shortest path (at most
     ``max_candidates`` tried) that stacks fewer, reversed path on a tie. Deterministic (pairs in
     ``paths`` order)."""
-    data, acks = collections.Counter(), collections.Counter()
-    for (src, dst), path in paths.items():
-        data.update(pairs.switch_links(graph, path))
-        if (dst, src) in paths:                      # a 2-cycle: its ACKs follow the other's data
-            acks.update(pairs.switch_links(graph, paths[dst, src]))
+    data, cycle_acks = _loads(graph, paths)
+    acks = cycle_acks.copy()
 
     def stacked(path):
         return max((acks[l] for l in pairs.switch_links(graph, path) if data[l]), default=0)
 
-    search = _one_each(paths)
+    search = pairs.node_load([pairs.Flow(src, dst, 0) for src, dst in paths]) <= 1
     out = {}
     for (src, dst), path in paths.items():
         if (dst, src) in paths:
@@ -64,21 +61,29 @@ def reverse_paths(graph, paths, max_candidates=16):
         out[dst, src] = best
         acks.update(pairs.switch_links(graph, best))
     if search and any(acks[l] > 1 and data[l] for l in acks):
-        out = _search(graph, paths, out, data, max_candidates) or out
+        out = _search(graph, paths, out, data, cycle_acks, max_candidates) or out
     return out
 
 
-def _search(graph, paths, greedy, data, max_candidates, budget=20000):
+def _loads(graph, paths):
+    """(data, acks): per directed switch link, the routed flows of ``paths`` whose data use it, and
+    the ACK streams of the routed 2-cycles on it (each direction's ACKs follow the other's data)."""
+    data, acks = collections.Counter(), collections.Counter()
+    for (src, dst), path in paths.items():
+        data.update(pairs.switch_links(graph, path))
+        if (dst, src) in paths:
+            acks.update(pairs.switch_links(graph, paths[dst, src]))
+    return data, acks
+
+
+def _search(graph, paths, greedy, data, cycle_acks, max_candidates, budget=20000):
     """The reverse pairs of ``greedy`` routed again by depth-first search so that no link with data
     carries more than one ACK stream (the routed 2-cycles' ACKs included), each pair's reversed
     path tried first; None if no such routing is found within ``budget`` tries (then the greedy
     one stays). The greedy pass leaves such stacks where an early pair's detour takes a later
     pair's only free path (on the bench's permutation: in 156 of 200 orders of its demand, every
-    one of them solvable)."""
-    acks = collections.Counter()
-    for (src, dst), path in paths.items():
-        if (dst, src) in paths:
-            acks.update(pairs.switch_links(graph, paths[dst, src]))
+    one of them solvable). ``data``, ``cycle_acks``: `_loads` of ``paths``."""
+    acks = cycle_acks.copy()
     index = paths_index.index(graph)
     todo = list(greedy)
     options = []
@@ -171,9 +176,3 @@ def _fits(graph, total, path, nbytes, bound):
             return False
     return True
 
-
-def _one_each(paths):
-    """True if no host is the source, or the destination, of more than one pair of ``paths``."""
-    srcs = [src for src, _dst in paths]
-    dsts = [dst for _src, dst in paths]
-    return len(set(srcs)) == len(srcs) and len(set(dsts)) == len(dsts)

@@ -224,9 +224,9 @@ def test_the_search_gives_up_past_its_budget():
         demand = pairs.merge(pairs.Flow(fattree.host_mac(a), fattree.host_mac(b), 1) for a, b in order)
         paths = reverse.symmetric(graph, demand, PAIR_ROUTERS["sdn-optimal"](graph, demand))
         greedy = {(d, s): p[::-1] for (s, d), p in paths.items() if (d, s) not in paths}
-        data = collections.Counter(l for p in paths.values() for l in pairs.switch_links(graph, p))
-        found = reverse._search(graph, paths, greedy, data, 16)  # pylint: disable=protected-access
+        data, cycle_acks = reverse._loads(graph, paths)  # pylint: disable=protected-access
+        found = reverse._search(graph, paths, greedy, data, cycle_acks, 16)  # pylint: disable=protected-access
         if found is not None and found != greedy:
-            assert reverse._search(graph, paths, greedy, data, 16, budget=1) is None  # pylint: disable=protected-access
+            assert reverse._search(graph, paths, greedy, data, cycle_acks, 16, budget=1) is None  # pylint: disable=protected-access
             return
     pytest.fail("no order needed the search")
