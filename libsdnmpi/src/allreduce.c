@@ -28,7 +28,7 @@ int sdnmpi_test_force_allreduce(int path)
     return 0;
 }
 
-/* sdnmpi_test_hier_depth's depth, 0 = SDN_MPI_HIER_DEPTH's or the layout's. */
+/* sdnmpi_test_hier_depth's depth, 0 = SDN_MPI_HIER_DEPTH's (its 0: SDNMPI_HIER_DEFAULT_DEPTH). */
 static int forced_depth;
 
 int sdnmpi_test_hier_depth(int depth)

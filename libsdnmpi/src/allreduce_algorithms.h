@@ -31,7 +31,7 @@ struct sdnmpi_allreduce_call {
     const int *leaf_start;
     int nleaves;
     size_t segment;
-    int depth;         /* segments in the pipeline's first step at once (0: by layout) */
+    int depth;         /* segments in the pipeline's first step at once (0: SDNMPI_HIER_DEFAULT_DEPTH) */
     const char *trace; /* SDN_MPI_HIER_TRACE's directory, or NULL (allreduce_hier_trace.h) */
 };
 

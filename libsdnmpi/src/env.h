@@ -24,7 +24,7 @@ struct sdnmpi_config {
     uint64_t rab_min;                 /* SDN_MPI_RABENSEIFNER_MIN: Rabenseifner from here on */
     uint64_t hier_min;                /* SDN_MPI_HIER_MIN: hierarchical allreduce from here on */
     uint64_t hier_segment;            /* SDN_MPI_HIER_SEGMENT: its pipeline's segment bytes */
-    int hier_depth;                   /* SDN_MPI_HIER_DEPTH: segments in its first step at once, 0 = by layout */
+    int hier_depth;                   /* SDN_MPI_HIER_DEPTH: segments in its first step at once, 0 = the default */
     char hier_trace[SDNMPI_PATH_MAX]; /* SDN_MPI_HIER_TRACE: its per-step trace's directory ("" = off) */
     int alltoall_window;              /* SDN_MPI_ALLTOALL_WINDOW: exchange steps in flight */
     uint64_t alltoall_segment;        /* SDN_MPI_ALLTOALL_SEGMENT: bytes per message, 0 = a block */
@@ -60,7 +60,7 @@ struct sdnmpi_config {
  * selection rule"). */
 #define SDNMPI_DEFAULT_HIER_MIN 16384
 #define SDNMPI_DEFAULT_HIER_SEGMENT 8192
-/* SDN_MPI_HIER_DEPTH's upper end (0, its default, lets allreduce_hier.c choose by layout). */
+/* SDN_MPI_HIER_DEPTH's upper end (0, its default, is SDNMPI_HIER_DEFAULT_DEPTH, allreduce_algorithms.h). */
 #define SDNMPI_HIER_MAX_DEPTH 64
 /* SDN_MPI_ALLTOALL_WINDOW's default: two steps of the pairwise exchange in flight (measured
  * against one and all p - 1: libsdnmpi/README.md, SDN_MPI_Alltoall). */

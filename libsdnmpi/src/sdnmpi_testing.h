@@ -17,8 +17,9 @@ int sdnmpi_test_last_path(void);
 int sdnmpi_test_force_allreduce(int path);
 
 /* Makes this process's hierarchical allreduce keep up to `depth` segments in its pipeline's first
- * step (allreduce_hier.c) instead of SDN_MPI_HIER_DEPTH's or the layout's choice; 0 restores
- * those. Every rank of a communicator must set it alike (the bench's variants). Returns 0, or -1
+ * step (allreduce_hier.c) instead of SDN_MPI_HIER_DEPTH's (or the default depth); 0 restores
+ * those. Each rank's own, as SDN_MPI_HIER_DEPTH (it changes no message); the bench's variants
+ * set it alike on every rank. Returns 0, or -1
  * for a depth outside 0..64. Not exported from the shared libraries. */
 int sdnmpi_test_hier_depth(int depth);
 
