@@ -67,6 +67,7 @@ PATTERNS_OK = re.compile(r"^traffic_patterns: ranks=\d+ ok seconds=(?P<s>[\d.]+)
 # traffic_patterns --wait-sleep's default here (us; 0 = spin in MPI_Waitall/MPI_Barrier)
 WAIT_SLEEP_US = 0
 # traffic_patterns --window's default here (messages in flight per peer and repetition) and its limit
+# (traffic_patterns.c's MAX_WINDOW; tests/unit/test_c_twins.py checks they agree)
 WINDOW = 1
 MAX_WINDOW = 1024
 # sdnmpi's collectives stay out of every run (the measure is about routing, not algorithms).
