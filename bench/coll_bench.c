@@ -228,29 +228,19 @@ static int call_allreduce(enum impl which, int count)
                : MPI_Allreduce(abuf_send, abuf_recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
+static int allreduce_fn(enum impl which, void *count)
+{
+    return call_allreduce(which, *(int *)count);
+}
+
 /* One timed allreduce of `bytes` bytes (doubles, SUM); returns the slowest rank's time. In the
  * timed loop (`label` set: the variant's name), after a route switch --settle calls of the same
- * variant and size come first, each timed the same way and reported as a "settle" event, not a
- * sample: the first call after a switch (an idle pause of ~0.4 s, then the other implementation's
- * traffic) ran up to 7 % slower at 16 hosts; the settle events measure that in every job. */
+ * variant and size come first, timed apart (timed_settled): the first call after a switch (an idle
+ * pause of ~0.4 s, then the other implementation's traffic) ran up to 7 % slower at 16 hosts. */
 static double timed_allreduce_as(enum impl which, long bytes, const char *label)
 {
     int count = (int)(bytes / (long)sizeof(double));
-    int settle = use_routes(which) && label ? opt.settle : 0;
-    for (int s = 0; s <= settle; s++) {
-        if (s == settle && label)
-            idle_pause();
-        check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-        double t0 = MPI_Wtime();
-        int rc = call_allreduce(which, count);
-        double t = MPI_Wtime() - t0;
-        check_mpi(rc, which == SDNMPI ? "SDN_MPI_Allreduce" : "MPI_Allreduce");
-        t = max_over_ranks(t);
-        if (s == settle)
-            return t;
-        emit_settle("allreduce", label, bytes, s, t);
-    }
-    return 0.0; /* not reached: the loop returns at s == settle */
+    return timed_settled(which, "allreduce", label, bytes, allreduce_fn, &count);
 }
 
 /* Outside the timed loop (first call, 8-byte blocks, warm-up): no settle calls. */

@@ -59,6 +59,9 @@ void alloc_buffers(void);
 void emit_sample(const char *coll, enum impl which, long bytes, int root, int rep, double t);
 void emit_settle(const char *coll, const char *impl, long bytes, int call, double t);
 void idle_pause(void);
+typedef int (*call_fn)(enum impl which, void *ctx); /* one collective call; returns its MPI code */
+double timed_settled(enum impl which, const char *coll, const char *label, long bytes, call_fn fn,
+                     void *ctx);
 
 void sdn_init(void); /* SDN_MPI_Init, timed (slowest rank) */
 

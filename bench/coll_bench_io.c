@@ -190,3 +190,26 @@ void idle_pause(void)
         if (errno != EINTR)
             die("nanosleep: %s", strerror(errno));
 }
+
+/* One timed call of fn (after a barrier; the slowest rank's time). With `label` (the variant's
+ * name: in a timed loop), a route switch before it is followed by --settle calls of the same
+ * variant, each timed the same way and reported as a "settle" event, then --idle-ms of idling;
+ * without, neither. */
+double timed_settled(enum impl which, const char *coll, const char *label, long bytes, call_fn fn,
+                     void *ctx)
+{
+    int settle = use_routes(which) && label ? opt.settle : 0;
+    for (int s = 0;; s++) {
+        if (s == settle && label)
+            idle_pause();
+        check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+        double t0 = MPI_Wtime();
+        int rc = fn(which, ctx);
+        double t = MPI_Wtime() - t0;
+        check_mpi(rc, coll);
+        t = max_over_ranks(t);
+        if (s == settle)
+            return t;
+        emit_settle(coll, label, bytes, s, t);
+    }
+}

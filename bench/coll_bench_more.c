@@ -8,40 +8,32 @@
 /* --- Allgather, Reduce, Alltoall (issue 17) -------------------------------------------------
  * `bytes` is what each rank receives (allgather: p blocks of bytes/p), sends (alltoall: p blocks)
  * or reduces (reduce: doubles, SUM, to root 0). Same alternation and checks as allreduce. */
-static int call_more(enum impl which, int n, double *out)
+struct more_args {
+    int n;        /* doubles per rank (allgather, alltoall: p blocks of n / p) */
+    double *out;
+};
+
+static int call_more(enum impl which, void *args)
 {
+    const struct more_args *a = args;
     const char *c = opt.collective;
-    int block = n / nprocs;
+    int block = a->n / nprocs;
     if (!strcmp(c, "allgather"))
         return (which == SDNMPI ? SDN_MPI_Allgather : MPI_Allgather)(
-            abuf_send, block, MPI_DOUBLE, out, block, MPI_DOUBLE, MPI_COMM_WORLD);
+            abuf_send, block, MPI_DOUBLE, a->out, block, MPI_DOUBLE, MPI_COMM_WORLD);
     if (!strcmp(c, "alltoall"))
         return (which == SDNMPI ? SDN_MPI_Alltoall : MPI_Alltoall)(
-            abuf_send, block, MPI_DOUBLE, out, block, MPI_DOUBLE, MPI_COMM_WORLD);
-    return (which == SDNMPI ? SDN_MPI_Reduce : MPI_Reduce)(abuf_send, out, n, MPI_DOUBLE, MPI_SUM, 0,
-                                                           MPI_COMM_WORLD);
+            abuf_send, block, MPI_DOUBLE, a->out, block, MPI_DOUBLE, MPI_COMM_WORLD);
+    return (which == SDNMPI ? SDN_MPI_Reduce : MPI_Reduce)(abuf_send, a->out, a->n, MPI_DOUBLE,
+                                                           MPI_SUM, 0, MPI_COMM_WORLD);
 }
 
 /* One timed call (slowest rank); after a route switch in the timed loop (`settle` set), --settle
- * calls first, each timed and reported as a "settle" event, as timed_allreduce does. */
+ * calls first, timed apart (timed_settled), as timed_allreduce does. */
 static double timed_more(enum impl which, long bytes, double *out, int settle)
 {
-    int n = (int)(bytes / (long)sizeof(double));
-    int extra = use_routes(which) && settle ? opt.settle : 0;
-    for (int s = 0; s <= extra; s++) {
-        if (s == extra && settle)
-            idle_pause();
-        check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-        double t0 = MPI_Wtime();
-        int rc = call_more(which, n, out);
-        double t = MPI_Wtime() - t0;
-        check_mpi(rc, opt.collective);
-        t = max_over_ranks(t);
-        if (s == extra)
-            return t;
-        emit_settle(opt.collective, impl_name[which], bytes, s, t);
-    }
-    return 0.0; /* not reached: the loop returns at s == extra */
+    struct more_args a = {(int)(bytes / (long)sizeof(double)), out};
+    return timed_settled(which, opt.collective, settle ? impl_name[which] : NULL, bytes, call_more, &a);
 }
 
 void run_more(void)
