@@ -39,7 +39,8 @@ int sdnmpi_test_hier_depth(int depth)
     return 0;
 }
 
-/* sdnmpi_test_hier_segment's bytes, 0 = the communicator leader's SDN_MPI_HIER_SEGMENT. */
+/* sdnmpi_test_hier_segment's bytes, 0 = the communicator leader's SDN_MPI_HIER_SEGMENT (unset:
+ * by the leaf layout, sdnmpi_hier_segment_bytes). */
 static size_t forced_segment;
 
 int sdnmpi_test_hier_segment(size_t bytes)
@@ -138,6 +139,8 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
         .extent = extent, .op = op, .comm = plan->priv, .dist = plan->rab_dist,
         .ndims = plan->rab_ndims, .leaf_start = plan->leaf_start, .nleaves = plan->nleaves,
         .segment = forced_segment ? forced_segment
+                   : plan->hier_segment == SDNMPI_HIER_SEGMENT_BY_LAYOUT
+                       ? sdnmpi_hier_segment_bytes(plan->leaf_start, plan->nleaves)
                    : plan->hier_segment > SIZE_MAX ? 0 : (size_t)plan->hier_segment,
         .depth = forced_depth ? forced_depth : s->cfg.hier_depth, .trace = s->cfg.hier_trace[0] ? s->cfg.hier_trace : NULL,
     };
