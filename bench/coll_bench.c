@@ -221,26 +221,20 @@ static void parse_options(int argc, char **argv)
         opt.roots[opt.nroots++] = 0;
 }
 
-static int call_allreduce(enum impl which, int count)
+static int call_allreduce(enum impl which, void *count) /* a call_fn; count: int doubles */
 {
+    int n = *(int *)count;
     return which == SDNMPI
-               ? SDN_MPI_Allreduce(abuf_send, abuf_recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
-               : MPI_Allreduce(abuf_send, abuf_recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+               ? SDN_MPI_Allreduce(abuf_send, abuf_recv, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+               : MPI_Allreduce(abuf_send, abuf_recv, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
-static int allreduce_fn(enum impl which, void *count)
-{
-    return call_allreduce(which, *(int *)count);
-}
-
-/* One timed allreduce of `bytes` bytes (doubles, SUM); returns the slowest rank's time. In the
- * timed loop (`label` set: the variant's name), after a route switch --settle calls of the same
- * variant and size come first, timed apart (timed_settled): the first call after a switch (an idle
- * pause of ~0.4 s, then the other implementation's traffic) ran up to 7 % slower at 16 hosts. */
+/* One timed allreduce of `bytes` bytes (doubles, SUM): the slowest rank's time. In the timed loop
+ * (`label`: the variant's name) a route switch is followed by --settle calls (timed_settled). */
 static double timed_allreduce_as(enum impl which, long bytes, const char *label)
 {
     int count = (int)(bytes / (long)sizeof(double));
-    return timed_settled(which, "allreduce", label, bytes, allreduce_fn, &count);
+    return timed_settled(which, "allreduce", label, bytes, call_allreduce, &count);
 }
 
 /* Outside the timed loop (first call, 8-byte blocks, warm-up): no settle calls. */
