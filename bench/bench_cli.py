@@ -59,10 +59,13 @@ def parse_args(argv):
                    help="allreduce: per repetition and point, each implementation makes back-to-back calls "
                         "for about this long (estimated; 0: one call) (%g)" % FULL["point_seconds"])
     g.add_argument("--max-calls", type=int, default=8, help="at most this many back-to-back calls (8)")
-    g.add_argument("--settle-calls", type=int, default=0,
-                   help="allreduce: after each route switch, this many untimed calls of the same implementation "
-                        "and size before the timed one (the first call after a switch ran up to 7 %% slower at 16 "
-                        "hosts; bench/README.md) (0)")
+    g.add_argument("--settle-calls", type=int,
+                   help="allreduce, allgather, reduce, alltoall: after each route switch, this many calls of the "
+                        "same variant and size before the timed one, timed apart (records 'first:IMPL'; the first "
+                        "call after a switch ran slower; bench/README.md) (%d)" % FULL["settle_calls"])
+    g.add_argument("--idle-ms", type=int, default=0,
+                   help="an experiment: all ranks idle this long before every timed call of those loops (after "
+                        "its settle calls), to tell an idle pause's cost from a route switch's (0)")
     g.add_argument("--init-reps", type=int, help="extra init-only jobs per routing (%d)" % FULL["init_reps"])
     g.add_argument("--startup-reps", type=int, help="startup rows: jobs per p (%d)" % FULL["startup_reps"])
     g.add_argument("--startup-calls", type=int,
@@ -74,6 +77,7 @@ def parse_args(argv):
     g.add_argument("--sdn-algs", default="",
                    help="also time SDN_MPI_Allreduce forced to each of these algorithms (rd, rabenseifner, "
                         "hier; hier-dN, N 1-4, 6, 8, 12 or 16: the hierarchical one with N segments in its pipeline's first step; "
+                        "hier-sNk, N 4, 8, 16 or 32: with N KiB segments; "
                         "comma-separated; records 'sdnmpi:ALG'), to check the library's choice")
     g.add_argument("--no-hide-job-flows", action="store_true",
                    help="do not override sdnmpi's job routes during Open MPI's calls (Open MPI then "
@@ -126,6 +130,8 @@ def parse_args(argv):
         csv_list(args.sdn_algs, SDN_ALGS)
         if not 0 <= args.settle_calls <= 4:
             raise ValueError("--settle-calls wants 0 to 4, got %d" % args.settle_calls)
+        if not 0 <= args.idle_ms <= 10000:
+            raise ValueError("--idle-ms wants 0 to 10000, got %d" % args.idle_ms)
         bad = [a for a in args.controller_arg if not a.startswith(("--sdnmpi-", "--nosdnmpi-"))]
         if bad:
             raise ValueError("--controller-arg wants a --sdnmpi-* (or --nosdnmpi-*) option, got %s" % bad[0])
@@ -210,7 +216,7 @@ def main(argv=None):
                    "ranks_per_host": 1, "sdn_env": sdn_env(args), "controller_args": list(args.controller_arg)},
         "method": {"reps": args.reps, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
                    "point_seconds": args.point_seconds, "max_calls": args.max_calls, "seed": args.seed,
-                   "settle_calls": args.settle_calls,
+                   "settle_calls": args.settle_calls, "idle_ms": args.idle_ms,
                    "hide_job_flows": not args.no_hide_job_flows, "have_sdn_bcast": have_sdn_bcast,
                    "route_switch": ("for Open MPI's calls, override flows (priority %d, cookie 0x%x) forward the job's "
                                     "host pairs as the default routes do; removed for sdnmpi's; after each change "

@@ -27,7 +27,8 @@ def estimate_call_s(fab, hosts, collective, nbytes, root=0, impl="openmpi"):
 
 # SDN_MPI_Allreduce's algorithms that --sdn-algs may force (coll_bench's names).
 SDN_ALGS = ("rd", "rabenseifner", "hier", "hier-d1", "hier-d2", "hier-d3", "hier-d4",
-            "hier-d6", "hier-d8", "hier-d12", "hier-d16")  # coll_bench.c's alg_names (test_c_twins.py)
+            "hier-d6", "hier-d8", "hier-d12", "hier-d16",
+            "hier-s4k", "hier-s8k", "hier-s16k", "hier-s32k")  # coll_bench.c's alg_names (test_c_twins.py)
 
 # Seconds one switch of the routes between the implementations takes in an allreduce job
 # (ovs-ofctl on every switch, then waiting for Open vSwitch's revalidation, about 0.45 s):
@@ -80,6 +81,8 @@ def plan_jobs(args, fab, have_sdn_bcast):
                     work += len(sdn_algs) * len(ar_sizes) * 2 * TOGGLE_S   # their checks' route switches
                     settle = getattr(args, "settle_calls", 0)   # untimed, after each of <= 2 switches a point
                     work += sum(e * 2 * settle * args.reps for e in est)
+                    idle_ms = getattr(args, "idle_ms", 0) or 0
+                    work += sum(nvar * c * args.reps for c in calls) * idle_ms / 1000.0
                     work += args.tiny_reps * 2 * 0.02 + 4
                     blocks = -(-args.tiny_reps // max(1, args.tiny_block))
                     toggles = blocks + 3 + len(ar_sizes) * (args.reps + 1)
@@ -89,7 +92,7 @@ def plan_jobs(args, fab, have_sdn_bcast):
                                  "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": ar_sizes,
                                  "calls": calls, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
                                  "nimpl": 2 + len(sdn_algs), "sdn_algs": sdn_algs, "work": work,
-                                 "settle_calls": settle})
+                                 "settle_calls": settle, "idle_ms": idle_ms})
         if "bcast" in args.collectives and routing in bcast_routings:
             nimpl = 2 if have_sdn_bcast else 1
             for placement in bcast_placements:

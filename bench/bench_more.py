@@ -32,9 +32,14 @@ def plan_jobs(args, fab, routings, placements, sizes, nprocs):
                 for p in nprocs:
                     hosts = benchcore.placement_hosts(placement, fab.hosts, p, args.seed)
                     est = [2.0 * (limits(fab, hosts, collective, s)["any"] or 0.0) + 0.02 for s in sizes]
-                    work = sum(e * (2 * args.reps + 2) for e in est) + (2 + len(sizes) * (args.reps + 1)) * 0.7 + 4
+                    settle = getattr(args, "settle_calls", 0) or 0   # after each of <= 2 switches a point
+                    work = sum(e * ((2 + 2 * settle) * args.reps + 2) for e in est) + \
+                        (2 + len(sizes) * (args.reps + 1)) * 0.7 + 4
+                    idle_ms = getattr(args, "idle_ms", 0) or 0
+                    work += 2 * len(sizes) * args.reps * idle_ms / 1000.0
                     jobs.append({"name": "%s-%s-%s-p%d" % (collective, routing, placement, p),
                                  "collective": collective, "routing": routing, "placement": placement,
                                  "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": sizes, "nimpl": 2,
-                                 "work": work})
+                                 "work": work, "settle_calls": settle,
+                                 "idle_ms": idle_ms})
     return jobs

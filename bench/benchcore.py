@@ -273,14 +273,21 @@ def make_record(collective, impl, routing, placement, nprocs, nbytes, root, samp
 
 def aggregate_samples(events, routing, placement, nprocs, limit_fn):
     """Records from a job's "sample" events: one per (collective, impl, bytes, root), samples in
-    order. ``limit_fn(collective, nbytes, root)`` gives each row's limit."""
+    order. ``limit_fn(collective, nbytes, root)`` gives each row's limit. The timed "settle" calls
+    (coll_bench --settle: right after a route switch, before the sample) become records of their
+    own, impl "first:IMPL" (the first call after the switch; "settleN:IMPL" for the N-th after it),
+    which pair_records and the tables leave out (report_settle.py compares them with the samples)."""
     groups = {}
     for ev in events:
-        if ev.get("bench") != "sample":
+        if ev.get("bench") == "settle" and ev.get("t_s") is not None:   # a call right after a route switch
+            impl = ("first:" if not ev.get("call") else "settle%d:" % ev["call"]) + ev["impl"]
+        elif ev.get("bench") == "sample":
+            impl = ev["impl"]
+        else:
             continue
         root = ev.get("root")
         root = None if root is None or root < 0 else root
-        key = (ev["collective"], ev["impl"], ev["bytes"], root)
+        key = (ev["collective"], impl, ev["bytes"], root)
         groups.setdefault(key, []).append(ev["t_s"])
     records = []
     for (coll, impl, nbytes, root), samples in sorted(groups.items(), key=lambda kv: (

@@ -74,22 +74,29 @@ int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_
  * rule) and read which one the last call took. */
 int sdnmpi_test_force_allreduce(int path);
 int sdnmpi_test_last_path(void);
-/* ... and the hierarchical pipeline's depth (segments in its first step; 0 the library's). */
+/* ... and the hierarchical pipeline's depth (segments in its first step; 0 the library's) and
+ * segment bytes (0 the library's). */
 int sdnmpi_test_hier_depth(int depth);
+int sdnmpi_test_hier_segment(size_t bytes);
 
 /* --sdn-algs entries: the algorithm (path) and, for the hierarchical one, a pipeline depth (0:
- * the library's; "hier-dN": N segments in its first step at once). */
-static const struct { const char *name; int path, depth; } alg_names[] = {
-    {"rd", 2, 0}, {"rabenseifner", 3, 0}, {"hier", 5, 0},
-    {"hier-d1", 5, 1}, {"hier-d2", 5, 2}, {"hier-d3", 5, 3}, {"hier-d4", 5, 4}, {"hier-d6", 5, 6},
-    {"hier-d8", 5, 8}, {"hier-d12", 5, 12}, {"hier-d16", 5, 16},
+ * the library's; "hier-dN": N segments in its first step at once) or a segment (0: the
+ * library's; "hier-sNk": N KiB segments). */
+static const struct { const char *name; int path, depth; size_t segment; } alg_names[] = {
+    {"rd", 2, 0, 0}, {"rabenseifner", 3, 0, 0}, {"hier", 5, 0, 0},
+    {"hier-d1", 5, 1, 0}, {"hier-d2", 5, 2, 0}, {"hier-d3", 5, 3, 0}, {"hier-d4", 5, 4, 0},
+    {"hier-d6", 5, 6, 0}, {"hier-d8", 5, 8, 0}, {"hier-d12", 5, 12, 0}, {"hier-d16", 5, 16, 0},
+    {"hier-s4k", 5, 0, 4096}, {"hier-s8k", 5, 0, 8192}, {"hier-s16k", 5, 0, 16384},
+    {"hier-s32k", 5, 0, 32768},
 };
 
 /* Forces --sdn-algs entry a (an index into alg_names), or the library's rule for a < 0. */
 static void force_alg(int a)
 {
-    sdnmpi_test_force_allreduce(a < 0 ? 0 : alg_names[a].path);
-    sdnmpi_test_hier_depth(a < 0 ? 0 : alg_names[a].depth);
+    if (sdnmpi_test_force_allreduce(a < 0 ? 0 : alg_names[a].path)
+        || sdnmpi_test_hier_depth(a < 0 ? 0 : alg_names[a].depth)
+        || sdnmpi_test_hier_segment(a < 0 ? 0 : alg_names[a].segment))
+        die("libsdnmpi refused --sdn-algs entry %s", a < 0 ? "(none)" : alg_names[a].name);
 }
 
 static const char *alg_name(int path)
@@ -139,8 +146,9 @@ static void usage(void)
                 "usage: coll_bench --collective allreduce|bcast|init|startup|allgather|reduce|alltoall --sizes N,N,... [--reps R]\n"
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
                 "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n"
-                "       [--sdn-algs rd,rabenseifner,hier,hier-dN (N 1-4, 6, 8, 12, 16)] [--warm] [--gap-ms MS]\n"
-                "       [--settle N]\n"
+                "       [--sdn-algs rd,rabenseifner,hier,hier-dN (N 1-4, 6, 8, 12, 16),hier-sNk (N 4, 8, 16, 32)]\n"
+                "       [--warm] [--gap-ms MS]\n"
+                "       [--settle N] [--idle-ms MS]\n"
                 "       [--startup-variant NAME] [--startup-bcast-bytes N] [--startup-comms 1]\n");
     MPI_Finalize();
     exit(2);
@@ -172,6 +180,7 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(a, "--lib-verbose")) opt.lib_verbose = 1;
         else if (!strcmp(a, "--warm")) opt.warm = 1;
         else if (!strcmp(a, "--settle")) { NEED(); opt.settle = atoi(v); }
+        else if (!strcmp(a, "--idle-ms")) { NEED(); opt.idle_ms = atol(v); }
         else if (!strcmp(a, "--gap-ms")) { NEED(); opt.gap_ms = atol(v); }
         else if (!strcmp(a, "--startup-variant")) { NEED(); opt.variant = v; }
         else if (!strcmp(a, "--startup-bcast-bytes")) { NEED(); opt.bcast_bytes = parse_bytes(v); }
@@ -197,6 +206,8 @@ static void parse_options(int argc, char **argv)
         usage();
     if (opt.ncalls && opt.ncalls != opt.nsizes)
         die("--calls has %d entries for %d sizes", opt.ncalls, opt.nsizes);
+    if (opt.settle < 0 || opt.settle > 4 || opt.idle_ms < 0 || opt.idle_ms > 10000)
+        die("--settle wants 0..4 and --idle-ms 0..10000");
     for (int k = 0; k < opt.ncalls; k++)
         if (opt.calls[k] < 1 || opt.calls[k] > 1000)
             die("--calls entries must be 1..1000, got %ld", opt.calls[k]);
@@ -210,30 +221,26 @@ static void parse_options(int argc, char **argv)
         opt.roots[opt.nroots++] = 0;
 }
 
-static int call_allreduce(enum impl which, int count)
+static int call_allreduce(enum impl which, void *count) /* a call_fn; count: int doubles */
 {
+    int n = *(int *)count;
     return which == SDNMPI
-               ? SDN_MPI_Allreduce(abuf_send, abuf_recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
-               : MPI_Allreduce(abuf_send, abuf_recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+               ? SDN_MPI_Allreduce(abuf_send, abuf_recv, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+               : MPI_Allreduce(abuf_send, abuf_recv, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
-/* One timed allreduce of `bytes` bytes (doubles, SUM); returns the slowest rank's time. After a
- * route switch, --settle untimed calls first: the first call after a switch (an idle pause of
- * ~0.4 s, then the other implementation's traffic) ran up to 7 % slower at 16 hosts. */
-static double timed_allreduce(enum impl which, long bytes)
+/* One timed allreduce of `bytes` bytes (doubles, SUM): the slowest rank's time. In the timed loop
+ * (`label`: the variant's name) a route switch is followed by --settle calls (timed_settled). */
+static double timed_allreduce_as(enum impl which, long bytes, const char *label)
 {
     int count = (int)(bytes / (long)sizeof(double));
-    if (use_routes(which))
-        for (int s = 0; s < opt.settle; s++) {
-            check_mpi(call_allreduce(which, count), "allreduce (settle)");
-            emit("\"settle\", \"impl\": \"%s\", \"bytes\": %ld", impl_name[which], bytes);
-        }
-    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-    double t0 = MPI_Wtime();
-    int rc = call_allreduce(which, count);
-    double t = MPI_Wtime() - t0;
-    check_mpi(rc, which == SDNMPI ? "SDN_MPI_Allreduce" : "MPI_Allreduce");
-    return max_over_ranks(t);
+    return timed_settled(which, "allreduce", label, bytes, call_allreduce, &count);
+}
+
+/* Outside the timed loop (first call, 8-byte blocks, warm-up): no settle calls. */
+static double timed_allreduce(enum impl which, long bytes)
+{
+    return timed_allreduce_as(which, bytes, NULL);
 }
 
 static unsigned char pattern(long i, int root, int rep)
@@ -370,7 +377,7 @@ static void run_allreduce(void)
                 for (int c = 0; c < calls; c++) {
                     if (var < 2) {
                         enum impl which = (enum impl)var;
-                        double t = timed_allreduce(which, opt.sizes[k]);
+                        double t = timed_allreduce_as(which, opt.sizes[k], impl_name[which]);
                         if (which == SDNMPI) /* with the algorithm the library chose */
                             emit("\"sample\", \"collective\": \"allreduce\", \"impl\": \"sdnmpi\", "
                                  "\"bytes\": %ld, \"root\": -1, \"rep\": %d, \"t_s\": %.9f, "
@@ -381,8 +388,10 @@ static void run_allreduce(void)
                         continue;
                     }
                     int a = opt.algs[var - 2], path = alg_names[a].path;
+                    char label[32];
+                    snprintf(label, sizeof label, "sdnmpi:%s", alg_names[a].name);
                     force_alg(a);
-                    double t = timed_allreduce(SDNMPI, opt.sizes[k]);
+                    double t = timed_allreduce_as(SDNMPI, opt.sizes[k], label);
                     int took = sdnmpi_test_last_path();
                     force_alg(-1);
                     if (took == path)

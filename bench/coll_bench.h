@@ -36,7 +36,10 @@ struct options {
     const char *variant;            /* --startup-variant: appended to the startup metrics' names */
     long bcast_bytes;               /* --startup-bcast-bytes: the first SDN_MPI_Bcast's size (0: none) */
     int startup_comms;              /* --startup-comms 1: startup mode's new communicators' rows */
-    int settle;                     /* --settle N: untimed allreduce calls after each route switch */
+    int settle;                     /* --settle N: calls after each route switch before the timed one
+                                       (allreduce, allgather, reduce, alltoall), timed as "settle" events */
+    long idle_ms;                   /* --idle-ms MS: an idle pause (all ranks) before each timed call of those
+                                       loops, after its settle calls (an experiment: idle vs route switch) */
 };
 
 extern int rank, nprocs;
@@ -54,6 +57,11 @@ extern unsigned char *bbuf;
 extern long max_bytes;
 void alloc_buffers(void);
 void emit_sample(const char *coll, enum impl which, long bytes, int root, int rep, double t);
+void emit_settle(const char *coll, const char *impl, long bytes, int call, double t);
+void idle_pause(void);
+typedef int (*call_fn)(enum impl which, void *ctx); /* one collective call; returns its MPI code */
+double timed_settled(enum impl which, const char *coll, const char *label, long bytes, call_fn fn,
+                     void *ctx);
 
 void sdn_init(void); /* SDN_MPI_Init, timed (slowest rank) */
 

@@ -1,8 +1,10 @@
 /* coll_bench_io.c -- the benchmark program's shared state, SDN_MPI_Init, output, route
  * switching (--toggle), timing and buffers (coll_bench.h). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <sdnmpi.h>
@@ -166,3 +168,48 @@ void emit_sample(const char *coll, enum impl which, long bytes, int root, int re
          "\"rep\": %d, \"t_s\": %.9f", coll, impl_name[which], bytes, root, rep, t);
 }
 
+
+/* The time of an untimed-as-a-sample call right after a route switch (--settle): impl is the
+ * variant's name ("openmpi", "sdnmpi" or "sdnmpi:ALG"), call its index among the switch's settle
+ * calls. run.py records these apart from the samples (impl "first:" + name for call 0). */
+void emit_settle(const char *coll, const char *impl, long bytes, int call, double t)
+{
+    emit("\"settle\", \"collective\": \"%s\", \"impl\": \"%s\", \"bytes\": %ld, \"call\": %d, "
+         "\"t_s\": %.9f", coll, impl, bytes, call, t);
+}
+
+/* --idle-ms: every rank idles that long after a barrier (no traffic, no route change), so that
+ * the next call starts after an idle pause like the one a route switch makes. */
+void idle_pause(void)
+{
+    if (opt.idle_ms <= 0)
+        return;
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    struct timespec ts = {opt.idle_ms / 1000, (opt.idle_ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        if (errno != EINTR)
+            die("nanosleep: %s", strerror(errno));
+}
+
+/* One timed call of fn (after a barrier; the slowest rank's time). With `label` (the variant's
+ * name: in a timed loop), a route switch before it is followed by --settle calls of the same
+ * variant, each timed the same way and reported as a "settle" event, then --idle-ms of idling;
+ * without, neither. */
+double timed_settled(enum impl which, const char *coll, const char *label, long bytes, call_fn fn,
+                     void *ctx)
+{
+    int settle = use_routes(which) && label ? opt.settle : 0;
+    for (int s = 0;; s++) {
+        if (s == settle && label)
+            idle_pause();
+        check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+        double t0 = MPI_Wtime();
+        int rc = fn(which, ctx);
+        double t = MPI_Wtime() - t0;
+        check_mpi(rc, coll);
+        t = max_over_ranks(t);
+        if (s == settle)
+            return t;
+        emit_settle(coll, label, bytes, s, t);
+    }
+}

@@ -20,6 +20,7 @@ import benchcore  # noqa: E402
 from benchcore import fmt_bytes, fmt_seconds  # noqa: E402
 from report_plots import plot_all  # noqa: E402
 import report_bounds  # noqa: E402
+import report_settle  # noqa: E402
 import bench_startup  # noqa: E402
 
 # --- tables ---------------------------------------------------------------------------------
@@ -370,8 +371,12 @@ def render_markdown(results):
         else "the job's sdnmpi flows stay installed (--no-hide-job-flows): Open MPI's traffic between the "
              "planned host pairs also uses them"))
     if method.get("settle_calls"):
-        out.append("After each route switch, %d untimed allreduce call(s) of the same implementation and size "
-                   "precede the timed one (--settle-calls)." % method["settle_calls"])
+        out.append("After each route switch, %d allreduce, allgather, reduce or alltoall call(s) of the same variant "
+                   "and size precede the timed one (--settle-calls; timed apart: \"The first call after a route "
+                   "switch\" below)." % method["settle_calls"])
+    if method.get("idle_ms"):
+        out.append("Before every timed call of those loops all ranks idled %d ms (--idle-ms, an experiment)."
+                   % method["idle_ms"])
     check = results.get("cpu_check", {})
     if check.get("verdict"):
         out += ["", "**Bottleneck check.** " + check["verdict"]]
@@ -423,6 +428,7 @@ def render_markdown(results):
             out += ["", "## " + collective.capitalize(), "", "Limit: the any-algorithm bound (host link or leaf "
                     "cut, bench/bench_more.py).", "", table]
 
+    out += report_settle.section(results)
     out += ["", "## Overheads", ""]
     out.append(overhead_table(records) or "(none measured)")
     startup = bench_startup.table(records)

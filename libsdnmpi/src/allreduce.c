@@ -39,6 +39,16 @@ int sdnmpi_test_hier_depth(int depth)
     return 0;
 }
 
+/* sdnmpi_test_hier_segment's bytes, 0 = the communicator leader's SDN_MPI_HIER_SEGMENT (unset:
+ * by the leaf layout, sdnmpi_hier_segment_bytes). */
+static size_t forced_segment;
+
+int sdnmpi_test_hier_segment(size_t bytes)
+{
+    forced_segment = bytes;
+    return 0;
+}
+
 /* The selection rule (bench/README.md, "Allreduce: the selection rule"): the hierarchical
  * algorithm from the communicator leader's SDN_MPI_HIER_MIN bytes on when the ranks span two or
  * more leaves and no leaf holds more than twice as many as the smallest (at most one fold step,
@@ -128,7 +138,10 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
         .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .datatype = datatype,
         .extent = extent, .op = op, .comm = plan->priv, .dist = plan->rab_dist,
         .ndims = plan->rab_ndims, .leaf_start = plan->leaf_start, .nleaves = plan->nleaves,
-        .segment = plan->hier_segment > SIZE_MAX ? 0 : (size_t)plan->hier_segment,
+        .segment = forced_segment ? forced_segment
+                   : plan->hier_segment == SDNMPI_HIER_SEGMENT_BY_LAYOUT
+                       ? sdnmpi_hier_segment_bytes(plan->leaf_start, plan->nleaves)
+                   : plan->hier_segment > SIZE_MAX ? 0 : (size_t)plan->hier_segment,
         .depth = forced_depth ? forced_depth : s->cfg.hier_depth, .trace = s->cfg.hier_trace[0] ? s->cfg.hier_trace : NULL,
     };
     sdnmpi_allreduce_fn algorithm = sdnmpi_allreduce_intra_rd;

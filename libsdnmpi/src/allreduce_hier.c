@@ -40,6 +40,16 @@ int sdnmpi_allreduce_hier_fits(int p, const int *leaf_start, int nleaves)
     return sdnmpi_hier_layout_init(&lay, leaf_start, nleaves) && lay.p == p;
 }
 
+size_t sdnmpi_hier_segment_bytes(const int *leaf_start, int nleaves)
+{
+    int most = 0;
+    for (int g = 0; leaf_start && g < nleaves; g++)
+        if (leaf_start[g + 1] - leaf_start[g] > most)
+            most = leaf_start[g + 1] - leaf_start[g];
+    size_t seg = (size_t)most * SDNMPI_HIER_SEGMENT_PER_RANK;
+    return seg > SDNMPI_HIER_SEGMENT_MIN ? seg : SDNMPI_HIER_SEGMENT_MIN;
+}
+
 /* A segment in flight: its current step, posted as two requests. */
 struct slot {
     int seg, step; /* seg -1: a free slot */

@@ -182,7 +182,9 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->plan_ahead = parse_bool("SDN_MPI_PLAN_AHEAD", 1);
     cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN, 1);
     cfg->hier_min = parse_bytes("SDN_MPI_HIER_MIN", SDNMPI_DEFAULT_HIER_MIN, 1);
-    cfg->hier_segment = parse_bytes("SDN_MPI_HIER_SEGMENT", SDNMPI_DEFAULT_HIER_SEGMENT, 1);
+    cfg->hier_segment = parse_bytes("SDN_MPI_HIER_SEGMENT", SDNMPI_HIER_SEGMENT_BY_LAYOUT, 1);
+    if (cfg->hier_segment == SDNMPI_HIER_SEGMENT_BY_LAYOUT) /* a byte count that large: unlimited */
+        cfg->hier_segment = env("SDN_MPI_HIER_SEGMENT") ? UINT64_MAX : SDNMPI_HIER_SEGMENT_BY_LAYOUT;
     cfg->hier_depth = (int)parse_long("SDN_MPI_HIER_DEPTH", 0, 0, SDNMPI_HIER_MAX_DEPTH);
     parse_str("SDN_MPI_HIER_TRACE", cfg->hier_trace, sizeof cfg->hier_trace);
     cfg->alltoall_window = (int)parse_long("SDN_MPI_ALLTOALL_WINDOW", SDNMPI_DEFAULT_ALLTOALL_WINDOW,

@@ -23,7 +23,8 @@ struct sdnmpi_config {
     uint64_t max_bytes;               /* SDN_MPI_MAX_BYTES: larger messages use PMPI */
     uint64_t rab_min;                 /* SDN_MPI_RABENSEIFNER_MIN: Rabenseifner from here on */
     uint64_t hier_min;                /* SDN_MPI_HIER_MIN: hierarchical allreduce from here on */
-    uint64_t hier_segment;            /* SDN_MPI_HIER_SEGMENT: its pipeline's segment bytes */
+    uint64_t hier_segment;            /* SDN_MPI_HIER_SEGMENT: its pipeline's segment bytes
+                                         (SDNMPI_HIER_SEGMENT_BY_LAYOUT: unset) */
     int hier_depth;                   /* SDN_MPI_HIER_DEPTH: segments in its first step at once, 0 = the default */
     char hier_trace[SDNMPI_PATH_MAX]; /* SDN_MPI_HIER_TRACE: its per-step trace's directory ("" = off) */
     int alltoall_window;              /* SDN_MPI_ALLTOALL_WINDOW: exchange steps in flight */
@@ -59,7 +60,9 @@ struct sdnmpi_config {
 /* SDN_MPI_HIER_MIN's and SDN_MPI_HIER_SEGMENT's defaults (bench/README.md, "Allreduce: the
  * selection rule"). */
 #define SDNMPI_DEFAULT_HIER_MIN 16384
-#define SDNMPI_DEFAULT_HIER_SEGMENT 8192
+/* SDN_MPI_HIER_SEGMENT unset: the segment follows the leaf layout (sdnmpi_hier_segment_bytes,
+ * allreduce_algorithms.h); a value no byte count reaches, passed on like one. */
+#define SDNMPI_HIER_SEGMENT_BY_LAYOUT (UINT64_MAX - 1)
 /* SDN_MPI_HIER_DEPTH's upper end (0, its default, is SDNMPI_HIER_DEFAULT_DEPTH, allreduce_algorithms.h). */
 #define SDNMPI_HIER_MAX_DEPTH 64
 /* SDN_MPI_ALLTOALL_WINDOW's default: two steps of the pairwise exchange in flight (measured

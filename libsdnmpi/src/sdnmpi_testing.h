@@ -23,6 +23,12 @@ int sdnmpi_test_force_allreduce(int path);
  * for a depth outside 0..64. Not exported from the shared libraries. */
 int sdnmpi_test_hier_depth(int depth);
 
+/* Makes this process's hierarchical allreduce cut the vector into `bytes`-byte segments instead
+ * of the communicator leader's SDN_MPI_HIER_SEGMENT; 0 restores that. Unlike the depth it shapes
+ * the messages, so every rank of a communicator must set it alike (the bench's variants do).
+ * Returns 0. Not exported from the shared libraries. */
+int sdnmpi_test_hier_segment(size_t bytes);
+
 /* What the last SDN_MPI_Bcast of this process did: returns 0 no call yet, 1 PMPI_Bcast
  * (fallback), 2 multicast only, 3 multicast finished with PMPI_Bcast; *rounds multicast rounds,
  * *resent datagrams multicast again, *finished datagrams finished with PMPI_Bcast (any may be

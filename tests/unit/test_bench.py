@@ -248,7 +248,7 @@ def test_report_tables_show_every_row_and_losses(fab):
     assert "untimed allreduce call" not in text
     settled = fake_results(fab)
     settled["method"]["settle_calls"] = 1   # --settle-calls: said in the header
-    assert "After each route switch, 1 untimed allreduce call(s)" in report.render_markdown(settled)
+    assert "After each route switch, 1 allreduce, allgather, reduce or alltoall call(s)" in report.render_markdown(settled)
 
 
 def test_bcast_table_shows_the_one_tree_limit_and_sdnmpis_fraction_of_it(fab):
@@ -296,3 +296,24 @@ def test_write_report_makes_markdown_and_png_plots(fab, tmp_path):
     assert "bcast_time_vs_p.png" in pngs and "planner_scale.png" in pngs
     assert all((tmp_path / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
     json.dumps(results)   # still serialisable
+
+
+def test_report_puts_the_first_calls_after_a_switch_next_to_the_samples(fab):
+    """report_settle: per row and variant, the first calls' median / the samples' median, and the
+    speedup from the samples and from the first calls alone; nothing without first-call records."""
+    import report_settle
+    results = fake_results(fab)
+    assert report_settle.section(results) == []
+    hosts = list(range(1, 9))
+    for impl, times in (("first:openmpi", [2.2, 2.2]), ("first:sdnmpi", [1.5, 1.3, 1.4])):
+        results["records"].append(benchcore.make_record("allreduce", impl, "dmodk", "random", 8, MIB, None, times,
+                                                        benchcore.allreduce_limit(fab, hosts, MIB)))
+    ratios = {impl: round(r, 3) for _key, impl, r, _n, _m in report_settle.first_call_ratios(results["records"])}
+    assert ratios == {"openmpi": 1.1, "sdnmpi": 1.4}
+    text = "\n".join(report_settle.section(results))
+    assert "| allreduce | dmodk | random | 8 | 1 MiB | sdnmpi | 1.400 | 3 / 3 | 2.00 | 1.57 |" in text
+    assert "openmpi 1.100 over 1 rows" in text
+    assert "The first call after a route switch" in report.render_markdown(results)
+    # the tables and pairs leave the first calls out
+    assert all(o["impl"] == "openmpi" and (s is None or s["impl"] == "sdnmpi")
+               for o, s in benchcore.pair_records(results["records"], "allreduce") if o)

@@ -171,10 +171,15 @@ def test_forced_algorithms_are_planned_and_passed_to_coll_bench():
     depths = bench_limits.plan_jobs(bench_cli.parse_args(base + ["--sdn-algs", "hier-d1,hier-d8,hier-d16"]),
                                     benchcore.Fabric(), True)
     assert [j["sdn_algs"] for j in depths] == [["hier-d1", "hier-d8", "hier-d16"]] * len(plain)
-    # untimed calls after each route switch: planned for coll_bench (--settle), counted in the estimate
-    settled = bench_limits.plan_jobs(bench_cli.parse_args(base + ["--settle-calls", "1"]), benchcore.Fabric(), True)
-    assert all(j["settle_calls"] == 1 and j["work"] > p["work"] for j, p in zip(settled, plain))
-    assert all(j["settle_calls"] == 0 for j in plain)
+    # calls after each route switch: by default one, planned for coll_bench (--settle), counted in the
+    # estimate; --settle-calls 0 turns them off
+    unsettled = bench_limits.plan_jobs(bench_cli.parse_args(base + ["--settle-calls", "0"]), benchcore.Fabric(), True)
+    assert all(j["settle_calls"] == 1 and j["work"] > u["work"] for j, u in zip(plain, unsettled))
+    assert all(j["settle_calls"] == 0 for j in unsettled)
+    more = ["--quick", "--collectives", "alltoall", "--routings", "dmodk"]
+    assert all(j["settle_calls"] == 1 for j in bench_limits.plan_jobs(bench_cli.parse_args(more), benchcore.Fabric(), True))
+    assert all(j["settle_calls"] == 0 for j in bench_limits.plan_jobs(
+        bench_cli.parse_args(more + ["--settle-calls", "0"]), benchcore.Fabric(), True))
     args = bench_cli.parse_args(base + ["--sdn-env", "SDN_MPI_HIER_SEGMENT=32768"])
     assert bench_jobs.sdn_env(args)["SDN_MPI_HIER_SEGMENT"] == "32768"
     # a boolean controller option's negative form (oslo.config) passes, anything else does not

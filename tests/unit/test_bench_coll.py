@@ -113,14 +113,16 @@ def test_coll_bench_makes_back_to_back_calls_per_point_with_one_route_switch(tmp
 
 @pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
                     reason="needs mpicc, mpirun and a built libsdnmpi.a")
-def test_coll_bench_settles_after_each_route_switch(tmp_path):
-    """--settle 1: one untimed call of the same implementation and size right after every route
-    switch (each reported as a "settle" event), none where the routes stayed; none without it."""
+@pytest.mark.parametrize("collective", ["allreduce", "alltoall"])
+def test_coll_bench_settles_after_each_route_switch(tmp_path, collective):
+    """--settle 1: one call of the same implementation and size right after every route switch of
+    the timed loop (each reported, with its time, as a "settle" event and not as a sample), none
+    where the routes stayed; none without it. run.py records them as "first:IMPL"."""
     prog = build_coll_bench(tmp_path, 0)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_")}
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", SDN_MPI_DISABLE="1")
     base = [MPIRUN, "--oversubscribe", "-np", "2", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1",
-            "-x", "SDN_MPI_DISABLE", str(prog), "--collective", "allreduce", "--reps", "3",
+            "-x", "SDN_MPI_DISABLE", str(prog), "--collective", collective, "--reps", "3",
             "--sizes", "4096,65536", "--tiny-reps", "0"]
     for settle in (0, 1):
         toggle = tmp_path / ("toggle%d" % settle)
@@ -142,8 +144,15 @@ def test_coll_bench_settles_after_each_route_switch(tmp_path):
             switched += changed
             settles = seq[prev + 1:k]
             assert len(settles) == (settle if changed else 0)
-            assert all(e["impl"] == seq[k]["impl"] and e["bytes"] == seq[k]["bytes"] for e in settles)
+            assert all(e["impl"] == seq[k]["impl"] and e["bytes"] == seq[k]["bytes"] and e["t_s"] > 0
+                       and e["collective"] == collective for e in settles)
         assert switched >= 6   # O S | S O | O S ...: a switch inside every point
+        # none in the warm-up and checks: before the first sample at most its own switch's
+        assert len(seq[:first]) <= settle and all(e["impl"] == seq[first]["impl"] for e in seq[:first])
+        records = benchcore.aggregate_samples(events, "dmodk", "block", 2, lambda *a: None)
+        firsts = [r for r in records if r["impl"].startswith("first:")]
+        assert sum(len(r["samples_s"]) for r in firsts) == settle * switched + first
+        assert {r["impl"] for r in firsts} <= {"first:openmpi", "first:sdnmpi"}
 
 
 # --- planner scale --------------------------------------------------------------------------

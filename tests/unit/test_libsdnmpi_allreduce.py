@@ -250,3 +250,31 @@ def test_hierarchical_pipeline_depth(built, stub_factory, tmp_path, np, nhosts, 
                 most_at_once = max(most_at_once, at_once)
     if int(depth) > 1:
         assert most_at_once > 1
+
+
+def _segments(count, extent, segment):
+    """allreduce_hier.c's number of segments of a call of count elements of extent bytes."""
+    seg_elems = max(1, segment // extent)
+    nseg = -(-count // seg_elems)
+    segcount = -(-count // nseg)
+    return -(-count // segcount)
+
+
+@pytest.mark.parametrize("np,nhosts,leaves,lanes", [(8, 8, 2, 4), (8, 8, 4, 2)])
+def test_hierarchical_segment_follows_the_leaf_layout(built, stub_factory, tmp_path, np, nhosts, leaves, lanes):
+    """SDN_MPI_HIER_SEGMENT unset: 4 KiB per rank of a leaf, at least 8 KiB (allreduce_algorithms.h):
+    16 KiB with 4 ranks a leaf, 8 KiB with 2; the trace's segment counts say which the calls took.
+    Every result as PMPI's."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_HIER_MIN": "1",
+           "SDN_MPI_HIER_TRACE": str(tmp_path)}
+    out = run_check(np, "sdn", env, quick=True, seed=100)
+    assert out["hier"] > 0
+    want = max(8192, 4096 * lanes)
+    checked = 0
+    for calls in _pipeline_trace(tmp_path, np).values():
+        for hdr, _rows in calls:
+            if hdr["p"] == np and hdr["leaves"] == leaves and hdr["lanes"] == lanes:
+                assert hdr["nseg"] == _segments(hdr["count"], hdr["extent"], want), hdr
+                checked += hdr["count"] * hdr["extent"] > 2 * 16384   # where 8 and 16 KiB differ
+    assert checked > 0
