@@ -72,8 +72,11 @@ def from_settings(settings):
 
 
 def _overrides(routes):
-    """The paths a PhaseRoutes installs ({} for none, or for pairs left to the fabric)."""
-    return dict(routes.paths) if routes is not None and not routes.fabric_policy else {}
+    """The paths a PhaseRoutes installs ({} for none, or for pairs left to the fabric): its pairs'
+    and their reverse pairs' (the ACKs' routes, --sdnmpi-traffic-reverse-routes). A busy reverse
+    pair (TCP ACKs reach BUSY_SHARE on Mininet) is scored where its packets go, not on its
+    default path."""
+    return routes.routed_paths() if routes is not None else {}
 
 
 class FlowDetection:
