@@ -24,6 +24,7 @@ its next declaration wakes the job.
 """
 import collections
 import logging
+import time
 
 from sdnmpi import flows
 from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
@@ -91,6 +92,8 @@ class FlowDetection:
         self.recent = collections.deque(maxlen=RECENT)   # (job id, src, dst, delay in polls)
         self.counters = collections.Counter()
         self.mismatch = collections.Counter()   # job id -> polls in a row its declared routes lost
+        self.seen = {}             # job id -> the poll that first saw it registered
+        self.released = collections.deque(maxlen=RECENT)   # declared routes released (`_check_declared`)
 
     @property
     def kind(self):
@@ -156,6 +159,11 @@ class FlowDetection:
     def _follow_jobs(self, jobs):
         """Drops what detection knows of released jobs; a dormant job's detected pairs may be
         detected again (its routes are gone)."""
+        for job_id in list(self.seen):
+            if job_id not in jobs.jobs:
+                del self.seen[job_id]
+        for job_id in jobs.jobs:
+            self.seen.setdefault(job_id, self.counters["polls"])
         for job_id in list(self.detected):
             job = jobs.jobs.get(job_id)
             if job is None:
@@ -223,6 +231,10 @@ class FlowDetection:
             LOG.warning("flow detection: job %d: releasing its declared routes failed: %s", job.id, err)
             return
         self.counters["declared_released"] += 1
+        polls = self.counters["polls"]
+        self.released.append({"job": job.id, "poll": polls, "polls_since_seen": polls - self.seen.get(job.id, polls),
+                              "time": time.time(), "busy_pairs": len(busy), "declared_flows": declared,
+                              "default_flows": fabric})
         LOG.warning("flow detection: job %d: its declared routes put %d flows on the busiest link of its %d busy "
                     "pairs, the default %s routes %d, for %d polls: released (the profile or hints do not match "
                     "the live traffic)", job.id, declared, len(busy), core.routing, fabric, MISMATCH_POLLS)
@@ -295,4 +307,5 @@ class FlowDetection:
                 "uncounted_pairs": self.counting.left_out,
                 "counters": dict(sorted(self.counters.items())),
                 "jobs": {str(j): len(p) for j, p in sorted(self.detected.items())},
-                "recent": [{"job": j, "src": s, "dst": d, "delay_polls": t} for j, s, d, t in self.recent]}
+                "recent": [{"job": j, "src": s, "dst": d, "delay_polls": t} for j, s, d, t in self.recent],
+                "released": list(self.released)}

@@ -417,6 +417,10 @@ def test_declared_routes_that_load_the_live_traffic_worse_are_released_after_thr
         busy(ip)
     assert job.traffic.dormant and job.flows() == {} and job.traffic.routes == {}
     assert job.traffic.demands[0] and fd.counters["declared_released"] == 1
+    # polls 2-3 worse, 4 not, 5-7 worse: released at poll 7, 6 polls after the first that saw the job
+    [entry] = fd.to_json()["released"]
+    assert (entry["job"], entry["poll"], entry["polls_since_seen"]) == (job.id, 7, 6)
+    assert entry["declared_flows"] > entry["default_flows"] and 0 < entry["busy_pairs"] <= len(ip)   # counted ones
     assert any("released (the profile or hints do not match the live traffic)" in r.getMessage()
                for r in caplog.records)
     default = PAIR_ROUTERS["dmodk"](sim.core.topology.graph(), declared)
