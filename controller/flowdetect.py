@@ -102,11 +102,17 @@ class FlowDetection:
     # -- polling -------------------------------------------------------------------------------
     def poll(self, core, jobs):
         """Messages for one poll: counting entries synchronised with the live jobs, then the
-        flow-stats requests. Pairs no longer counted are forgotten."""
+        flow-stats requests. Pairs no longer counted are forgotten; pairs now counted for another
+        job may be flagged again (`PairCounters.rearm`: the bytes counted so far are not counted
+        twice), for the job that now has them."""
+        before = self.counting.job_of
         msgs = self.counting.sync(core.datapaths, core.topology, jobs)
         gone = [p for p in self.book.pairs() if p not in self.counting.job_of]
         if gone:
             self.book.forget(gone)
+        moved = [p for p, job_id in self.counting.job_of.items() if before.get(p, job_id) != job_id]
+        if moved:           # counted now for another job (one released, the next registered in between)
+            self.book.rearm(moved)
         self.counters["polls"] += 1
         return msgs + self.counting.requests(core.datapaths)
 

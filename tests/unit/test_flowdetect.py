@@ -14,7 +14,7 @@ from ryu.ofproto import ofproto_v1_3_parser as PARSER
 
 from sdnmpi import flows
 from sdnmpi.controller import constants as C
-from sdnmpi.controller import flowdetect, jobtraffic, options
+from sdnmpi.controller import flowdetect, jobroutes, jobtraffic, options
 from sdnmpi.controller.jobs import JobTable
 from sdnmpi.flows import cost
 from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs, reroute, reverse
@@ -202,6 +202,29 @@ def test_detection_then_hints_then_idle_release_and_redetection(fab):
     assert found == {job.id: [(a[0], a[1], 1)]}
     assert not job.traffic.dormant and {(s, d) for s, d, _ in job.traffic.demands[0]} == {a}
     assert job.traffic.routes[0].flows
+    sim.check_tables_consistent()
+
+
+def test_a_pair_of_the_next_job_on_the_same_hosts_is_detected_for_that_job(fab):
+    """A job ends and the next one registers on the same hosts before the next poll (found on
+    Mininet: tests/integration/test_release_mininet.py): the pair's counting entry moves to the new
+    job, and its elephant is flagged and routed for it, not left flagged for the job before."""
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    hosts = sim.hosts()
+    first = register(sim, jobs, hosts)
+    big = (sim.host_ip[hosts[0]], sim.host_ip[hosts[15]])
+    poll(sim, jobs, service, fd, {})
+    found, _ = poll(sim, jobs, service, fd, {big: int(LINK)})
+    assert found == {first.id: [(big[0], big[1], 1)]} and first.flows()
+    sim.run(jobroutes.release_messages(sim.core.datapaths, first))
+    jobs.remove(first.id, "released")
+    second = register(sim, jobs, hosts)
+    assert poll(sim, jobs, service, fd, {big: int(LINK)})[0] == {}     # the same bytes: not counted twice
+    found, _ = poll(sim, jobs, service, fd, {big: 2 * int(LINK)})
+    assert found == {second.id: [(big[0], big[1], 1)]}
+    assert {(s, d) for s, d, _ in second.traffic.demands[0]} == {big} and second.flows()
+    assert [(d["job"], d["src"], d["dst"]) for d in fd.to_json()["recent"]] == [(first.id,) + big, (second.id,) + big]
     sim.check_tables_consistent()
 
 
