@@ -140,10 +140,14 @@ def test_a_profile_that_does_not_match_the_live_traffic_is_released(fabric):
         assert live[0] in installed and live[1] not in installed
         # on the profile's routes the two reach one leaf through one spine; on D-mod-K's they do not
         assert scores(topo, installed, live) == [(2, 1), (2, 1)]
+        quiet = detection(ctl)["counters"]["polls"]      # a poll up to this one can have seen no elephant
         with elephants(fab, [MOVED, OTHER]) as procs:
             entry = wait_for(lambda: [e for e in detection(ctl)["released"] if e["job"] == job], WAIT_S,
                              "the mismatched profile's routes to be released")[0]
-            assert entry["polls_since_seen"] >= MISMATCH_POLLS and entry["declared_flows"] > entry["default_flows"]
+            # MISMATCH_POLLS polls in a row, the first of them poll `quiet` (its replies may come
+            # after the elephants started) at the earliest
+            assert entry["poll"] >= quiet + MISMATCH_POLLS - 1, (quiet, entry)
+            assert entry["busy_pairs"] >= 2 and entry["declared_flows"] > entry["default_flows"], entry
             # confirmed by every switch's barrier before it is listed: gone from OVS
             assert job_flows(fab, job) == {}
             doc = job_doc(ctl, job)
