@@ -190,10 +190,10 @@ class FlowDetection:
 
     def _data_pairs(self, busy):
         """The busy pairs that carry data: not a pair's ACK stream (under ACK_SHARE of the bytes
-        its reverse pair sent in the latest interval). Measured on Mininet: the ACKs of a 15 Mbit/s
-        TCP flow reach BUSY_SHARE of a 30 Mbit/s link; scored as a flow of their own, one ACK
-        stream on a link next to a data flow made the default routes look as loaded as a
-        mismatched profile's (2 flows against 2), and the profile was never released."""
+        its reverse pair sent in the latest interval). A flow near its host link's rate has ACKs
+        at about BUSY_SHARE of the link (on Mininet 0.3-1.0 %, rarely over 1 %); scored as a flow
+        of its own, one ACK stream next to a data flow on the default routes makes them look as
+        loaded as a mismatched declaration's, which then is never released."""
         latest = self.book.latest()
         return [p for p in busy if latest.get(p, 0) >= ACK_SHARE * latest.get(p[::-1], 0)]
 

@@ -15,10 +15,10 @@ show its per-job flows on the planner's paths (tests/integration/ovs_routes.py).
   routes (the job's demand stays declared, so detection leaves them there: hints win).
 - Control: another job declares the same profile and sends MOVED and MATCHING, both profile pairs.
   Its routes stay for twice MISMATCH_POLLS polls after both are flagged, and carry their packets.
-  The elephants' TCP ACK streams (busy pairs too) ride the profile's reverse routes; scored as flows
-  on their default paths (the code before 3492b92) these routes looked worse than D-mod-K's. The
-  check now leaves ACK streams out (flowdetect.ACK_SHARE) and scores reverse pairs that carry data
-  on the reverse routes.
+  The elephants' TCP ACK streams ride the profile's reverse routes; where they reach the 1 % busy
+  share and are scored as flows on their default paths (the code before 3492b92), these routes look
+  worse than D-mod-K's. The check now leaves ACK streams out (flowdetect.ACK_SHARE) and scores
+  reverse pairs that carry data on the reverse routes.
 
 Every wait is on the controller's state (GET /sdnmpi/flowdetect: its poll counter, its detections,
 its releases), never on a sleep.

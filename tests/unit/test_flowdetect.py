@@ -458,8 +458,8 @@ def test_declared_routes_that_load_the_live_traffic_worse_are_released_after_thr
 def test_ack_streams_do_not_hide_a_mismatch(fab):
     """The live pairs' TCP ACK streams (their reverse pairs, at 2 % of the link where the data
     runs at 50 %: busy) are not data. Counted as flows, one of them on the default routes next to a
-    data flow made D-mod-K's busiest link as loaded as the declared routes' (3 flows against 3, on
-    Mininet 2 against 2: bench/bench_release.py), so the mismatch was never released."""
+    data flow made D-mod-K's busiest link as loaded as the declared routes' (3 flows against 3),
+    so the mismatch was never released."""
     sim, jobs, service = fab
     fd = flowdetect.FlowDetection(threshold())
     job = register(sim, jobs, sim.hosts())
