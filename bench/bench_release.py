@@ -45,11 +45,11 @@ INTERVAL = 1.0
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="bench/bench_release.py", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--live", default="perm 10", help="the pattern the job runs: 'shift D' or 'perm SEED'")
+    p.add_argument("--wrong", default="shift 1", help="the pattern of the wrong profile")
     p.add_argument("--rounds", type=int, default=3, help="rounds, each running every condition once")
     p.add_argument("--bytes", type=int, default=6 << 20, help="bytes per pair and repetition")
     p.add_argument("--reps", type=int, default=2, help="traffic_patterns --reps")
-    p.add_argument("--live", default="perm 10", help="the pattern the job runs: 'shift D' or 'perm SEED'")
-    p.add_argument("--wrong", default="shift 1", help="the pattern of the wrong profile")
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     args, rest = p.parse_known_args(argv)
     if args.rounds < 1 or args.bytes < 1 or args.reps < 1:

@@ -120,6 +120,17 @@ def declare_profile(ctl, fab, conn):
     return job, token, topo, installed
 
 
+@pytest.fixture
+def declared(fabric):
+    """(ctl, fab, RPC client, job, token, topology, ways) of a job that declared PROFILE."""
+    ctl, fab = fabric
+    conn = Client(ctl)
+    try:
+        yield (ctl, fab, conn) + declare_profile(ctl, fab, conn)
+    finally:
+        conn.close()
+
+
 def detection(ctl):
     return ctl.rest("/sdnmpi/flowdetect")
 
@@ -131,72 +142,62 @@ def flagged(ctl, job, live):
     return state["counters"]["polls"] if set(live) <= seen else None
 
 
-def test_a_profile_that_does_not_match_the_live_traffic_is_released(fabric):
-    ctl, fab = fabric
-    conn = Client(ctl)
-    try:
-        job, token, topo, installed = declare_profile(ctl, fab, conn)
-        live = [pair(MOVED), pair(OTHER)]
-        assert live[0] in installed and live[1] not in installed
-        # on the profile's routes the two reach one leaf through one spine; on D-mod-K's they do not
-        assert scores(topo, installed, live) == [(2, 1), (2, 1)]
-        quiet = detection(ctl)["counters"]["polls"]      # a poll up to this one can have seen no elephant
-        with elephants(fab, [MOVED, OTHER]) as procs:
-            entry = wait_for(lambda: [e for e in detection(ctl)["released"] if e["job"] == job], WAIT_S,
-                             "the mismatched profile's routes to be released")[0]
-            # MISMATCH_POLLS polls in a row, the first of them poll `quiet` (its replies may come
-            # after the elephants started) at the earliest
-            assert entry["poll"] >= quiet + MISMATCH_POLLS - 1, (quiet, entry)
-            assert entry["busy_pairs"] >= 2 and entry["declared_flows"] > entry["default_flows"], entry
-            # confirmed by every switch's barrier before it is listed: gone from OVS
-            assert job_flows(fab, job) == {}
-            doc = job_doc(ctl, job)
-            assert doc["routes"] == [] and doc["traffic"]["dormant"] and doc["traffic"]["phases"]["0"]["pairs"] == 8
-            # both elephants on the default routes, and their packets on them
-            tabs = tables(fab)
-            default = default_ways(topo, live)
-            for src, dst in live:
-                way = walk(topo, tabs, src, dst)
-                assert [d for d, _p, _f in way] == default[src, dst]
-                assert all((f["cookie"], f["priority"]) == (C.COOKIE_ROUTE, C.PRIORITY_ROUTE) for _d, _p, f in way)
-            before = {p: carried(fab, topo, *p) for p in live}
-            wait_for(lambda: all(n - n0 > 100 for p in live for (_d, n), (_d0, n0) in zip(carried(fab, topo, *p), before[p])),
-                     10, "the elephants' packets on the default routes")
-            assert [p.poll() for p in procs] == [None, None]          # still sending at the release
-            wait_for(lambda: flagged(ctl, job, live), WAIT_S, "both elephants flagged (and left to the profile)")
-        assert detection(ctl)["counters"]["left_to_hints"] >= 2
+def test_a_profile_that_does_not_match_the_live_traffic_is_released(declared):
+    ctl, fab, conn, job, token, topo, installed = declared
+    live = [pair(MOVED), pair(OTHER)]
+    assert live[0] in installed and live[1] not in installed
+    # on the profile's routes the two reach one leaf through one spine; on D-mod-K's they do not
+    assert scores(topo, installed, live) == [(2, 1), (2, 1)]
+    quiet = detection(ctl)["counters"]["polls"]      # a poll up to this one can have seen no elephant
+    with elephants(fab, [MOVED, OTHER]) as procs:
+        entry = wait_for(lambda: [e for e in detection(ctl)["released"] if e["job"] == job], WAIT_S,
+                         "the mismatched profile's routes to be released")[0]
+        # MISMATCH_POLLS polls in a row, the first of them poll `quiet` (its replies may come
+        # after the elephants started) at the earliest
+        assert entry["poll"] >= quiet + MISMATCH_POLLS - 1, (quiet, entry)
+        assert entry["busy_pairs"] >= 2 and entry["declared_flows"] > entry["default_flows"], entry
+        # confirmed by every switch's barrier before it is listed: gone from OVS
         assert job_flows(fab, job) == {}
-        assert conn.call("release", job=job, token=token)["status"] == "ok"
-    finally:
-        conn.close()
+        doc = job_doc(ctl, job)
+        assert doc["routes"] == [] and doc["traffic"]["dormant"] and doc["traffic"]["phases"]["0"]["pairs"] == 8
+        # both elephants on the default routes, and their packets on them
+        tabs = tables(fab)
+        default = default_ways(topo, live)
+        for src, dst in live:
+            way = walk(topo, tabs, src, dst)
+            assert [d for d, _p, _f in way] == default[src, dst]
+            assert all((f["cookie"], f["priority"]) == (C.COOKIE_ROUTE, C.PRIORITY_ROUTE) for _d, _p, f in way)
+        before = {p: carried(fab, topo, *p) for p in live}
+        wait_for(lambda: all(n - n0 > 100 for p in live for (_d, n), (_d0, n0) in zip(carried(fab, topo, *p), before[p])),
+                 10, "the elephants' packets on the default routes")
+        assert [p.poll() for p in procs] == [None, None]          # still sending at the release
+        wait_for(lambda: flagged(ctl, job, live), WAIT_S, "both elephants flagged (and left to the profile)")
+    assert detection(ctl)["counters"]["left_to_hints"] >= 2
+    assert job_flows(fab, job) == {}
+    assert conn.call("release", job=job, token=token)["status"] == "ok"
 
 
-def test_a_profile_that_matches_the_live_traffic_stays(fabric):
-    ctl, fab = fabric
-    conn = Client(ctl)
-    try:
-        job, token, topo, installed = declare_profile(ctl, fab, conn)
-        live = [pair(MOVED), pair(MATCHING)]
-        assert all(p in installed and p[::-1] in installed for p in live)      # and their ACKs' routes
-        assert scores(topo, installed, live) == [(1, 1), (1, 1)]
-        # the profile's data paths with the ACKs on their default paths: what the check scored before
-        data_only = {p: w for p, w in installed.items() if p in {pair(h) for h in PROFILE}}
-        assert scores(topo, data_only, live)[1] == (2, 1)
-        flows = job_flows(fab, job)
-        with elephants(fab, [MOVED, MATCHING], port=5411) as procs:
-            first = wait_for(lambda: flagged(ctl, job, live), WAIT_S, "both elephants flagged")
-            before = {p: carried(fab, topo, *p) for p in live}
-            wait_for(lambda: detection(ctl)["counters"]["polls"] >= first + 2 * MISMATCH_POLLS, WAIT_S,
-                     "%d more polls" % (2 * MISMATCH_POLLS))
-            assert [p.poll() for p in procs] == [None, None]          # busy through every one of them
-            after = {p: carried(fab, topo, *p) for p in live}
-        assert [e for e in detection(ctl)["released"] if e["job"] == job] == []
-        assert {k: v[0] for k, v in job_flows(fab, job).items()} == {k: v[0] for k, v in flows.items()}
-        assert not job_doc(ctl, job)["traffic"]["dormant"]
-        # the elephants ran on the profile's routes (the job's flows where installed) all along
-        for p in live:
-            assert [d for d, _n in after[p]] == installed[p]
-            assert all(n - n0 > 100 for (_d, n), (_d0, n0) in zip(after[p], before[p])), (p, before[p], after[p])
-        assert conn.call("release", job=job, token=token)["status"] == "ok"
-    finally:
-        conn.close()
+def test_a_profile_that_matches_the_live_traffic_stays(declared):
+    ctl, fab, conn, job, token, topo, installed = declared
+    live = [pair(MOVED), pair(MATCHING)]
+    assert all(p in installed and p[::-1] in installed for p in live)      # and their ACKs' routes
+    assert scores(topo, installed, live) == [(1, 1), (1, 1)]
+    # the profile's data paths with the ACKs on their default paths: what the check scored before
+    data_only = {p: w for p, w in installed.items() if p in {pair(h) for h in PROFILE}}
+    assert scores(topo, data_only, live)[1] == (2, 1)
+    flows = job_flows(fab, job)
+    with elephants(fab, [MOVED, MATCHING], port=5411) as procs:
+        first = wait_for(lambda: flagged(ctl, job, live), WAIT_S, "both elephants flagged")
+        before = {p: carried(fab, topo, *p) for p in live}
+        wait_for(lambda: detection(ctl)["counters"]["polls"] >= first + 2 * MISMATCH_POLLS, WAIT_S,
+                 "%d more polls" % (2 * MISMATCH_POLLS))
+        assert [p.poll() for p in procs] == [None, None]          # busy through every one of them
+        after = {p: carried(fab, topo, *p) for p in live}
+    assert [e for e in detection(ctl)["released"] if e["job"] == job] == []
+    assert {k: v[0] for k, v in job_flows(fab, job).items()} == {k: v[0] for k, v in flows.items()}
+    assert not job_doc(ctl, job)["traffic"]["dormant"]
+    # the elephants ran on the profile's routes (the job's flows where installed) all along
+    for p in live:
+        assert [d for d, _n in after[p]] == installed[p]
+        assert all(n - n0 > 100 for (_d, n), (_d0, n0) in zip(after[p], before[p])), (p, before[p], after[p])
+    assert conn.call("release", job=job, token=token)["status"] == "ok"
