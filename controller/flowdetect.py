@@ -24,6 +24,7 @@ its next declaration wakes the job.
 """
 import collections
 import logging
+import time
 
 from sdnmpi import flows
 from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
@@ -43,6 +44,8 @@ PHASE = 0                          # detected demand: the job's whole-run phase
 RECENT = 1000                      # detections kept for the REST/stats view
 BUSY_SHARE = 0.01                  # a pair sending this share of its link in an interval is busy
 MISMATCH_POLLS = 3                 # polls in a row a declaration may load the busy pairs worse
+ACK_SHARE = 0.1                    # a busy pair sending under this share of its reverse pair's bytes
+                                   # carries that pair's TCP ACKs (2-5 % of them), not data
 
 
 def make_classifier(mode, model_path, link_rate, interval, window, fraction):
@@ -72,8 +75,11 @@ def from_settings(settings):
 
 
 def _overrides(routes):
-    """The paths a PhaseRoutes installs ({} for none, or for pairs left to the fabric)."""
-    return dict(routes.paths) if routes is not None and not routes.fabric_policy else {}
+    """The paths a PhaseRoutes installs ({} for none, or for pairs left to the fabric): its pairs'
+    and their reverse pairs' (the ACKs' routes, --sdnmpi-traffic-reverse-routes). A busy reverse
+    pair (TCP ACKs reach BUSY_SHARE on Mininet) is scored where its packets go, not on its
+    default path."""
+    return routes.routed_paths() if routes is not None else {}
 
 
 class FlowDetection:
@@ -88,6 +94,8 @@ class FlowDetection:
         self.recent = collections.deque(maxlen=RECENT)   # (job id, src, dst, delay in polls)
         self.counters = collections.Counter()
         self.mismatch = collections.Counter()   # job id -> polls in a row its declared routes lost
+        self.seen = {}             # job id -> the poll that first saw it registered
+        self.released = collections.deque(maxlen=RECENT)   # declared routes released (`_check_declared`)
 
     @property
     def kind(self):
@@ -96,11 +104,17 @@ class FlowDetection:
     # -- polling -------------------------------------------------------------------------------
     def poll(self, core, jobs):
         """Messages for one poll: counting entries synchronised with the live jobs, then the
-        flow-stats requests. Pairs no longer counted are forgotten."""
+        flow-stats requests. Pairs no longer counted are forgotten; pairs now counted for another
+        job may be flagged again (`PairCounters.rearm`: the bytes counted so far are not counted
+        twice), for the job that now has them."""
+        before = self.counting.job_of
         msgs = self.counting.sync(core.datapaths, core.topology, jobs)
         gone = [p for p in self.book.pairs() if p not in self.counting.job_of]
         if gone:
             self.book.forget(gone)
+        moved = [p for p, job_id in self.counting.job_of.items() if before.get(p, job_id) != job_id]
+        if moved:           # counted now for another job (one released, the next registered in between)
+            self.book.rearm(moved)
         self.counters["polls"] += 1
         return msgs + self.counting.requests(core.datapaths)
 
@@ -153,6 +167,11 @@ class FlowDetection:
     def _follow_jobs(self, jobs):
         """Drops what detection knows of released jobs; a dormant job's detected pairs may be
         detected again (its routes are gone)."""
+        for job_id in list(self.seen):
+            if job_id not in jobs.jobs:
+                del self.seen[job_id]
+        for job_id in jobs.jobs:
+            self.seen.setdefault(job_id, self.counters["polls"])
         for job_id in list(self.detected):
             job = jobs.jobs.get(job_id)
             if job is None:
@@ -169,6 +188,15 @@ class FlowDetection:
         floor = BUSY_SHARE * clf.link_rate * clf.interval
         return sorted(p for p, b in self.book.latest().items() if b >= floor and self.counting.job_of.get(p) == job_id)
 
+    def _data_pairs(self, busy):
+        """The busy pairs that carry data: not a pair's ACK stream (under ACK_SHARE of the bytes
+        its reverse pair sent in the latest interval). A flow near its host link's rate has ACKs
+        at about BUSY_SHARE of the link (on Mininet 0.3-1.0 %, rarely over 1 %); scored as a flow
+        of its own, one ACK stream next to a data flow on the default routes makes them look as
+        loaded as a mismatched declaration's, which then is never released."""
+        latest = self.book.latest()
+        return [p for p in busy if latest.get(p, 0) >= ACK_SHARE * latest.get(p[::-1], 0)]
+
     def _default_model(self, core, graph, ip_pairs):
         """(default paths model, {ip: mac}) for the pairs, or (None, None) when they cannot be
         judged: a default routing the pair routers do not model, a host not in the topology."""
@@ -183,14 +211,14 @@ class FlowDetection:
 
     def _check_declared(self, service, job):
         """Releases the routes of a job that declared its traffic (a profile, hints) when they
-        load its busy pairs' busiest link more than the default routes would, MISMATCH_POLLS polls
-        in a row (reroute.busiest, other jobs' load included): the declaration does not match the
-        live traffic. The job goes dormant (jobtraffic.idle) until its next phase entry or
+        load its busy data pairs' (`_data_pairs`) busiest link more than the default routes would,
+        MISMATCH_POLLS polls in a row (reroute.busiest, other jobs' load included): the declaration
+        does not match the live traffic. The job goes dormant (jobtraffic.idle) until its next phase entry or
         declaration."""
         current = {}
         for phase in sorted(job.traffic.routes):
             current.update(_overrides(job.traffic.routes[phase]))
-        busy = self._busy(job.id)
+        busy = self._data_pairs(self._busy(job.id))
         if not current or not busy:
             self.mismatch.pop(job.id, None)
             return
@@ -220,6 +248,10 @@ class FlowDetection:
             LOG.warning("flow detection: job %d: releasing its declared routes failed: %s", job.id, err)
             return
         self.counters["declared_released"] += 1
+        polls = self.counters["polls"]
+        self.released.append({"job": job.id, "poll": polls, "polls_since_seen": polls - self.seen.get(job.id, polls),
+                              "time": time.time(), "busy_pairs": len(busy), "declared_flows": declared,
+                              "default_flows": fabric})
         LOG.warning("flow detection: job %d: its declared routes put %d flows on the busiest link of its %d busy "
                     "pairs, the default %s routes %d, for %d polls: released (the profile or hints do not match "
                     "the live traffic)", job.id, declared, len(busy), core.routing, fabric, MISMATCH_POLLS)
@@ -292,4 +324,5 @@ class FlowDetection:
                 "uncounted_pairs": self.counting.left_out,
                 "counters": dict(sorted(self.counters.items())),
                 "jobs": {str(j): len(p) for j, p in sorted(self.detected.items())},
-                "recent": [{"job": j, "src": s, "dst": d, "delay_polls": t} for j, s, d, t in self.recent]}
+                "recent": [{"job": j, "src": s, "dst": d, "delay_polls": t} for j, s, d, t in self.recent],
+                "released": list(self.released)}

@@ -60,6 +60,16 @@ class PhaseRoutes:
     max_flows: int           # flows on the busiest directed switch link, this phase alone
     nl_d: int                # the demand's node load
     reverse_flows: dict = dataclasses.field(default_factory=dict)   # the same for the reverse pairs (ACKs)
+    reverse_paths: dict = dataclasses.field(default_factory=dict)   # their host paths, like ``paths``
+
+    def routed_paths(self):
+        """{(src mac, dst mac): host path} of every pair this phase installs routes for: its pairs'
+        ``paths`` and their reverse pairs' (a pair's own path wins); {} when left to the fabric."""
+        if self.fabric_policy:
+            return {}
+        out = dict(self.reverse_paths)
+        out.update(self.paths)
+        return out
 
     def all_flows(self):
         """This phase's flows with its reverse pairs' (a pair's own route wins)."""
@@ -308,7 +318,8 @@ def plan(core, jobs, job, phase):
                          flows=jobroutes.plan_flows(graph, switch_paths, ip_of),
                          max_flows=pairs.link_load(graph, demand, paths).max_flows(),
                          nl_d=pairs.node_load(demand),
-                         reverse_flows=jobroutes.plan_flows(graph, {p: path[1:-1] for p, path in back.items()}, ip_of))
+                         reverse_flows=jobroutes.plan_flows(graph, {p: path[1:-1] for p, path in back.items()}, ip_of),
+                         reverse_paths=back)
     LOG.info("job %d phase %d: %s routes %d pairs (%d flows, %d for the reverse pairs%s), max %d flows per link, "
              "NL_D %d", job.id, phase, router, len(demand), len(routes.flows), len(routes.reverse_flows),
              ", left to %s" % policy if policy else "", routes.max_flows, routes.nl_d)

@@ -1,11 +1,10 @@
 """controller/flowcount.py and controller/flowdetect.py: counting entries per job host pair,
-flow-stats polls, detected elephants routed under the job's cookie, hints winning, declared
-routes released when they load the live traffic worse, release by idleness, and a bad model file,
-on a simulated k=4 fat-tree (conftest.FabricSim)."""
+flow-stats polls, detected elephants routed under the job's cookie, hints winning, release by
+idleness, and a bad model file, on a simulated k=4 fat-tree (conftest.FabricSim). Declared routes
+released when they load the live traffic worse: test_flowdetect_declared.py."""
 import itertools
 import json
 import logging
-import random
 import types
 
 import pytest
@@ -14,7 +13,7 @@ from ryu.ofproto import ofproto_v1_3_parser as PARSER
 
 from sdnmpi import flows
 from sdnmpi.controller import constants as C
-from sdnmpi.controller import flowdetect, jobtraffic, options
+from sdnmpi.controller import flowdetect, jobroutes, jobtraffic, options
 from sdnmpi.controller.jobs import JobTable
 from sdnmpi.flows import cost
 from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs, reroute
@@ -205,6 +204,29 @@ def test_detection_then_hints_then_idle_release_and_redetection(fab):
     sim.check_tables_consistent()
 
 
+def test_a_pair_of_the_next_job_on_the_same_hosts_is_detected_for_that_job(fab):
+    """A job ends and the next one registers on the same hosts before the next poll (found on
+    Mininet: tests/integration/test_release_mininet.py): the pair's counting entry moves to the new
+    job, and its elephant is flagged and routed for it, not left flagged for the job before."""
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    hosts = sim.hosts()
+    first = register(sim, jobs, hosts)
+    big = (sim.host_ip[hosts[0]], sim.host_ip[hosts[15]])
+    poll(sim, jobs, service, fd, {})
+    found, _ = poll(sim, jobs, service, fd, {big: int(LINK)})
+    assert found == {first.id: [(big[0], big[1], 1)]} and first.flows()
+    sim.run(jobroutes.release_messages(sim.core.datapaths, first))
+    jobs.remove(first.id, "released")
+    second = register(sim, jobs, hosts)
+    assert poll(sim, jobs, service, fd, {big: int(LINK)})[0] == {}     # the same bytes: not counted twice
+    found, _ = poll(sim, jobs, service, fd, {big: 2 * int(LINK)})
+    assert found == {second.id: [(big[0], big[1], 1)]}
+    assert {(s, d) for s, d, _ in second.traffic.demands[0]} == {big} and second.flows()
+    assert [(d["job"], d["src"], d["dst"]) for d in fd.to_json()["recent"]] == [(first.id,) + big, (second.id,) + big]
+    sim.check_tables_consistent()
+
+
 def test_a_switch_that_reconnects_gets_its_counting_entries_again(fab):
     sim, jobs, service = fab
     fd = flowdetect.FlowDetection(threshold())
@@ -358,84 +380,3 @@ def test_detected_pairs_stay_on_the_default_routes_when_a_plan_would_load_the_jo
     assert any("48 detected pairs kept on the default routes (busiest link: default 3 flows, planned 3 flows)"
                in r.getMessage() for r in caplog.records)
     sim.check_tables_consistent()
-
-
-def _permutation(sim, seed):
-    order = sim.hosts()
-    random.Random(seed).shuffle(order)
-    return [pairs.Flow(a, b, 1) for a, b in zip(sim.hosts(), order) if a != b]
-
-
-def _mismatched_live_traffic(sim, declared):
-    """Live busy pairs (MAC flows) on which ``declared``'s sdn-optimal routes load the busiest link
-    more than D-mod-K would: half of the declared permutation and 8 pairs of another one."""
-    graph = sim.core.topology.graph()
-    plan = PAIR_ROUTERS["sdn-optimal"](graph, declared)
-    for seed in range(100, 140):
-        live = sorted(set(declared[:len(declared) // 2]) | {f for f in _permutation(sim, seed)[:8] if f not in declared})
-        default = PAIR_ROUTERS["dmodk"](graph, live)
-        if reroute.busiest(graph, live, plan, default) > reroute.busiest(graph, live, {}, default):
-            return live
-    raise AssertionError("no mismatched live traffic found")
-
-
-def _declared_permutation(sim, jobs, job):
-    """A random permutation the job declares as its whole-run profile: installed (its plan puts
-    1 flow on the busiest link, D-mod-K 2)."""
-    declared = _permutation(sim, 1)
-    sim.run(jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[f.src], sim.host_ip[f.dst], 1000) for f in declared],
-                               router="sdn-optimal"))
-    assert job.traffic.routes[0].fabric_policy is None and job.traffic.routes[0].max_flows == 1 and job.flows()
-    return declared
-
-
-def test_declared_routes_that_load_the_live_traffic_worse_are_released_after_three_polls(fab, caplog):
-    sim, jobs, service = fab
-    fd = flowdetect.FlowDetection(threshold())
-    job = register(sim, jobs, sim.hosts())
-    declared = _declared_permutation(sim, jobs, job)
-    live = _mismatched_live_traffic(sim, declared)
-    ip = [(sim.host_ip[f.src], sim.host_ip[f.dst]) for f in live]
-    match = [(sim.host_ip[f.src], sim.host_ip[f.dst]) for f in declared]
-    installed = job.flows()
-    sent = {}
-
-    def busy(pairs_):     # each pair sends half its link in the interval (a busy pair)
-        for p in pairs_:
-            sent[p] = sent.get(p, 0) + int(0.5 * LINK)
-        return poll(sim, jobs, service, fd, dict(sent))
-
-    poll(sim, jobs, service, fd, {})
-    busy(ip)
-    busy(ip)
-    busy(match)             # one poll of the declared traffic: the count starts again
-    assert job.flows() == installed and fd.mismatch == {}
-    busy(ip)
-    busy(ip)
-    assert job.flows() == installed and not job.traffic.dormant and fd.mismatch[job.id] == 2
-    with caplog.at_level(logging.WARNING, logger="sdnmpi.controller.flowdetect"):
-        busy(ip)
-    assert job.traffic.dormant and job.flows() == {} and job.traffic.routes == {}
-    assert job.traffic.demands[0] and fd.counters["declared_released"] == 1
-    assert any("released (the profile or hints do not match the live traffic)" in r.getMessage()
-               for r in caplog.records)
-    default = PAIR_ROUTERS["dmodk"](sim.core.topology.graph(), declared)
-    assert all(route_of(sim, f.src, f.dst) == default[f.src, f.dst][1:-1] for f in declared)
-    sim.check_tables_consistent()
-    # the next declaration brings the routes back
-    sim.run(jobtraffic.declare(sim.core, jobs, job, 0, job.traffic.demands[0]))
-    assert not job.traffic.dormant and job.flows() == installed
-
-
-def test_declared_routes_that_match_the_live_traffic_stay(fab):
-    sim, jobs, service = fab
-    fd = flowdetect.FlowDetection(threshold())
-    job = register(sim, jobs, sim.hosts())
-    declared = _declared_permutation(sim, jobs, job)
-    installed = job.flows()
-    match = [(sim.host_ip[f.src], sim.host_ip[f.dst]) for f in declared]
-    poll(sim, jobs, service, fd, {})
-    for k in range(1, 6):
-        poll(sim, jobs, service, fd, {p: k * int(0.5 * LINK) for p in match})
-    assert job.flows() == installed and not job.traffic.dormant and "declared_released" not in fd.counters
-    assert fd.counters["left_to_hints"] == len(match)      # seen as elephants, left to the profile

@@ -1,0 +1,156 @@
+"""controller/flowdetect.py's mismatch check (`_check_declared`): a job's declared routes (a
+profile, hints) released when they load its live busy data pairs worse than the default routes,
+MISMATCH_POLLS polls in a row, on a simulated k=4 fat-tree (conftest.FabricSim; the Mininet side:
+tests/integration/test_release_mininet.py)."""
+import logging
+import random
+
+from sdnmpi.controller import flowdetect, jobtraffic
+from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute, reverse
+
+from test_flowdetect import LINK, fab, poll, register, route_of, threshold  # noqa: F401  (fab: the fixture)
+
+MISMATCH = flowdetect.MISMATCH_POLLS
+
+
+def _permutation(sim, seed):
+    order = sim.hosts()
+    random.Random(seed).shuffle(order)
+    return [pairs.Flow(a, b, 1) for a, b in zip(sim.hosts(), order) if a != b]
+
+
+def _mismatched_live_traffic(sim, declared):
+    """Live busy pairs (MAC flows) on which ``declared``'s sdn-optimal routes load the busiest link
+    more than D-mod-K would: half of the declared permutation and 8 pairs of another one."""
+    graph = sim.core.topology.graph()
+    plan = PAIR_ROUTERS["sdn-optimal"](graph, declared)
+    for seed in range(100, 140):
+        live = sorted(set(declared[:len(declared) // 2]) | {f for f in _permutation(sim, seed)[:8] if f not in declared})
+        default = PAIR_ROUTERS["dmodk"](graph, live)
+        if reroute.busiest(graph, live, plan, default) > reroute.busiest(graph, live, {}, default):
+            return live
+    raise AssertionError("no mismatched live traffic found")
+
+
+def _declared_permutation(sim, jobs, job, seed=1):
+    """A random permutation the job declares as its whole-run profile: installed (its plan puts
+    1 flow on the busiest link, D-mod-K 2 for seed 1)."""
+    declared = _permutation(sim, seed)
+    sim.run(jobtraffic.declare(sim.core, jobs, job, 0, [(sim.host_ip[f.src], sim.host_ip[f.dst], 1000) for f in declared],
+                               router="sdn-optimal"))
+    assert job.traffic.routes[0].fabric_policy is None and job.traffic.routes[0].max_flows == 1 and job.flows()
+    return declared
+
+
+def test_declared_routes_that_load_the_live_traffic_worse_are_released_after_three_polls(fab, caplog):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    job = register(sim, jobs, sim.hosts())
+    declared = _declared_permutation(sim, jobs, job)
+    live = _mismatched_live_traffic(sim, declared)
+    ip = [(sim.host_ip[f.src], sim.host_ip[f.dst]) for f in live]
+    match = [(sim.host_ip[f.src], sim.host_ip[f.dst]) for f in declared]
+    installed = job.flows()
+    sent = {}
+
+    def busy(pairs_):     # each pair sends half its link in the interval (a busy pair)
+        for p in pairs_:
+            sent[p] = sent.get(p, 0) + int(0.5 * LINK)
+        return poll(sim, jobs, service, fd, dict(sent))
+
+    poll(sim, jobs, service, fd, {})
+    busy(ip)
+    busy(ip)
+    busy(match)             # one poll of the declared traffic: the count starts again
+    assert job.flows() == installed and fd.mismatch == {}
+    busy(ip)
+    busy(ip)
+    assert job.flows() == installed and not job.traffic.dormant and fd.mismatch[job.id] == 2
+    with caplog.at_level(logging.WARNING, logger="sdnmpi.controller.flowdetect"):
+        busy(ip)
+    assert job.traffic.dormant and job.flows() == {} and job.traffic.routes == {}
+    assert job.traffic.demands[0] and fd.counters["declared_released"] == 1
+    # polls 2-3 worse, 4 not, 5-7 worse: released at poll 7, 6 polls after the first that saw the job
+    [entry] = fd.to_json()["released"]
+    assert (entry["job"], entry["poll"], entry["polls_since_seen"]) == (job.id, 7, 6)
+    assert entry["declared_flows"] > entry["default_flows"] and 0 < entry["busy_pairs"] <= len(ip)   # counted ones
+    assert any("released (the profile or hints do not match the live traffic)" in r.getMessage()
+               for r in caplog.records)
+    default = PAIR_ROUTERS["dmodk"](sim.core.topology.graph(), declared)
+    assert all(route_of(sim, f.src, f.dst) == default[f.src, f.dst][1:-1] for f in declared)
+    sim.check_tables_consistent()
+    # the next declaration brings the routes back
+    sim.run(jobtraffic.declare(sim.core, jobs, job, 0, job.traffic.demands[0]))
+    assert not job.traffic.dormant and job.flows() == installed
+
+
+def test_ack_streams_do_not_hide_a_mismatch(fab):
+    """The live pairs' TCP ACK streams (their reverse pairs, at 2 % of the link where the data
+    runs at 50 %: busy) are not data. Counted as flows, one of them on the default routes next to a
+    data flow made D-mod-K's busiest link as loaded as the declared routes' (3 flows against 3),
+    so the mismatch was never released."""
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    job = register(sim, jobs, sim.hosts())
+    declared = _declared_permutation(sim, jobs, job)
+    live = _mismatched_live_traffic(sim, declared)
+    graph = sim.core.topology.graph()
+    routes = job.traffic.routes[0].routed_paths()
+    hides = []
+    for ack in (pairs.Flow(f.dst, f.src, 1) for f in live):
+        default = PAIR_ROUTERS["dmodk"](graph, live + [ack])
+        if ack not in live and reroute.busiest(graph, live + [ack], routes, default) <= reroute.busiest(
+                graph, live + [ack], {}, default):
+            hides.append(ack)
+    assert hides
+    ack = hides[0]
+    share = {(sim.host_ip[f.src], sim.host_ip[f.dst]): 0.5 for f in live}
+    share[sim.host_ip[ack.src], sim.host_ip[ack.dst]] = 0.02
+    poll(sim, jobs, service, fd, {})
+    for k in range(1, MISMATCH + 1):
+        assert not job.traffic.dormant
+        poll(sim, jobs, service, fd, {p: k * int(s * LINK) for p, s in share.items()})
+    assert job.traffic.dormant and job.flows() == {} and fd.counters["declared_released"] == 1
+
+
+def test_declared_routes_that_match_the_live_traffic_stay(fab):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    job = register(sim, jobs, sim.hosts())
+    declared = _declared_permutation(sim, jobs, job)
+    installed = job.flows()
+    match = [(sim.host_ip[f.src], sim.host_ip[f.dst]) for f in declared]
+    poll(sim, jobs, service, fd, {})
+    for k in range(1, 6):
+        poll(sim, jobs, service, fd, {p: k * int(0.5 * LINK) for p in match})
+    assert job.flows() == installed and not job.traffic.dormant and "declared_released" not in fd.counters
+    assert fd.counters["left_to_hints"] == len(match)      # seen as elephants, left to the profile
+
+
+def test_declared_routes_are_scored_with_their_reverse_routes(fab):
+    """Busy reverse pairs of the declared pairs (data sent back: here 40 % of the forward bytes,
+    more than an ACK stream) take the reverse routes the declaration installed
+    (--sdnmpi-traffic-reverse-routes). Scored on their default paths instead (the declared pairs'
+    paths only), 8 busy pairs of this matching declaration with their reverse pairs looked worse
+    than D-mod-K (3 flows on the busiest link against 2) and were released after 3 polls."""
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    job = register(sim, jobs, sim.hosts())
+    declared = _declared_permutation(sim, jobs, job, seed=13)
+    installed = job.flows()
+    live = declared[:8]
+    acks = [r for r in (pairs.Flow(f.dst, f.src, 1) for f in live) if r not in live]
+    assert acks and job.traffic.routes[0].reverse_flows
+    graph = sim.core.topology.graph()
+    busy = live + acks
+    default = PAIR_ROUTERS["dmodk"](graph, busy)
+    routes = job.traffic.routes[0]
+    assert reroute.busiest(graph, busy, routes.paths, default) > reroute.busiest(graph, busy, {}, default)
+    where = {**reverse.reverse_paths(graph, routes.paths), **routes.paths}      # where their packets go
+    assert reroute.busiest(graph, busy, where, default) <= reroute.busiest(graph, busy, {}, default)
+    share = {f: 0.5 if f in live else 0.2 for f in busy}       # half the link, and 40 % of that back
+    poll(sim, jobs, service, fd, {})
+    for k in range(1, 6):
+        poll(sim, jobs, service, fd, {(sim.host_ip[f.src], sim.host_ip[f.dst]): k * int(share[f] * LINK) for f in busy})
+    assert job.flows() == installed and not job.traffic.dormant and "declared_released" not in fd.counters
+    assert fd.mismatch == {} and fd.counters["left_to_hints"] == len(busy)    # elephants, left to it
