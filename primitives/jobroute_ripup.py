@@ -1,0 +1,168 @@
+"""Rip-up and re-route for the job-routing pair routers (issue 15): sdn-optimal-bytes' last pass.
+
+``improve`` takes a routing of a demand (paths of flows checked by pairs.checked) and lowers the
+load of its busiest links, by bytes (or flows) per link, while never raising the largest number
+of flows on a link (so SDN-optimal's NL_D bound on full-bisection fat-trees survives). Each round
+looks only at the flows on the busiest links (load ``top``) and tries, flow by flow:
+
+- a **move**: the flow takes the least-loaded shortest path (leastload.py) if every link of that
+  path, with the flow, stays below ``top`` and at most at the flow cap (the largest number of
+  flows on a link when the pass started);
+- else a **move with one ejection** per blocked link (a swap when the ejected flow takes the
+  moved flow's place): the flow takes the least-loaded shortest path that avoids its busiest
+  links; every link of it that the flow would push to ``top`` or over the flow cap is cleared by
+  ejecting one other flow from it (the lightest that clears it and has a path of its own that
+  stays below ``top`` and within the cap, the blocked link avoided). If some blocked link cannot
+  be cleared, nothing moves.
+
+Every accepted step takes a flow off a busiest link and loads no link up to ``top``, so the number
+of links at ``top`` falls; the rounds stop when a round lowers neither ``top`` nor that number.
+Pure and deterministic. (primitives/allreduce._improve is the single-move pass on flow counts of
+one collective step.)
+"""
+import collections
+import logging
+import math
+
+from . import pairs
+from .leastload import LeastLoadRouter
+
+LOG = logging.getLogger(__name__)
+
+
+def improve(graph, flows, paths, load=None, by_bytes=False, rounds=64):
+    """Lowers the busiest load of ``flows`` routed on ``paths`` ({(src, dst): path}, updated and
+    returned) on top of ``load`` (a pairs.LinkLoad of other jobs, or None). ``by_bytes``: the load
+    is bytes per capacity, else flows. Neither the busiest load nor the largest number of flows
+    on a link ever rises. At most ``rounds`` rounds (see the module docstring)."""
+    moves = _Moves(graph, flows, paths, load, by_bytes)
+    for _round in range(rounds):
+        top, at_top = moves.busiest()
+        for n in sorted({n for link in at_top for n in moves.on_link[link]}):
+            if moves.worst(n) >= top and not moves.move(n, top):
+                moves.move_ejecting(n, top)
+        after, after_top = moves.busiest()
+        if (after, len(after_top)) >= (top, len(at_top)):
+            break
+    return paths
+
+
+class _Avoiding:
+    """A link-load mapping for LeastLoadRouter.best_path in which ``links`` are unusable."""
+
+    def __init__(self, loads, links):
+        self.loads, self.links = loads, links
+
+    def get(self, link, default=0):
+        return math.inf if link in self.links else self.loads.get(link, default)
+
+
+class _Moves:
+    """The routing being improved: per-link load (``metric``: bytes per capacity or flows, and
+    ``count``: flows), the flows on each link and each flow's switch links."""
+
+    def __init__(self, graph, flows, paths, load, by_bytes):
+        total = pairs.link_load(graph, flows, paths, base=load)
+        self.metric = total.bytes if by_bytes else total.flows
+        self.count = total.flows
+        self.cap = total.max_flows()
+        self.graph, self.flows, self.paths, self.by_bytes = graph, flows, paths, by_bytes
+        self.router, self.leaf = LeastLoadRouter(graph), pairs.leaves_of(graph, flows)
+        self.links, self.on_link = [], collections.defaultdict(set)
+        for n, flow in enumerate(flows):
+            self.links.append(pairs.switch_links(graph, paths[flow.src, flow.dst]))
+            for link in self.links[n]:
+                self.on_link[link].add(n)
+
+    def busiest(self):
+        top = max(self.metric.values(), default=0)
+        return top, [link for link, v in self.metric.items() if v >= top]
+
+    def weight(self, n, link):
+        if not self.by_bytes:
+            return 1
+        return self.flows[n].bytes / self.graph.edges[link].get("capacity", 1)
+
+    def worst(self, n):
+        return max((self.metric[link] for link in self.links[n]), default=0)
+
+    def lift(self, n):
+        """Takes flow n off its links; returns its path."""
+        for link in self.links[n]:
+            self.metric[link] -= self.weight(n, link)
+            self.count[link] -= 1
+            self.on_link[link].discard(n)
+        flow = self.flows[n]
+        return self.paths[flow.src, flow.dst]
+
+    def put(self, n, path):
+        flow = self.flows[n]
+        self.paths[flow.src, flow.dst] = path
+        self.links[n] = pairs.switch_links(self.graph, path)
+        for link in self.links[n]:
+            self.metric[link] += self.weight(n, link)
+            self.count[link] += 1
+            self.on_link[link].add(n)
+
+    def route(self, n, avoid=()):
+        """Flow n's least-loaded shortest path (it must be lifted) avoiding ``avoid``, or None."""
+        flow = self.flows[n]
+        loads = _Avoiding(self.metric, avoid) if avoid else self.metric
+        switches = self.router.best_path(self.leaf[flow.src], self.leaf[flow.dst], loads)
+        if avoid and any(link in avoid for link in zip(switches, switches[1:])):
+            return None
+        return [flow.src, *switches, flow.dst]
+
+    def fits(self, n, path, top):
+        """Flow n (lifted) on ``path`` keeps every link below ``top`` and within the flow cap."""
+        return all(self.metric[link] + self.weight(n, link) < top and self.count[link] < self.cap
+                   for link in pairs.switch_links(self.graph, path))
+
+    def blocked(self, n, top):
+        return [link for link in self.links[n] if self.metric[link] >= top or self.count[link] > self.cap]
+
+    def move(self, n, top):
+        old = self.lift(n)
+        new = self.route(n)
+        if self.fits(n, new, top):
+            self.put(n, new)
+            return True
+        self.put(n, old)
+        return False
+
+    def move_ejecting(self, n, top):
+        """The move with one ejection per blocked link (module docstring); True if made."""
+        old = self.lift(n)
+        new = self.route(n, avoid={link for link in pairs.switch_links(self.graph, old)
+                                   if self.metric[link] + self.weight(n, link) >= top})
+        if new is None:
+            self.put(n, old)
+            return False
+        self.put(n, new)
+        undo = [(n, old)]
+        blocked = self.blocked(n, top)
+        while blocked and self._eject(blocked[0], n, top, undo):
+            blocked = self.blocked(n, top)
+        if not blocked:
+            return True
+        for m, path in reversed(undo):
+            self.lift(m)
+            self.put(m, path)
+        return False
+
+    def _eject(self, link, keep, top, undo):
+        """Moves one flow other than ``keep`` off ``link`` so that the link is below ``top`` and
+        within the cap: the lightest that clears it and fits elsewhere. Records it in ``undo``."""
+        excess = self.metric[link] - top
+        candidates = sorted((self.flows[m].bytes, m) for m in self.on_link[link]
+                            if m != keep and self.weight(m, link) > excess)
+        for _bytes, m in candidates:
+            old = self.lift(m)
+            if self.count[link] <= self.cap:
+                new = self.route(m, avoid={link})
+                if new is not None and self.fits(m, new, top):
+                    self.put(m, new)
+                    undo.append((m, old))
+                    return True
+            self.put(m, old)
+        return False
