@@ -29,6 +29,10 @@ from .leastload import LeastLoadRouter
 
 LOG = logging.getLogger(__name__)
 
+#: flows tried for ejection from one blocked link (the lightest that clear it): bounds the time on
+#: dense demands, where a blocked link carries many flows.
+EJECT_TRIES = 8
+
 
 def improve(graph, flows, paths, load=None, by_bytes=False, rounds=64):
     """Lowers the busiest load of ``flows`` routed on ``paths`` ({(src, dst): path}, updated and
@@ -47,6 +51,11 @@ def improve(graph, flows, paths, load=None, by_bytes=False, rounds=64):
     return paths
 
 
+def _links(path):
+    """The directed switch links of a host-to-host path (pairs.switch_links: its inner hops)."""
+    return list(zip(path[1:-2], path[2:-1]))
+
+
 class _Avoiding:
     """A link-load mapping for LeastLoadRouter.best_path in which ``links`` are unusable."""
 
@@ -62,26 +71,32 @@ class _Moves:
     ``count``: flows), the flows on each link and each flow's switch links."""
 
     def __init__(self, graph, flows, paths, load, by_bytes):
-        total = pairs.link_load(graph, flows, paths, base=load)
+        total = load.copy() if load is not None else pairs.LinkLoad()
         self.metric = total.bytes if by_bytes else total.flows
         self.count = total.flows
-        self.cap = total.max_flows()
         self.graph, self.flows, self.paths, self.by_bytes = graph, flows, paths, by_bytes
         self.router, self.leaf = LeastLoadRouter(graph), pairs.leaves_of(graph, flows)
+        self.capacity = {}
         self.links, self.on_link = [], collections.defaultdict(set)
         for n, flow in enumerate(flows):
-            self.links.append(pairs.switch_links(graph, paths[flow.src, flow.dst]))
+            self.links.append(_links(paths[flow.src, flow.dst]))
             for link in self.links[n]:
+                total.flows[link] += 1
+                total.bytes[link] += flow.bytes / self._capacity(link)
                 self.on_link[link].add(n)
+        self.cap = total.max_flows()
 
     def busiest(self):
         top = max(self.metric.values(), default=0)
         return top, [link for link, v in self.metric.items() if v >= top]
 
+    def _capacity(self, link):
+        if link not in self.capacity:
+            self.capacity[link] = self.graph.edges[link].get("capacity", 1)
+        return self.capacity[link]
+
     def weight(self, n, link):
-        if not self.by_bytes:
-            return 1
-        return self.flows[n].bytes / self.graph.edges[link].get("capacity", 1)
+        return self.flows[n].bytes / self._capacity(link) if self.by_bytes else 1
 
     def worst(self, n):
         return max((self.metric[link] for link in self.links[n]), default=0)
@@ -98,7 +113,7 @@ class _Moves:
     def put(self, n, path):
         flow = self.flows[n]
         self.paths[flow.src, flow.dst] = path
-        self.links[n] = pairs.switch_links(self.graph, path)
+        self.links[n] = _links(path)
         for link in self.links[n]:
             self.metric[link] += self.weight(n, link)
             self.count[link] += 1
@@ -116,7 +131,7 @@ class _Moves:
     def fits(self, n, path, top):
         """Flow n (lifted) on ``path`` keeps every link below ``top`` and within the flow cap."""
         return all(self.metric[link] + self.weight(n, link) < top and self.count[link] < self.cap
-                   for link in pairs.switch_links(self.graph, path))
+                   for link in _links(path))
 
     def blocked(self, n, top):
         return [link for link in self.links[n] if self.metric[link] >= top or self.count[link] > self.cap]
@@ -133,7 +148,7 @@ class _Moves:
     def move_ejecting(self, n, top):
         """The move with one ejection per blocked link (module docstring); True if made."""
         old = self.lift(n)
-        new = self.route(n, avoid={link for link in pairs.switch_links(self.graph, old)
+        new = self.route(n, avoid={link for link in _links(old)
                                    if self.metric[link] + self.weight(n, link) >= top})
         if new is None:
             self.put(n, old)
@@ -156,7 +171,7 @@ class _Moves:
         excess = self.metric[link] - top
         candidates = sorted((self.flows[m].bytes, m) for m in self.on_link[link]
                             if m != keep and self.weight(m, link) > excess)
-        for _bytes, m in candidates:
+        for _bytes, m in candidates[:EJECT_TRIES]:
             old = self.lift(m)
             if self.count[link] <= self.cap:
                 new = self.route(m, avoid={link})
