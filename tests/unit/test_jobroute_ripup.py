@@ -65,7 +65,8 @@ def test_rip_up_and_reroute_never_raises_the_busiest_links_bytes_or_flows(spec, 
 
 def cg(topology_name, hosts, seed, mapping):
     """(graph, demand, flows) of PFSim's CG trace placed as ``sdnmpi-sim job`` places it."""
-    graph = topology_of_file(os.path.join(DATA, "topologies", topology_name + ".graphml"))
+    spec = topology_name if ":" in topology_name else os.path.join(DATA, "topologies", topology_name + ".graphml")
+    graph = topology_of_file(spec)
     trace = traces.load(os.path.join(DATA, "traces", "cg-c-128.tar.gz"))
     placement = simjob.place(graph, trace.n_procs, hosts, mapping, rng=random.Random(seed))
     phase = trace.phases[0]
@@ -94,12 +95,14 @@ def test_sdn_optimal_bytes_reaches_greedy2_on_cg_where_whole_colour_classes_did_
 
 
 @pytest.mark.parametrize("case", [("milk", "random", 4, "cyclic"), ("milk", "random", 5, "cyclic"),
-                                  ("pepsi", "random", 3, "block"), ("pepsi", "random", 3, "cyclic")])
-def test_moves_with_an_ejection_reach_greedy2_where_single_moves_stayed_over(case):
+                                  ("pepsi", "random", 3, "block"), ("pepsi", "random", 3, "cyclic"),
+                                  ("leafspine:spines=4,leaves=8,hosts=16", "random", 17, "random")])
+def test_moves_with_ejections_reach_greedy2_where_single_moves_stayed_over(case):
     """The 4 cases of bench/jobroute_sweep.py's 42 where single moves left sdn-optimal-bytes
     1.4-11 % over Greedy2's busiest link (flows on it could only move onto a link at the flow cap
-    or to ``top``): with ejections it is at or under Greedy2's bytes (within 0.01 %), under
-    D-mod-K's, and its host pairs per link stay at the colouring's maximum."""
+    or to ``top``), and the one of its 252 where one level of ejections stayed 5.3 % over (the
+    flow cap reached on nearly every link): with ejections it is at or under Greedy2's bytes
+    (within 0.01 %), under D-mod-K's, and its host pairs per link stay at the colouring's maximum."""
     graph, demand, flows = cg(*case)
     got = {r: _maxima(graph, demand, flows, r) for r in ("greedy2", "sdn-optimal-bytes", "dmodk")}
     assert got["sdn-optimal-bytes"][0] <= got["greedy2"][0] * 1.0001
