@@ -10,8 +10,9 @@ Then, per router and baseline, the count of cases where the router is at or unde
 
     .venv/bin/python bench/jobroute_sweep.py [--topology T ...] [--seeds 1-6] [--json OUT] [--no-time]
 
-Defaults: PFSim's cg-c-128 trace (tests/data/pfsim = ../shared/pfsim-data) on milk and pepsi, seeds 1-6, block/random/cyclic
-(42 cases; ``linear`` hosts use the first seed, which only the random mapping draws from).
+Defaults: PFSim's cg-c-128 trace (tests/data/pfsim, a copy of ../shared/pfsim-data) on milk and
+pepsi, seeds 1-6, block/random/cyclic mapping: 42 cases (``linear`` hosts use the first seed, which
+only the random mapping draws from). Results: docs/jobroute.md, "Sweep over placements".
 """
 import argparse
 import json
@@ -119,7 +120,7 @@ def main(argv=None):
     for topo_spec in args.topology or TOPOLOGIES:
         graph = simtopo.from_spec(topo_spec)
         name = graph.graph.get("name") or os.path.basename(topo_spec)
-        for _t, hosts, seed, mapping in cases([topo_spec], args.seeds, args.mappings.split(",")):
+        for _topo, hosts, seed, mapping in cases([topo_spec], args.seeds, args.mappings.split(",")):
             result = run_case(graph, trace, hosts, seed, mapping, routers, timed=not args.no_time)
             case = "%s %s/%d/%s" % (name, hosts, seed, mapping)
             rows.append({"case": case, "routers": result})
@@ -133,9 +134,9 @@ def main(argv=None):
                 worst = ", ".join("%s %+.1f%%" % (c, 100 * (r - 1)) for c, r in over)
                 print("%s <= %s in %s: %d/%d%s" % (router, base, metric, ok, n,
                                                     ("  over: " + worst) if over else ""))
-    plan = [row["routers"][r]["plan_s"] for row in rows for r in routers]
-    print("planner CPU s, max over cases: %s" % ", ".join(
-        "%s %.2f" % (r, max(row["routers"][r]["plan_s"] for row in rows)) for r in routers if plan))
+    if rows:
+        print("planner CPU s, max over cases: %s" % ", ".join(
+            "%s %.2f" % (r, max(row["routers"][r]["plan_s"] for row in rows)) for r in routers))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"argv": sys.argv[1:], "rows": rows, "summary": summ}, fh, indent=1)
