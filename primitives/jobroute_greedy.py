@@ -10,7 +10,6 @@ path whose most-loaded link is least loaded so far (then the least total load), 
 
 Contract: primitives/pairs.py. Deterministic (``seed`` is ignored).
 """
-import collections
 import logging
 
 from . import pairs
@@ -44,50 +43,3 @@ def place(graph, flows, load=None, by_bytes=False):
         paths[flow.src, flow.dst] = path
     return paths
 
-
-def improve(graph, flows, paths, load=None, by_bytes=False, rounds=64):
-    """Rip-up and re-route: each flow of ``flows`` on a busiest link (its ``paths``, on top of
-    ``load``) moves to the least-loaded shortest path when that path, with the flow, stays below
-    the busiest load; repeated while a round lowers the busiest load or the number of links
-    that carry it (at most ``rounds``). Updates and returns ``paths``; the busiest load never
-    rises, nor does the number of flows on the busiest link (by bytes, a move that would put a
-    flow on a link already at the most flows is not made). Each round looks only at the flows on
-    the busiest links."""
-    total = pairs.link_load(graph, flows, paths, base=load)
-    metric = total.bytes if by_bytes else total.flows
-    cap = total.max_flows()
-    router, leaf = LeastLoadRouter(graph), pairs.leaves_of(graph, flows)
-    on_link = collections.defaultdict(set)
-    for n, flow in enumerate(flows):
-        for link in pairs.switch_links(graph, paths[flow.src, flow.dst]):
-            on_link[link].add(n)
-
-    def busiest():
-        top = max(metric.values(), default=0)
-        return top, sorted(link for link, v in metric.items() if v >= top)
-
-    for _round in range(rounds):
-        top, links = busiest()
-        for n in sorted({n for link in links for n in on_link[link]}):
-            flow = flows[n]
-            path = paths[flow.src, flow.dst]
-            old = pairs.switch_links(graph, path)
-            if max(metric[link] for link in old) < top:
-                continue
-            total.add_path(graph, path, -flow.bytes, flows=-1)
-            other = [flow.src, *router.best_path(leaf[flow.src], leaf[flow.dst], metric), flow.dst]
-            new = pairs.switch_links(graph, other)
-            weight = [flow.bytes / graph.edges[link].get("capacity", 1) if by_bytes else 1 for link in new]
-            if (max(metric[link] + w for link, w in zip(new, weight)) < top
-                    and max(total.flows[link] + 1 for link in new) <= cap):
-                for link in old:
-                    on_link[link].discard(n)
-                for link in new:
-                    on_link[link].add(n)
-                path = other
-            total.add_path(graph, path, flow.bytes)
-            paths[flow.src, flow.dst] = path
-        after, after_links = busiest()
-        if (after, len(after_links)) >= (top, len(links)):
-            break
-    return paths

@@ -45,7 +45,8 @@ import numpy
 
 from . import fabric, pairs
 from .colouring import bipartite_edge_colouring, colour_classes
-from .jobroute_greedy import improve, place
+from .jobroute_greedy import place
+from .jobroute_ripup import improve
 
 LOG = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ class LeastLoadRouter:
     def __init__(self, graph):
         sg = fabric.switch_graph(graph)
         self.adj = {sw: sorted(sg.neighbors(sw)) for sw in sg.nodes}
-        self._dist = {}
+        self._dist, self._toward = {}, {}
 
     def _distances(self, dst):
         if dst not in self._dist:
@@ -35,6 +35,8 @@ class LeastLoadRouter:
                             nxt.append(v)
                 frontier = nxt
             self._dist[dst] = dist
+            # the next hops of shortest paths to dst, in dpid order
+            self._toward[dst] = {u: [v for v in self.adj[u] if dist.get(v) == du - 1] for u, du in dist.items()}
         return self._dist[dst]
 
     def best_path(self, a, b, loads):
@@ -42,15 +44,15 @@ class LeastLoadRouter:
         dist = self._distances(b)
         if a not in dist:
             raise NoPathError("no path between switches %016x and %016x" % (a, b))
+        toward = self._toward[b]
         frontier = {a: (0, 0, (a,))}
         for _hop in range(dist[a]):
             nxt = {}
             for u, (worst, total, path) in frontier.items():
-                for v in self.adj[u]:
-                    if dist.get(v) == dist[u] - 1:
-                        load = loads.get((u, v), 0)
-                        candidate = (max(worst, load), total + load, path + (v,))
-                        if v not in nxt or candidate < nxt[v]:
-                            nxt[v] = candidate
+                for v in toward[u]:
+                    load = loads.get((u, v), 0)
+                    candidate = (max(worst, load), total + load, path + (v,))
+                    if v not in nxt or candidate < nxt[v]:
+                        nxt[v] = candidate
             frontier = nxt
         return frontier[b][2]
