@@ -13,7 +13,8 @@ pair's reverse (B -> A), the job's busiest pair and the pair's hosts' other pair
 interval (`context`), and is trained and judged like the shipped model: the same simulated runs
 and Mininet logs, every training pattern weighing the same, the cutoff by
 `train_flows.choose_cutoff`'s leave-one-training-pattern-out rule, halo3d never trained on. Rows
-as bench/flowdetect_nonlinear.py's, at the rule's cutoff and at the shipped 0.6.
+as bench/flowdetect_nonlinear.py's, at the rule's cutoff and at the shipped 0.6. "none" is version
+5's inputs, "line share" version 6's (the shipped model's, `SHIPPED`).
 
 **Labels.** ``--labels``: rules that mark an elephant on counters (`flows.counterlog.label`: one
 whole interval at >= 10 % of the link; or two consecutive ones; or two whose mean is), each
@@ -146,6 +147,7 @@ EXTRAS = {
     "line share": _line_share,  # that step x s only
     "stretch": _stretch,        # current busy stretch 1 or 2 intervals old (one-hot), L(r0) at each, L(mean r0, r1) at 2
 }
+UNCLIPPED = ("line", "line share")    # variants given the pair's bytes / the link's unclipped
 SHIPPED = "line share"  # the variant whose inputs are the shipped model's (version 6: `classify.line_features`)
 VARIANTS = ("none", "reverse", "job max", "degree", "siblings", "reverse+job max", "job max+degree",
             "reverse+degree", "siblings+degree", "reverse+job max+degree", "stretch",
@@ -156,8 +158,11 @@ VARIANTS = ("none", "reverse", "job max", "degree", "siblings", "reverse+job max
 
 def extra_inputs(name, counts, ctx, link_bytes):
     """The variant's added inputs, pairs x intervals x k (k = 0 for "none")."""
-    r0 = np.clip(np.asarray(counts, dtype=float) / link_bytes, 0.0, 1.0)
-    cols = [] if name == "none" else [c for part in name.split("+") for c in EXTRAS[part](r0, ctx, link_bytes)]
+    raw = np.asarray(counts, dtype=float) / link_bytes
+    r0 = np.clip(raw, 0.0, 1.0)
+    # the line's share: the pair's bytes over its endpoints', unclipped (as `flows.line_features`)
+    cols = [] if name == "none" else [c for part in name.split("+")
+                                      for c in EXTRAS[part](raw if part in UNCLIPPED else r0, ctx, link_bytes)]
     return np.stack(cols, axis=2) if cols else np.zeros(r0.shape + (0,))
 
 

@@ -5,7 +5,8 @@ simulated runs and Mininet logs, every training pattern weighing the same, the c
 `train_flows.choose_cutoff`'s leave-one-training-pattern-out rule) on every pattern but P (its
 simulated runs AND its Mininet logs left out), then scored on P: accuracy, precision, recall,
 delay and elephants within 2 polls, on P's simulated runs and on every Mininet log of P under
-bench/results. Offline, no lock; about 10 minutes of CPU per variant (run it niced).
+bench/results. Offline, no lock; 10-15 minutes per variant on this loaded 2-core machine (run it
+niced).
 
     .venv/bin/python bench/flowdetect_lopo.py [--variant NAME ...] [--patterns P,Q] [--split]
 
@@ -44,7 +45,8 @@ class Cached:
                 parts = []
                 for run in runs:
                     x = classify.features(flows.VERSION, run.counts, W, R, link, train_flows.totals(run))
-                    gate = (run.counts > 0) & (flows.pair_ages(run.counts, W, link, classify.BUSY) >= train_flows.MIN_AGE)
+                    ages = flows.pair_ages(run.counts, W, link, classify.BUSY)
+                    gate = (run.counts > 0) & (ages >= train_flows.MIN_AGE)
                     self.rows[id(run.counts)] = (x, gate)
                     parts.append((x[gate], np.broadcast_to(run.labels[:, None], run.counts.shape)[gate]))
                 self.design_rows[name] = (np.concatenate([p[0] for p in parts]),
