@@ -136,6 +136,15 @@ def _line_share(r0, ctx, link_bytes):
     return _line(r0, ctx, link_bytes)[1:]
 
 
+def _line_aged(r0, ctx, link_bytes):
+    """`_line_share` split by the pair's age (version 5's, from its first busy interval in the
+    history): young (age <= 2) and old (age >= 3), so that a rise inside a long stretch can weigh
+    otherwise than a flow's first whole interval."""
+    step_s = _line_share(r0, ctx, link_bytes)[0]
+    age = classify._ages(classify.scaled_windows(r0, 32, 1.0), classify.BUSY)
+    return [step_s * (age <= 2), step_s * (age >= 3)]
+
+
 # name -> inputs added to version 5's (each a pairs x intervals array); "a+b" adds both
 EXTRAS = {
     "reverse": _reverse,        # L(reverse's bytes), L(mean of the pair's and its reverse's)
@@ -145,15 +154,16 @@ EXTRAS = {
     "co-started": _co_started,  # L(busiest other pair of the source that began with it), of the destination
     "line": _line,              # r0 >= 10 % after a busy interval (0/1), and x s
     "line share": _line_share,  # that step x s only
+    "line aged": _line_aged,    # that, young and old apart
     "stretch": _stretch,        # current busy stretch 1 or 2 intervals old (one-hot), L(r0) at each, L(mean r0, r1) at 2
 }
-UNCLIPPED = ("line", "line share")    # variants given the pair's bytes / the link's unclipped
+UNCLIPPED = ("line", "line share", "line aged")    # variants given the pair's bytes / the link's unclipped
 SHIPPED = "line share"  # the variant whose inputs are the shipped model's (version 6: `classify.line_features`)
 VARIANTS = ("none", "reverse", "job max", "degree", "siblings", "reverse+job max", "job max+degree",
             "reverse+degree", "siblings+degree", "reverse+job max+degree", "stretch",
             "stretch+job max", "stretch+reverse+job max+degree", "co-started", "co-started+degree",
             "co-started+reverse", "line", "line+degree", "line+reverse",
-            "line share", "line share+stretch", "line share+reverse")
+            "line share", "line share+stretch", "line share+reverse", "line aged")
 
 
 def extra_inputs(name, counts, ctx, link_bytes):

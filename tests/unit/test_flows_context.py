@@ -105,3 +105,17 @@ def test_misses_sorts_elephants_by_when_they_were_flagged():
     run = flowtraffic.Run(counts, labels, starts, [("a", "b"), ("c", "d")])
     got = fc.misses([run], flows.ThresholdClassifier(link_rate=100.0, interval=1.0), 100.0)
     assert got == {"late": [(0.05, 1, False)], "on time": [(0.5, 1, True)]}
+
+
+def test_the_line_variants_are_version_6s_input_and_its_split_by_age():
+    counts = np.array([[0.5, 12.0, 12.0, 5.0, 5.0, 5.0, 12.0], [0.0, 0.0, 36.0, 5.0, 5.0, 5.0, 5.0]])
+    pairs = [("a", "b"), ("a", "c")]
+    ctx = fc.context(counts, pairs, 100.0)
+    share = fc.extra_inputs(fc.SHIPPED, counts, ctx, 100.0)
+    v6 = flows.line_features(counts, 32, 4, 100.0, flows.endpoint_totals(counts, pairs))[..., -1]
+    assert share[..., 0] == pytest.approx(v6) and share[0, :, 0].tolist() == pytest.approx(
+        [0, 0, 0.25, 0, 0, 0, 12 / 17])
+    aged = fc.extra_inputs("line aged", counts, ctx, 100.0)
+    # a -> b's first busy interval is poll 1: poll 2 is age 1 (young), poll 6 age 5 (old)
+    assert aged[0, :, 0].tolist() == pytest.approx([0, 0, 0.25, 0, 0, 0, 0])
+    assert aged[0, :, 1].tolist() == pytest.approx([0, 0, 0, 0, 0, 0, 12 / 17])
