@@ -13,7 +13,8 @@ pair's reverse (B -> A), the job's busiest pair and the pair's hosts' other pair
 interval (`context`), and is trained and judged like the shipped model: the same simulated runs
 and Mininet logs, every training pattern weighing the same, the cutoff by
 `train_flows.choose_cutoff`'s leave-one-training-pattern-out rule, halo3d never trained on. Rows
-as bench/flowdetect_nonlinear.py's, at the rule's cutoff and at the shipped 0.6.
+as bench/flowdetect_nonlinear.py's, at the rule's cutoff and at the shipped 0.6. "none" is version
+5's inputs, "line share" version 6's (the shipped model's, `SHIPPED`).
 
 **Labels.** ``--labels``: rules that mark an elephant on counters (`flows.counterlog.label`: one
 whole interval at >= 10 % of the link; or two consecutive ones; or two whose mean is), each
@@ -40,7 +41,7 @@ from sdnmpi import flows
 from sdnmpi.flows import classify, counterlog
 from sdnmpi.simulator import counterlogs, train_flows
 
-VERSION = 6             # the variants' inputs, registered while one is judged (`inputs`)
+VERSION = 90            # the variants' inputs, registered while one is judged (`inputs`)
 SIDES = 10              # context columns
 L = classify._log_share
 
@@ -119,6 +120,31 @@ def _co_started(r0, ctx, link_bytes):
     return [L(np.clip(ctx[..., k] / link_bytes, 0.0, 1.0)) * on for k in (8, 9)]
 
 
+def _line(r0, ctx, link_bytes):
+    """Which side of the label's line (10 % of the link) the latest interval falls, after a busy
+    one (the label's own test, `flows.counterlog.label`), and that times the pair's share s of its
+    endpoints' bytes: a step one logistic unit cannot build from L(r0)."""
+    before = np.concatenate([np.zeros((len(r0), 1)), r0[:, :-1]], axis=1)
+    step = ((r0 >= 0.1) & (before >= classify.BUSY)).astype(float)
+    share = np.divide((r0 * link_bytes)[..., None], ctx[..., :2], out=np.zeros(ctx.shape[:2] + (2,)),
+                      where=ctx[..., :2] > 0).min(axis=2)
+    return [step, step * share]
+
+
+def _line_share(r0, ctx, link_bytes):
+    """`_line`'s step times the share only (no bare step)."""
+    return _line(r0, ctx, link_bytes)[1:]
+
+
+def _line_aged(r0, ctx, link_bytes):
+    """`_line_share` split by the pair's age (version 5's, from its first busy interval in the
+    history): young (age <= 2) and old (age >= 3), so that a rise inside a long stretch can weigh
+    otherwise than a flow's first whole interval."""
+    step_s = _line_share(r0, ctx, link_bytes)[0]
+    age = classify._ages(classify.scaled_windows(r0, 32, 1.0), classify.BUSY)
+    return [step_s * (age <= 2), step_s * (age >= 3)]
+
+
 # name -> inputs added to version 5's (each a pairs x intervals array); "a+b" adds both
 EXTRAS = {
     "reverse": _reverse,        # L(reverse's bytes), L(mean of the pair's and its reverse's)
@@ -126,18 +152,27 @@ EXTRAS = {
     "degree": _degree,          # 1 / busy pairs of the source, of the destination, min of both x L(r0)
     "siblings": _siblings,      # L(busiest pair of the source), L(of the destination)
     "co-started": _co_started,  # L(busiest other pair of the source that began with it), of the destination
+    "line": _line,              # r0 >= 10 % after a busy interval (0/1), and x s
+    "line share": _line_share,  # that step x s only
+    "line aged": _line_aged,    # that, young and old apart
     "stretch": _stretch,        # current busy stretch 1 or 2 intervals old (one-hot), L(r0) at each, L(mean r0, r1) at 2
 }
+UNCLIPPED = ("line", "line share", "line aged")    # variants given the pair's bytes / the link's unclipped
+SHIPPED = "line share"  # the variant whose inputs are the shipped model's (version 6: `classify.line_features`)
 VARIANTS = ("none", "reverse", "job max", "degree", "siblings", "reverse+job max", "job max+degree",
             "reverse+degree", "siblings+degree", "reverse+job max+degree", "stretch",
             "stretch+job max", "stretch+reverse+job max+degree", "co-started", "co-started+degree",
-            "co-started+reverse")
+            "co-started+reverse", "line", "line+degree", "line+reverse",
+            "line share", "line share+stretch", "line share+reverse", "line aged")
 
 
 def extra_inputs(name, counts, ctx, link_bytes):
     """The variant's added inputs, pairs x intervals x k (k = 0 for "none")."""
-    r0 = np.clip(np.asarray(counts, dtype=float) / link_bytes, 0.0, 1.0)
-    cols = [] if name == "none" else [c for part in name.split("+") for c in EXTRAS[part](r0, ctx, link_bytes)]
+    raw = np.asarray(counts, dtype=float) / link_bytes
+    r0 = np.clip(raw, 0.0, 1.0)
+    # the line's share: the pair's bytes over its endpoints', unclipped (as `flows.line_features`)
+    cols = [] if name == "none" else [c for part in name.split("+")
+                                      for c in EXTRAS[part](raw if part in UNCLIPPED else r0, ctx, link_bytes)]
     return np.stack(cols, axis=2) if cols else np.zeros(r0.shape + (0,))
 
 

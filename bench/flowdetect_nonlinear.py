@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Small nonlinear models in place of the learned classifier's one logistic unit, trained and
-judged exactly like the shipped model (docs/flows.md): version 5's inputs (`flows.host_features`),
+judged exactly like the shipped model (docs/flows.md): the shipped model's inputs (version 6:
+`flows.line_features`; version 5's when the previous round ran these),
 the same simulated runs and Mininet counter logs, every training pattern weighing the same, the
 cutoff of `train_flows.CUTOFFS` with the best leave-one-training-pattern-out timely accuracy, the
 held-out patterns never seen. No lock needed (minutes of CPU per model: run it niced).
@@ -68,7 +69,7 @@ class Mean:
 
 # name -> (model maker(seed), seed)
 MODELS = {
-    "logistic (version 5)": (_logistic, 0),
+    "logistic (shipped)": (_logistic, 0),
     "MLP 8 relu": (_mlp((8,), "relu", 1e-4), 0),
     "MLP 16 relu": (_mlp((16,), "relu", 1e-4), 0),
     "MLP 8 tanh, alpha 1e-3": (_mlp((8,), "tanh", 1e-3), 0),
@@ -83,12 +84,12 @@ MODELS = {
 
 
 class Scored(flows.LearnedClassifier):
-    """The learned classifier's gates (bytes now, min_age) and inputs (version 5) around a
-    scikit-learn model's probability."""
+    """The learned classifier's gates (bytes now, min_age) and inputs (the shipped version's,
+    `flows.VERSION`) around a scikit-learn model's probability."""
     def __init__(self, model, cutoff):
-        super().__init__(np.zeros(train_flows.DEFAULT_RECENT + flows.classify.FEATURES[5][1]), 0.0, LINK,
-                         INTERVAL, cutoff=cutoff, history=train_flows.DEFAULT_WINDOW,
-                         recent=train_flows.DEFAULT_RECENT, version=5, min_age=train_flows.MIN_AGE)
+        super().__init__(np.zeros(train_flows.DEFAULT_RECENT + flows.classify.FEATURES[flows.VERSION][1]), 0.0,
+                         LINK, INTERVAL, cutoff=cutoff, history=train_flows.DEFAULT_WINDOW,
+                         recent=train_flows.DEFAULT_RECENT, version=flows.VERSION, min_age=train_flows.MIN_AGE)
         self.model = model
 
     def probability(self, counts, totals=None):

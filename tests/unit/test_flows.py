@@ -80,7 +80,7 @@ def test_a_valid_model_file_loads(tmp_path):
 
 @pytest.mark.parametrize("changes, words", [
     ({"format": "pickle"}, "not an sdnmpi-flows-model"),
-    ({"version": 6}, "version 6, this code reads 1, 2, 3, 4, 5"),
+    ({"version": 7}, "version 7, this code reads 1, 2, 3, 4, 5, 6"),
     ({"version": True}, "version True"),
     ({"version": 2}, "recent must be an integer in 1..3"),                        # v2 without recent
     ({"version": 2, "recent": 2}, "list of 10 numbers (recent + 8)"),
@@ -225,7 +225,7 @@ def test_v5_shares_of_the_endpoints_bytes():
 def test_a_v5_model_needs_the_endpoint_totals(tmp_path):
     weights = np.zeros(2 + 14 + 3)
     weights[16] = 20.0                       # an elephant: the only pair of its hosts
-    flows.save_model(tmp_path / "m.json", weights, -15.0, cutoff=0.5, history=8, recent=2, min_age=1)
+    flows.save_model(tmp_path / "m.json", weights, -15.0, cutoff=0.5, history=8, recent=2, min_age=1, version=5)
     clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
     assert (clf.version, clf.needs_totals) == (5, True)
     pairs = [("a", "b"), ("c", "b"), ("c", "d")]
@@ -239,3 +239,46 @@ def test_a_v5_model_needs_the_endpoint_totals(tmp_path):
     with pytest.raises(ValueError, match="needs the endpoint totals"):
         clf.flags(counts)
     assert not flows.ThresholdClassifier(link_rate=LINK).flags(counts, None)[:, 0].any()
+
+
+def test_v6_marks_the_labels_line_times_the_share(tmp_path):
+    # a -> b crosses 10 % of the link after a busy interval at poll 2; at poll 1 it was not busy before
+    pairs = [("a", "b"), ("a", "c")]
+    counts = np.array([[0.5, 12, 12, 5], [0, 0, 36, 5]], dtype=float)
+    totals = flows.endpoint_totals(counts, pairs)
+    x = flows.line_features(counts, 4, 2, LINK, totals)
+    assert x.shape == (2, 4, 2 + 14 + 3 + 1)
+    assert (x[..., :-1] == flows.host_features(counts, 4, 2, LINK, totals)).all()    # version 5's first
+    # poll 0: under the line; poll 1: 12 % after 0.5 % (not busy); poll 2: 12 % after 12 %, a -> b
+    # carries 12 of a's 48 bytes (s = 0.25); poll 3: under the line again
+    assert x[0, :, -1].tolist() == [0.0, 0.0, 0.25, 0.0]
+    assert x[1, :, -1].tolist() == [0.0, 0.0, 0.0, 0.0]       # 36 % after an idle interval
+    weights = np.zeros(2 + 14 + 3 + 1)
+    weights[-1] = 40.0                       # an elephant: over the line with a share above 1/8
+    flows.save_model(tmp_path / "m.json", weights, -5.0, cutoff=0.5, history=4, recent=2, min_age=1)
+    clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
+    assert (clf.version, clf.needs_totals) == (6, True)
+    assert flows.first_flags(clf.flags(counts, totals)).tolist() == [2, -1]
+
+
+HALO_PAIRS = [("a", "b"), ("a", "c"), ("a", "d"), ("e", "b"), ("f", "b")]
+
+
+def halo_rise():
+    """Mininet halo3d's late elephants in small (docs/flows-mininet.md): a -> b shares its hosts'
+    links with 2 more pairs each, all at 5 % of the link, until the others end and it runs at
+    11.5-12 % from poll 7: an elephant by the counter label, from poll 6 (the busy interval
+    before its first heavy one), so flagged within 2 polls only if flagged at poll 7."""
+    pct = [0, 2, 5, 5, 5, 5, 5, 11.5, 12, 12, 12, 0]
+    other = [0, 2, 5, 5, 5, 5, 5, 5, 2, 0, 0, 0]
+    return np.array([pct] + [other] * 4, dtype=float)
+
+
+def test_the_shipped_model_flags_a_halo_pair_at_its_first_heavy_interval():
+    counts = halo_rise()
+    labels, starts = flows.counterlog.label(counts, LINK)
+    assert labels.tolist() == [True, False, False, False, False] and starts[0] == 6
+    clf = flows.load_model(flows.DEFAULT_MODEL, link_rate=LINK, interval=1.0)
+    first = flows.first_flags(clf.flags(counts, flows.endpoint_totals(counts, HALO_PAIRS)))
+    # version 5 flagged it one poll later (poll 8: 3 polls); the others are mice
+    assert first.tolist() == [7, -1, -1, -1, -1]

@@ -46,13 +46,13 @@ def test_extra_inputs():
     assert fc.stretch_ages(np.array([[0.0, 0.02, 0.5, 0.005, 0.3, 0.3, 0.3]])).tolist() == [[0, 0, 1, 0, 0, 1, 2]]
 
 
-def test_none_judges_like_train_flows_and_restores_the_model_code():
+def test_the_shipped_variant_judges_like_train_flows_and_restores_the_model_code():
     patterns = ["shift", "alltoall", "allreduce-mice", "halo3d", "cg"]
     data = train_flows.dataset(patterns, 1, 5, nl.LINK, nl.INTERVAL, train_flows.TRACE_DIR)
     train, held = ["shift", "alltoall", "allreduce-mice"], ["halo3d", "cg"]
     every = {"mininet-halo3d": data["halo3d"], "mininet-alltoall": data["alltoall"]}
     totals, version = train_flows.totals, flows.VERSION
-    rows, rule = fc.evaluate("none", data, every, train, held)
+    rows, rule = fc.evaluate(fc.SHIPPED, data, every, train, held)
     assert (train_flows.totals, flows.VERSION, fc.VERSION in classify.FEATURES) == (totals, version, False)
     want, cv = train_flows.choose_cutoff(data, train, nl.LINK, nl.INTERVAL, train_flows.DEFAULT_WINDOW,
                                          train_flows.DEFAULT_RECENT, 0)
@@ -62,7 +62,7 @@ def test_none_judges_like_train_flows_and_restores_the_model_code():
     learned = train_flows._learned(weights, bias, nl.LINK, nl.INTERVAL, rule, train_flows.DEFAULT_WINDOW,
                                    train_flows.DEFAULT_RECENT)
     assert rows[rule]["halo3d"] == pytest.approx(train_flows.score(learned, data["halo3d"])["within_2"])
-    more, _ = fc.evaluate("reverse+degree", data, every, train, held)    # more inputs, other weights
+    more, _ = fc.evaluate("none", data, every, train, held)              # version 5's inputs, other weights
     assert more[0.6] != rows[0.6]
 
 
@@ -89,10 +89,10 @@ def test_counter_labelled_relabels_simulated_runs_only():
 
 def test_both_scripts_judge_the_shipped_model_alike(capsys):
     """The scripts' tables over the recorded data (bench/results): the logistic unit of
-    flowdetect_nonlinear and the "none" variant here are the shipped model, at its cutoff."""
-    assert nl.main(["--only", "logistic (version 5)"]) == 0
+    flowdetect_nonlinear and the shipped variant here (version 6) are the shipped model, at its cutoff."""
+    assert nl.main(["--only", "logistic (shipped)"]) == 0
     unit = capsys.readouterr().out.splitlines()[-1].split("|")[2:]
-    assert fc.main(["--only", "none"]) == 0
+    assert fc.main(["--only", fc.SHIPPED]) == 0
     none = capsys.readouterr().out.splitlines()[-1].split("|")[2:]
     shipped = flows.load_model(flows.DEFAULT_MODEL)
     assert unit == none and float(unit[0]) == shipped.cutoff
@@ -105,3 +105,17 @@ def test_misses_sorts_elephants_by_when_they_were_flagged():
     run = flowtraffic.Run(counts, labels, starts, [("a", "b"), ("c", "d")])
     got = fc.misses([run], flows.ThresholdClassifier(link_rate=100.0, interval=1.0), 100.0)
     assert got == {"late": [(0.05, 1, False)], "on time": [(0.5, 1, True)]}
+
+
+def test_the_line_variants_are_version_6s_input_and_its_split_by_age():
+    counts = np.array([[0.5, 12.0, 12.0, 5.0, 5.0, 5.0, 12.0], [0.0, 0.0, 36.0, 5.0, 5.0, 5.0, 5.0]])
+    pairs = [("a", "b"), ("a", "c")]
+    ctx = fc.context(counts, pairs, 100.0)
+    share = fc.extra_inputs(fc.SHIPPED, counts, ctx, 100.0)
+    v6 = flows.line_features(counts, 32, 4, 100.0, flows.endpoint_totals(counts, pairs))[..., -1]
+    assert share[..., 0] == pytest.approx(v6) and share[0, :, 0].tolist() == pytest.approx(
+        [0, 0, 0.25, 0, 0, 0, 12 / 17])
+    aged = fc.extra_inputs("line aged", counts, ctx, 100.0)
+    # a -> b's first busy interval is poll 1: poll 2 is age 1 (young), poll 6 age 5 (old)
+    assert aged[0, :, 0].tolist() == pytest.approx([0, 0, 0.25, 0, 0, 0, 0])
+    assert aged[0, :, 1].tolist() == pytest.approx([0, 0, 0, 0, 0, 0, 12 / 17])
