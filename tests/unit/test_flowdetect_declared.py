@@ -43,6 +43,15 @@ def _declared_permutation(sim, jobs, job, seed=1):
     return declared
 
 
+def _declared_job(fab):
+    """(sim, jobs, service, threshold FlowDetection, job on every host, its declared permutation
+    (`_declared_permutation`), the job's installed flows)."""
+    sim, jobs, service = fab
+    job = register(sim, jobs, sim.hosts())
+    declared = _declared_permutation(sim, jobs, job)
+    return sim, jobs, service, flowdetect.FlowDetection(threshold()), job, declared, job.flows()
+
+
 def test_declared_routes_that_load_the_live_traffic_worse_are_released_after_three_polls(fab, caplog):
     sim, jobs, service = fab
     fd = flowdetect.FlowDetection(threshold())
@@ -116,11 +125,7 @@ def test_ack_streams_do_not_hide_a_mismatch(fab):
 
 
 def test_declared_routes_that_match_the_live_traffic_stay(fab):
-    sim, jobs, service = fab
-    fd = flowdetect.FlowDetection(threshold())
-    job = register(sim, jobs, sim.hosts())
-    declared = _declared_permutation(sim, jobs, job)
-    installed = job.flows()
+    sim, jobs, service, fd, job, declared, installed = _declared_job(fab)
     match = [(sim.host_ip[f.src], sim.host_ip[f.dst]) for f in declared]
     poll(sim, jobs, service, fd, {})
     for k in range(1, 6):
@@ -192,10 +197,7 @@ def test_after_the_release_the_jobs_elephants_get_the_planners_routes(fab):
     """Once its declaration is proven wrong, the job is undeclared: its elephants, flagged while
     the declaration won (left to it), are routed by the planner at the release, under the job's
     cookie; before, they stayed on the default routes (the job dormant, its demand kept)."""
-    sim, jobs, service = fab
-    fd = flowdetect.FlowDetection(threshold())
-    job = register(sim, jobs, sim.hosts())
-    declared = _declared_permutation(sim, jobs, job)
+    sim, jobs, service, fd, job, declared, _installed = _declared_job(fab)
     live = _plannable_mismatch(sim, declared)
     ip = {(sim.host_ip[f.src], sim.host_ip[f.dst]) for f in live}
     _released(sim, jobs, service, fd, job, live)
@@ -223,11 +225,7 @@ def test_after_the_release_the_jobs_elephants_get_the_planners_routes(fab):
 
 
 def test_a_new_declaration_after_the_release_wins_again(fab):
-    sim, jobs, service = fab
-    fd = flowdetect.FlowDetection(threshold())
-    job = register(sim, jobs, sim.hosts())
-    declared = _declared_permutation(sim, jobs, job)
-    installed = job.flows()
+    sim, jobs, service, fd, job, declared, installed = _declared_job(fab)
     live = _plannable_mismatch(sim, declared)
     sent = _released(sim, jobs, service, fd, job, live)
     assert job.traffic.routes[0].router == "sdn-optimal" and fd.counters["routed"] == len(live)
