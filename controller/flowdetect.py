@@ -15,9 +15,11 @@ where they are (halo3d: D-mod-K is optimal, and a plan of a part of its pairs is
 
 Hints and profiles win: a job whose traffic demands are not exactly what detection declared (the
 job sent `traffic`) gets no detected routes. But a declaration that does not match the live traffic
-loses its routes: when, for MISMATCH_POLLS polls in a row, the job's installed routes load its busy
-pairs' busiest link more than the default routes would (the same score), the job goes dormant (one
-log line; its next phase entry or declaration brings the routes back). Release: dynamic phase detection
+is withdrawn: when, for MISMATCH_POLLS polls in a row, the job's installed routes load its busy
+pairs' busiest link more than the default routes would (the same score), its demands and routes go
+(jobtraffic.withdraw; one log line), so the job is undeclared: its flagged pairs are routed at once
+like any undeclared job's, and so are the pairs flagged later, until the job declares again (a
+`traffic` op; a phase entry alone brings nothing back). Release: dynamic phase detection
 (controller/jobidle.py) makes an idle job dormant and removes its routes; detection then forgets
 the job's detected pairs (`PairCounters.rearm`) so that the next busy phase is detected anew, and
 its next declaration wakes the job.
@@ -210,11 +212,11 @@ class FlowDetection:
         return model, (mac if model is not None else None)
 
     def _check_declared(self, service, job):
-        """Releases the routes of a job that declared its traffic (a profile, hints) when they
-        load its busy data pairs' (`_data_pairs`) busiest link more than the default routes would,
-        MISMATCH_POLLS polls in a row (reroute.busiest, other jobs' load included): the declaration
-        does not match the live traffic. The job goes dormant (jobtraffic.idle) until its next phase entry or
-        declaration."""
+        """Withdraws the declaration of a job that declared its traffic (a profile, hints) when its
+        routes load the job's busy data pairs' (`_data_pairs`) busiest link more than the default
+        routes would, MISMATCH_POLLS polls in a row (reroute.busiest, other jobs' load included):
+        it does not match the live traffic. The job is then undeclared (jobtraffic.withdraw) until
+        it declares again, and its flagged pairs are routed as detected ones (`_route_flagged`)."""
         current = {}
         for phase in sorted(job.traffic.routes):
             current.update(_overrides(job.traffic.routes[phase]))
@@ -243,7 +245,7 @@ class FlowDetection:
             return
         self.mismatch.pop(job.id)
         try:
-            rpc_traffic.install(service, job, lambda: jobtraffic.idle(core, service.jobs, job))
+            rpc_traffic.install(service, job, lambda: jobtraffic.withdraw(core, service.jobs, job))
         except schema.RpcError as err:
             LOG.warning("flow detection: job %d: releasing its declared routes failed: %s", job.id, err)
             return
@@ -254,7 +256,21 @@ class FlowDetection:
                               "default_flows": fabric})
         LOG.warning("flow detection: job %d: its declared routes put %d flows on the busiest link of its %d busy "
                     "pairs, the default %s routes %d, for %d polls: released (the profile or hints do not match "
-                    "the live traffic)", job.id, declared, len(busy), core.routing, fabric, MISMATCH_POLLS)
+                    "the live traffic); the job counts as undeclared until it declares again", job.id, declared,
+                    len(busy), core.routing, fabric, MISMATCH_POLLS)
+        self._route_flagged(service, job)
+
+    def _route_flagged(self, service, job):
+        """A job whose declaration was withdrawn: what detection routed for it before goes with
+        the declaration (its phase 0), and its pairs flagged so far (left to the declaration) are
+        routed now like an undeclared job's newly flagged pairs."""
+        self.detected.pop(job.id, None)
+        self.owned.pop(job.id, None)
+        readings = self.counting.readings()
+        flagged = {p: max(1, int(readings.get(p, 1))) for p in sorted(self.book.flagged)
+                   if self.counting.job_of.get(p) == job.id}
+        if flagged:
+            self._route(service, job, flagged)
 
     def _choice(self, service, job, detected):
         """Which routes load the job's busy pairs least (primitives.reroute.choose): 'planned'

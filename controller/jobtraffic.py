@@ -22,6 +22,9 @@ flow detection's guard (primitives/reroute.py), applied to declared demands (doc
 Dynamic phase detection (controller/jobidle.py) makes a job *dormant*: every route goes, the
 phases stay as they are, and the next `enter` of a phase or the next `declare` brings back every
 wanted phase.
+Flow detection's mismatch check *withdraws* a declaration that loads the job's live traffic
+worse than the default routes (`withdraw`): its demands go too, so the job is undeclared (flow
+detection routes its elephants) until it declares again.
 
 Faucet style: the functions change the job's state and return the OpenFlow messages that take the
 switches there (``jobroutes.sync_jobs``: every job's installed flows to what it needs); the caller
@@ -237,6 +240,16 @@ def idle(core, jobs, job):
     goes. The next `move` into a phase or `declare` brings them back."""
     job.traffic.dormant = True
     job.traffic.routes.clear()
+    return jobroutes.sync_jobs(core, jobs)
+
+
+def withdraw(core, jobs, job):
+    """The job's declaration was proven wrong for its live traffic (flow detection's mismatch
+    check): every declared phase's demand and routes go, so the job is undeclared, as if it had
+    never sent `traffic`, until its next `declare`. Where its ranks are stays (a phase entry alone
+    brings nothing back: no phase has a demand). Returns the messages."""
+    t = job.traffic
+    t.demands, t.routers, t.routes, t.dormant = {}, {}, {}, False
     return jobroutes.sync_jobs(core, jobs)
 
 

@@ -10,9 +10,10 @@ show its per-job flows on the planner's paths (tests/integration/ovs_routes.py).
 
 - Mismatch: the job then sends MOVED (a profile pair the plan moves off its D-mod-K spine) and
   OTHER (not in the profile) with iperf3. On the profile's routes both reach one leaf through the
-  same spine; on D-mod-K's they do not. After MISMATCH_POLLS polls the controller releases the
-  job's routes: its flows are gone from every bridge, and both elephants run on the default
-  routes (the job's demand stays declared, so detection leaves them there: hints win).
+  same spine; on D-mod-K's they do not. After MISMATCH_POLLS polls the controller withdraws the
+  profile: the job is undeclared, so detection routes both elephants with the planner
+  (sdn-optimal, under the job's cookie): the OVS dumps show the job's flows for exactly those
+  two pairs (and their ACKs), on ways that put one flow on a link, carrying their packets.
 - Control: another job declares the same profile and sends MOVED and MATCHING, both profile pairs.
   Its routes stay for twice MISMATCH_POLLS polls after both are flagged, and carry their packets.
   The elephants' TCP ACK streams ride the profile's reverse routes; where they reach the 1 % busy
@@ -142,6 +143,14 @@ def flagged(ctl, job, live):
     return state["counters"]["polls"] if set(live) <= seen else None
 
 
+def routed(ctl, job, live):
+    """The job's entry of GET /sdnmpi/jobs once detection's phase 0 routes every live pair."""
+    doc = job_doc(ctl, job)
+    active = doc["traffic"]["active"].get("0") if doc else None
+    done = detection(ctl)["jobs"].get(str(job)) == len(live) and active and active["pairs"] == len(live)
+    return doc if done and active["flows"] else None
+
+
 def test_a_profile_that_does_not_match_the_live_traffic_is_released(declared):
     ctl, fab, conn, job, token, topo, installed = declared
     live = [pair(MOVED), pair(OTHER)]
@@ -156,24 +165,20 @@ def test_a_profile_that_does_not_match_the_live_traffic_is_released(declared):
         # after the elephants started) at the earliest
         assert entry["poll"] >= quiet + MISMATCH_POLLS - 1, (quiet, entry)
         assert entry["busy_pairs"] >= 2 and entry["declared_flows"] > entry["default_flows"], entry
-        # confirmed by every switch's barrier before it is listed: gone from OVS
-        assert job_flows(fab, job) == {}
-        doc = job_doc(ctl, job)
-        assert doc["routes"] == [] and doc["traffic"]["dormant"] and doc["traffic"]["phases"]["0"]["pairs"] == 8
-        # both elephants on the default routes, and their packets on them
-        tabs = tables(fab)
-        default = default_ways(topo, live)
-        for src, dst in live:
-            way = walk(topo, tabs, src, dst)
-            assert [d for d, _p, _f in way] == default[src, dst]
-            assert all((f["cookie"], f["priority"]) == (C.COOKIE_ROUTE, C.PRIORITY_ROUTE) for _d, _p, f in way)
+        # the job is undeclared: detection routes both elephants with the planner (those flagged
+        # before the release at the release, the others when flagged), under the job's cookie
+        doc = wait_for(lambda: routed(ctl, job, live), WAIT_S, "both elephants routed by detection")
+        assert not doc["traffic"]["dormant"] and doc["traffic"]["phases"] == {"0": {"pairs": 2, "router": "sdn-optimal"}}
+        ways = switches(check_job(ctl, fab, job, topo))       # OVS holds what the controller installed
+        assert set(ways) <= set(live) | {p[::-1] for p in live} and set(live) <= set(ways)
+        assert scores(topo, ways, live)[0] == (1, 1)      # one flow a link, as D-mod-K; the profile put 2
         before = {p: carried(fab, topo, *p) for p in live}
+        for p in live:
+            assert [d for d, _n in before[p]] == ways[p]
         wait_for(lambda: all(n - n0 > 100 for p in live for (_d, n), (_d0, n0) in zip(carried(fab, topo, *p), before[p])),
-                 10, "the elephants' packets on the default routes")
-        assert [p.poll() for p in procs] == [None, None]          # still sending at the release
-        wait_for(lambda: flagged(ctl, job, live), WAIT_S, "both elephants flagged (and left to the profile)")
-    assert detection(ctl)["counters"]["left_to_hints"] >= 2
-    assert job_flows(fab, job) == {}
+                 10, "the elephants' packets on the planner's routes")
+        assert [p.poll() for p in procs] == [None, None]          # still sending
+    assert {(d["src"], d["dst"]) for d in detection(ctl)["recent"] if d["job"] == job} >= set(live)
     assert conn.call("release", job=job, token=token)["status"] == "ok"
 
 
