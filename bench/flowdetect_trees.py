@@ -7,6 +7,7 @@ logistic unit cannot? Offline, no lock (run it niced).
 
     .venv/bin/python bench/flowdetect_trees.py [--only NAME ...]            # the shipped split
     .venv/bin/python bench/flowdetect_trees.py --lopo [--patterns P,Q] [--only NAME ...]
+    .venv/bin/python bench/flowdetect_trees.py --shares     # step x s where elephants begin
 
 Every model is trained on version 6's 22 inputs (`flows.line_features`, the flowdetect_context.py
 variant "line share") with the learned classifier's gates (bytes in the interval, `MIN_AGE`),
@@ -15,7 +16,8 @@ leave-one-training-pattern-out rule (bench/flowdetect_lopo.py's `Cached`, which 
 `sdnmpi-sim train-flows`). Default: the shipped command's split; one row per model (held-out
 figures, halo3d within 2 polls on every Mininet halo3d log, Mininet alltoall mice flagged,
 simulated CG precision), then every Mininet pattern's within 2 polls and accuracy on every log.
-``--lopo``: every pattern held out in turn, as bench/flowdetect_lopo.py.
+``--lopo``: every pattern held out in turn, as bench/flowdetect_lopo.py. ``--shares``: where
+each pattern's elephants begin, version 6's step x share input, and its mice that reach 0.25.
 """
 import argparse
 import sys
@@ -166,11 +168,39 @@ def print_by_pattern(by_pattern):
                   f"| {f(sc['precision'])} | {f(sc['recall'])} | {f(sc['timely_accuracy'])} |")
 
 
-def main(argv=None):
+def shares_report(cache, runs_by_name, fraction=0.25):
+    """Prints, per pattern, step x s (version 6's last input) where its elephants become ones (the
+    label's start or the next interval: within 2 polls), and its mice whose step x s ever reaches
+    ``fraction`` within the learned classifier's gates."""
+    print(f"| data | elephants | step x s within 2 polls: median (p25-p75) | >= {fraction} | mice "
+          f"| mice reaching {fraction} |")
+    print("|" + "---|" * 6)
+    for name, runs in sorted(runs_by_name.items()):
+        at, mice, reach = [], 0, 0
+        for run in runs:
+            x, gate = cache.rows[id(run.counts)]
+            for i, big in enumerate(run.labels):
+                if big:
+                    at.append(x[i, run.starts[i]:run.starts[i] + 2, -1].max(initial=0.0))
+                else:
+                    mice += 1
+                    reach += int((x[i, gate[i], -1] >= fraction).any())
+        at = np.array(at)
+        q = (" / ".join(f"{v:.2f}" for v in np.percentile(at, [50, 25, 75])) if len(at) else "-")
+        print(f"| {name} | {len(at)} | {q} | {np.mean(at >= fraction) if len(at) else 0:.2f} | {mice} | {reach} |")
+
+
+def parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", action="append", choices=sorted(MODELS), help="this model only (repeatable)")
     p.add_argument("--lopo", action="store_true", help="every pattern held out in turn")
     p.add_argument("--patterns", help="with --lopo: comma-separated base patterns to hold out")
+    p.add_argument("--shares", action="store_true", help="step x s where each pattern's elephants begin")
+    return p
+
+
+def main(argv=None):
+    p = parser()
     args = p.parse_args(argv)
     try:
         data, tests = nl.load(False)
@@ -178,6 +208,9 @@ def main(argv=None):
         p.error(str(exc))                   # exits with status 2
     names = args.only or list(MODELS)
     cache = Models(ctx.SHIPPED, {**data, **{"every " + k: v for k, v in tests.items()}}, None)
+    if args.shares:
+        shares_report(cache, {**{k: v for k, v in data.items() if not k.startswith(counterlogs.PREFIX)}, **tests})
+        return 0
     if args.lopo:
         bases = sorted({lopo.base_of(n) for n in list(data) + list(tests)})
         wanted = [b.strip() for b in args.patterns.split(",")] if args.patterns else bases

@@ -46,3 +46,14 @@ def test_the_gate_and_the_rule_act_where_the_share_reaches_the_fraction():
     either = trees.Either(0.25).fit(x, y, w)
     p = either.predict_proba(x)[:, 1]
     assert (p[100:] == 1.0).all() and (p[:100] < 1.0).all()
+
+
+def test_shares_report_puts_alltoall_steps_under_a_halos(capsys):
+    data = _data()
+    trees.shares_report(trees.Models(fc.SHIPPED, data, None), data)
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in capsys.readouterr().out.splitlines()}
+    halo, alltoall = rows["halo3d"], rows["alltoall"]
+    assert int(halo[1]) > 0 and int(alltoall[1]) > 0
+    # a simulated all-to-all pair steps at 1/8 of its hosts' bytes, a halo3d pair at 1/4
+    assert float(alltoall[2].split(" / ")[0]) < 0.2 < float(halo[2].split(" / ")[0])
+    assert float(alltoall[3]) < 0.25 < float(halo[3])
