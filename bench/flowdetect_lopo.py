@@ -52,15 +52,21 @@ class Cached:
                 self.design_rows[name] = (np.concatenate([p[0] for p in parts]),
                                           np.concatenate([p[1] for p in parts]))
 
-    def fit(self, names, seed=0):
-        """(weights, bias) as `train_flows.fit` on the patterns ``names``."""
-        from sklearn.linear_model import LogisticRegression
+    def design(self, names):
+        """(inputs, labels, sample weights) of the patterns ``names`` as `train_flows.design`'s:
+        every pattern weighing the same."""
         parts = [self.design_rows[n] for n in names if len(self.design_rows[n][1])]
         x = np.concatenate([p[0] for p in parts])
         y = np.concatenate([p[1] for p in parts])
         w = np.concatenate([np.full(len(y_), len(y) / (len(parts) * len(y_))) for _, y_ in parts])
         if len(np.unique(y)) < 2:
             raise train_flows.TrainError("one class only")
+        return x, y, w
+
+    def fit(self, names, seed=0):
+        """(weights, bias) as `train_flows.fit` on the patterns ``names``."""
+        from sklearn.linear_model import LogisticRegression
+        x, y, w = self.design(names)
         model = LogisticRegression(C=1.0, max_iter=5000, random_state=seed).fit(x, y, sample_weight=w)
         return model.coef_[0], float(model.intercept_[0])
 
@@ -108,9 +114,7 @@ def main(argv=None):
     wanted = [b.strip() for b in args.patterns.split(",")] if args.patterns else bases
     f = train_flows._fmt
     thresh = flows.ThresholdClassifier(link_rate=nl.LINK, interval=nl.INTERVAL)
-    print("| held out | data | runs | classifier | cutoff | pairs | elephants | accuracy | precision | recall "
-          "| delay median | delay max | within 2 polls | timely accuracy |")
-    print("|" + "---|" * 14)
+    print_header()
     for variant in args.variant or ["none"]:
         cache = Cached(variant, {**data, **{"every " + k: v for k, v in tests.items()}})
         if args.split:
@@ -123,22 +127,38 @@ def main(argv=None):
                   f"{f(s['within_2'])}, accuracy {f(s['accuracy'])}, precision {f(s['precision'])}; every "
                   f"Mininet halo3d log within 2 {f(train_flows.score(clf, tests['mininet-halo3d'])['within_2'])}")
             continue
-        for base in wanted:
-            train = [n for n in sorted(data) if base_of(n) != base]
-            cutoff, _cv = cache.choose_cutoff(data, train)
-            w, b = cache.fit(train)
-            clf = cache.classifier(w, b, cutoff)
-            runs_of = {n: data[n] for n in data if n == base}
-            if counterlogs.PREFIX + base in tests:
-                runs_of[counterlogs.PREFIX + base] = tests[counterlogs.PREFIX + base]
-            for name, runs in sorted(runs_of.items()):
-                for label, sc, c in ((f"learned ({variant})", train_flows.score(clf, runs), cutoff),
-                                     ("threshold", train_flows.score(thresh, runs), "-")):
-                    print(f"| {base} | {name} | {len(runs)} | {label} | {c} | {sc['pairs']} | {sc['elephants']} "
-                          f"| {f(sc['accuracy'])} | {f(sc['precision'])} | {f(sc['recall'])} "
-                          f"| {f(sc['delay_median'])} | {f(sc['delay_max'])} | {f(sc['within_2'])} "
-                          f"| {f(sc['timely_accuracy'])} |", flush=True)
+        held_out_rows(cache, data, tests, wanted, f"learned ({variant})", thresh)
     return 0
+
+
+def print_header():
+    print("| held out | data | runs | classifier | cutoff | pairs | elephants | accuracy | precision | recall "
+          "| delay median | delay max | within 2 polls | timely accuracy |")
+    print("|" + "---|" * 14)
+
+
+def held_out_rows(cache, data, tests, wanted, label, thresh=None):
+    """Prints, for each base pattern of ``wanted``, ``cache``'s classifier trained (weights and
+    cutoff rule) without it and scored on its simulated runs and every Mininet log of it (and the
+    threshold classifier ``thresh``'s row beside, when given)."""
+    f = train_flows._fmt
+    for base in wanted:
+        train = [n for n in sorted(data) if base_of(n) != base]
+        cutoff, _cv = cache.choose_cutoff(data, train)
+        w, b = cache.fit(train)
+        clf = cache.classifier(w, b, cutoff)
+        runs_of = {n: data[n] for n in data if n == base}
+        if counterlogs.PREFIX + base in tests:
+            runs_of[counterlogs.PREFIX + base] = tests[counterlogs.PREFIX + base]
+        for name, runs in sorted(runs_of.items()):
+            rows = [(label, train_flows.score(clf, runs), cutoff)]
+            if thresh is not None:
+                rows.append(("threshold", train_flows.score(thresh, runs), "-"))
+            for lab, sc, c in rows:
+                print(f"| {base} | {name} | {len(runs)} | {lab} | {c} | {sc['pairs']} | {sc['elephants']} "
+                      f"| {f(sc['accuracy'])} | {f(sc['precision'])} | {f(sc['recall'])} "
+                      f"| {f(sc['delay_median'])} | {f(sc['delay_max'])} | {f(sc['within_2'])} "
+                      f"| {f(sc['timely_accuracy'])} |", flush=True)
 
 
 if __name__ == "__main__":
