@@ -42,4 +42,3 @@ def place(graph, flows, load=None, by_bytes=False):
         total.add_path(graph, path, flow.bytes)
         paths[flow.src, flow.dst] = path
     return paths
-
