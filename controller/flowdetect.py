@@ -320,7 +320,12 @@ class FlowDetection:
         the topology, a plan that fails (the declaration then reports it)."""
         core = service.core
         graph = core.topology.graph()
-        busy = set(self._data_pairs(self._busy(job.id))) | set(detected)
+        busy = set(self._busy(job.id))
+        acks = busy - set(self._data_pairs(busy)) - set(detected)
+        if acks:
+            LOG.info("flow detection: job %d: %d busy pairs carry only TCP ACKs: left out of the routing choice",
+                     job.id, len(acks))
+        busy = (busy - acks) | set(detected)
         model, mac = self._default_model(core, graph, busy)
         if model is None:
             return "planned", None
