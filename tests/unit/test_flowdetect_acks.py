@@ -11,7 +11,7 @@ import pytest
 from sdnmpi.controller import flowcount, flowdetect
 from sdnmpi.primitives import PAIR_ROUTERS, fabric, pairs, reroute
 
-from test_flowdetect import LINK, Tcp, fab, poll, register, threshold  # noqa: F401  (fab: the fixture)
+from test_flowdetect import FRAME, LINK, Tcp, fab, poll, register, threshold  # noqa: F401  (fab: the fixture)
 
 SEED = 37     # a random permutation of the 16 hosts (random.Random(SEED).shuffle) with 11 pairs across edges
 
@@ -92,5 +92,5 @@ def test_the_payload_tells_an_ack_stream_from_a_data_pair(fab):
         poll(sim, jobs, service, fd, tcp.bytes, tcp.packets)
         assert bool(fd.packets) == known and ((c, d) in fd.packets) == known
         assert fd._data_pairs(fd._busy(job.id)) == sorted([(a, b), (d, c)] + [(c, d)] * known)
-    frames = -(-int(0.9 * LINK) // 1514)
+    frames = -(-int(0.9 * LINK) // FRAME)
     assert fd.packets[b, a] == -(-frames // 2) and fd.packets[a, b] == frames     # ACKs, data frames
