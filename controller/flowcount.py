@@ -5,7 +5,8 @@ registered job's hosts that sit on different edge switches, one entry on A's edg
 ``eth_type=IPv4, ipv4_src=A, ipv4_dst=B -> goto_table(routing)`` with the cookie
 ``C.COOKIE_COUNT | job id``. The switch counts the pair's bytes as they enter the fabric; no packet
 goes to the controller. A poll is one OFPFlowStatsRequest per edge switch holding entries,
-filtered by table and cookie kind; its replies give each pair's cumulative ``byte_count``.
+filtered by table and cookie kind; its replies give each pair's cumulative ``byte_count`` and
+``packet_count`` (the packets tell a TCP ACK stream from data: controller/flowdetect.py).
 
 Pairs on one edge switch are not counted: no job route can change their path. A pair of two jobs
 is counted once, for the job with the smaller id. At most ``max_entries`` entries fabric-wide (job
@@ -21,6 +22,7 @@ from . import ofmsgs
 
 LOG = logging.getLogger(__name__)
 DEFAULT_MAX_ENTRIES = 4096
+UNAVAILABLE = 2 ** 64 - 1          # OpenFlow: a counter the switch does not keep reads all ones
 
 
 def pair_match(dp, src_ip, dst_ip):
@@ -59,6 +61,7 @@ class CountingTable:
         self.left_out = 0        # pairs over the cap at the last sync
         self._waiting = set()    # dpids whose reply to the current poll is not complete
         self._readings = {}      # (src ip, dst ip) -> byte count, of the current poll
+        self._packets = {}       # (src ip, dst ip) -> packet count, of the current poll (where kept)
 
     def sync(self, datapaths, topology, jobs):
         """Messages that bring the connected switches' counting entries to what the live jobs
@@ -99,12 +102,14 @@ class CountingTable:
         """One poll: a flow-stats request to every switch holding counting entries."""
         self._waiting = {d for d in self.installed if d in datapaths}
         self._readings = {}
+        self._packets = {}
         return [ofmsgs.flow_stats_request(datapaths[d], C.TABLE_COUNT, C.COOKIE_COUNT, C.COOKIE_KIND_MASK)
                 for d in sorted(self._waiting)]
 
     def reply(self, dpid, stats, more):
-        """One part of a switch's OFPFlowStatsReply (``stats``: OFPFlowStats with ``match`` and
-        ``byte_count``; ``more``: parts follow). True when every switch of the poll has answered."""
+        """One part of a switch's OFPFlowStatsReply (``stats``: OFPFlowStats with ``match``,
+        ``byte_count`` and ``packet_count``; ``more``: parts follow). True when every switch of the
+        poll has answered."""
         if dpid not in self._waiting:
             return False
         for stat in stats:
@@ -116,6 +121,8 @@ class CountingTable:
                 continue
             if pair in self.job_of:
                 self._readings[pair] = stat.byte_count
+                if stat.packet_count is not None and stat.packet_count != UNAVAILABLE:
+                    self._packets[pair] = stat.packet_count
         if not more:
             self._waiting.discard(dpid)
         return not self._waiting
@@ -127,6 +134,11 @@ class CountingTable:
     def readings(self):
         """{(src ip, dst ip): cumulative bytes} of the current poll (the pairs answered so far)."""
         return dict(self._readings)
+
+    def packet_readings(self):
+        """{(src ip, dst ip): cumulative packets} of the current poll (the pairs answered so far
+        whose switch keeps packet counts)."""
+        return dict(self._packets)
 
     def entries(self):
         return sum(len(e) for e in self.installed.values())

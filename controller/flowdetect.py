@@ -9,9 +9,10 @@ its job's detected demand. That demand is the job's phase 0 (wanted while the jo
 dormant), declared through the same path as the RPC op `traffic` (jobtraffic.declare, confirmed
 and rolled back by rpc_traffic.install) with the router ``--sdnmpi-flow-router`` (sdn-optimal),
 so the routes carry the job's cookie and priority. Unless that plan loads the job's busiest link
-more than its installed routes or the default routes do, counted over every busy pair of the job
-with the undetected ones on their default paths (primitives.reroute): then the detected pairs stay
-where they are (halo3d: D-mod-K is optimal, and a plan of a part of its pairs is worse).
+more than its installed routes or the default routes do, counted over every busy data pair of
+the job (`_data_pairs`: TCP ACK streams left out) with the undetected ones on their default paths
+(primitives.reroute): then the detected pairs stay where they are (halo3d: D-mod-K is optimal,
+and a plan of a part of its pairs is worse).
 
 Hints and profiles win: a job whose traffic demands are not exactly what detection declared (the
 job sent `traffic`) gets no detected routes. But a declaration that does not match the live traffic
@@ -29,6 +30,7 @@ import logging
 import time
 
 from sdnmpi import flows
+from sdnmpi.flows.tracker import interval_count
 from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
 
 from . import jobtraffic, rpc_traffic
@@ -46,8 +48,10 @@ PHASE = 0                          # detected demand: the job's whole-run phase
 RECENT = 1000                      # detections kept for the REST/stats view
 BUSY_SHARE = 0.01                  # a pair sending this share of its link in an interval is busy
 MISMATCH_POLLS = 3                 # polls in a row a declaration may load the busy pairs worse
-ACK_SHARE = 0.1                    # a busy pair sending under this share of its reverse pair's bytes
-                                   # carries that pair's TCP ACKs (2-5 % of them), not data
+ACK_FRAME = 66                     # bytes of a TCP pure ACK as the switch counts them (Ethernet 14,
+                                   # IPv4 20, TCP 20 + timestamps 12): headers every frame carries
+ACK_SHARE = 0.1                    # no packet counts: a busy pair sending under this share of its
+                                   # reverse pair's bytes carries its TCP ACKs (2-5 % of them), not data
 
 
 def make_classifier(mode, model_path, link_rate, interval, window, fraction):
@@ -79,8 +83,7 @@ def from_settings(settings):
 def _overrides(routes):
     """The paths a PhaseRoutes installs ({} for none, or for pairs left to the fabric): its pairs'
     and their reverse pairs' (the ACKs' routes, --sdnmpi-traffic-reverse-routes). A busy reverse
-    pair (TCP ACKs reach BUSY_SHARE on Mininet) is scored where its packets go, not on its
-    default path."""
+    pair that carries data is scored where its packets go, not on its default path."""
     return routes.routed_paths() if routes is not None else {}
 
 
@@ -91,6 +94,9 @@ class FlowDetection:
         self.router = router
         self.counting = CountingTable() if max_entries is None else CountingTable(max_entries)
         self.book = flows.PairCounters(classifier)
+        self.packets = {}          # (src, dst) -> packets in the latest interval, where counted
+        self._last_packets = {}    # (src, dst) -> the last cumulative packet count read (None: the
+                                   # last reply had none)
         self.detected = {}         # job id -> {(src ip, dst ip): bytes when flagged}, routed now
         self.owned = {}            # job id -> phase-0 demand as detection declared it
         self.recent = collections.deque(maxlen=RECENT)   # (job id, src, dst, delay in polls)
@@ -114,6 +120,8 @@ class FlowDetection:
         gone = [p for p in self.book.pairs() if p not in self.counting.job_of]
         if gone:
             self.book.forget(gone)
+            for p in gone:
+                self._last_packets.pop(p, None)
         moved = [p for p, job_id in self.counting.job_of.items() if before.get(p, job_id) != job_id]
         if moved:           # counted now for another job (one released, the next registered in between)
             self.book.rearm(moved)
@@ -142,6 +150,7 @@ class FlowDetection:
         self._follow_jobs(jobs)
         readings = self.counting.readings()
         newly = self.book.poll(readings)
+        self._count_packets()
         if self.log is not None:
             self.log.poll(self.counters["polls"], readings, self.counting.job_of, newly, self.counting.complete)
         found = {}
@@ -184,20 +193,51 @@ class FlowDetection:
                 self.book.rearm(list(self.detected[job_id]))
                 self.detected[job_id] = {}
 
+    def _count_packets(self):
+        """The latest interval's packets of the pairs whose switch reported a packet count, counted
+        like their bytes (flows.tracker.interval_count: a pair's first reading is all of it, a
+        missing reply leaves the next reading the difference). A pair answered without one, and
+        the next interval after that (its packets would span both intervals): unknown."""
+        now = self.counting.packet_readings()
+        self.packets = {}
+        for p, n in now.items():
+            if p not in self._last_packets or self._last_packets[p] is not None:
+                self.packets[p] = interval_count(self._last_packets.get(p), n)
+            self._last_packets[p] = n
+        for p in self.counting.readings():
+            if p not in now:
+                self._last_packets[p] = None
+
+    def _floor(self):
+        """Bytes of BUSY_SHARE of the link in one interval."""
+        return BUSY_SHARE * self.classifier.link_rate * self.classifier.interval
+
     def _busy(self, job_id):
         """The job's pairs that sent at least BUSY_SHARE of the link in the latest interval."""
-        clf = self.classifier
-        floor = BUSY_SHARE * clf.link_rate * clf.interval
+        floor = self._floor()
         return sorted(p for p, b in self.book.latest().items() if b >= floor and self.counting.job_of.get(p) == job_id)
 
     def _data_pairs(self, busy):
-        """The busy pairs that carry data: not a pair's ACK stream (under ACK_SHARE of the bytes
-        its reverse pair sent in the latest interval). A flow near its host link's rate has ACKs
-        at about BUSY_SHARE of the link (on Mininet 0.3-1.0 %, rarely over 1 %); scored as a flow
-        of its own, one ACK stream next to a data flow on the default routes makes them look as
-        loaded as a mismatched declaration's, which then is never released."""
+        """The busy pairs that carry data, i.e. not only the TCP ACK stream of their reverse pair's
+        data. With the pair's packet count: its payload in the latest interval (its bytes less
+        ACK_FRAME of headers per packet) alone reaches BUSY_SHARE of the link. A pure ACK is a bare
+        header, so an ACK stream's payload is about 0 at any rate, while a data pair keeps its
+        payload with the ACKs of its reverse's data mixed in (a halo pair at 5 % of the link whose
+        reverse runs at 90 %: 4.8 % payload in 7 % bytes). Without one (a switch that keeps no
+        packet counts): its bytes reach ACK_SHARE of its reverse pair's (which takes that halo
+        pair for ACKs). A flow near its link's rate has ACKs at about BUSY_SHARE of the link (on
+        Mininet 0.3-1.0 %, rarely over 1 %); scored as flows, they make a permutation look as
+        dense as an all-to-all (ties then go to the default routes) and a mismatched
+        declaration's routes as good as the default ones (never released)."""
         latest = self.book.latest()
-        return [p for p in busy if latest.get(p, 0) >= ACK_SHARE * latest.get(p[::-1], 0)]
+        floor = self._floor()
+
+        def data(p):
+            packets = self.packets.get(p)
+            if packets is None:
+                return latest.get(p, 0) >= ACK_SHARE * latest.get(p[::-1], 0)
+            return latest.get(p, 0) - ACK_FRAME * packets >= floor
+        return [p for p in busy if data(p)]
 
     def _default_model(self, core, graph, ip_pairs):
         """(default paths model, {ip: mac}) for the pairs, or (None, None) when they cannot be
@@ -273,14 +313,19 @@ class FlowDetection:
             self._route(service, job, flagged)
 
     def _choice(self, service, job, detected):
-        """Which routes load the job's busy pairs least (primitives.reroute.choose): 'planned'
-        (``self.router`` on every detected pair), 'current' (the installed routes) or 'default'
-        (no job routes); and the scores. ('planned', None) when it cannot be judged: a default
-        routing the pair routers do not model, a host not in the topology, a plan that fails (the
-        declaration then reports it)."""
+        """Which routes load the job's busy data pairs (`_data_pairs`) and detected pairs least
+        (primitives.reroute.choose): 'planned' (``self.router`` on every detected pair), 'current'
+        (the installed routes) or 'default' (no job routes); and the scores. ('planned', None)
+        when it cannot be judged: a default routing the pair routers do not model, a host not in
+        the topology, a plan that fails (the declaration then reports it)."""
         core = service.core
         graph = core.topology.graph()
-        busy = set(self._busy(job.id)) | set(detected)
+        busy = set(self._busy(job.id))
+        acks = busy - set(self._data_pairs(busy)) - set(detected)
+        if acks:
+            LOG.info("flow detection: job %d: %d busy pairs carry only TCP ACKs: left out of the routing choice",
+                     job.id, len(acks))
+        busy = (busy - acks) | set(detected)
         model, mac = self._default_model(core, graph, busy)
         if model is None:
             return "planned", None

@@ -22,6 +22,14 @@ from .classify import endpoint_totals
 LOG = logging.getLogger(__name__)
 
 
+def interval_count(last, reading):
+    """What a cumulative switch counter counted since its ``last`` reading: all of ``reading`` when
+    there is none (None) or when it is lower (the entry was re-installed, its counter restarted)."""
+    if last is None:
+        return reading
+    return reading - last if reading >= last else reading
+
+
 class PairCounters:
     def __init__(self, classifier, history=None):
         self.classifier = classifier
@@ -34,9 +42,7 @@ class PairCounters:
     def _delta(self, pair, reading):
         last = self._last.get(pair)
         self._last[pair] = reading
-        if last is None:
-            return reading
-        return reading - last if reading >= last else reading
+        return interval_count(last, reading)
 
     def poll(self, readings):
         """One poll: {pair: cumulative bytes}. Returns {pair: delay} for pairs flagged now for

@@ -18,8 +18,9 @@ show its per-job flows on the planner's paths (tests/integration/ovs_routes.py).
   Its routes stay for twice MISMATCH_POLLS polls after both are flagged, and carry their packets.
   The elephants' TCP ACK streams ride the profile's reverse routes; where they reach the 1 % busy
   share and are scored as flows on their default paths (the code before 3492b92), these routes look
-  worse than D-mod-K's. The check now leaves ACK streams out (flowdetect.ACK_SHARE) and scores
-  reverse pairs that carry data on the reverse routes.
+  worse than D-mod-K's. The check now leaves ACK streams out (flowdetect._data_pairs: a pair's
+  payload, its bytes less flowdetect.ACK_FRAME per packet) and scores reverse pairs that carry
+  data on the reverse routes.
 
 Every wait is on the controller's state (GET /sdnmpi/flowdetect: its poll counter, its detections,
 its releases), never on a sleep.

@@ -21,6 +21,7 @@ from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs, reroute
 import test_reroute
 
 LINK = 125e6       # bytes/s of a host link (1 Gbit/s)
+FRAME = 1514       # bytes of a full TCP data frame (1448 payload, ACK_FRAME of headers)
 
 
 @pytest.fixture
@@ -44,10 +45,11 @@ def _ip(value):
     return ".".join(str(value >> s & 255) for s in (24, 16, 8, 0))
 
 
-def answer(sim, fd, sent_bytes):
+def answer(sim, fd, sent_bytes, sent_packets=None):
     """The switches answer the poll's flow-stats requests from their counting tables, with the
-    cumulative bytes ``sent_bytes`` {(src ip, dst ip): bytes} (0 for other pairs); each switch's
-    reply in two parts. True once the poll is complete."""
+    cumulative bytes ``sent_bytes`` {(src ip, dst ip): bytes} (0 for other pairs) and packets
+    ``sent_packets`` (same keys; flowcount.UNAVAILABLE: not kept) or else full data frames (bytes /
+    FRAME, rounded up); each switch's reply in two parts. True once the poll is complete."""
     done = False
     for dpid, sw in sorted(sim.switches.items()):
         stats = []
@@ -58,6 +60,8 @@ def answer(sim, fd, sent_bytes):
             src, dst = _ip(fields["ipv4_src"]), _ip(fields["ipv4_dst"])
             stats.append(PARSER.OFPFlowStats(table_id=C.TABLE_COUNT, cookie=flow.cookie, priority=flow.priority,
                                              byte_count=sent_bytes.get((src, dst), 0),
+                                             packet_count=(sent_packets or {}).get(
+                                                 (src, dst), -(-sent_bytes.get((src, dst), 0) // FRAME)),
                                              match=PARSER.OFPMatch(eth_type=C.ETH_TYPE_IPV4, ipv4_src=src, ipv4_dst=dst)))
         if stats:
             half = len(stats) // 2
@@ -66,11 +70,32 @@ def answer(sim, fd, sent_bytes):
     return done
 
 
-def poll(sim, jobs, service, fd, sent_bytes):
+def poll(sim, jobs, service, fd, sent_bytes, sent_packets=None):
     msgs = sim.run(fd.poll(sim.core, jobs))
     requests = [m for m in msgs if isinstance(m, PARSER.OFPFlowStatsRequest)]
-    assert answer(sim, fd, sent_bytes) == bool(requests)
+    assert answer(sim, fd, sent_bytes, sent_packets) == bool(requests)
     return fd.detect(service), requests
+
+
+class Tcp:
+    """Cumulative counters of TCP traffic as the counting entries see it: `send` adds a pair's data
+    in full FRAMEs and, on its reverse pair, their ACKs (one ACK_FRAME per two data frames:
+    delayed ACKs, about 2.2 % of the data's bytes)."""
+
+    def __init__(self):
+        self.bytes, self.packets = {}, {}
+
+    def _add(self, pair, nbytes, packets):
+        self.bytes[pair] = self.bytes.get(pair, 0) + nbytes
+        self.packets[pair] = self.packets.get(pair, 0) + packets
+
+    def send(self, data):
+        """{(src ip, dst ip): bytes of data frames} sent in one interval."""
+        for pair, nbytes in data.items():
+            frames = -(-nbytes // FRAME)
+            self._add(pair, nbytes, frames)
+            self._add(pair[::-1], flowdetect.ACK_FRAME * -(-frames // 2), -(-frames // 2))
+        return self
 
 
 def route_of(sim, src_mac, dst_mac):
@@ -356,15 +381,19 @@ def test_detected_pairs_stay_on_the_default_routes_when_a_plan_would_load_the_jo
     ip = {f: (sim.host_ip[f.src], sim.host_ip[f.dst]) for f in busy}
     heavy = _halo_subset(busy, ip, worse)
     default = {f: route_of(sim, f.src, f.dst) for f in busy}
-    sent = {}
+    tcp = Tcp()
     with caplog.at_level(logging.INFO, logger="sdnmpi.controller.flowdetect"):
         for _ in range(3):     # every halo pair busy (5 % of the link), 4 of them elephants
-            sent = {ip[f]: sent.get(ip[f], 0) + int((0.9 if f in heavy else 0.05) * LINK) for f in busy}
-            found = poll(sim, jobs, service, fd, sent)[0]
+            tcp.send({ip[f]: int((0.9 if f in heavy else 0.05) * LINK) for f in busy})
+            found = poll(sim, jobs, service, fd, tcp.bytes, tcp.packets)[0]
             if found:
                 break
     assert sorted(found[job.id]) == sorted((*ip[f], 1) for f in heavy)
     assert fd.detected[job.id].keys() == {ip[f] for f in heavy}
+    # the 5 % reverse pairs of the 4 elephants carry their ACKs too (7 % of the link, under a
+    # tenth of the elephants' bytes), but their payload makes them data: every halo pair counts
+    assert {ip[f][::-1] for f in heavy} <= {ip[f] for f in busy}
+    assert fd._data_pairs(fd._busy(job.id)) == sorted(ip.values())
     # halo3d is denser than a permutation: a plan that is worse (``worse``) or only as good keeps
     # every pair on its default path, nothing installed
     assert job.traffic.demands == {} and job.flows() == {} and fd.counters["left_to_fabric"] == 4
@@ -372,9 +401,9 @@ def test_detected_pairs_stay_on_the_default_routes_when_a_plan_would_load_the_jo
     assert all(route_of(sim, f.src, f.dst) == default[f] for f in busy)
     assert any("4 detected pairs kept on the default routes" in r.getMessage() for r in caplog.records)
     # every pair an elephant: the plan of all of them only ties D-mod-K's 3 flows, so still nothing
-    sent = {p: b + int(0.9 * LINK) for p, b in sent.items()}
+    tcp.send({ip[f]: int(0.9 * LINK) for f in busy})
     with caplog.at_level(logging.INFO, logger="sdnmpi.controller.flowdetect"):
-        found = poll(sim, jobs, service, fd, sent)[0]
+        found = poll(sim, jobs, service, fd, tcp.bytes, tcp.packets)[0]
     assert sorted(found[job.id]) == sorted((*ip[f], 2) for f in busy if f not in heavy)
     assert job.traffic.demands == {} and job.flows() == {} and fd.counters["left_to_fabric"] == 48
     assert any("48 detected pairs kept on the default routes (busiest link: default 3 flows, planned 3 flows)"
