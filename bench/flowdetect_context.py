@@ -14,7 +14,7 @@ interval (`context`), and is trained and judged like the shipped model: the same
 and Mininet logs, every training pattern weighing the same, the cutoff by
 `train_flows.choose_cutoff`'s leave-one-training-pattern-out rule, halo3d never trained on. Rows
 as bench/flowdetect_nonlinear.py's, at the rule's cutoff and at the shipped 0.6. "none" is version
-5's inputs, "line share" version 6's (the shipped model's, `SHIPPED`).
+5's inputs, "line share" version 6's, "line aged" version 7's (the shipped model's, `SHIPPED`).
 
 **Labels.** ``--labels``: rules that mark an elephant on counters (`flows.counterlog.label`: one
 whole interval at >= 10 % of the link; or two consecutive ones; or two whose mean is), each
@@ -158,7 +158,8 @@ EXTRAS = {
     "stretch": _stretch,        # current busy stretch 1 or 2 intervals old (one-hot), L(r0) at each, L(mean r0, r1) at 2
 }
 UNCLIPPED = ("line", "line share", "line aged")    # variants given the pair's bytes / the link's unclipped
-SHIPPED = "line share"  # the variant whose inputs are the shipped model's (version 6: `classify.line_features`)
+SHIPPED = "line aged"   # the variant whose inputs are the shipped model's (version 7: `classify.aged_features`)
+VERSION6 = "line share"  # version 6's (`classify.line_features`)
 VARIANTS = ("none", "reverse", "job max", "degree", "siblings", "reverse+job max", "job max+degree",
             "reverse+degree", "siblings+degree", "reverse+job max+degree", "stretch",
             "stretch+job max", "stretch+reverse+job max+degree", "co-started", "co-started+degree",

@@ -14,7 +14,8 @@ niced).
 is version 6's). Each run's features are computed once (`Cached`), so the ~15 fits per held-out
 pattern cost only the fits. The threshold classifier's row is printed beside each for reference.
 ``--split``: the shipped command's split only (its held-out patterns at once), to check that this
-script judges as `train-flows` does.
+script judges as `train-flows` does. ``--without-variants``: version 6's data (no simulated fabric
+variant, `flowtraffic.VARIANT_OF`); a variant is held out with the pattern it varies.
 """
 import argparse
 import sys
@@ -27,7 +28,7 @@ import flowdetect_nonlinear as nl
 
 from sdnmpi import flows
 from sdnmpi.flows import classify
-from sdnmpi.simulator import counterlogs, train_flows
+from sdnmpi.simulator import counterlogs, flowtraffic, train_flows
 
 W, R = train_flows.DEFAULT_WINDOW, train_flows.DEFAULT_RECENT
 
@@ -94,7 +95,10 @@ class Cached:
 
 
 def base_of(name):
-    return name[len(counterlogs.PREFIX):] if name.startswith(counterlogs.PREFIX) else name
+    """The pattern a data set belongs to: a Mininet log's pattern, a simulated fabric variant's
+    (`flowtraffic.VARIANT_OF`: held out with it)."""
+    name = name[len(counterlogs.PREFIX):] if name.startswith(counterlogs.PREFIX) else name
+    return flowtraffic.VARIANT_OF.get(name, name)
 
 
 def main(argv=None):
@@ -103,9 +107,11 @@ def main(argv=None):
                    help="inputs: version 5's ('none', default) or a flowdetect_context.py variant (repeatable)")
     p.add_argument("--patterns", help="comma-separated base patterns to hold out (default: every one)")
     p.add_argument("--split", action="store_true", help="the shipped command's split only")
+    p.add_argument("--without-variants", action="store_true",
+                   help="leave the simulated fabric variants out of training (version 6's data)")
     args = p.parse_args(argv)
     try:
-        data, every = nl.load(False)
+        data, every = nl.load(False, variants=not args.without_variants)
     except flows.CounterLogError as exc:
         print(f"flowdetect_lopo: {exc}", file=sys.stderr)
         return 2

@@ -149,10 +149,12 @@ def print_row(name, cutoff, r):
           f"| {f(r['precision'])} | {f(r['recall'])} | {r['alltoall_fp']} | {f(r['cg_precision'])} |", flush=True)
 
 
-def load(halo2d):
-    """(data {pattern: runs} as the shipped model's command builds it, every Mininet log by pattern)."""
-    data = train_flows.dataset(sorted(flowtraffic.PATTERNS), train_flows.DEFAULT_INSTANCES, 0, LINK, INTERVAL,
-                               train_flows.TRACE_DIR)
+def load(halo2d, variants=True):
+    """(data {pattern: runs} as the shipped model's command builds it, every Mininet log by pattern);
+    ``variants`` False leaves the simulated fabric variants out (`flowtraffic.VARIANT_OF`: version
+    6's data)."""
+    names = sorted(p for p in flowtraffic.PATTERNS if variants or p not in flowtraffic.VARIANT_OF)
+    data = train_flows.dataset(names, train_flows.DEFAULT_INSTANCES, 0, LINK, INTERVAL, train_flows.TRACE_DIR)
     folders = [os.path.join(RESULTS, f"flowdetect-{s}", "counters") for s in COMMAND + ((HALO2D,) if halo2d else ())]
     logs, rate, interval = counterlogs.dataset(folders)
     data.update(counterlogs.rescaled(logs, rate * interval, LINK * INTERVAL))

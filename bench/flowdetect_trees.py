@@ -207,7 +207,7 @@ def main(argv=None):
     except flows.CounterLogError as exc:
         p.error(str(exc))                   # exits with status 2
     names = args.only or list(MODELS)
-    cache = Models(ctx.SHIPPED, {**data, **{"every " + k: v for k, v in tests.items()}}, None)
+    cache = Models(ctx.VERSION6, {**data, **{"every " + k: v for k, v in tests.items()}}, None)
     if args.shares:
         shares_report(cache, {**{k: v for k, v in data.items() if not k.startswith(counterlogs.PREFIX)}, **tests})
         return 0

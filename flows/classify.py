@@ -205,11 +205,28 @@ def line_features(counts, history, recent, link_bytes, totals):
     return np.concatenate([base, (step * base[..., -3])[..., None]], axis=2)
 
 
+OLD = 3                      # aged_features: a pair this many intervals past its first busy one is old
+
+
+def aged_features(counts, history, recent, link_bytes, totals):
+    """Version 7: `line_features` with its last input (the label's step x the share s) split by
+    the pair's age (`pair_ages` from its first busy interval, as the age one-hot): young (age <=
+    2: a flow's first whole intervals) and old (age >= `OLD`: a rise inside a running stretch), so
+    that a pair that crawled under the line for polls and passes it can weigh otherwise than a
+    burst's first whole interval (an all-to-all pair at a third of its hosts' bytes)."""
+    base = line_features(counts, history, recent, link_bytes, totals)
+    step_s = base[..., -1]
+    age = pair_ages(counts, history, link_bytes, BUSY)
+    split = np.stack([step_s * (age < OLD), step_s * (age >= OLD)], axis=2)
+    return np.concatenate([base[..., :-1], split], axis=2)
+
+
 FEATURES = {2: (pair_features, N_SUMMARY), 3: (early_features, N_EARLY),     # model version -> inputs
             4: (busy_features, N_EARLY), 5: (host_features, N_EARLY + N_HOST),
-            6: (line_features, N_EARLY + N_HOST + N_LINE)}
-AGE_FLOOR = {4: BUSY, 5: BUSY, 6: BUSY}   # versions whose age (and min_age) counts from the first busy interval
-NEEDS_TOTALS = (5, 6)        # versions whose features need `endpoint_totals`
+            6: (line_features, N_EARLY + N_HOST + N_LINE),
+            7: (aged_features, N_EARLY + N_HOST + N_LINE + 1)}
+AGE_FLOOR = {4: BUSY, 5: BUSY, 6: BUSY, 7: BUSY}  # versions whose age (and min_age) counts from the first busy interval
+NEEDS_TOTALS = (5, 6, 7)     # versions whose features need `endpoint_totals`
 
 
 def features(version, counts, history, recent, link_bytes, totals=None):
@@ -228,8 +245,9 @@ class LearnedClassifier:
     ``min_age`` intervals past its first bytes. Its inputs: the last ``len(weights)`` intervals
     scaled as in `scaled_windows` (``history`` None, model version 1), or over ``history``
     intervals with the last ``recent`` one by one: `pair_features` (version 2),
-    `early_features` (version 3), `busy_features` (version 4) or `host_features` (version 5,
-    which also needs the pairs' `endpoint_totals`)."""
+    `early_features` (version 3), `busy_features` (version 4), `host_features` (version 5),
+    `line_features` (version 6) or `aged_features` (version 7; 5-7 also need the pairs'
+    `endpoint_totals`)."""
     name = "learned"
 
     def __init__(self, weights, bias, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL,
@@ -256,7 +274,7 @@ class LearnedClassifier:
 
     @property
     def needs_totals(self):
-        """True when `flags` needs the endpoint totals (version 5)."""
+        """True when `flags` needs the endpoint totals (versions 5-7)."""
         return self.version in NEEDS_TOTALS
 
     def inputs(self, counts, totals=None):
@@ -273,7 +291,7 @@ class LearnedClassifier:
         return pair_ages(counts, self.window, self.link_rate * self.interval, AGE_FLOOR.get(self.version, 0.0))
 
     def flags(self, counts, totals=None):
-        """``totals``: `endpoint_totals` of the pairs (version 5 needs them; others ignore them)."""
+        """``totals``: `endpoint_totals` of the pairs (versions 5-7 need them; others ignore them)."""
         counts = _counts(counts)
         hit = (self.probability(counts, totals) >= self.cutoff) & (counts > 0)
         return hit & (self.ages(counts) >= self.min_age) if self.min_age else hit

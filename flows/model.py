@@ -1,10 +1,11 @@
 """The learned classifier's weights file: plain JSON, never pickle.
 
-    {"format": "sdnmpi-flows-model", "version": 6, "window": 32, "recent": 4, "min_age": 1,
-     "scaling": "link-interval", "weights": [4 + 18 numbers], "bias": number, "cutoff": 0.6,
+    {"format": "sdnmpi-flows-model", "version": 7, "window": 32, "recent": 4, "min_age": 1,
+     "scaling": "link-interval", "weights": [4 + 19 numbers], "bias": number, "cutoff": 0.6,
      "trained": {...}}
 
-Version 6: version 5's inputs, then the label's test on the latest interval (>= 10 % of the link
+Version 7: version 6's inputs with the last one split by the pair's age, young and old
+(`classify.aged_features`). Version 6: version 5's inputs, then the label's test on the latest interval (>= 10 % of the link
 after a busy one) times the pair's share of its endpoints' bytes (`classify.line_features`).
 Version 5: version 4's inputs, then three of the pair's share of its endpoints' bytes
 (`classify.host_features`; the classifier needs the pairs' `classify.endpoint_totals`).
@@ -28,8 +29,8 @@ from .classify import DEFAULT_INTERVAL, DEFAULT_LINK_RATE, FEATURES, LearnedClas
 LOG = logging.getLogger(__name__)
 
 FORMAT = "sdnmpi-flows-model"
-VERSION = 6                 # what save_model writes
-VERSIONS = (1, 2, 3, 4, 5, 6)  # what load_model reads
+VERSION = 7                 # what save_model writes
+VERSIONS = (1, 2, 3, 4, 5, 6, 7)  # what load_model reads
 SCALING = "link-interval"
 MAX_WINDOW = 1000
 DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.json")  # shipped
@@ -88,7 +89,7 @@ def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
 
 def save_model(path, weights, bias, cutoff=0.5, trained=None, history=None, recent=None, version=VERSION,
                min_age=0):
-    """Writes a model of ``version`` (2 to 6: ``history``, ``recent`` given) or a version 1 one."""
+    """Writes a model of ``version`` (2 to 7: ``history``, ``recent`` given) or a version 1 one."""
     doc = {"format": FORMAT, "version": 1 if history is None else version, "scaling": SCALING,
            "window": len(weights) if history is None else history,
            "weights": [float(w) for w in weights], "bias": float(bias), "cutoff": float(cutoff),

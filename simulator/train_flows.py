@@ -28,10 +28,11 @@ class TrainError(ValueError):
 
 
 def dataset(patterns, instances, seed, link_rate, interval, trace_dir):
-    """{pattern: [(counts, labels), ...]}; instance i of pattern number j uses seed
-    seed * 100003 + j * 1009 + i, so adding a pattern does not change the others' data."""
+    """{pattern: [(counts, labels), ...]}; instance i of pattern number j (of
+    `flowtraffic.SEED_ORDER`) uses seed seed * 100003 + j * 1009 + i, so adding a pattern does not
+    change the others' data."""
     graph = fattree.kary(4)
-    names = sorted(flowtraffic.PATTERNS)
+    names = flowtraffic.SEED_ORDER
     return {p: [flowtraffic.instance(p, seed * 100003 + names.index(p) * 1009 + i, link_rate,
                                      interval, trace_dir, graph)
                 for i in range(instances)]
@@ -177,6 +178,9 @@ def train(out, seed=0, instances=DEFAULT_INSTANCES, window=DEFAULT_WINDOW, recen
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise TrainError(f"cannot write {out}: no writable folder {folder}")
     known = sorted(flowtraffic.PATTERNS if data is None else data)
+    # a fabric variant is held out with the pattern it varies (flowtraffic.VARIANT_OF)
+    test_patterns = tuple(test_patterns) + tuple(v for v, b in flowtraffic.VARIANT_OF.items()
+                                                 if b in test_patterns and v in known and v not in test_patterns)
     unknown = sorted(set(test_patterns) - set(known))
     if unknown:
         raise TrainError(f"unknown test pattern(s) {', '.join(unknown)} (known: {', '.join(known)})")

@@ -1,7 +1,9 @@
 """sdnmpi.flows: the threshold and learned classifiers on counter series with known labels,
 detection-delay bookkeeping, and the weights file's error handling (pure Python, no lock)."""
+import gzip
 import json
 import logging
+import os
 
 import numpy as np
 import pytest
@@ -80,7 +82,7 @@ def test_a_valid_model_file_loads(tmp_path):
 
 @pytest.mark.parametrize("changes, words", [
     ({"format": "pickle"}, "not an sdnmpi-flows-model"),
-    ({"version": 7}, "version 7, this code reads 1, 2, 3, 4, 5, 6"),
+    ({"version": 8}, "version 8, this code reads 1, 2, 3, 4, 5, 6, 7"),
     ({"version": True}, "version True"),
     ({"version": 2}, "recent must be an integer in 1..3"),                        # v2 without recent
     ({"version": 2, "recent": 2}, "list of 10 numbers (recent + 8)"),
@@ -255,7 +257,7 @@ def test_v6_marks_the_labels_line_times_the_share(tmp_path):
     assert x[1, :, -1].tolist() == [0.0, 0.0, 0.0, 0.0]       # 36 % after an idle interval
     weights = np.zeros(2 + 14 + 3 + 1)
     weights[-1] = 40.0                       # an elephant: over the line with a share above 1/8
-    flows.save_model(tmp_path / "m.json", weights, -5.0, cutoff=0.5, history=4, recent=2, min_age=1)
+    flows.save_model(tmp_path / "m.json", weights, -5.0, cutoff=0.5, history=4, recent=2, min_age=1, version=6)
     clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
     assert (clf.version, clf.needs_totals) == (6, True)
     assert flows.first_flags(clf.flags(counts, totals)).tolist() == [2, -1]
@@ -282,3 +284,52 @@ def test_the_shipped_model_flags_a_halo_pair_at_its_first_heavy_interval():
     first = flows.first_flags(clf.flags(counts, flows.endpoint_totals(counts, HALO_PAIRS)))
     # version 5 flagged it one poll later (poll 8: 3 polls); the others are mice
     assert first.tolist() == [7, -1, -1, -1, -1]
+
+
+def test_v7_splits_the_line_input_by_the_pairs_age(tmp_path):
+    # a -> b: busy from poll 0, under the line at polls 3-5, over it again at poll 6 (age 6: old);
+    # a -> c: idle, then 36 % and 12 % at polls 4 and 5 (its first busy interval is poll 4: age 1)
+    pairs = [("a", "b"), ("a", "c")]
+    counts = np.array([[5, 12, 12, 5, 5, 5, 12], [0, 0, 0, 0, 36, 12, 0]], dtype=float)
+    totals = flows.endpoint_totals(counts, pairs)
+    v6 = flows.line_features(counts, 8, 2, LINK, totals)
+    x = flows.aged_features(counts, 8, 2, LINK, totals)
+    assert x.shape == (2, 7, 2 + 14 + 3 + 2)
+    assert (x[..., :-2] == v6[..., :-1]).all()                      # version 6's first 21
+    assert (x[..., -2] + x[..., -1] == v6[..., -1]).all()           # its last, split in two
+    # a -> b crosses the line at poll 1 (age 1: young), poll 2 (age 2: young) and poll 6 (age 6: old)
+    assert x[0, :, -2].tolist() == pytest.approx([0, 1, 1, 0, 0, 0, 0])
+    assert x[0, :, -1].tolist() == pytest.approx([0, 0, 0, 0, 0, 0, 1])
+    # a -> c at poll 5: 12 % after 36 %, age 1, 12 of a's 17 bytes
+    assert x[1, :, -2].tolist() == pytest.approx([0, 0, 0, 0, 0, 12 / 17, 0]) and not x[1, :, -1].any()
+    weights = np.zeros(2 + 14 + 3 + 2)
+    weights[-1] = 40.0                       # only a rise inside a running stretch
+    flows.save_model(tmp_path / "m.json", weights, -5.0, cutoff=0.5, history=8, recent=2, min_age=1)
+    clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
+    assert (clf.version, clf.needs_totals, len(clf.weights)) == (7, True, 21)
+    assert flows.first_flags(clf.flags(counts, totals)).tolist() == [6, -1]
+
+
+def test_the_shipped_model_is_version_7():
+    assert flows.load_model(flows.DEFAULT_MODEL).version == flows.VERSION == 7
+
+
+# a halo3d pair recorded on Mininet (held out of training): 10.0.0.11 -> 10.0.0.9 crawls at 4-5 %
+# of its link for 4 intervals, then runs at 14 % holding 0.36 of its hosts' counted bytes
+RECORDED = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "results", "flowdetect-20261128T080700Z",
+                        "counters", "halo3d-learned-1.jsonl.gz")
+
+
+def test_the_shipped_model_flags_a_recorded_halo3d_rise_within_2_polls():
+    with gzip.open(RECORDED, "rt", encoding="utf-8") as f:
+        header, pairs, counts = flows.counterlog.read(f.readlines())
+    link = header["link_rate_Bps"] * header["interval_s"]
+    i = pairs.index(("10.0.0.11", "10.0.0.9"))
+    labels, starts = flows.counterlog.label(counts, link)
+    assert labels[i] and starts[i] == 9
+    assert (counts[i, 6:10] / link).round(2).tolist() == [0.05, 0.05, 0.05, 0.04]
+    assert round(counts[i, 10] / link, 2) == 0.14
+    clf = flows.load_model(flows.DEFAULT_MODEL, link_rate=header["link_rate_Bps"], interval=header["interval_s"])
+    first = flows.first_flags(clf.flags(counts, flows.endpoint_totals(counts, pairs)))
+    # flagged at its first heavy interval, poll 10: 2 polls from its start (version 6: poll 11, 3 polls)
+    assert first[i] == 10

@@ -89,7 +89,7 @@ def test_counter_labelled_relabels_simulated_runs_only():
 
 def test_both_scripts_judge_the_shipped_model_alike(capsys):
     """The scripts' tables over the recorded data (bench/results): the logistic unit of
-    flowdetect_nonlinear and the shipped variant here (version 6) are the shipped model, at its cutoff."""
+    flowdetect_nonlinear and the shipped variant here (version 7) are the shipped model, at its cutoff."""
     assert nl.main(["--only", "logistic (shipped)"]) == 0
     unit = capsys.readouterr().out.splitlines()[-1].split("|")[2:]
     assert fc.main(["--only", fc.SHIPPED]) == 0
@@ -107,15 +107,17 @@ def test_misses_sorts_elephants_by_when_they_were_flagged():
     assert got == {"late": [(0.05, 1, False)], "on time": [(0.5, 1, True)]}
 
 
-def test_the_line_variants_are_version_6s_input_and_its_split_by_age():
+def test_the_line_variants_are_version_6s_input_and_version_7s_split_by_age():
     counts = np.array([[0.5, 12.0, 12.0, 5.0, 5.0, 5.0, 12.0], [0.0, 0.0, 36.0, 5.0, 5.0, 5.0, 5.0]])
     pairs = [("a", "b"), ("a", "c")]
     ctx = fc.context(counts, pairs, 100.0)
-    share = fc.extra_inputs(fc.SHIPPED, counts, ctx, 100.0)
+    share = fc.extra_inputs(fc.VERSION6, counts, ctx, 100.0)
     v6 = flows.line_features(counts, 32, 4, 100.0, flows.endpoint_totals(counts, pairs))[..., -1]
     assert share[..., 0] == pytest.approx(v6) and share[0, :, 0].tolist() == pytest.approx(
         [0, 0, 0.25, 0, 0, 0, 12 / 17])
-    aged = fc.extra_inputs("line aged", counts, ctx, 100.0)
+    aged = fc.extra_inputs(fc.SHIPPED, counts, ctx, 100.0)
+    v7 = flows.aged_features(counts, 32, 4, 100.0, flows.endpoint_totals(counts, pairs))[..., -2:]
+    assert fc.SHIPPED == "line aged" and aged == pytest.approx(v7)      # version 7's last two inputs
     # a -> b's first busy interval is poll 1: poll 2 is age 1 (young), poll 6 age 5 (old)
     assert aged[0, :, 0].tolist() == pytest.approx([0, 0, 0.25, 0, 0, 0, 0])
     assert aged[0, :, 1].tolist() == pytest.approx([0, 0, 0, 0, 0, 0, 12 / 17])

@@ -33,3 +33,6 @@ def test_cached_features_judge_like_train_flows():
 
 def test_a_pattern_and_its_mininet_logs_are_held_out_together():
     assert lopo.base_of(counterlogs.PREFIX + "halo3d") == lopo.base_of("halo3d") == "halo3d"
+    # a simulated fabric variant is held out with the pattern it varies
+    assert lopo.base_of("halo2d-contended") == lopo.base_of(counterlogs.PREFIX + "halo2d") == "halo2d"
+    assert lopo.base_of("alltoall-contended") == "alltoall"

@@ -20,8 +20,8 @@ def _data():
 def test_a_logistic_model_flags_as_the_cached_unit():
     data = _data()
     train = ["shift", "alltoall"]
-    unit = lopo.Cached(fc.SHIPPED, data)
-    models = trees.Models(fc.SHIPPED, data, trees.MODELS["logistic (version 6)"])
+    unit = lopo.Cached(fc.VERSION6, data)
+    models = trees.Models(fc.VERSION6, data, trees.MODELS["logistic (version 6)"])
     (rule, cv), (want, want_cv) = models.choose_cutoff(data, train), unit.choose_cutoff(data, train)
     assert rule == want and cv == pytest.approx(want_cv)
     model, _ = models.fit(train)
@@ -50,7 +50,7 @@ def test_the_gate_and_the_rule_act_where_the_share_reaches_the_fraction():
 
 def test_shares_report_puts_alltoall_steps_under_a_halos(capsys):
     data = _data()
-    trees.shares_report(trees.Models(fc.SHIPPED, data, None), data)
+    trees.shares_report(trees.Models(fc.VERSION6, data, None), data)
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in capsys.readouterr().out.splitlines()}
     halo, alltoall = rows["halo3d"], rows["alltoall"]
     assert int(halo[1]) > 0 and int(alltoall[1]) > 0
