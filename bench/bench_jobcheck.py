@@ -17,6 +17,10 @@ implementation's calls separately, since the route switch runs them on different
 - **other**: below, and the forwarding thread had room too (gaps in the algorithm, latency, the
   ranks' own CPU).
 
+The thread's busy % alone proves nothing: it was 93-98 % also while Open MPI's calls filled the
+links (bench/README.md), so the verdict rests on the links' %; the thread's % only rules the
+switch out when it had idle time.
+
 Pure: works on results.json's job records, old ones included (they have only the job's figures).
 """
 
