@@ -78,7 +78,9 @@ def run_mpi_job(bench, job, progress):
     timeout = job["timeout_s"]
     t0 = now_s()
     pending = {}
-    with CpuMonitor(links=bench.link_directions()) as cpu, switch, open(log_path, "w") as log:
+    # phase: the implementation whose routes are on (RouteSwitch.state), to judge each one's traffic apart
+    with CpuMonitor(links=bench.link_directions(), phase=lambda: switch.state) as cpu, switch, \
+            open(log_path, "w") as log:
         log.write(" ".join(str(a) for a in argv) + "\n")
         proc = subprocess.Popen(procs.in_host(hosts[0], argv), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

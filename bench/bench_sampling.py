@@ -124,16 +124,27 @@ class CpuMonitor:
       small messages) hardly count: it says how close to their rate the links ran while the
       collectives moved data. ``ovs_main_runnable_weighted_pct`` weighs the forwarding thread's
       run + wait % the same way: how busy the switch was while data moved;
+    - with ``links``, also the **switch crossings**: the bytes all switch ports sent ("tx" entries:
+      every packet a switch forwards leaves it by one port, so this counts each byte once per
+      switch it crossed), i.e. the work of ovs-vswitchd's forwarding thread, and their rate while
+      data moved (``crossing_mib_s_weighted``, weighted like the busiest link's load);
+    - with ``phase`` (a callable returning a label, e.g. the route switch's current
+      implementation), the link figures above and the forwarding thread's run + wait % (read at
+      every link sample) per label (``phases``), so each implementation's traffic in a job is
+      judged apart (bench_jobcheck.py);
     - stalls: whenever this sampler itself could not run for ``stall_s`` or more (the whole
       machine froze: this VM's CPUs were not scheduled, as the kernel's RCU-stall and
       workqueue-lockup messages show at such times), the moment and the length.
     """
 
-    def __init__(self, interval=1.0, links=(), own_pid=None, link_interval=0.25, stall_s=2.0):
+    def __init__(self, interval=1.0, links=(), own_pid=None, link_interval=0.25, stall_s=2.0, phase=None):
         self.interval = interval
         self.link_interval = link_interval
         self.stall_s = stall_s
         self.links = [l for l in links if l[2]]
+        self.phase = phase
+        self.crossing_bytes, self.crossing_rate = [], []
+        self.phases = {}
         self.own_pid = own_pid or os.getpid()
         self.busy, self.steal, self.ovs, self.foreign = [], [], [], []
         self.ovs_main_run, self.ovs_main_wait, self.ovs_main_bytes = [], [], []
@@ -172,7 +183,9 @@ class CpuMonitor:
                 "bytes": self._bytes_total}
 
     def _link_sample(self):
-        return now_s(), [_read_counter(iface, d) for iface, d, _cap in self.links]
+        pid = self._ovs_pid
+        return (now_s(), [_read_counter(iface, d) for iface, d, _cap in self.links],
+                _schedstat(pid, pid) if pid else None)
 
     def _run(self):
         prev = self._sample()
@@ -197,19 +210,38 @@ class CpuMonitor:
         dt = cur[0] - prev[0]
         if dt <= 0:
             return
-        best, where, total = 0.0, None, 0
+        best, where, total, crossed = 0.0, None, 0, 0
         for (iface, direction, cap), b0, b1 in zip(self.links, prev[1], cur[1]):
             if b0 is None or b1 is None:
                 continue
             total += max(0, b1 - b0)
+            if direction == "tx":
+                crossed += max(0, b1 - b0)
             util = 100.0 * (b1 - b0) * 8.0 / (cap * 1e6) / dt
             if util > best:
                 best, where = util, "%s %s" % (iface, direction)
         self.link_util.append(best)
         self.link_bytes.append(total)
+        self.crossing_bytes.append(crossed)
+        self.crossing_rate.append(crossed / float(1 << 20) / dt)
         self._bytes_total += total
         if where and total:
             self.busiest[where] = self.busiest.get(where, 0) + total
+        runnable = None
+        if prev[2] and cur[2]:
+            runnable = 100.0 * ((cur[2][0] - prev[2][0]) + (cur[2][1] - prev[2][1])) / 1e9 / dt
+        if self.phase is not None:
+            acc = self.phases.setdefault(str(self.phase()), {"seconds": 0.0, "bytes": 0, "crossing_bytes": 0,
+                                                              "util_x_bytes": 0.0, "rate_x_bytes": 0.0,
+                                                              "runnable_x_bytes": 0.0, "runnable_bytes": 0})
+            acc["seconds"] += dt
+            acc["bytes"] += total
+            acc["crossing_bytes"] += crossed
+            acc["util_x_bytes"] += best * total
+            acc["rate_x_bytes"] += self.crossing_rate[-1] * total
+            if runnable is not None:
+                acc["runnable_x_bytes"] += runnable * total
+                acc["runnable_bytes"] += total
 
     def _account(self, prev, cur):
         dt = cur["t"] - prev["t"]
@@ -245,8 +277,22 @@ class CpuMonitor:
             out["ovs_main_run_weighted_pct"] = weighted_mean(self.ovs_main_run, self.ovs_main_bytes)
             out["ovs_main_wait_weighted_pct"] = weighted_mean(self.ovs_main_wait, self.ovs_main_bytes)
             out["link_bytes_total"] = sum(self.link_bytes)
+            out["crossing_bytes_total"] = sum(self.crossing_bytes)
+            out["crossing_mib_s_weighted"] = weighted_mean(self.crossing_rate, self.link_bytes)
+            if self.phases:
+                out["phases"] = {name: phase_summary(acc) for name, acc in self.phases.items()}
             out["busiest_link_most_often"] = max(self.busiest, key=self.busiest.get) if self.busiest else None
         return out
+
+
+def phase_summary(acc):
+    """One phase's accumulated link samples -> the figures ``summary`` gives for a whole job."""
+    moved = acc["bytes"]
+    return {"seconds": round(acc["seconds"], 2), "link_bytes": moved, "crossing_bytes": acc["crossing_bytes"],
+            "busiest_link_weighted_pct": acc["util_x_bytes"] / moved if moved else None,
+            "crossing_mib_s_weighted": acc["rate_x_bytes"] / moved if moved else None,
+            "ovs_main_runnable_weighted_pct": (acc["runnable_x_bytes"] / acc["runnable_bytes"]
+                                               if acc["runnable_bytes"] else None)}
 
 
 def weighted_mean(values, weights):

@@ -16,6 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+import bench_jobcheck  # noqa: E402
 import benchcore  # noqa: E402
 from benchcore import fmt_bytes, fmt_seconds  # noqa: E402
 from report_plots import plot_all  # noqa: E402
@@ -293,8 +294,8 @@ def _pct_or_dash(value):
 
 
 def jobs_table(jobs):
-    lines = ["| job | ranks on hosts | wall | exit | busiest link while data moved (% of its rate) | ovs-vswitchd forwarding thread while data moved: ran / waited for a CPU | ovs-vswitchd all threads (% of a core) | other processes (% of a CPU) | machine CPU busy | route switches (s) | job flows overridden | controller: jobs/plans/trees/errors | route recomputes (! = disrupted) | plan |",
-             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+    lines = ["| job | ranks on hosts | wall | exit | busiest link while data moved (% of its rate) | ovs-vswitchd forwarding thread while data moved: ran / waited for a CPU | ovs-vswitchd all threads (% of a core) | other processes (% of a CPU) | machine CPU busy | route switches (s) | job flows overridden | controller: jobs/plans/trees/errors | route recomputes (! = disrupted) | plan | bound by (links / switch / other; bench/README.md) |",
+             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|"]
     for j in jobs:
         rpc = j.get("controller_rpc", {})
         routes = j.get("routes", {})
@@ -310,7 +311,7 @@ def jobs_table(jobs):
         switches = routes.get("toggles", "-")
         if routes.get("toggle_s_total") is not None:
             switches = "%s (%.1f)" % (switches, routes["toggle_s_total"])
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s/%s/%s/%s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s/%s/%s/%s | %s | %s | %s |" % (
             j["name"] + ("" if j.get("attempt", 1) == 1 else " (attempt %d)" % j["attempt"])
             + (" (superseded)" if j.get("superseded") else ""),
             ",".join(str(h) for h in j.get("hosts", [])), fmt_seconds(j.get("wall_s")), exit_text,
@@ -320,7 +321,7 @@ def jobs_table(jobs):
             routes.get("job_flows_hidden", "-"), rpc.get("jobs_registered", "-"), rpc.get("allreduce_plans", "-"),
             rpc.get("bcast_trees", "-"), rpc.get("errors", "-"),
             ("%s !" % j.get("route_recomputes", "?")) if _disrupted(j) else j.get("route_recomputes", "-"),
-            _plan_cell(j)))
+            _plan_cell(j), bench_jobcheck.cell(j)))
     return "\n".join(lines)
 
 

@@ -8,6 +8,7 @@ job's hosts.
 """
 import statistics
 
+import bench_jobcheck
 import bench_more
 import benchcore  # noqa: F401 (Fabric, row_key)
 import bounds
@@ -33,9 +34,15 @@ def record_bound(results, rec):
     return bench_more.row_bound(rec["collective"], _fabric(results), hosts, rec["bytes"], rec.get("root") or 0)
 
 
-def _ratio_cell(rec, bound_s):
+def _ratio_cell(rec, bound_s, jobs=None):
+    """median / bound, with "†" when the record's job (or its implementation's phase) was judged
+    switch-bound (bench_jobcheck.py): then the ratio measures the emulator, not the algorithm."""
     value = bounds.ratio((rec or {}).get("median_s"), bound_s)
-    return "-" if value is None else "%.2fx" % value
+    if value is None:
+        return "-"
+    job = (jobs or {}).get(rec.get("job"))
+    mark = " †" if job and bench_jobcheck.record_verdict(job, rec.get("impl", "")) == "switch" else ""
+    return "%.2fx%s" % (value, mark)
 
 
 def _rows(records, min_bytes=MIN_BYTES):
@@ -58,6 +65,7 @@ def _order(key):
 def bound_table(results):
     """Markdown table, or "" if no row has a bound."""
     rows = _rows(results.get("records", []))
+    jobs = {j["name"]: j for j in results.get("jobs", []) if not j.get("superseded")}
     algs = sorted({impl for row in rows.values() for impl in row if impl.startswith("sdnmpi:")})
     head = ["collective", "routing", "placement", "p", "root", "size", "host bound", "cut bound", "bound",
             "Open MPI / bound", "sdnmpi / bound"] + ["%s / bound" % a for a in algs]
@@ -72,8 +80,8 @@ def bound_table(results):
         lines.append("| " + " | ".join([
             coll, routing, placement, str(nprocs), "-" if root is None else str(root), fmt_bytes(nbytes),
             fmt_seconds(b.get("host")), fmt_seconds(b.get("cut")), fmt_seconds(b["bound"]),
-            _ratio_cell(row.get("openmpi"), b["bound"]), _ratio_cell(row.get("sdnmpi"), b["bound"])]
-            + [_ratio_cell(row.get(a), b["bound"]) for a in algs]) + " |")
+            _ratio_cell(row.get("openmpi"), b["bound"], jobs), _ratio_cell(row.get("sdnmpi"), b["bound"], jobs)]
+            + [_ratio_cell(row.get(a), b["bound"], jobs) for a in algs]) + " |")
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
@@ -125,7 +133,11 @@ def section(results):
     out = ["", "## Against the any-algorithm bound", "",
            "Bound = max(host-link bound, cut bound): what no algorithm without in-network computation can "
            "beat on this fabric and placement (bench/README.md derives both per collective). \"/ bound\" = "
-           "median / bound (1.00x = at the bound). Rows from %s on." % fmt_bytes(MIN_BYTES), "", table]
+           "median / bound (1.00x = at the bound). Rows from %s on. \"†\": the job (or that implementation's "
+           "calls in it) ran its busiest link below %.0f%% of its rate while ovs-vswitchd's forwarding thread was "
+           "busy >= %.0f%% (Jobs table, \"bound by\"): the emulator, not the links, set that time, so the ratio "
+           "measures this machine, not the algorithm." % (fmt_bytes(MIN_BYTES), bench_jobcheck.LINK_MIN_PCT,
+                                                          bench_jobcheck.SWITCH_BUSY_PCT), "", table]
     choice = choice_table([r for r in results.get("records", []) if not r.get("superseded")])
     if choice:
         out += ["", "### The library's allreduce choice against each algorithm timed alone", "",

@@ -234,7 +234,7 @@ def test_cpu_verdict():
     bench_limits.finish_cpu_check(good)
     check = good["cpu_check"]
     assert check["link_bound"] and "VERDICT: link-bound" in check["verdict"], check["verdict"]
-    assert check["criteria"] == {"iperf": True, "parallel": True, "stable": True}
+    assert check["criteria"] == {"iperf": True, "parallel": True, "stable": True, "jobs": True}
     assert "1 attempt(s) re-run" in check["verdict"] and check["jobs_rerun"] == ["old"]
     assert "8 UDP flows at once (4 across the spines, 4 within leaves" in check["verdict"]
     assert "142.0 of the 144.0 Mbit/s offered arrived = 99%" in check["verdict"]

@@ -1,0 +1,137 @@
+"""The per-job bottleneck check (bench/bench_jobcheck.py) and the sampler figures it reads."""
+import copy
+
+import bench_setup  # noqa: F401 (bench/ on sys.path)
+
+import bench_jobcheck
+import bench_limits
+import bench_sampling
+import report
+import report_bounds
+
+MB = 10 ** 6
+
+
+def recorded_job(name, link, switch, link_bytes=4243249933, spine=(89801512, 89894516, 240883940, 235899190)):
+    """A job record as results.json keeps it (figures of run 20261129-052947, 16 hosts, 30/15)."""
+    return {"name": name, "collective": "allreduce", "hosts": list(range(1, 17)),
+            "cpu": {"busiest_link_weighted_pct": link, "ovs_main_runnable_weighted_pct": switch,
+                    "ovs_main_run_weighted_pct": switch - 8, "ovs_main_wait_weighted_pct": 8,
+                    "link_bytes_total": link_bytes, "foreign_cpu_pct_of_one_cpu": {"median": 1.0}},
+            "routes": {"spine_tx_bytes": {"sdnmpi": {"bytes": {"bns1": spine[0], "bns2": spine[1]}},
+                                          "openmpi": {"bytes": {"bns1": spine[2], "bns2": spine[3]}}}}}
+
+
+def test_judge_thresholds():
+    assert bench_jobcheck.judge(80.0, 99.0) == "links"
+    assert bench_jobcheck.judge(79.9, 80.0) == "switch"
+    assert bench_jobcheck.judge(64.0, 71.0) == "other"
+    assert bench_jobcheck.judge(64.0, None) == "other"
+    assert bench_jobcheck.judge(None, 95.0) is None
+
+
+def test_crossings_from_old_records_and_from_the_sampler():
+    job = recorded_job("a", 74.4, 90.6)
+    # link counters count a byte per link used (2 within a leaf, 4 across), spines once per cross-leaf byte
+    assert bench_jobcheck.crossing_bytes(job) == 4243249933 / 2.0 + (89801512 + 89894516 + 240883940 + 235899190)
+    within, across = 100 * MB, 30 * MB
+    synthetic = recorded_job("b", 70, 90, link_bytes=2 * within + 4 * across, spine=(across, 0, 0, 0))
+    assert bench_jobcheck.crossing_bytes(synthetic) == within + 3 * across
+    synthetic["cpu"]["crossing_bytes_total"] = 12345
+    assert bench_jobcheck.crossing_bytes(synthetic) == 12345
+    del job["routes"]
+    assert bench_jobcheck.crossing_bytes(job) is None
+
+
+def test_phases_judge_each_implementation_apart():
+    job = recorded_job("a", 82.0, 85.0)   # the job as a whole looks link-bound ...
+    assert bench_jobcheck.verdicts(job) == {"job": "links"}
+    job["cpu"]["phases"] = {
+        "start": {"link_bytes": 10, "busiest_link_weighted_pct": 5.0, "ovs_main_runnable_weighted_pct": 99.0},
+        "openmpi": {"link_bytes": 3 * MB, "busiest_link_weighted_pct": 93.0, "ovs_main_runnable_weighted_pct": 84.0,
+                    "crossing_mib_s_weighted": 20.0},
+        "sdnmpi": {"link_bytes": MB, "busiest_link_weighted_pct": 66.0, "ovs_main_runnable_weighted_pct": 95.0,
+                   "crossing_mib_s_weighted": 44.4}}
+    # ... but sdnmpi's calls were not: only the implementations' phases count, "start" is left out
+    assert bench_jobcheck.verdicts(job) == {"openmpi": "links", "sdnmpi": "switch"}
+    for impl, want in (("openmpi", "links"), ("sdnmpi", "switch"), ("sdnmpi:hier-s8k", "switch"),
+                       ("first:openmpi", "links"), ("first:sdnmpi:hier-s8k", "switch"), ("settle2:sdnmpi", "switch")):
+        assert bench_jobcheck.record_verdict(job, impl) == want, impl
+    assert bench_jobcheck.cell(job) == ("openmpi: links (link 93%, switch 84%, 20 MiB/s crossed); "
+                                        "sdnmpi: switch (link 66%, switch 95%, 44 MiB/s crossed)")
+    assert bench_jobcheck.switch_bound([job]) == [("a", "sdnmpi", 66.0, 95.0)]
+
+
+def test_criterion_flags_the_recorded_16_host_jobs_and_not_the_8_host_ones():
+    sixteen = [recorded_job("allreduce-dmodk-random-p16", 74.4, 90.6),
+               recorded_job("allreduce-dmodk-block-p16", 64.1, 84.9)]
+    ok, text = bench_jobcheck.criterion(sixteen + [dict(recorded_job("init", 10, 99), collective="init"),
+                                                   dict(recorded_job("old", 10, 99), superseded=True)])
+    assert not ok
+    assert "2 job(s)" in text and "allreduce-dmodk-random-p16 (link 74%, switch 91%)" in text
+    assert "init" not in text.split(":", 2)[2] and "old" not in text
+    eight = [recorded_job("allreduce-dmodk-random-p8", 88.0, 88.0),
+             recorded_job("allreduce-dmodk-block-p8", 59.0, 78.0)]
+    ok, text = bench_jobcheck.criterion(eight)
+    assert ok and text.startswith("(4) per job: no job")
+
+
+def verdict_input(jobs):
+    flows = [{"client": "h1", "server": "h3", "mbit_s": 13.5, "across_spines": k % 2 == 0} for k in range(8)]
+    return {"fabric": {"fabric_bw_mbit": 15},
+            "cpu_check": {"iperf": [{"client": "h1", "server": "h16", "seconds": 3, "mbit_s": 14.3,
+                                     "fraction_of_fabric_bw": 14.3 / 15}],
+                          "parallel": {"seconds": 3, "load": 0.9, "flows": flows, "mbit_s": 108.0,
+                                       "offered_mbit_s": 108.0, "fraction_received": 1.0}},
+            "jobs": jobs}
+
+
+def test_run_verdict_fails_on_a_switch_bound_job_on_a_quiet_machine():
+    results = verdict_input([recorded_job("allreduce-dmodk-random-p16", 74.4, 90.6)])
+    bench_limits.finish_cpu_check(results)
+    check = results["cpu_check"]
+    assert check["criteria"] == {"iperf": True, "parallel": True, "stable": True, "jobs": False}
+    assert not check["link_bound"] and "VERDICT: NOT shown to be link-bound" in check["verdict"]
+    assert "switch was busy" in check["verdict"] and "lower --host-bw/--fabric-bw" in check["verdict"]
+    fine = verdict_input([recorded_job("allreduce-dmodk-random-p16", 91.0, 90.0)])
+    bench_limits.finish_cpu_check(fine)
+    assert fine["cpu_check"]["link_bound"] and fine["cpu_check"]["criteria"]["jobs"] is True
+
+
+def test_bound_table_and_jobs_table_mark_switch_bound_rows():
+    def rec(job, impl, median):
+        return {"collective": "allreduce", "impl": impl, "routing": "dmodk", "placement": "block", "nprocs": 16,
+                "bytes": 1 << 20, "root": None, "samples_s": [median], "median_s": median, "job": job,
+                "bound_s": {"host": 0.5243, "cut": 0.2796, "bound": 0.5243}}
+    results = {"fabric": {"spines": 2, "leaves": 4, "hosts_per_leaf": 4, "host_bw_mbit": 30, "fabric_bw_mbit": 15},
+               "jobs": [recorded_job("sw", 64.1, 84.9)],
+               "records": [rec("sw", "openmpi", 1.7457), rec("sw", "sdnmpi", 0.9910)]}
+    table = report_bounds.bound_table(results)
+    assert "| 3.33x † | 1.89x † |" in table, table
+    linked = copy.deepcopy(results)
+    linked["jobs"][0]["cpu"]["busiest_link_weighted_pct"] = 90.0
+    assert "| 3.33x | 1.89x |" in report_bounds.bound_table(linked)
+    jobs = report.jobs_table(results["jobs"])
+    assert jobs.splitlines()[0].endswith("| bound by (links / switch / other; bench/README.md) |")
+    assert jobs.splitlines()[2].endswith("| switch (link 64%, switch 85%) |")
+
+
+def test_sampler_counts_crossings_and_splits_by_phase():
+    state = {"now": "openmpi"}
+    mon = bench_sampling.CpuMonitor(links=[("s1-eth1", "tx", 8.0), ("s1-eth1", "rx", 8.0), ("s2-eth1", "tx", 8.0)],
+                                    phase=lambda: state["now"])
+    mon._ovs_pid = None   # schedstat of this machine's ovs-vswitchd is not part of the test
+    # 8 Mbit/s = 1 MB/s per direction; 1 s intervals: (time, [counters], schedstat)
+    mon._account_links((0.0, [0, 0, 0], (0, 0)), (1.0, [MB, MB // 2, MB // 4], (800000000, 100000000)))
+    state["now"] = "sdnmpi"
+    mon._account_links((1.0, [MB, MB // 2, MB // 4], None), (2.0, [MB + MB // 2, MB // 2, MB // 4], None))
+    summary = mon.summary()
+    # tx entries only: a byte leaves each switch it crosses by one port; rx is the host injecting it
+    assert summary["crossing_bytes_total"] == MB + MB // 4 + MB // 2
+    openmpi, sdnmpi = summary["phases"]["openmpi"], summary["phases"]["sdnmpi"]
+    assert openmpi["link_bytes"] == MB + MB // 2 + MB // 4 and openmpi["crossing_bytes"] == MB + MB // 4
+    assert openmpi["busiest_link_weighted_pct"] == 100.0
+    assert abs(openmpi["crossing_mib_s_weighted"] - (MB + MB // 4) / float(1 << 20)) < 1e-9
+    assert abs(openmpi["ovs_main_runnable_weighted_pct"] - 90.0) < 1e-9
+    assert sdnmpi["busiest_link_weighted_pct"] == 50.0 and sdnmpi["ovs_main_runnable_weighted_pct"] is None
+    assert sdnmpi["seconds"] == 1.0
