@@ -26,6 +26,7 @@ Pure: works on results.json's job records, old ones included (they have only the
 
 LINK_MIN_PCT = 80.0
 SWITCH_BUSY_PCT = 80.0
+UNJUDGED = ("init", "startup")     # collectives whose jobs move too few bytes to judge
 IMPL_PHASES = ("openmpi", "sdnmpi")   # RouteSwitch's states while an implementation's calls run
 MiB = float(1 << 20)
 
@@ -88,7 +89,10 @@ def record_verdict(job, impl):
 
 def cell(job):
     """The Jobs table's "bound by" cell, e.g. "switch (link 64%, switch 91%)" or, per implementation,
-    "openmpi: links (93%); sdnmpi: switch (link 66%, switch 95%, 44 MiB/s crossed)"."""
+    "openmpi: links (93%); sdnmpi: switch (link 66%, switch 95%, 44 MiB/s crossed)". Init and
+    start-up jobs move too few bytes for either to limit them: "- (latency)"."""
+    if job.get("collective") in UNJUDGED:
+        return "- (latency)"
     parts = []
     for scope, link, switch, rate in scopes(job):
         label = judge(link, switch)
@@ -108,7 +112,7 @@ def switch_bound(jobs):
     implementation phases judged "switch"."""
     out = []
     for job in jobs:
-        if job.get("collective") in ("init", "startup") or job.get("superseded"):
+        if job.get("collective") in UNJUDGED or job.get("superseded"):
             continue
         for scope, link, switch, _rate in scopes(job):
             if judge(link, switch) == "switch":

@@ -135,3 +135,12 @@ def test_sampler_counts_crossings_and_splits_by_phase():
     assert abs(openmpi["ovs_main_runnable_weighted_pct"] - 90.0) < 1e-9
     assert sdnmpi["busiest_link_weighted_pct"] == 50.0 and sdnmpi["ovs_main_runnable_weighted_pct"] is None
     assert sdnmpi["seconds"] == 1.0
+
+
+def test_init_and_startup_jobs_are_not_labelled_by_their_links():
+    cpu = {"busiest_link_weighted_pct": 6.0, "ovs_main_runnable_weighted_pct": 90.0}
+    startup = {"name": "startup-dmodk-p8-warm1", "collective": "startup", "cpu": cpu}
+    data = {"name": "allreduce-dmodk-block-p8", "collective": "allreduce", "cpu": cpu}
+    assert bench_jobcheck.cell(startup) == "- (latency)"
+    assert bench_jobcheck.cell(data).startswith("switch (link 6%")
+    assert [name for name, *_ in bench_jobcheck.switch_bound([startup, data])] == ["allreduce-dmodk-block-p8"]
