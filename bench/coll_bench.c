@@ -141,7 +141,7 @@ static int parse_list(const char *s, long *out, int max)
 
 static void usage(void)
 {
-    if (rank == 0)
+    if (my_rank == 0)
         fprintf(stderr,
                 "usage: coll_bench --collective allreduce|bcast|init|startup|allgather|reduce|alltoall --sizes N,N,... [--reps R]\n"
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
@@ -254,7 +254,7 @@ static int bcast_bad; /* ranks x calls whose buffer was wrong */
 static double timed_bcast(enum impl which, long bytes, int root, int tag)
 {
     int count = (int)bytes;
-    if (rank == root)
+    if (my_rank == root)
         for (long i = 0; i < bytes; i++)
             bbuf[i] = pattern(i, root, tag);
     else
@@ -289,8 +289,8 @@ static void first_allreduce(void)
 {
     use_routes(SDNMPI);
     double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
-    emit("\"init\", \"metric\": \"first_allreduce\", \"bytes\": %ld, \"t_s\": %.9f", opt.tiny_bytes,
-         t);
+    emit_json("\"init\", \"metric\": \"first_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",
+              opt.tiny_bytes, t);
 }
 
 /* Tiny messages, alternating blocks of calls (O..O S..S S..S O..O ...). */
@@ -349,16 +349,17 @@ static void run_allreduce(void)
             if (opt.sizes[k] <= opt.warmup_max)
                 (void)timed_allreduce(SDNMPI, opt.sizes[k]);
             int ok = check_allreduce(opt.sizes[k], 1);
-            emit("\"check\", \"collective\": \"allreduce\", \"alg\": \"%s\", \"bytes\": %ld, "
-                 "\"ok\": %s", alg_names[opt.algs[a]].name, opt.sizes[k], ok ? "true" : "false");
+            emit_json("\"check\", \"collective\": \"allreduce\", \"alg\": \"%s\", \"bytes\": %ld, "
+                      "\"ok\": %s", alg_names[opt.algs[a]].name, opt.sizes[k],
+                      ok ? "true" : "false");
         }
         force_alg(-1);
     }
     for (int k = 0; k < opt.nsizes; k++) {
         int ok = check_allreduce(opt.sizes[k], k % 2);
-        emit("\"check\", \"collective\": \"allreduce\", \"bytes\": %ld, \"ok\": %s", opt.sizes[k],
-             ok ? "true" : "false");
-        if (!ok && rank == 0)
+        emit_json("\"check\", \"collective\": \"allreduce\", \"bytes\": %ld, \"ok\": %s",
+                  opt.sizes[k], ok ? "true" : "false");
+        if (!ok && my_rank == 0)
             fprintf(stderr, "coll_bench: SDN_MPI_Allreduce result differs at %ld bytes\n",
                     opt.sizes[k]);
     }
@@ -379,10 +380,11 @@ static void run_allreduce(void)
                         enum impl which = (enum impl)var;
                         double t = timed_allreduce_as(which, opt.sizes[k], impl_name[which]);
                         if (which == SDNMPI) /* with the algorithm the library chose */
-                            emit("\"sample\", \"collective\": \"allreduce\", \"impl\": \"sdnmpi\", "
-                                 "\"bytes\": %ld, \"root\": -1, \"rep\": %d, \"t_s\": %.9f, "
-                                 "\"path\": \"%s\"", opt.sizes[k], rep * calls + c, t,
-                                 alg_name(sdnmpi_test_last_path()));
+                            emit_json("\"sample\", \"collective\": \"allreduce\", "
+                                      "\"impl\": \"sdnmpi\", "
+                                      "\"bytes\": %ld, \"root\": -1, \"rep\": %d, \"t_s\": %.9f, "
+                                      "\"path\": \"%s\"", opt.sizes[k], rep * calls + c, t,
+                                      alg_name(sdnmpi_test_last_path()));
                         else
                             emit_sample("allreduce", which, opt.sizes[k], -1, rep * calls + c, t);
                         continue;
@@ -395,13 +397,14 @@ static void run_allreduce(void)
                     int took = sdnmpi_test_last_path();
                     force_alg(-1);
                     if (took == path)
-                        emit("\"sample\", \"collective\": \"allreduce\", \"impl\": \"sdnmpi:%s\", "
-                             "\"bytes\": %ld, \"root\": -1, \"rep\": %d, \"t_s\": %.9f",
-                             alg_names[a].name, opt.sizes[k], rep * calls + c, t);
+                        emit_json("\"sample\", \"collective\": \"allreduce\", "
+                                  "\"impl\": \"sdnmpi:%s\", "
+                                  "\"bytes\": %ld, \"root\": -1, \"rep\": %d, \"t_s\": %.9f",
+                                  alg_names[a].name, opt.sizes[k], rep * calls + c, t);
                 }
             }
         }
-        emit("\"rep_done\", \"collective\": \"allreduce\", \"rep\": %d", rep);
+        emit_json("\"rep_done\", \"collective\": \"allreduce\", \"rep\": %d", rep);
     }
 }
 
@@ -418,8 +421,8 @@ static void run_bcast(void)
         for (int w = 0; w < nimpl; w++) {
             double t = timed_bcast((enum impl)w, first, opt.roots[r], tag++);
             if (w == SDNMPI)
-                emit("\"init\", \"metric\": \"first_bcast\", \"root\": %d, \"bytes\": %ld, "
-                     "\"t_s\": %.9f", opt.roots[r], first, t);
+                emit_json("\"init\", \"metric\": \"first_bcast\", \"root\": %d, \"bytes\": %ld, "
+                          "\"t_s\": %.9f", opt.roots[r], first, t);
         }
     for (int w = 0; w < nimpl; w++)
         for (int r = 0; r < opt.nroots; r++)
@@ -436,12 +439,12 @@ static void run_bcast(void)
                     emit_sample("bcast", which, opt.sizes[k], opt.roots[r], rep, t);
                 }
             }
-        emit("\"rep_done\", \"collective\": \"bcast\", \"rep\": %d", rep);
+        emit_json("\"rep_done\", \"collective\": \"bcast\", \"rep\": %d", rep);
     }
     int bad = 0;
     check_mpi(MPI_Reduce(&bcast_bad, &bad, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), "MPI_Reduce");
-    emit("\"check\", \"collective\": \"bcast\", \"ok\": %s, \"bad\": %d", bad ? "false" : "true",
-         bad);
+    emit_json("\"check\", \"collective\": \"bcast\", \"ok\": %s, \"bad\": %d",
+              bad ? "false" : "true", bad);
 }
 
 static void run_init(void)
@@ -450,8 +453,8 @@ static void run_init(void)
     first_allreduce();
     for (int k = 0; k < opt.tiny_reps; k++) {
         double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
-        emit("\"init\", \"metric\": \"cached_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",
-             opt.tiny_bytes, t);
+        emit_json("\"init\", \"metric\": \"cached_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",
+                  opt.tiny_bytes, t);
     }
 }
 
@@ -459,15 +462,15 @@ int main(int argc, char **argv)
 {
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
         return 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     parse_options(argc, argv);
-    if (opt.lib_verbose && rank == 0)
+    if (opt.lib_verbose && my_rank == 0)
         setenv("SDN_MPI_VERBOSE", "1", 1); /* read by SDN_MPI_Init on this rank only */
     alloc_buffers();
-    emit("\"meta\", \"collective\": \"%s\", \"nprocs\": %d, \"have_sdn_bcast\": %s, "
-         "\"toggle\": %s, \"reps\": %d", opt.collective, nprocs, HAVE_SDN_BCAST ? "true" : "false",
-         opt.toggle ? "true" : "false", opt.reps);
+    emit_json("\"meta\", \"collective\": \"%s\", \"nprocs\": %d, \"have_sdn_bcast\": %s, "
+              "\"toggle\": %s, \"reps\": %d", opt.collective, nprocs,
+              HAVE_SDN_BCAST ? "true" : "false", opt.toggle ? "true" : "false", opt.reps);
     if (!strcmp(opt.collective, "allreduce"))
         run_allreduce();
     else if (!strcmp(opt.collective, "bcast"))
@@ -487,7 +490,7 @@ int main(int argc, char **argv)
     harness_request("end");
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     SDN_MPI_Finalize();
-    emit("\"done\"");
+    emit_json("\"done\"");
     free(abuf_send);
     free(abuf_recv);
     free(abuf_ref);

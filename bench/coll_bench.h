@@ -42,11 +42,11 @@ struct options {
                                        loops, after its settle calls (an experiment: idle vs route switch) */
 };
 
-extern int rank, nprocs;
+extern int my_rank, nprocs;
 extern struct options opt;
 
 /* coll_bench_io.c */
-void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void emit_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void check_mpi(int rc, const char *what);
 void harness_request(const char *what);
@@ -54,7 +54,6 @@ int use_routes(enum impl which);
 double max_over_ranks(double t);
 extern double *abuf_send, *abuf_recv, *abuf_ref;
 extern unsigned char *bbuf;
-extern long max_bytes;
 void alloc_buffers(void);
 void emit_sample(const char *coll, enum impl which, long bytes, int root, int rep, double t);
 void emit_settle(const char *coll, const char *impl, long bytes, int call, double t);

@@ -14,7 +14,7 @@
 const char *const impl_name[2] = {"openmpi", "sdnmpi"};
 
 /* The program's shared state: its rank, the world's size, and the options (set by main). */
-int rank, nprocs;
+int my_rank, nprocs;
 struct options opt = {
     .collective = "allreduce",
     .reps = 3,
@@ -34,15 +34,15 @@ void sdn_init(void)
     double t = MPI_Wtime() - t0;
     check_mpi(rc, "SDN_MPI_Init");
     double m = max_over_ranks(t);
-    emit("\"init\", \"metric\": \"sdn_init\", \"t_s\": %.9f", m);
+    emit_json("\"init\", \"metric\": \"sdn_init\", \"t_s\": %.9f", m);
 }
 
 /* --- output ------------------------------------------------------------------------------- */
 
 /* One JSON line on stdout (rank 0 only), flushed at once so run.py can show progress. */
-void emit(const char *fmt, ...)
+void emit_json(const char *fmt, ...)
 {
-    if (rank != 0)
+    if (my_rank != 0)
         return;
     char line[2048];
     va_list ap;
@@ -60,7 +60,7 @@ void die(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "coll_bench[%d]: %s\n", rank, msg);
+    fprintf(stderr, "coll_bench[%d]: %s\n", my_rank, msg);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 2);
     exit(2);
@@ -98,7 +98,7 @@ void harness_request(const char *what)
 {
     if (!opt.toggle)
         return;
-    if (rank == 0) {
+    if (my_rank == 0) {
         char req[4096], tmp[4096], ack[4096];
         toggle_seq++;
         snprintf(req, sizeof req, "%s/req", opt.toggle);
@@ -143,11 +143,10 @@ double max_over_ranks(double t)
 
 double *abuf_send, *abuf_recv, *abuf_ref;
 unsigned char *bbuf;
-long max_bytes;
 
 void alloc_buffers(void)
 {
-    max_bytes = opt.tiny_bytes > 8 ? opt.tiny_bytes : 8;
+    long max_bytes = opt.tiny_bytes > 8 ? opt.tiny_bytes : 8; /* the run's largest size */
     for (int k = 0; k < opt.nsizes; k++)
         if (opt.sizes[k] > max_bytes)
             max_bytes = opt.sizes[k];
@@ -159,13 +158,13 @@ void alloc_buffers(void)
     if (!abuf_send || !abuf_recv || !abuf_ref || !bbuf)
         die("out of memory for %ld-byte buffers", max_bytes);
     for (size_t i = 0; i < n; i++)
-        abuf_send[i] = (double)(rank * 1000 + (long)(i % 1000));
+        abuf_send[i] = (double)(my_rank * 1000 + (long)(i % 1000));
 }
 
 void emit_sample(const char *coll, enum impl which, long bytes, int root, int rep, double t)
 {
-    emit("\"sample\", \"collective\": \"%s\", \"impl\": \"%s\", \"bytes\": %ld, \"root\": %d, "
-         "\"rep\": %d, \"t_s\": %.9f", coll, impl_name[which], bytes, root, rep, t);
+    emit_json("\"sample\", \"collective\": \"%s\", \"impl\": \"%s\", \"bytes\": %ld, \"root\": %d, "
+              "\"rep\": %d, \"t_s\": %.9f", coll, impl_name[which], bytes, root, rep, t);
 }
 
 
@@ -174,8 +173,8 @@ void emit_sample(const char *coll, enum impl which, long bytes, int root, int re
  * calls. run.py records these apart from the samples (impl "first:" + name for call 0). */
 void emit_settle(const char *coll, const char *impl, long bytes, int call, double t)
 {
-    emit("\"settle\", \"collective\": \"%s\", \"impl\": \"%s\", \"bytes\": %ld, \"call\": %d, "
-         "\"t_s\": %.9f", coll, impl, bytes, call, t);
+    emit_json("\"settle\", \"collective\": \"%s\", \"impl\": \"%s\", \"bytes\": %ld, \"call\": %d, "
+              "\"t_s\": %.9f", coll, impl, bytes, call, t);
 }
 
 /* --idle-ms: every rank idles that long after a barrier (no traffic, no route change), so that

@@ -42,7 +42,7 @@ void run_more(void)
     for (int k = 0; k < opt.nsizes; k++) { /* warm-up and check: the bytes must be Open MPI's */
         long bytes = opt.sizes[k];
         size_t n = (size_t)(bytes / (long)sizeof(double));
-        if (!strcmp(opt.collective, "reduce") && rank != 0)
+        if (!strcmp(opt.collective, "reduce") && my_rank != 0)
             n = 0; /* only the root's result is defined */
         else if (strcmp(opt.collective, "reduce"))
             n = n / (size_t)nprocs * (size_t)nprocs;
@@ -50,8 +50,8 @@ void run_more(void)
         (void)timed_more(k % 2 ? SDNMPI : OPENMPI, bytes, k % 2 ? abuf_recv : abuf_ref, 0);
         int ok = memcmp(abuf_ref, abuf_recv, n * sizeof(double)) == 0, all = 0;
         check_mpi(MPI_Reduce(&ok, &all, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD), "MPI_Reduce");
-        emit("\"check\", \"collective\": \"%s\", \"bytes\": %ld, \"ok\": %s", opt.collective,
-             bytes, all ? "true" : "false");
+        emit_json("\"check\", \"collective\": \"%s\", \"bytes\": %ld, \"ok\": %s", opt.collective,
+                  bytes, all ? "true" : "false");
     }
     for (int rep = 0; rep < opt.reps; rep++) {
         for (int k = 0; k < opt.nsizes; k++)
@@ -60,7 +60,7 @@ void run_more(void)
                 double t = timed_more(which, opt.sizes[k], abuf_recv, 1);
                 emit_sample(opt.collective, which, opt.sizes[k], -1, rep, t);
             }
-        emit("\"rep_done\", \"collective\": \"%s\", \"rep\": %d", opt.collective, rep);
+        emit_json("\"rep_done\", \"collective\": \"%s\", \"rep\": %d", opt.collective, rep);
     }
 }
 

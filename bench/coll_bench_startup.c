@@ -56,8 +56,9 @@ static void emit_phase(const char *base, const char *prefix, double t)
 {
     char parts[1024];
     parts_json(prefix, parts, sizeof parts);
-    emit("\"startup\", \"metric\": \"%s%s%s%s\", \"t_s\": %.9f, \"parts\": {%s}", base,
-         opt.warm ? "_warm" : "", opt.variant ? "_" : "", opt.variant ? opt.variant : "", t, parts);
+    emit_json("\"startup\", \"metric\": \"%s%s%s%s\", \"t_s\": %.9f, \"parts\": {%s}", base,
+              opt.warm ? "_warm" : "", opt.variant ? "_" : "", opt.variant ? opt.variant : "", t,
+              parts);
 }
 
 /* --gap-ms: the application's work between Init and its first collective (a sleep: the
@@ -74,7 +75,7 @@ static void gap(void)
 static double timed_bcast(unsigned char *buf, int seed)
 {
     for (long i = 0; i < opt.bcast_bytes; i++)
-        buf[i] = rank == 0 ? (unsigned char)(i * 31 + seed) : 0;
+        buf[i] = my_rank == 0 ? (unsigned char)(i * 31 + seed) : 0;
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     double t0 = MPI_Wtime();
     check_mpi(SDN_MPI_Bcast(buf, (int)opt.bcast_bytes, MPI_BYTE, 0, MPI_COMM_WORLD),
@@ -107,7 +108,7 @@ static void first_bcast(void)
  * the sum of 1 + world rank over comm's ranks. */
 static double timed_small_on(MPI_Comm comm, double want, int sdn, int *agree)
 {
-    double one = 1.0 + rank, sum = 0.0;
+    double one = 1.0 + my_rank, sum = 0.0;
     *agree = sdn ? sdnmpi_test_agree_next() : 0;
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     double t0 = MPI_Wtime();
@@ -144,19 +145,20 @@ static void first_on_new_comms(void)
         if (k == 0)
             check_mpi(SDN_MPI_Comm_dup(MPI_COMM_WORLD, &comm), "SDN_MPI_Comm_dup");
         else if (k == 1)
-            check_mpi(SDN_MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comm),
+            check_mpi(SDN_MPI_Comm_split(MPI_COMM_WORLD, my_rank % 2, my_rank, &comm),
                       "SDN_MPI_Comm_split");
         else
-            check_mpi(PMPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comm), "PMPI_Comm_split");
+            check_mpi(PMPI_Comm_split(MPI_COMM_WORLD, my_rank % 2, my_rank, &comm),
+                      "PMPI_Comm_split");
         double t = max_over_ranks(MPI_Wtime() - t0);
         char base[64];
         snprintf(base, sizeof base, "comm_%s_create", how[k]);
         emit_phase(base, "none", t);
         gap();
-        int agree = 0, n = k == 0 ? nprocs : (nprocs - rank % 2 + 1) / 2;
+        int agree = 0, n = k == 0 ? nprocs : (nprocs - my_rank % 2 + 1) / 2;
         /* the sum of 1 + r over the world ranks r of this rank's half (or of the world) */
         double want = k == 0 ? (double)nprocs * (nprocs + 1) / 2
-                             : (double)n * (rank % 2 + 1) + 2.0 * n * (n - 1) / 2;
+                             : (double)n * (my_rank % 2 + 1) + 2.0 * n * (n - 1) / 2;
         t = timed_small_on(comm, want, 1, &agree);
         if (sdnmpi_test_last_path() != 2)
             die("the first 8-byte SDN_MPI_Allreduce on the %s communicator took path %d, not "
@@ -174,8 +176,9 @@ static void warm_connections(void)
 {
     char out = 1, in = 0;
     for (int k = 1; k < nprocs; k++)
-        check_mpi(MPI_Sendrecv(&out, 1, MPI_CHAR, (rank + k) % nprocs, 0, &in, 1, MPI_CHAR,
-                               (rank - k + nprocs) % nprocs, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        check_mpi(MPI_Sendrecv(&out, 1, MPI_CHAR, (my_rank + k) % nprocs, 0, &in, 1, MPI_CHAR,
+                               (my_rank - k + nprocs) % nprocs, 0, MPI_COMM_WORLD,
+                               MPI_STATUS_IGNORE),
                   "MPI_Sendrecv");
 }
 
@@ -187,7 +190,7 @@ static void warm_connections(void)
  * either variant, alternating; one sample per block = its time per call. */
 static void dispatch_cost(void)
 {
-    if (rank != 0)
+    if (my_rank != 0)
         return;
     double one = 1.0, sum = 0.0;
     check_mpi(SDN_MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF),
@@ -204,8 +207,8 @@ static void dispatch_cost(void)
         double t = (MPI_Wtime() - t0) / DISPATCH_CALLS;
         if (sum != 1.0)
             die("allreduce on MPI_COMM_SELF gave %g", sum);
-        emit("\"startup\", \"metric\": \"dispatch\", \"variant\": \"%s\", \"rep\": %d, "
-             "\"t_s\": %.12f", sdn ? "sdnmpi" : "direct", b / 2, t);
+        emit_json("\"startup\", \"metric\": \"dispatch\", \"variant\": \"%s\", \"rep\": %d, "
+                  "\"t_s\": %.12f", sdn ? "sdnmpi" : "direct", b / 2, t);
     }
 }
 
@@ -233,8 +236,8 @@ void run_startup(void)
         for (int j = 0; j < 2; j++) {
             int sdn = (j + k) % 2;
             t = timed_small(sdn, &agree);
-            emit("\"startup\", \"metric\": \"cached\", \"variant\": \"%s\", \"agree\": %d, "
-                 "\"rep\": %d, \"t_s\": %.9f", sdn ? "sdnmpi" : "direct", agree, k, t);
+            emit_json("\"startup\", \"metric\": \"cached\", \"variant\": \"%s\", \"agree\": %d, "
+                      "\"rep\": %d, \"t_s\": %.9f", sdn ? "sdnmpi" : "direct", agree, k, t);
         }
     first_bcast();
     if (opt.startup_comms)

@@ -13,7 +13,9 @@ what matters is the busiest link *within each step*. `balanced` minimises it per
 - Elsewhere (a fabric with failed links, pairs repeated with multiplicity, or a step where some
   pair already has its path from an earlier step) it is greedy: flow by flow, the shortest path
   whose busiest link is least loaded so far in this step (then the least total load), and that
-  path's links gain the flow's weight.
+  path's links gain the flow's weight; then the job planners' rip-up pass (jobroute_ripup.py, on
+  flow counts, the pairs placed in earlier steps held fixed) moves flows off the step's busiest
+  links while no link reaches their load.
 
 A pair that occurs in several steps keeps one path (routes match host pairs); later steps count it
 as already placed. `dmodk` and `single` give the default routes' paths, as baselines.
@@ -25,7 +27,7 @@ import collections
 import dataclasses
 import math
 
-from . import fabric, jobroute_optimal, pairs, routing
+from . import fabric, jobroute_optimal, jobroute_ripup, pairs, routing
 from .paths import index as path_index
 from .leastload import LeastLoadRouter, NoPathError
 
@@ -80,7 +82,7 @@ def balanced(graph, steps):
     _check_hosts(index, steps)
     tree = _tree(graph)
     leaf = index.leaf
-    planned = {}
+    planned, router = {}, None
     for step in steps:
         todo = [(pair, count) for pair, count in step if pair not in planned]
         new = {pair for pair, _c in todo}
@@ -97,7 +99,8 @@ def balanced(graph, steps):
             routed = jobroute_optimal.route_checked(graph, flows, tree=tree)
             planned.update({pair: tuple(path[1:-1]) for pair, path in routed.items()})
         else:
-            planned.update(_greedy(graph, step, inter, planned))
+            router = router or LeastLoadRouter(graph)
+            planned.update(_greedy(graph, step, inter, planned, router))
     return _plan(graph, steps, planned, tree)
 
 
@@ -128,13 +131,15 @@ def _check_hosts(index, steps):
                 raise PlanError("bad multiplicity %r for %s -> %s" % (count, src, dst))
 
 
-def _greedy(graph, step, inter, paths):
+def _greedy(graph, step, inter, paths, router):
     """Places ``inter`` flows one by one on the shortest path whose busiest link is least loaded so
-    far in this step (then least total load), then rips up and re-routes flows that sit on the
-    busiest link while that lowers it. Returns {pair: path}."""
-    router = LeastLoadRouter(graph)
+    far in this step (then least total load), then lowers the step's busiest link by rip-up and
+    re-route (jobroute_ripup.improve on flow counts; the step's pairs in ``paths`` stay where they
+    are). ``router``: the graph's LeastLoadRouter. Returns {pair: path}."""
     leaf = path_index(graph).leaf
     loads = step_loads(graph, [(p, c) for p, c in step if p in paths], paths)
+    fixed = pairs.LinkLoad()
+    fixed.flows.update(loads)
     placed, weight = {}, {}
     for (src, dst), count in sorted(inter, key=lambda item: (-item[1], item[0])):
         try:
@@ -143,29 +148,12 @@ def _greedy(graph, step, inter, paths):
             raise PlanError(str(err)) from None
         _add_load(loads, path, count)
         placed[(src, dst)], weight[(src, dst)] = path, count
-    for _round in range(8):
-        if not loads or not _improve(router, loads, placed, weight):
-            break
-    return placed
-
-
-def _improve(router, loads, placed, weight):
-    """One rip-up-and-reroute pass over the flows on a busiest link; True if the busiest load fell."""
-    top = max(loads.values())
-    improved = False
-    for pair in sorted(placed):
-        path, count = placed[pair], weight[pair]
-        if max(loads.get(link, 0) for link in zip(path, path[1:])) < top:
-            continue
-        _add_load(loads, path, -count)
-        alternative = router.best_path(path[0], path[-1], loads)
-        if max(loads.get(link, 0) for link in zip(alternative, alternative[1:])) + count < top:
-            path = alternative
-        _add_load(loads, path, count)
-        placed[pair] = path
-    if max(loads.values()) < top:
-        improved = True
-    return improved
+    # moves alone, at most 8 rounds: ejections lower more steps to their bound but cost 1.4-7x the
+    # time at 1024-4096 hosts (docs/jobroute.md, "The allreduce planner's greedy fallback")
+    flows = [pairs.Flow(src, dst, count) for (src, dst), count in sorted(weight.items())]
+    host_paths = {(src, dst): [src, *path, dst] for (src, dst), path in placed.items()}
+    jobroute_ripup.improve(graph, flows, host_paths, fixed, rounds=8, counts=weight, eject=False, router=router)
+    return {pair: tuple(path[1:-1]) for pair, path in host_paths.items()}
 
 
 def _add_load(loads, path, count):

@@ -1,4 +1,5 @@
-"""Rip-up and re-route for the job-routing pair routers (issue 15): sdn-optimal-bytes' last pass.
+"""Rip-up and re-route: sdn-optimal-bytes' last pass (issue 15) and the allreduce planner's greedy
+fallback (primitives/allreduce.py, on flow counts).
 
 ``improve`` takes a routing of a demand (paths of flows checked by pairs.checked) and lowers the
 load of its busiest links, by bytes (or flows) per link, while never raising the largest number
@@ -18,8 +19,9 @@ looks only at the flows on the busiest links (load ``top``) and tries, flow by f
 
 Every accepted step takes a flow off a busiest link and loads no link up to ``top``, so the number
 of links at ``top`` falls; the rounds stop when a round lowers neither ``top`` nor that number.
-Pure and deterministic. (primitives/allreduce._improve is the single-move pass on flow counts of
-one collective step.)
+Pure and deterministic. On flow counts (``by_bytes`` False) a flow weighs its ``counts`` (how
+many flows its pair stands for, 1 by default) and the moves alone are the allreduce planner's old
+single-move pass; the moves with ejections come on top.
 """
 import collections
 import logging
@@ -37,16 +39,19 @@ LOG = logging.getLogger(__name__)
 EJECT_TRIES = (8, 2)
 
 
-def improve(graph, flows, paths, load=None, by_bytes=False, rounds=64):
+def improve(graph, flows, paths, load=None, by_bytes=False, rounds=64, counts=None, eject=True,
+            router=None):
     """Lowers the busiest load of ``flows`` routed on ``paths`` ({(src, dst): path}, updated and
     returned) on top of ``load`` (a pairs.LinkLoad of other jobs, or None). ``by_bytes``: the load
-    is bytes per capacity, else flows. Neither the busiest load nor the largest number of flows
-    on a link ever rises. At most ``rounds`` rounds (see the module docstring)."""
-    moves = _Moves(graph, flows, paths, load, by_bytes)
+    is bytes per capacity, else flows. ``counts``: {(src, dst): flows the pair stands for} where
+    that is not 1. ``eject``: False for the moves alone. ``router``: the graph's LeastLoadRouter,
+    if the caller has one. Neither the busiest load nor the largest number of flows on a link ever
+    rises. At most ``rounds`` rounds (see the module docstring)."""
+    moves = _Moves(graph, flows, paths, load, by_bytes, counts or {}, router or LeastLoadRouter(graph))
     for _round in range(rounds):
         top, at_top = moves.busiest()
         for n in sorted({n for link in at_top for n in moves.on_link[link]}):
-            if moves.worst(n) >= top and not moves.move(n, top):
+            if moves.worst(n) >= top and not moves.move(n, top) and eject:
                 moves.move_ejecting(n, top)
         after, after_top = moves.busiest()
         if (after, len(after_top)) >= (top, len(at_top)):
@@ -73,20 +78,23 @@ class _Moves:
     """The routing being improved: per-link load (``metric``: bytes per capacity or flows, and
     ``count``: flows), the flows on each link and each flow's switch links."""
 
-    def __init__(self, graph, flows, paths, load, by_bytes):
+    def __init__(self, graph, flows, paths, load, by_bytes, counts, router):
         total = load.copy() if load is not None else pairs.LinkLoad()
-        self.metric = total.bytes if by_bytes else total.flows
-        self.count = total.flows
         self.graph, self.flows, self.paths, self.by_bytes = graph, flows, paths, by_bytes
-        self.router, self.leaf = LeastLoadRouter(graph), pairs.leaves_of(graph, flows)
+        self.router, self.leaf = router, pairs.leaves_of(graph, flows)
+        self.mult = [counts.get((flow.src, flow.dst), 1) for flow in flows]
         self.capacity = {}
         self.links, self.on_link = [], collections.defaultdict(set)
         for n, flow in enumerate(flows):
             self.links.append(_links(paths[flow.src, flow.dst]))
             for link in self.links[n]:
-                total.flows[link] += 1
-                total.bytes[link] += flow.bytes / self._capacity(link)
+                total.flows[link] += self.mult[n]
+                if by_bytes:
+                    total.bytes[link] += flow.bytes / self._capacity(link)
                 self.on_link[link].add(n)
+        self.count = total.flows
+        # on flow counts the metric starts equal to ``count`` but is its own counter (both change)
+        self.metric = total.bytes if by_bytes else total.flows.copy()
         self.cap = total.max_flows()
 
     def busiest(self):
@@ -99,7 +107,7 @@ class _Moves:
         return self.capacity[link]
 
     def weight(self, n, link):
-        return self.flows[n].bytes / self._capacity(link) if self.by_bytes else 1
+        return self.flows[n].bytes / self._capacity(link) if self.by_bytes else self.mult[n]
 
     def worst(self, n):
         return max((self.metric[link] for link in self.links[n]), default=0)
@@ -108,7 +116,7 @@ class _Moves:
         """Takes flow n off its links; returns its path."""
         for link in self.links[n]:
             self.metric[link] -= self.weight(n, link)
-            self.count[link] -= 1
+            self.count[link] -= self.mult[n]
             self.on_link[link].discard(n)
         flow = self.flows[n]
         return self.paths[flow.src, flow.dst]
@@ -119,7 +127,7 @@ class _Moves:
         self.links[n] = _links(path)
         for link in self.links[n]:
             self.metric[link] += self.weight(n, link)
-            self.count[link] += 1
+            self.count[link] += self.mult[n]
             self.on_link[link].add(n)
 
     def route(self, n, avoid=()):
@@ -133,7 +141,7 @@ class _Moves:
 
     def fits(self, n, path, top):
         """Flow n (lifted) on ``path`` keeps every link below ``top`` and within the flow cap."""
-        return all(self.metric[link] + self.weight(n, link) < top and self.count[link] < self.cap
+        return all(self.metric[link] + self.weight(n, link) < top and self.count[link] + self.mult[n] <= self.cap
                    for link in _links(path))
 
     def blocked(self, n, top):

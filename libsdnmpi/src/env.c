@@ -34,14 +34,16 @@ static int parse_bool(const char *name, int dflt)
 }
 
 /* A non-negative integer with an optional binary suffix k/m/g; "unlimited" gives UINT64_MAX if
- * allowed. */
-static uint64_t parse_bytes(const char *name, uint64_t dflt, int allow_unlimited)
+ * allowed. 1: set and read into *out; 0: unset; -1: malformed (one warning line). */
+static int read_bytes(const char *name, int allow_unlimited, uint64_t *out)
 {
     const char *v = env(name);
     if (v == NULL)
-        return dflt;
-    if (allow_unlimited && !strcasecmp(v, "unlimited"))
-        return UINT64_MAX;
+        return 0;
+    if (allow_unlimited && !strcasecmp(v, "unlimited")) {
+        *out = UINT64_MAX;
+        return 1;
+    }
     if (!isdigit((unsigned char)v[0]))
         goto bad;
     errno = 0;
@@ -58,11 +60,19 @@ static uint64_t parse_bytes(const char *name, uint64_t dflt, int allow_unlimited
         shift = 30, end++;
     if (*end != '\0' || (shift && n > (UINT64_MAX >> shift)))
         goto bad;
-    return (uint64_t)n << shift;
+    *out = (uint64_t)n << shift;
+    return 1;
 bad:
     sdnmpi_warn("ignoring %s=%s (want a byte count%s)", name, v,
                 allow_unlimited ? " or \"unlimited\"" : "");
-    return dflt;
+    return -1;
+}
+
+/* read_bytes' value, or dflt when unset or malformed. */
+static uint64_t parse_bytes(const char *name, uint64_t dflt, int allow_unlimited)
+{
+    uint64_t n;
+    return read_bytes(name, allow_unlimited, &n) == 1 ? n : dflt;
 }
 
 static long parse_long(const char *name, long dflt, long lo, long hi)
@@ -182,9 +192,12 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->plan_ahead = parse_bool("SDN_MPI_PLAN_AHEAD", 1);
     cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN, 1);
     cfg->hier_min = parse_bytes("SDN_MPI_HIER_MIN", SDNMPI_DEFAULT_HIER_MIN, 1);
-    cfg->hier_segment = parse_bytes("SDN_MPI_HIER_SEGMENT", SDNMPI_HIER_SEGMENT_BY_LAYOUT, 1);
-    if (cfg->hier_segment == SDNMPI_HIER_SEGMENT_BY_LAYOUT) /* a byte count that large: unlimited */
-        cfg->hier_segment = env("SDN_MPI_HIER_SEGMENT") ? UINT64_MAX : SDNMPI_HIER_SEGMENT_BY_LAYOUT;
+    /* unset or malformed: by the leaf layout; a byte count as large as that marker: unlimited */
+    uint64_t segment;
+    if (read_bytes("SDN_MPI_HIER_SEGMENT", 1, &segment) == 1)
+        cfg->hier_segment = segment >= SDNMPI_HIER_SEGMENT_BY_LAYOUT ? UINT64_MAX : segment;
+    else
+        cfg->hier_segment = SDNMPI_HIER_SEGMENT_BY_LAYOUT;
     cfg->hier_depth = (int)parse_long("SDN_MPI_HIER_DEPTH", 0, 0, SDNMPI_HIER_MAX_DEPTH);
     parse_str("SDN_MPI_HIER_TRACE", cfg->hier_trace, sizeof cfg->hier_trace);
     cfg->alltoall_window = (int)parse_long("SDN_MPI_ALLTOALL_WINDOW", SDNMPI_DEFAULT_ALLTOALL_WINDOW,

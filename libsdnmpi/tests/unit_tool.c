@@ -23,6 +23,7 @@
  *   unit_tool unwire HEX                       the header fields, or "invalid"
  *   unit_tool decode                           a reply body on stdin -> JSON of what was parsed
  *   unit_tool hostport TEXT                    "host port" or "invalid"
+ *   unit_tool hier-segment                     SDN_MPI_HIER_SEGMENT read: "layout", "unlimited" or N
  *   unit_tool a2a-sched GRID K0 K1 ...         SDN_MPI_Alltoall's schedule (alltoall_sched.h) for
  *                                              leaves of K0, K1, ... ranks (leaf by leaf), GRID 0/1:
  *                                              {"grid": [L, m], "to": [[...]], "from": [[...]]},
@@ -482,6 +483,13 @@ int main(int argc, char **argv)
         else
             printf("%s %s\n", host, port);
         return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "hier-segment")) {
+        struct sdnmpi_config cfg;
+        sdnmpi_env_load(&cfg);
+        if (cfg.hier_segment >= SDNMPI_HIER_SEGMENT_BY_LAYOUT)
+            return printf("%s\n", cfg.hier_segment == UINT64_MAX ? "unlimited" : "layout") < 0;
+        return printf("%llu\n", (unsigned long long)cfg.hier_segment) < 0;
     }
     fprintf(stderr, "usage: see the comment at the top of unit_tool.c\n");
     return 2;

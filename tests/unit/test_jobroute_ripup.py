@@ -41,6 +41,26 @@ def test_a_swap_lowers_the_busiest_link_where_no_single_move_can():
     assert sorted(load.bytes[leaf1, s] for s in (s1, s2)) == [8, 9]
 
 
+@pytest.mark.parametrize("eject", [True, False])
+def test_on_flow_counts_a_pair_weighs_the_flows_it_stands_for(eject):
+    """The allreduce planner's use (primitives/allreduce.py: host pairs with multiplicity): two
+    pairs of 1 flow and one of 2 all over spine 1 (4 flows on leaf 1's uplink). Moving both pairs
+    of 1 to spine 2 leaves 2 flows on every link; counted as 1 flow each, the pair of 2 would keep
+    a pair of 1 beside it on spine 1 (3 flows)."""
+    graph = fattree.leaf_spine(2, 2, 2)
+    h1, h2, h3, h4 = fabric.hosts(graph)
+    s1, s2, leaf1, leaf2 = 0x101, 0x102, 0x201, 0x202
+    counts = {(h1, h3): 1, (h1, h4): 1, (h2, h4): 2}
+    demand = [pairs.Flow(s, d, c) for (s, d), c in sorted(counts.items())]
+    paths = {pair: [pair[0], leaf1, s1, leaf2, pair[1]] for pair in counts}
+    after = jobroute_ripup.improve(graph, demand, paths, counts=counts, eject=eject)
+    load = pairs.LinkLoad()
+    for pair, path in after.items():
+        load.add_path(graph, path, 1, flows=counts[pair])
+    assert load.max_flows() == 2
+    assert after[h1, h3][2] == after[h1, h4][2] == s2 and after[h2, h4][2] == s1
+
+
 
 @SEEDED
 @given(spec=st.sampled_from(FULL[:6] + TAPERED[:4]), seed=st.integers(0, 10 ** 6),

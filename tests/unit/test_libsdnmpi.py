@@ -226,6 +226,28 @@ def test_controller_address_parsing(built):
         assert tool("hostport", bad).decode().strip() == "invalid", bad
 
 
+@pytest.mark.parametrize("value,want", [
+    (None, "layout"), ("", "layout"), ("64", "64"), ("0", "0"), ("16k", "16384"), ("1G", "1073741824"),
+    ("unlimited", "unlimited"), ("UNLIMITED", "unlimited"),
+    ("18446744073709551613", "18446744073709551613"),                              # the largest count below
+    ("18446744073709551614", "unlimited"), ("18446744073709551615", "unlimited"),  # the marker and above
+    ("18446744073709551616", "layout"), ("17179869184g", "layout"), ("abc", "layout"), ("-5", "layout"),
+    ("12x", "layout"), (" 64", "layout"), ("0x40", "layout")])
+def test_hier_segment_parsing(built, value, want):
+    """SDN_MPI_HIER_SEGMENT (env.c): unset or empty follows the leaf layout; a byte count, up to
+    "unlimited" (one segment) for counts as large as the layout's marker; a malformed value (the
+    last seven, overflows included) is ignored with one warning line and follows the layout too."""
+    env = {k: v for k, v in os.environ.items() if k != "SDN_MPI_HIER_SEGMENT"}
+    if value is not None:
+        env["SDN_MPI_HIER_SEGMENT"] = value
+    res = subprocess.run([str(TOOL), "hier-segment"], env=env, capture_output=True, text=True, check=True)
+    assert res.stdout == want + "\n"
+    warnings = [line.split(": ", 1)[1] for line in res.stderr.splitlines() if line.startswith("sdnmpi[")]
+    malformed = want == "layout" and value
+    assert warnings == (['ignoring SDN_MPI_HIER_SEGMENT=%s (want a byte count or "unlimited")' % value]
+                        if malformed else []), res.stderr
+
+
 # ---------------------------------------------------------------------------------------------
 # without a controller: everything falls back and equals PMPI_Allreduce exactly
 @pytest.mark.parametrize("np", [1, 2, 5])
