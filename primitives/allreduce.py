@@ -96,7 +96,10 @@ def balanced(graph, steps):
         fixed = any(len(planned[pair]) > 1 for pair, _c in step if pair not in new)
         if tree and not fixed and all(count == 1 for _pair, count in inter):
             flows = [pairs.Flow(src, dst, 1) for (src, dst), _c in inter]
-            routed = jobroute_optimal.route_checked(graph, flows, tree=tree)
+            try:
+                routed = jobroute_optimal.route_checked(graph, flows, tree=tree)
+            except pairs.DemandError as err:     # a leaf cut off from the others
+                raise PlanError(str(err)) from None
             planned.update({pair: tuple(path[1:-1]) for pair, path in routed.items()})
         else:
             router = router or LeastLoadRouter(graph)

@@ -220,6 +220,19 @@ def test_unknown_hosts_and_bad_counts_are_refused():
         allreduce.balanced(graph, [[((a, b), 0)]])
 
 
+@pytest.mark.parametrize("name", sorted(ALLREDUCE_PLANNERS))
+def test_a_leaf_cut_off_from_the_fabric_is_a_plan_error(name):
+    """The controller turns PlanError into an RPC error and drops the plan after a topology
+    change; any other exception would escape both."""
+    graph = fattree.leaf_spine(2, 4, 2)
+    hosts = fabric.hosts(graph)
+    leaf = next(iter(graph.neighbors(hosts[0])))
+    for sw in [n for n in graph.neighbors(leaf) if graph.nodes[n].get("kind") == "switch"]:
+        graph.remove_edge(leaf, sw)
+    with pytest.raises(allreduce.PlanError):
+        ALLREDUCE_PLANNERS[name](graph, [[((hosts[0], hosts[-1]), 1), ((hosts[-1], hosts[0]), 1)]])
+
+
 def test_bipartite_edge_colouring_is_proper_with_max_degree_colours():
     rng = random.Random(5)
     for _ in range(200):
