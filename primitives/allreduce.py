@@ -153,7 +153,8 @@ def _greedy(graph, step, inter, paths, router):
         placed[(src, dst)], weight[(src, dst)] = path, count
     # moves alone, at most 8 rounds: ejections lower more steps to their bound but cost 1.4-7x the
     # time at 1024-4096 hosts (docs/jobroute.md, "The allreduce planner's greedy fallback")
-    flows = [pairs.Flow(src, dst, count) for (src, dst), count in sorted(weight.items())]
+    # on flow counts improve() reads no bytes: each pair's multiplicity goes in ``counts``
+    flows = [pairs.Flow(src, dst, 0) for src, dst in sorted(weight)]
     host_paths = {(src, dst): [src, *path, dst] for (src, dst), path in placed.items()}
     jobroute_ripup.improve(graph, flows, host_paths, fixed, rounds=8, counts=weight, eject=False, router=router)
     return {pair: tuple(path[1:-1]) for pair, path in host_paths.items()}
