@@ -132,6 +132,20 @@ def test_hierarchical_uneven_leaves(built, stub_factory, np, nhosts, leaves, siz
     assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(want)]
 
 
+def test_hierarchical_on_more_leaves_than_ride_inline(built, stub_factory):
+    """17 leaves, more than the plan's Allreduce carries (SDNMPI_PLAN_INLINE_LEAVES, 16): the layout
+    takes its own Bcast, and the forced hierarchical algorithm on it still gives PMPI's results."""
+    np = nhosts = 18
+    stub = stub_factory(leaves=17)
+    hosts = fake_hosts(np, nhosts)
+    order = sorted(range(np), key=lambda r: (leaf_of(hosts[r], 17), hosts[r], r))
+    assert leaf_sizes_of(hosts, order, 17) == [1, 2] + [1] * 15
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_HIER_MIN": "1",
+           "SDN_MPI_HIER_SEGMENT": "96"}
+    out = run_check(np, "sdn", env, quick=True, seed=100, force_hier=True)
+    assert out["hier"] > 0
+
+
 @pytest.mark.parametrize("np,nhosts,leaves,sizes", [(7, 3, 2, [2, 5]), (9, 9, 3, [3, 3, 3])])
 def test_hierarchical_forced_on_any_layout(built, stub_factory, np, nhosts, leaves, sizes):
     """A leaf more than twice the smallest (two fold steps): the selection rule takes Rabenseifner,
