@@ -132,14 +132,17 @@ def test_hierarchical_uneven_leaves(built, stub_factory, np, nhosts, leaves, siz
     assert [sorted_steps(r["steps"]) for r in world] == [sorted_steps(want)]
 
 
-def test_hierarchical_on_more_leaves_than_ride_inline(built, stub_factory):
-    """17 leaves, more than the plan's Allreduce carries (SDNMPI_PLAN_INLINE_LEAVES, 16): the layout
-    takes its own Bcast, and the forced hierarchical algorithm on it still gives PMPI's results."""
-    np = nhosts = 18
-    stub = stub_factory(leaves=17)
+@pytest.mark.parametrize("leaves", [9, 17])
+def test_hierarchical_leaf_fold_and_an_uneven_leaf(built, stub_factory, leaves):
+    """One leaf of 2 ranks, the others of 1 (F = 1), and one leaf more than a power of two (the
+    cross-leaf fold): 9 leaves (the layout rides in the plan's Allreduce) and 17, more than it
+    carries (SDNMPI_PLAN_INLINE_LEAVES, 16: the layout takes its own Bcast); the forced
+    hierarchical algorithm still gives PMPI's results."""
+    np = nhosts = leaves + 1
+    stub = stub_factory(leaves=leaves)
     hosts = fake_hosts(np, nhosts)
-    order = sorted(range(np), key=lambda r: (leaf_of(hosts[r], 17), hosts[r], r))
-    assert leaf_sizes_of(hosts, order, 17) == [1, 2] + [1] * 15
+    order = sorted(range(np), key=lambda r: (leaf_of(hosts[r], leaves), hosts[r], r))
+    assert leaf_sizes_of(hosts, order, leaves) == [1, 2] + [1] * (leaves - 2)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_HIER_MIN": "1",
            "SDN_MPI_HIER_SEGMENT": "96"}
     out = run_check(np, "sdn", env, quick=True, seed=100, force_hier=True)
