@@ -49,6 +49,13 @@ PHASES = tuple((base + suffix, "%s, %s" % (what, label), parts)
                                                  PLAN_PARTS) for how, what in COMM_HOWS)
                                         + tuple(("comm_%s_create" % how, "making it", ()) for how, _ in COMM_HOWS)
                for suffix, label, _ in VARIANTS)
+# The floor (bench/README.md, "The floor"): measured in every job after its first call (coll_bench_startup.c
+# floors()), FLOOR_REPS times each; pooled per p over the run's jobs.
+FLOORS = ("floor_init_mpi", "floor_rtt", "floor_first")
+# The steps of the profile (the "steps" events: largest over the ranks; parts: world rank 0's), in order.
+INIT_STEPS = ("init_allreduce", "init_allgather", "init_rpc", "init_ahead", "init_bcast", "init")
+PLAN_STEPS = ("plan_decide", "plan_request", "plan_allreduce", "plan_scatter", "plan_split", "plan_layout", "plan",
+              "call")
 PART_LABELS = {
     "init_mpi": "MPI exchange", "init_rpc": "RPC", "init_rtts": "round trips", "init_ctrl": "controller",
     "init_ahead": "plan sent ahead",
@@ -57,6 +64,9 @@ PART_LABELS = {
     "plan_ctrl": "controller", "plan_ctrl_plan": "planning", "plan_ctrl_install": "install + barrier",
     "bcast_setup": "comm state (dup, addresses)", "bcast_tree": "tree (request, sockets, agreement)",
     "bcast_request": "tree RPC", "bcast_ctrl": "controller", "bcast_ctrl_install": "install + barrier",
+    "init_allreduce": "Allreduce (memory)", "init_allgather": "Allgather (addresses)", "init_bcast": "Bcast (agreement)",
+    "init": "Init", "plan_decide": "leader decides", "plan_allreduce": "Allreduce (outcome)", "plan_scatter": "Scatter",
+    "plan_split": "Comm_split", "plan_layout": "layout Bcast", "plan": "plan", "call": "whole call",
 }
 
 
@@ -105,6 +115,15 @@ def job_records(job, events):
             out.append(_record(job, metric, [e["t_s"] for e in rows],
                                parts={k: [e["parts"].get(k) for e in rows] for k in rows[0].get("parts", {})},
                                **extra))
+    for metric in FLOORS:
+        rows = [e for e in ev if e.get("metric") == metric]
+        if rows:
+            out.append(_record(job, metric, [e["t_s"] for e in rows],
+                               parts={k: [e["parts"].get(k) for e in rows] for k in rows[0].get("parts", {})}))
+    for e in ev:
+        if e.get("metric") == "steps" and e.get("max"):
+            out.append(_record(job, "steps_" + e["of"], [e["max"].get("call", e["max"].get("init", 0.0))],
+                               steps={k: [v] for k, v in e["max"].items()}))
     dispatch = {}
     for e in ev:
         if e.get("metric") == "dispatch":
@@ -180,6 +199,7 @@ def table(records):
                                                                        " | ".join(cols)) if bcast else
                              "| %s | %d | %d | %s | %s | %s |" % (what, p, len(samples), med, rng, " | ".join(cols)))
         lines.append("")
+    lines += floor_table(records, nprocs) + steps_table(records, nprocs)
     lines += ["Cached 8-byte call (slowest rank per call; medians over the jobs' calls): the direct algorithm "
               "(recursive doubling on the plan's communicator, no library around it), SDN_MPI_Allreduce on the "
               "calls without the reconnect agreement step and on those with it (every 8th call on a "
@@ -213,3 +233,77 @@ def _signed(x):
     if x is None:
         return "-"
     return ("-" if x < 0 else "+") + benchcore.fmt_seconds(abs(x))
+
+
+def floors_of(records, p):
+    """The floor at p (medians pooled over the run's jobs): {"init": Gather + Bcast + connect + hello, "init_mpi",
+    "rtt", "first": Bcast + dup + call}, each None when not measured."""
+    med = {}
+    for metric in FLOORS:
+        samples = _pooled(records, metric, p)
+        med[metric] = statistics.median(samples) if samples else None
+    init = None if med["floor_init_mpi"] is None or med["floor_rtt"] is None else med["floor_init_mpi"] + med["floor_rtt"]
+    return {"init": init, "init_mpi": med["floor_init_mpi"], "rtt": med["floor_rtt"], "first": med["floor_first"]}
+
+
+def _floor_parts(records, p, metric, names):
+    return ", ".join("%s %s" % (n, _part(records, metric, p, n)) for n in names)
+
+
+def floor_table(records, nprocs):
+    """Warm Init and first-call rows against the floor of their p: median, floor, ours = median - floor."""
+    out = []
+    for p in nprocs:
+        fl = floors_of(records, p)
+        if fl["init"] is None and fl["first"] is None:
+            continue
+        if not out:
+            out = ["The floor (bench/README.md, \"The floor\"; medians over the run's jobs, measured in each job after "
+                   "its first call) and what is ours (median - floor). Warm rows only: the floor runs on open "
+                   "connections.", "",
+                   "| what | p | jobs | median | floor | ours | floor's parts |", "|---|---:|---:|---:|---:|---:|---|"]
+        for metric, label, _parts in PHASES:
+            if "_warm" not in metric or not metric.startswith(("init", "first_allreduce")):
+                continue
+            samples = _pooled(records, metric, p)
+            floor = fl["init"] if metric.startswith("init") else fl["first"]
+            if not samples or floor is None:
+                continue
+            med = statistics.median(samples)
+            parts = ("Gather + Bcast %s, connect %s + hello %s" % (
+                benchcore.fmt_seconds(fl["init_mpi"]), _part(records, "floor_rtt", p, "connect"),
+                _part(records, "floor_rtt", p, "hello")) if metric.startswith("init")
+                     else _floor_parts(records, p, "floor_first", ("bcast", "dup", "call")))
+            out.append("| %s | %d | %d | %s | %s | %s | %s |" % (label, p, len(samples), benchcore.fmt_seconds(med),
+                                                                 benchcore.fmt_seconds(floor), _signed(med - floor),
+                                                                 parts))
+    return out + [""] if out else []
+
+
+def _step(records, metric, p, name, key):
+    vals = [v for r in records if r.get("metric") == metric and r["nprocs"] == p
+            for v in (r.get(key) or {}).get(name, []) if v is not None and v >= 0]
+    return benchcore.fmt_seconds(statistics.median(vals)) if vals else "-"
+
+
+def steps_table(records, nprocs):
+    """The profile: per phase (Init, the first call) and p, each step's median time on world rank 0 and on the
+    rank that spent longest in it (the "steps" events)."""
+    out = []
+    for phase, steps in (("init", INIT_STEPS), ("first_allreduce", PLAN_STEPS)):
+        rows = []
+        for metric, label, _parts in PHASES:
+            if not metric.startswith(phase):
+                continue
+            for p in nprocs:
+                n = len([r for r in records if r.get("metric") == "steps_" + metric and r["nprocs"] == p])
+                if n:
+                    rows.append("| %s | %d | %d | %s |" % (label, p, n, " | ".join(
+                        "%s / %s" % ("-" if k == "call" else _part(records, metric, p, k),
+                                     _step(records, "steps_" + metric, p, k, "steps")) for k in steps)))
+        if rows:
+            out += ["Steps of %s, medians over the jobs: world rank 0 / the largest over the ranks (each step's "
+                    "own largest)." % ("SDN_MPI_Init" if phase == "init" else "the first SDN_MPI_Allreduce"), "",
+                    "| what | p | jobs | %s |" % " | ".join(PART_LABELS.get(k, k) for k in steps),
+                    "|---|---:|---:|%s" % ("---:|" * len(steps))] + rows + [""]
+    return out

@@ -281,6 +281,13 @@ int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, cha
     int rc = sdnmpi_conn_connect(c, cfg, why, whylen);
     if (rc != SDNMPI_CTRL_OK)
         return rc;
+    return sdnmpi_conn_hello(c, cfg, why, whylen);
+}
+
+int sdnmpi_conn_hello(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, char *why,
+                      size_t whylen)
+{
+    int rc;
     struct sdnmpi_rpc_buf buf = {0};
     struct sdnmpi_rpc_reply reply = {0};
     int64_t id = c->next_id++;

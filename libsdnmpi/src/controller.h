@@ -74,6 +74,11 @@ int sdnmpi_conn_connect(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, 
 int sdnmpi_conn_open(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, char *why,
                      size_t whylen);
 
+/* hello on a connected connection (sdnmpi_conn_open's second half; the bench's floor times it
+ * alone): SDNMPI_CTRL_OK or SDNMPI_CTRL_FAILED (the connection is then closed for good). */
+int sdnmpi_conn_hello(struct sdnmpi_conn *c, const struct sdnmpi_config *cfg, char *why,
+                      size_t whylen);
+
 /* The requests need an open connection. SDNMPI_CTRL_OK; SDNMPI_CTRL_REFUSED: the controller
  * answered with an error (why = its reason; the connection stays usable); SDNMPI_CTRL_FAILED: the
  * connection broke or timed out and is now closed and dead. */

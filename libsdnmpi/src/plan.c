@@ -191,8 +191,22 @@ enum {
     OUT_NDIMS,                           /* Rabenseifner's distances: how many, then them */
     OUT_DIST,
     OUT_LAYOUT = OUT_DIST + SDNMPI_RD_MAX_DIMS, /* the number of leaves, and the leader's */
-    OUT_N = OUT_LAYOUT + 3               /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
+    OUT_LEAVES = OUT_LAYOUT + 3,         /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT; then the leaf
+                                            layout itself if it has at most INLINE_LEAVES leaves */
+    OUT_N = OUT_LEAVES + SDNMPI_PLAN_INLINE_LEAVES + 1
 };
+
+size_t sdnmpi_plan_outcome_bytes(void)
+{
+    return OUT_N * sizeof(int64_t);
+}
+
+/* The leaf layout rides in the Allreduce (no Bcast of its own) when it has 1..INLINE_LEAVES
+ * leaves; the same test on every rank (nleaves is in the outcome). */
+static int layout_inline(int64_t nleaves)
+{
+    return nleaves > 0 && nleaves <= SDNMPI_PLAN_INLINE_LEAVES;
+}
 
 /* Rank 0 of comm: the order, the leaf layout (leaf_start, p + 1 entries), the request, and the
  * outcome (OUT_*) into out. */
@@ -218,6 +232,8 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
     out[OUT_LAYOUT] = nleaves;
     out[OUT_LAYOUT + 1] = (int64_t)s->cfg.hier_min;
     out[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_segment;
+    for (int i = 0; layout_inline(nleaves) && i <= nleaves; i++)
+        out[OUT_LEAVES + i] = leaf_start[i]; /* the other ranks add 0s: bitwise or keeps these */
     for (int r = 0; r < p; r++) {
         ordered[pos[r]] = ips[r];
         out[OUT_MOVED] |= pos[r] != r;
@@ -229,10 +245,18 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
     return MPI_SUCCESS;
 }
 
-/* Makes and caches the plan of comm (collective): one Allreduce (the outcome, and the agreement
- * that every rank has its memory), a Scatter of the ranks' new positions if the leader reordered
- * them, the split that makes the private communicator, and a Bcast of the leaf layout if the
- * leader knows it. */
+/* Records the plan step that began at t0 (this rank's time in it); returns the clock now. */
+static double plan_step(enum sdnmpi_tslot slot, double t0)
+{
+    double t = sdnmpi_clock();
+    sdnmpi_timing_set(slot, t - t0);
+    return t;
+}
+
+/* Makes and caches the plan of comm (collective): one Allreduce (the outcome, the leaf layout if
+ * it is small, and the agreement that every rank has its memory), a Scatter of the ranks' new
+ * positions if the leader reordered them, the split that makes the private communicator, and a
+ * Bcast of the leaf layout if the leader knows one too large to ride in the Allreduce. */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
@@ -251,6 +275,8 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     sdnmpi_timing_set(SDNMPI_T_PLAN_AHEAD_AGE, -1.0);
     for (int k = SDNMPI_T_PLAN_CTRL; k <= SDNMPI_T_PLAN_CTRL_INSTALL; k++)
         sdnmpi_timing_set((enum sdnmpi_tslot)k, -1.0);
+    for (int k = SDNMPI_T_PLAN_DECIDE; k <= SDNMPI_T_PLAN_LAYOUT; k++)
+        sdnmpi_timing_set((enum sdnmpi_tslot)k, 0.0);
     if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS
         || (rc = PMPI_Comm_size(comm, &p)) != MPI_SUCCESS)
         return rc;
@@ -268,7 +294,9 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     if (rank == 0 && !mine[OUT_FAIL]
         && (rc = leader_decide(comm, p, ips, ordered, pos, leaf_start, world, mine)) != MPI_SUCCESS)
         mine[OUT_FAIL] = 1; /* the others must not wait for a leader that gave up */
+    double ts = plan_step(SDNMPI_T_PLAN_DECIDE, t_start);
     int arc = PMPI_Allreduce(mine, outcome, OUT_N, MPI_INT64_T, MPI_BOR, comm);
+    ts = plan_step(SDNMPI_T_PLAN_ALLREDUCE, ts);
     if (rc == MPI_SUCCESS)
         rc = arc;
     if (rc != MPI_SUCCESS)
@@ -281,15 +309,24 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         *out = &no_plan;
         goto done;
     }
-    if (outcome[OUT_OK] && outcome[OUT_MOVED]
-        && (rc = PMPI_Scatter(pos, 1, MPI_INT, &mypos, 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
-        goto fail;
+    if (outcome[OUT_OK] && outcome[OUT_MOVED]) {
+        if ((rc = PMPI_Scatter(pos, 1, MPI_INT, &mypos, 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
+            goto fail;
+        ts = plan_step(SDNMPI_T_PLAN_SCATTER, ts);
+    }
     if (outcome[OUT_OK] && (rc = PMPI_Comm_split(comm, 0, mypos, &priv)) != MPI_SUCCESS)
         goto fail;
+    ts = plan_step(SDNMPI_T_PLAN_SPLIT, ts);
     int nleaves = (int)outcome[OUT_LAYOUT];
     if (outcome[OUT_OK] && nleaves > 0 && nleaves <= p) {
-        if ((rc = PMPI_Bcast(leaf_start, nleaves + 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
-            goto fail;
+        if (layout_inline(nleaves)) {
+            for (int i = 0; i <= nleaves; i++)
+                leaf_start[i] = (int)outcome[OUT_LEAVES + i];
+        } else {
+            if ((rc = PMPI_Bcast(leaf_start, nleaves + 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
+                goto fail;
+            (void)plan_step(SDNMPI_T_PLAN_LAYOUT, ts);
+        }
         plan->leaf_start = leaf_start; /* owned by the plan from here on */
         plan->nleaves = nleaves;
         leaf_start = NULL;

@@ -56,4 +56,13 @@ int sdnmpi_test_agree_next(void);
 int sdnmpi_test_allreduce_direct(const void *sendbuf, void *recvbuf, int count,
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
+/* The bench's floor (bench/README.md, "The floor"): a controller round trip on a connection of
+ * its own (connect, then hello; the job's connection is not touched), times in seconds; 0, or -1
+ * if it failed (SDN_MPI_CONTROLLER unset or unreachable). Not exported from the shared libraries. */
+int sdnmpi_test_ctrl_hello(double *connect_s, double *hello_s);
+
+/* The bytes of SDN_MPI_Init's agreement Bcast and of a plan's Allreduce (the floor sends as
+ * many). */
+void sdnmpi_test_wire_bytes(size_t *init_agreement, size_t *plan_outcome);
+
 #endif

@@ -1,5 +1,7 @@
 /* testing.c -- hooks for libsdnmpi's own tests (sdnmpi_testing.h); not part of the API. */
 #include "allreduce_algorithms.h"
+#include "controller.h"
+#include "log.h"
 #include "plan.h"
 #include "reconnect.h"
 #include "sdnmpi.h"
@@ -32,7 +34,7 @@ size_t sdnmpi_test_timings(const char **names, double *values, size_t cap)
 
 int sdnmpi_test_agree_next(void)
 {
-    return sdnmpi_g.world_calls % SDNMPI_AGREE_EVERY == 0;
+    return SDNMPI_AGREE_AT(sdnmpi_g.world_calls);
 }
 
 /* Recursive doubling on comm's cached plan: what SDN_MPI_Allreduce runs for a small message, minus
@@ -57,4 +59,31 @@ int sdnmpi_test_allreduce_direct(const void *sendbuf, void *recvbuf, int count,
         .ndims = plan->rab_ndims,
     };
     return sdnmpi_allreduce_intra_rd(&call);
+}
+
+/* The floor's controller round trip: a connection of its own (never the job's), connect, hello,
+ * close. */
+int sdnmpi_test_ctrl_hello(double *connect_s, double *hello_s)
+{
+    struct sdnmpi_conn c;
+    char why[256] = "";
+    sdnmpi_conn_init(&c);
+    double t0 = sdnmpi_clock();
+    int rc = sdnmpi_conn_connect(&c, &sdnmpi_g.cfg, why, sizeof why);
+    double t1 = sdnmpi_clock();
+    if (rc == SDNMPI_CTRL_OK)
+        rc = sdnmpi_conn_hello(&c, &sdnmpi_g.cfg, why, sizeof why);
+    double t2 = sdnmpi_clock();
+    sdnmpi_conn_close(&c);
+    *connect_s = t1 - t0;
+    *hello_s = t2 - t1;
+    if (rc != SDNMPI_CTRL_OK)
+        sdnmpi_log("test: controller hello failed (%s)", why);
+    return rc == SDNMPI_CTRL_OK ? 0 : -1;
+}
+
+void sdnmpi_test_wire_bytes(size_t *init_agreement, size_t *plan_outcome)
+{
+    *init_agreement = sdnmpi_init_agreement_bytes();
+    *plan_outcome = sdnmpi_plan_outcome_bytes();
 }

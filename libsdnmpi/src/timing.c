@@ -27,6 +27,14 @@ static const char *const names_of[SDNMPI_T_N] = {
     [SDNMPI_T_BCAST_REQUEST] = "bcast_request",
     [SDNMPI_T_BCAST_CTRL] = "bcast_ctrl",
     [SDNMPI_T_BCAST_CTRL_INSTALL] = "bcast_ctrl_install",
+    [SDNMPI_T_INIT_ALLREDUCE] = "init_allreduce",
+    [SDNMPI_T_INIT_ALLGATHER] = "init_allgather",
+    [SDNMPI_T_INIT_BCAST] = "init_bcast",
+    [SDNMPI_T_PLAN_DECIDE] = "plan_decide",
+    [SDNMPI_T_PLAN_ALLREDUCE] = "plan_allreduce",
+    [SDNMPI_T_PLAN_SCATTER] = "plan_scatter",
+    [SDNMPI_T_PLAN_SPLIT] = "plan_split",
+    [SDNMPI_T_PLAN_LAYOUT] = "plan_layout",
 };
 
 double sdnmpi_clock(void)

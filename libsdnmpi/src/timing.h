@@ -39,6 +39,18 @@ enum sdnmpi_tslot {
     SDNMPI_T_BCAST_REQUEST,    /* the last Bcast tree request: its round trip (root's leader) */
     SDNMPI_T_BCAST_CTRL,       /* ... the controller's time for it */
     SDNMPI_T_BCAST_CTRL_INSTALL, /* ... of which flow and group install until the barriers */
+    /* Init's and the plan's steps, this rank (issue 17's profile; each rank's own: the bench
+     * reports world rank 0's and the largest over the ranks) */
+    SDNMPI_T_INIT_ALLREDUCE,   /* Init: the Allreduce that agrees on memory */
+    SDNMPI_T_INIT_ALLGATHER,   /* ... the Allgather of the fabric addresses */
+    SDNMPI_T_INIT_BCAST,       /* ... the agreement's Bcast (other ranks: with the wait for world
+                                  rank 0's register) */
+    SDNMPI_T_PLAN_DECIDE,      /* a plan: the leader's order and request (or taking the reply sent
+                                  ahead), before its Allreduce (other ranks: their allocations) */
+    SDNMPI_T_PLAN_ALLREDUCE,   /* ... the Allreduce of the outcome (with the wait for the leader) */
+    SDNMPI_T_PLAN_SCATTER,     /* ... the Scatter of new positions (0: order unchanged) */
+    SDNMPI_T_PLAN_SPLIT,       /* ... the split that makes the private communicator */
+    SDNMPI_T_PLAN_LAYOUT,      /* ... the leaf layout's Bcast (0: it rode in the Allreduce) */
     SDNMPI_T_N
 };
 
@@ -51,5 +63,10 @@ void sdnmpi_timing_set(enum sdnmpi_tslot slot, double value);
 /* The slots' names ("init", "init_mpi", ...) and values: up to cap of them into names/values;
  * returns SDNMPI_T_N. */
 size_t sdnmpi_timing_get(const char **names, double *values, size_t cap);
+
+/* The bytes of Init's agreement Bcast (init.c) and of a plan's Allreduce (plan.c): the messages
+ * the bench's floor sends (bench/README.md, "The floor"). */
+size_t sdnmpi_init_agreement_bytes(void);
+size_t sdnmpi_plan_outcome_bytes(void);
 
 #endif
