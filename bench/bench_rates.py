@@ -83,8 +83,8 @@ def link_shares(fab):
 def rung_record(fab, pairs, streams, cpu):
     """One rung's record from its streams (rate_probe_parse.iperf_stream dicts, in ``pairs``' order;
     {} for an unreadable one) and the sampler's summary: the rates, per kind the streams' Mbit/s
-    (median, sum) against their fair share, the retransmits, the sampler's figures and check 4's
-    verdict."""
+    (median, sum; of_fair_share: the read streams' sum over their fair shares' sum) and retransmits,
+    the sampler's figures and check 4's verdict."""
     shares = link_shares(fab)
     kinds = {}
     for (_src, _dst, kind), stream in zip(pairs, streams):
@@ -99,8 +99,7 @@ def rung_record(fab, pairs, streams, cpu):
         k["mbit_sum"] = sum(got) if got else None
         k["mbit_median"] = statistics.median(got) if got else None
         k["fair_share_mbit"] = shares.get(kind)
-        k["of_fair_share"] = (k["mbit_sum"] / (k["streams"] * shares[kind])
-                              if k["mbit_sum"] is not None and shares.get(kind) else None)
+        k["of_fair_share"] = k["mbit_sum"] / (len(got) * shares[kind]) if got and shares.get(kind) else None
     link = cpu.get("busiest_link_weighted_pct")
     switch = cpu.get("ovs_main_runnable_weighted_pct")
     return {"host_bw_mbit": fab.host_bw, "fabric_bw_mbit": fab.fabric_bw, "streams": kinds,
@@ -108,6 +107,7 @@ def rung_record(fab, pairs, streams, cpu):
             "ovs_main_run_weighted_pct": cpu.get("ovs_main_run_weighted_pct"),
             "ovs_main_wait_weighted_pct": cpu.get("ovs_main_wait_weighted_pct"),
             "crossing_mib_s_weighted": cpu.get("crossing_mib_s_weighted"),
+            "busiest_link_most_often": cpu.get("busiest_link_most_often"),
             "foreign_cpu_pct": (cpu.get("foreign_cpu_pct_of_one_cpu") or {}).get("median"),
             "stalls": len(cpu.get("stalls") or ()),
             "verdict": bench_jobcheck.judge(link, switch)}
@@ -157,7 +157,7 @@ def markdown(choice):
                " (every rung probed, --rate-probe-all)" if choice.get("every_rung") else
                " until one is link-bound", choice["rule"]), "",
            "| host / fabric Mbit/s | busiest link | forwarding thread ran + waited | switch crossings | "
-           "across: median Mbit/s (sum of the fair shares) | within | other processes | verdict |",
+           "streams across: median Mbit/s (all / their fair shares) | within | other processes | verdict |",
            "|---|---:|---:|---:|---:|---:|---:|---|"]
     for rung in choice["rungs"]:
         streams = rung.get("streams") or {}

@@ -71,7 +71,7 @@ def test_rung_record_sums_the_streams_and_judges_like_check_4():
     across, within = rung["streams"]["across"], rung["streams"]["within"]
     assert across["streams"] == 16 and across["unread"] == 1 and across["retransmits"] == 15
     assert across["mbit_sum"] == 15 * 7.0 and across["mbit_median"] == 7.0
-    assert abs(across["of_fair_share"] - 15 * 7.0 / (16 * 7.5)) < 1e-12
+    assert abs(across["of_fair_share"] - 7.0 / 7.5) < 1e-12   # of the 15 streams that were read
     assert within["unread"] == 0 and abs(within["of_fair_share"] - 20.0 / 22.5) < 1e-12
     assert (rung["host_bw_mbit"], rung["fabric_bw_mbit"], rung["verdict"]) == (30, 15, "links")
     assert bench_rates.rung_record(fab, pairs, streams, fake_cpu(79.9, 97.0))["verdict"] == "switch"
