@@ -157,7 +157,7 @@ def markdown(choice):
                " (every rung probed, --rate-probe-all)" if choice.get("every_rung") else
                " until one is link-bound", choice["rule"]), "",
            "| host / fabric Mbit/s | busiest link | forwarding thread ran + waited | switch crossings | "
-           "streams across: median Mbit/s (all / their fair shares) | within | other processes | verdict |",
+           "streams across: median Mbit/s (sum, % of the fair shares) | within | other processes | verdict |",
            "|---|---:|---:|---:|---:|---:|---:|---|"]
     for rung in choice["rungs"]:
         streams = rung.get("streams") or {}
