@@ -36,7 +36,7 @@ def parse_ladder(text):
     for item in [t.strip() for t in str(text).split(",") if t.strip()]:
         host, sep, fabric = item.partition("/")
         try:
-            rung = (float(host), float(fabric))
+            rung = tuple(int(v) if v.is_integer() else v for v in (float(host), float(fabric)))
         except ValueError:
             raise ValueError("--rate-ladder wants HOST/FABRIC Mbit/s per rung, e.g. 30/15, got %r" % item) from None
         if not sep or rung[0] <= 0 or rung[1] <= 0:

@@ -18,6 +18,7 @@ import report
 def test_ladder_parses_fastest_first_and_refuses_the_rest():
     assert bench_rates.parse_ladder("30/15, 20/10,12/6") == [(30.0, 15.0), (20.0, 10.0), (12.0, 6.0)]
     assert bench_rates.parse_ladder(bench_rates.DEFAULT_LADDER)[0] == (30.0, 15.0)
+    assert [type(v) for v in bench_rates.parse_ladder("30/7.5")[0]] == [int, float]   # 30, not 30.0, in the records
     for bad in ("20/10,30/15", "30/15,30/10", "30/15,20/15", "30/0", "30", "a/b", "", " , "):
         with pytest.raises(ValueError):
             bench_rates.parse_ladder(bad)
