@@ -216,3 +216,37 @@ def test_choose_on_fabric_stops_at_the_first_link_bound_rung(monkeypatch):
     bench = FakeBench()
     rec = bench_rates.choose_on_fabric(bench, ladder, 4, "single", 99, say=said.append)
     assert rec["chosen"] == [8, 4] and not rec["link_bound"] and bench.fab_model.host_bw == 8
+
+
+def test_probe_rung_samples_from_the_streams_start(monkeypatch):
+    import json
+    import bench_sampling
+    import jobroute_iperf
+    events = []
+
+    class FakeMonitor:
+        def __init__(self, links=()):
+            events.append(("monitor", tuple(links)))
+
+        def __enter__(self):
+            events.append(("enter",))
+            return self
+
+        def __exit__(self, *exc):
+            events.append(("exit",))
+
+        def summary(self):
+            return fake_cpu(91.0, 96.0)
+
+    def fake_streams(bench, pairs, seconds, on_start=None):
+        events.append(("streams", len(pairs), seconds))
+        on_start()
+        return [json.dumps({"end": {"sum_received": {"bits_per_second": 2.5e6}, "sum_sent": {"retransmits": 2}}})
+                for _pair in pairs]
+    monkeypatch.setattr(bench_sampling, "CpuMonitor", FakeMonitor)
+    monkeypatch.setattr(jobroute_iperf, "iperf_streams", fake_streams)
+    bench = argparse.Namespace(fab_model=benchcore.Fabric(2, 4, 4, 12, 6), link_directions=lambda: [("l", "tx", 6)])
+    rec = bench_rates.probe_rung(bench, 3)
+    assert events == [("monitor", (("l", "tx", 6),)), ("streams", 32, 3), ("enter",), ("exit",)]
+    assert rec["verdict"] == "links" and (rec["host_bw_mbit"], rec["fabric_bw_mbit"]) == (12, 6)
+    assert rec["streams"]["across"]["mbit_sum"] == 16 * 2.5 and rec["streams"]["within"]["retransmits"] == 32
