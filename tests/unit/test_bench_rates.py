@@ -62,11 +62,15 @@ def fake_cpu(link, switch, foreign=1.0, crossings=40.0):
             "crossing_mib_s_weighted": crossings, "foreign_cpu_pct_of_one_cpu": {"median": foreign}, "stalls": []}
 
 
+def probe_streams(pairs, across, within):
+    return [{"mbit": across, "retransmits": 1} if k == "across" else {"mbit": within, "retransmits": 0}
+            for _s, _d, k in pairs]
+
+
 def test_rung_record_sums_the_streams_and_judges_like_check_4():
     fab = benchcore.Fabric(2, 4, 4, 30, 15)
     pairs = bench_rates.load_pairs(fab)
-    streams = [{"mbit": 7.0, "retransmits": 1} if k == "across" else {"mbit": 20.0, "retransmits": 0}
-               for _s, _d, k in pairs]
+    streams = probe_streams(pairs, 7.0, 20.0)
     streams[0] = {}   # an unreadable sender output (host 1's across stream)
     rung = bench_rates.rung_record(fab, pairs, streams, fake_cpu(86.0, 97.0))
     across, within = rung["streams"]["across"], rung["streams"]["within"]
@@ -74,14 +78,20 @@ def test_rung_record_sums_the_streams_and_judges_like_check_4():
     assert across["mbit_sum"] == 15 * 7.0 and across["mbit_median"] == 7.0
     assert abs(across["of_fair_share"] - 7.0 / 7.5) < 1e-12   # of the 15 streams that were read
     assert within["unread"] == 0 and abs(within["of_fair_share"] - 20.0 / 22.5) < 1e-12
+    # the link figure: what the read streams got of what the links allow them, 425 of 472.5 Mbit/s
+    assert abs(rung["delivered_pct"] - 100.0 * (15 * 7.0 + 16 * 20.0) / (15 * 7.5 + 16 * 22.5)) < 1e-9
     assert (rung["host_bw_mbit"], rung["fabric_bw_mbit"], rung["verdict"]) == (30, 15, "links")
-    assert bench_rates.rung_record(fab, pairs, streams, fake_cpu(79.9, 97.0))["verdict"] == "switch"
-    assert bench_rates.rung_record(fab, pairs, streams, fake_cpu(60.0, 50.0))["verdict"] == "other"
-    assert bench_rates.rung_record(fab, pairs, [{}] * len(pairs), fake_cpu(None, None))["verdict"] is None
+    # run 20261129-104927 at 30/15: one uplink at 81 % of its rate, but the streams got 34 % of their share
+    starved = probe_streams(pairs, 72.3 / 16, 89.1 / 16)
+    rung = bench_rates.rung_record(fab, pairs, starved, fake_cpu(81.0, 100.0))
+    assert round(rung["delivered_pct"]) == 34 and rung["verdict"] == "switch"
+    assert bench_rates.rung_record(fab, pairs, starved, fake_cpu(81.0, 50.0))["verdict"] == "other"
+    assert bench_rates.rung_record(fab, pairs, [{}] * len(pairs), fake_cpu(90.0, 90.0))["verdict"] is None
 
 
 def rung(host, fabric, verdict, foreign=1.0):
     return {"host_bw_mbit": host, "fabric_bw_mbit": fabric, "verdict": verdict, "streams": {},
+            "delivered_pct": 90.0 if verdict == "links" else 50.0,
             "busiest_link_weighted_pct": 90.0 if verdict == "links" else 60.0, "ovs_main_runnable_weighted_pct": 95.0,
             "ovs_main_run_weighted_pct": 75.0, "ovs_main_wait_weighted_pct": 20.0, "crossing_mib_s_weighted": 30.0,
             "foreign_cpu_pct": foreign}
@@ -103,7 +113,7 @@ def test_decision_and_its_report():
     assert rec["chosen"] == [12, 6] and rec["link_bound"] and not rec["busy"] and len(rec["ladder"]) == 4
     text = "\n".join(bench_rates.markdown(rec))
     assert "Chosen: **12 / 6 Mbit/s**, the fastest link-bound rung." in text
-    assert text.count("\n| ") == 4 and "| 30 / 15 | 60% | 75% + 20% | 30 MiB/s |" in text
+    assert text.count("\n| ") == 4 and "| 30 / 15 | 50% | 60% | 75% + 20% | 30 MiB/s |" in text
     none = bench_rates.decision(ladder, [rung(30, 15, "switch", foreign=40.0), rung(8, 4, "other")], 5, "dmodk", 32)
     assert none["chosen"] == [8, 4] and not none["link_bound"] and none["busy"]
     text = "\n".join(bench_rates.markdown(none))
@@ -241,12 +251,13 @@ def test_probe_rung_samples_from_the_streams_start(monkeypatch):
     def fake_streams(bench, pairs, seconds, on_start=None):
         events.append(("streams", len(pairs), seconds))
         on_start()
-        return [json.dumps({"end": {"sum_received": {"bits_per_second": 2.5e6}, "sum_sent": {"retransmits": 2}}})
-                for _pair in pairs]
+        return [json.dumps({"end": {"sum_received": {"bits_per_second": (8.8e6 if k % 2 else 2.9e6)},
+                                    "sum_sent": {"retransmits": 2}}}) for k, _pair in enumerate(pairs)]
     monkeypatch.setattr(bench_sampling, "CpuMonitor", FakeMonitor)
     monkeypatch.setattr(jobroute_iperf, "iperf_streams", fake_streams)
     bench = argparse.Namespace(fab_model=benchcore.Fabric(2, 4, 4, 12, 6), link_directions=lambda: [("l", "tx", 6)])
     rec = bench_rates.probe_rung(bench, 3)
     assert events == [("monitor", (("l", "tx", 6),)), ("streams", 32, 3), ("enter",), ("exit",)]
     assert rec["verdict"] == "links" and (rec["host_bw_mbit"], rec["fabric_bw_mbit"]) == (12, 6)
-    assert rec["streams"]["across"]["mbit_sum"] == 16 * 2.5 and rec["streams"]["within"]["retransmits"] == 32
+    assert abs(rec["streams"]["across"]["mbit_sum"] - 16 * 2.9) < 1e-9 and rec["streams"]["within"]["retransmits"] == 32
+    assert abs(rec["delivered_pct"] - 100.0 * 16 * (2.9 + 8.8) / (16 * (3.0 + 9.0))) < 1e-9
