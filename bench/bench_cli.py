@@ -18,10 +18,13 @@ from bench_flows import BENCH_COOKIE, PRIORITY_OVERRIDE
 from bench_fabric import Bench
 from bench_limits import SDN_ALGS, finish_cpu_check, bcast_rate, plan_jobs
 from bench_jobs import run_all, sdn_env
+import bench_rates
 import benchcore
 import emulation
 import planner_scale
 import report
+
+DEFAULT_RATES = (30, 15)   # --host-bw, --fabric-bw Mbit/s without --rates link-bound
 
 
 def parse_args(argv):
@@ -35,8 +38,20 @@ def parse_args(argv):
     g.add_argument("--hosts-per-leaf", type=int, default=2)
     # 30/15 rather than the 40/20 of `make demo`: on this 2-core machine with userspace OVS, 40/20
     # fails the bottleneck check's parallel part even when the machine is quiet (bench/README.md).
-    g.add_argument("--host-bw", type=mbit, default=30, help="host links, Mbit/s (0: unlimited)")
-    g.add_argument("--fabric-bw", type=mbit, default=15, help="leaf-spine links, Mbit/s (0: unlimited)")
+    g.add_argument("--host-bw", type=mbit, help="host links, Mbit/s (0: unlimited) (%g)" % DEFAULT_RATES[0])
+    g.add_argument("--fabric-bw", type=mbit, help="leaf-spine links, Mbit/s (0: unlimited) (%g)" % DEFAULT_RATES[1])
+    g.add_argument("--rates", choices=("fixed", "link-bound"), default="fixed",
+                   help="fixed: --host-bw/--fabric-bw; link-bound: before the jobs, probe the fabric under a "
+                        "job-like load at each rung of --rate-ladder, fastest first, and run at the first one where "
+                        "the links, not ovs-vswitchd, limit the traffic (the bottleneck check's 4th criterion; "
+                        "bench/README.md, \"Link rates chosen per machine\")")
+    g.add_argument("--rate-ladder", default=bench_rates.DEFAULT_LADDER, metavar="H/F,...",
+                   help="--rates link-bound: host/fabric Mbit/s per rung, fastest first")
+    g.add_argument("--rate-probe-seconds", type=int, default=bench_rates.DEFAULT_SECONDS,
+                   help="--rates link-bound: each rung's TCP streams run this long (after a 1-s start)")
+    g.add_argument("--rate-probe-all", action="store_true",
+                   help="--rates link-bound: probe every rung, not only until one is link-bound (for the record; "
+                        "the choice is the same)")
     g = parser.add_argument_group("what to measure (defaults: full run; --quick changes them)")
     g.add_argument("--collectives", default="init,startup,allreduce,bcast")
     g.add_argument("--routings", help="default routing policies for allreduce (%s)" % FULL["routings"])
@@ -122,6 +137,16 @@ def parse_args(argv):
     args.collectives = csv_list(args.collectives, ("init", "allreduce", "bcast", "allgather", "reduce", "alltoall",
                                                    "startup"))
     try:
+        args.rate_ladder = bench_rates.parse_ladder(args.rate_ladder)
+        if args.rates == "link-bound":
+            if args.host_bw is not None or args.fabric_bw is not None:
+                raise ValueError("--rates link-bound takes the rates from --rate-ladder: leave out --host-bw and "
+                                 "--fabric-bw")
+            args.host_bw, args.fabric_bw = args.rate_ladder[0]   # the fabric starts at the first rung
+        if args.rate_probe_seconds < 1:
+            raise ValueError("--rate-probe-seconds wants at least 1, got %d" % args.rate_probe_seconds)
+        args.host_bw = DEFAULT_RATES[0] if args.host_bw is None else args.host_bw
+        args.fabric_bw = DEFAULT_RATES[1] if args.fabric_bw is None else args.fabric_bw
         args.mca = parse_mca(args.ompi_mca)
         args.bcast_rate_mbps = bcast_rate(args.sdn_bcast_rate, args.host_bw, args.fabric_bw)
         bad = [e for e in args.sdn_env if not e.startswith("SDN_MPI_") or "=" not in e]
@@ -177,10 +202,16 @@ def main(argv=None):
     have_sdn_bcast_guess = _have_sdn_bcast_symbol()
     jobs = plan_jobs(args, fab, have_sdn_bcast_guess)
     estimate = sum(j["work"] for j in jobs) + 15 * len(set(j["routing"] for j in jobs)) + 20
+    if args.rates == "link-bound":
+        estimate += len(args.rate_ladder) * (args.rate_probe_seconds + 15)   # the probe's worst case, all rungs
     if args.dry_run:
         for job in jobs:
             print("%-36s hosts %s sizes %s roots %s ~%s" % (job["name"], job["hosts"], job.get("sizes", "-"),
                                                           job.get("roots", "-"), fmt_duration(job["work"])))
+        if args.rates == "link-bound":
+            print("link rates: chosen before the jobs from %s (host/fabric Mbit/s, fastest first; %d s a rung); the "
+                  "jobs and the estimate above are at the first rung, a slower rung takes longer" % (
+                      ", ".join("%g/%g" % r for r in args.rate_ladder), args.rate_probe_seconds))
         print("%d jobs, estimated %s (plus planner scale)" % (len(jobs), fmt_duration(estimate)))
         return 0
     if os.geteuid() != 0:
@@ -226,7 +257,7 @@ def main(argv=None):
                    "bcast_sizes": benchcore.parse_sizes(args.bcast_sizes),
                    "placements": {p: benchcore.placement_hosts(p, fab.hosts, fab.hosts, args.seed)
                                   for p in ("block", "random")},
-                   "collectives": args.collectives},
+                   "collectives": args.collectives, "rates": args.rates},
         "cpu_check": {"iperf": []},
         "jobs": [], "records": [], "planner_scale": [], "notes": notes,
     }
@@ -238,6 +269,8 @@ def main(argv=None):
     interrupted = False
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
+        if args.rates == "link-bound":
+            jobs = _choose_rates(bench, jobs, progress, results)
         run_all(bench, jobs, progress, results, results_path)
     except KeyboardInterrupt as exc:
         interrupted = True
@@ -281,6 +314,33 @@ def main(argv=None):
     ok = not interrupted and not any(n.startswith("failed") for n in notes) and \
         all(j.get("rc") == 0 for j in results["jobs"])
     return 0 if ok else 1
+
+
+def _choose_rates(bench, jobs, progress, results):
+    """--rates link-bound: the fabric probed rung by rung and left at the chosen rates
+    (bench_rates.choose_on_fabric; under dmodk when the run has it, as its spread routes load the
+    switch most), then everything derived from the rates re-made: the fabric record, the bcast rate,
+    the jobs' plans and the ETA. Returns the jobs."""
+    args = bench.args
+    routings = [j["routing"] for j in jobs]
+    routing = "dmodk" if "dmodk" in routings or not routings else routings[0]
+    progress.say("choosing the link rates: probing %s Mbit/s under %s" % (
+        ", ".join("%g/%g" % r for r in args.rate_ladder), routing))
+    choice = bench_rates.choose_on_fabric(bench, args.rate_ladder, args.rate_probe_seconds, routing,
+                                          args.discovery_timeout, say=progress.say, every_rung=args.rate_probe_all)
+    results["rate_choice"] = choice
+    if not choice["link_bound"]:
+        results["notes"].append("--rates link-bound: no rung of the ladder was link-bound; the run uses the slowest, "
+                                "%g/%g Mbit/s" % tuple(choice["chosen"]))
+    args.bcast_rate_mbps = bcast_rate(args.sdn_bcast_rate, args.host_bw, args.fabric_bw)
+    results["fabric"] = bench.fab_model.to_json()
+    results["mpirun"]["sdn_env"] = sdn_env(args)
+    jobs = plan_jobs(args, bench.fab_model, bench.have_sdn_bcast)
+    progress.planned = max(sum(j["work"] for j in jobs), 1e-9)
+    progress.say("link rates %g/%g Mbit/s (%s); %d mpirun jobs planned at them" % (
+        args.host_bw, args.fabric_bw, "link-bound" if choice["link_bound"] else "none of the ladder was link-bound",
+        len(jobs)))
+    return jobs
 
 
 def _raise_interrupt(signum, _frame):

@@ -74,6 +74,35 @@ class Bench:
         from mininet.node import Host
         return emulation.rate_limited(self.fabric.net.links, lambda node: isinstance(node, Host))
 
+    def set_rates(self, host_bw, fabric_bw):
+        """Every rate-limited link of the started fabric to ``host_bw`` (a link to a host) or
+        ``fabric_bw`` (between switches) Mbit/s, in place: Mininet's HTB class of each end, and the
+        emulation's ACK classes where it put them (emulation.rate_commands). The interfaces' and the
+        topology's link records, the model (fab_model) and the args follow, so link_directions, the
+        limits and the job plans see the new rates. Returns how many interfaces changed (0 when the
+        rates are already these)."""
+        from mininet.node import Host
+        if (self.fab_model.host_bw, self.fab_model.fabric_bw) == (host_bw, fabric_bw):
+            return 0
+        changed = 0
+        for link in self.fabric.net.links:
+            to_host = any(isinstance(intf.node, Host) for intf in (link.intf1, link.intf2))
+            for intf in (link.intf1, link.intf2):
+                if intf.params.get("bw"):
+                    classed = self.emulation is not None and self.emulation.has_ack_class(intf)
+                    emulation.run_tc(intf, emulation.rate_commands(intf.name, host_bw if to_host else fabric_bw,
+                                                                   classed))
+                    intf.params["bw"] = host_bw if to_host else fabric_bw
+                    changed += 1
+        topo = self.topo
+        for _a, _b, info in topo.links(withInfo=True):
+            if info.get("bw"):
+                info["bw"] = fabric_bw if topo.isSwitch(info["node1"]) and topo.isSwitch(info["node2"]) else host_bw
+        self.args.host_bw, self.args.fabric_bw = host_bw, fabric_bw
+        a = self.args
+        self.fab_model = benchcore.Fabric(a.spines, a.leaves, a.hosts_per_leaf, host_bw, fabric_bw)
+        return changed
+
     def stop_fabric(self):
         if self.emulation is not None:
             self.emulation.restore(tc=False)     # ovs-vswitchd's buffer back; the ACK classes go with the fabric

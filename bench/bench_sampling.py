@@ -1,5 +1,6 @@
 """CPU and link sampling while a job runs (CpuMonitor), from /proc and /sys."""
 
+import collections
 import os
 import statistics
 import threading
@@ -143,12 +144,12 @@ class CpuMonitor:
         self.stall_s = stall_s
         self.links = [l for l in links if l[2]]
         self.phase = phase
-        self.crossing_bytes, self.crossing_rate = [], []
-        self.phases = {}
+        # one record per link interval (LinkSample): the single source of every link figure, the
+        # whole job's lists (link_util, ...) and the per-phase sums (phases) alike
+        self.link_samples = []
         self.own_pid = own_pid or os.getpid()
         self.busy, self.steal, self.ovs, self.foreign = [], [], [], []
         self.ovs_main_run, self.ovs_main_wait, self.ovs_main_bytes = [], [], []
-        self.link_util, self.link_bytes = [], []
         self.busiest = {}
         self.stalls = []
         self._bytes_total = 0
@@ -165,6 +166,31 @@ class CpuMonitor:
                 self._excluded.add(int(pidfile.read().strip()))
         except (OSError, ValueError):
             pass
+
+    @property
+    def link_util(self):
+        """The busiest link's load (% of its rate) per link interval."""
+        return [s.util for s in self.link_samples]
+
+    @property
+    def link_bytes(self):
+        """The bytes all links carried per link interval."""
+        return [s.bytes for s in self.link_samples]
+
+    @property
+    def crossing_bytes(self):
+        """The bytes the switch ports sent per link interval (the switch crossings)."""
+        return [s.crossed for s in self.link_samples]
+
+    @property
+    def crossing_rate(self):
+        """The switch crossings' MiB/s per link interval."""
+        return [s.crossed / float(1 << 20) / s.dt for s in self.link_samples]
+
+    @property
+    def phases(self):
+        """{label: phase_sums' accumulator} of the link intervals sampled with a ``phase`` label."""
+        return phase_sums(self.link_samples) if self.phase is not None else {}
 
     def __enter__(self):
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -220,28 +246,14 @@ class CpuMonitor:
             util = 100.0 * (b1 - b0) * 8.0 / (cap * 1e6) / dt
             if util > best:
                 best, where = util, "%s %s" % (iface, direction)
-        self.link_util.append(best)
-        self.link_bytes.append(total)
-        self.crossing_bytes.append(crossed)
-        self.crossing_rate.append(crossed / float(1 << 20) / dt)
-        self._bytes_total += total
-        if where and total:
-            self.busiest[where] = self.busiest.get(where, 0) + total
         runnable = None
         if prev[2] and cur[2]:
             runnable = 100.0 * ((cur[2][0] - prev[2][0]) + (cur[2][1] - prev[2][1])) / 1e9 / dt
-        if self.phase is not None:
-            acc = self.phases.setdefault(str(self.phase()), {"seconds": 0.0, "bytes": 0, "crossing_bytes": 0,
-                                                              "util_x_bytes": 0.0, "rate_x_bytes": 0.0,
-                                                              "runnable_x_bytes": 0.0, "runnable_bytes": 0})
-            acc["seconds"] += dt
-            acc["bytes"] += total
-            acc["crossing_bytes"] += crossed
-            acc["util_x_bytes"] += best * total
-            acc["rate_x_bytes"] += self.crossing_rate[-1] * total
-            if runnable is not None:
-                acc["runnable_x_bytes"] += runnable * total
-                acc["runnable_bytes"] += total
+        self.link_samples.append(LinkSample(dt, best, total, crossed, runnable,
+                                            str(self.phase()) if self.phase is not None else None))
+        self._bytes_total += total
+        if where and total:
+            self.busiest[where] = self.busiest.get(where, 0) + total
 
     def _account(self, prev, cur):
         dt = cur["t"] - prev["t"]
@@ -279,10 +291,39 @@ class CpuMonitor:
             out["link_bytes_total"] = sum(self.link_bytes)
             out["crossing_bytes_total"] = sum(self.crossing_bytes)
             out["crossing_mib_s_weighted"] = weighted_mean(self.crossing_rate, self.link_bytes)
-            if self.phases:
-                out["phases"] = {name: phase_summary(acc) for name, acc in self.phases.items()}
+            phases = self.phases
+            if phases:
+                out["phases"] = {name: phase_summary(acc) for name, acc in phases.items()}
             out["busiest_link_most_often"] = max(self.busiest, key=self.busiest.get) if self.busiest else None
         return out
+
+
+class LinkSample(collections.namedtuple("LinkSample", "dt util bytes crossed runnable phase")):
+    """One link interval: its length (s), the busiest link's load (% of its rate), the bytes all links
+    carried, the bytes the switch ports sent (crossings), the forwarding thread's run + wait % (None
+    without schedstat) and the phase label (None without ``phase``)."""
+    __slots__ = ()
+
+
+def phase_sums(samples):
+    """{label: accumulator} of ``samples`` (LinkSample) by phase, in sample order: seconds, bytes,
+    crossing bytes, and the sums that weigh the busiest link's load, the crossings' rate and the
+    forwarding thread's busy % by the bytes (phase_summary turns them into the figures)."""
+    out = {}
+    for s in samples:
+        if s.phase is None:
+            continue
+        acc = out.setdefault(s.phase, {"seconds": 0.0, "bytes": 0, "crossing_bytes": 0, "util_x_bytes": 0.0,
+                                       "rate_x_bytes": 0.0, "runnable_x_bytes": 0.0, "runnable_bytes": 0})
+        acc["seconds"] += s.dt
+        acc["bytes"] += s.bytes
+        acc["crossing_bytes"] += s.crossed
+        acc["util_x_bytes"] += s.util * s.bytes
+        acc["rate_x_bytes"] += s.crossed / float(1 << 20) / s.dt * s.bytes
+        if s.runnable is not None:
+            acc["runnable_x_bytes"] += s.runnable * s.bytes
+            acc["runnable_bytes"] += s.bytes
+    return out
 
 
 def phase_summary(acc):

@@ -17,6 +17,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import bench_jobcheck  # noqa: E402
+import bench_rates  # noqa: E402
 import benchcore  # noqa: E402
 from benchcore import fmt_bytes, fmt_seconds  # noqa: E402
 from report_plots import plot_all  # noqa: E402
@@ -342,6 +343,7 @@ def render_markdown(results):
         fab.get("spines"), fab.get("leaves"), fab.get("hosts_per_leaf"), fab.get("hosts"),
         fab.get("host_bw_mbit") or "unlimited", fab.get("fabric_bw_mbit") or "unlimited",
         (" (%.0f:1 at the leaves)" % fab["oversubscription"]) if fab.get("oversubscription") else ""))
+    out += bench_rates.markdown(results.get("rate_choice"))
     out.append("")
     out.append("Software: %s; %s; Ryu %s; Mininet %s; kernel %s; Python %s; sdnmpi %s." % (
         sw.get("openmpi"), sw.get("openvswitch"), sw.get("ryu"), sw.get("mininet"), sw.get("kernel"),

@@ -137,6 +137,47 @@ def test_sampler_counts_crossings_and_splits_by_phase():
     assert sdnmpi["seconds"] == 1.0
 
 
+def _fed_monitor(labels):
+    """A CpuMonitor fed one link interval per label (None: no phase callable), with uneven loads."""
+    state = {"now": labels[0]}
+    mon = bench_sampling.CpuMonitor(links=[("s1-eth1", "tx", 8.0), ("s1-eth1", "rx", 8.0), ("s2-eth1", "tx", 8.0)],
+                                    phase=None if labels[0] is None else (lambda: state["now"]))
+    mon._ovs_pid = None
+    counters, t, ns = [0, 0, 0], 0.0, (0, 0)
+    for k, label in enumerate(labels):
+        state["now"] = label
+        step = [(k % 3 + 1) * MB // 4, (k % 2) * MB // 3, (k % 4) * MB // 5]
+        dt = 0.25 + 0.05 * (k % 3)
+        nxt = [c + d for c, d in zip(counters, step)]
+        ns_next = (ns[0] + (k % 5 + 1) * 40000000, ns[1] + (k % 2) * 30000000)
+        mon._account_links((t, counters, ns), (t + dt, nxt, ns_next))
+        counters, t, ns = nxt, t + dt, ns_next
+    return mon
+
+
+def test_sampler_phase_figures_come_from_the_job_samples():
+    """The per-phase sums are made from the same interval records as the whole job's lists: over all
+    phases they add up to the job's totals, and one phase spanning the job gives the job's figures."""
+    mon = _fed_monitor(["openmpi", "sdnmpi", "sdnmpi", "openmpi", "sdnmpi", "openmpi", "openmpi"])
+    summary = mon.summary()
+    phases = summary["phases"]
+    assert sorted(phases) == ["openmpi", "sdnmpi"]
+    assert sum(p["link_bytes"] for p in phases.values()) == summary["link_bytes_total"] == sum(mon.link_bytes)
+    assert sum(p["crossing_bytes"] for p in phases.values()) == summary["crossing_bytes_total"]
+    assert abs(sum(p["seconds"] for p in phases.values()) - sum(s.dt for s in mon.link_samples)) < 0.02
+    weighted = sum(p["busiest_link_weighted_pct"] * p["link_bytes"] for p in phases.values()) / summary["link_bytes_total"]
+    assert abs(weighted - summary["busiest_link_weighted_pct"]) < 1e-9
+    rate = sum(p["crossing_mib_s_weighted"] * p["link_bytes"] for p in phases.values()) / summary["link_bytes_total"]
+    assert abs(rate - summary["crossing_mib_s_weighted"]) < 1e-9
+    one = _fed_monitor(["sdnmpi"] * 5).summary()
+    assert list(one["phases"]) == ["sdnmpi"]
+    assert one["phases"]["sdnmpi"]["busiest_link_weighted_pct"] == one["busiest_link_weighted_pct"]
+    assert one["phases"]["sdnmpi"]["crossing_mib_s_weighted"] == one["crossing_mib_s_weighted"]
+    unlabelled = _fed_monitor([None] * 5)
+    assert unlabelled.phases == {} and "phases" not in unlabelled.summary()
+    assert unlabelled.link_util == [s.util for s in unlabelled.link_samples] and len(unlabelled.link_util) == 5
+
+
 def test_init_and_startup_jobs_are_not_labelled_by_their_links():
     cpu = {"busiest_link_weighted_pct": 6.0, "ovs_main_runnable_weighted_pct": 90.0}
     startup = {"name": "startup-dmodk-p8-warm1", "collective": "startup", "cpu": cpu}
