@@ -191,21 +191,12 @@ enum {
     OUT_NDIMS,                           /* Rabenseifner's distances: how many, then them */
     OUT_DIST,
     OUT_LAYOUT = OUT_DIST + SDNMPI_RD_MAX_DIMS, /* the number of leaves, and the leader's */
-    OUT_LEAVES = OUT_LAYOUT + 3,         /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT; then the leaf
-                                            layout itself if it has at most INLINE_LEAVES leaves */
-    OUT_N = OUT_LEAVES + SDNMPI_PLAN_INLINE_LEAVES + 1
+    OUT_N = OUT_LAYOUT + 3               /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
 };
 
 size_t sdnmpi_plan_outcome_bytes(void)
 {
     return OUT_N * sizeof(int64_t);
-}
-
-/* The leaf layout rides in the Allreduce (no Bcast of its own) when it has 1..INLINE_LEAVES
- * leaves; the same test on every rank (nleaves is in the outcome). */
-static int layout_inline(int64_t nleaves)
-{
-    return nleaves > 0 && nleaves <= SDNMPI_PLAN_INLINE_LEAVES;
 }
 
 /* Rank 0 of comm: the order, the leaf layout (leaf_start, p + 1 entries), the request, and the
@@ -232,8 +223,6 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
     out[OUT_LAYOUT] = nleaves;
     out[OUT_LAYOUT + 1] = (int64_t)s->cfg.hier_min;
     out[OUT_LAYOUT + 2] = (int64_t)s->cfg.hier_segment;
-    for (int i = 0; layout_inline(nleaves) && i <= nleaves; i++)
-        out[OUT_LEAVES + i] = leaf_start[i]; /* the other ranks add 0s: bitwise or keeps these */
     for (int r = 0; r < p; r++) {
         ordered[pos[r]] = ips[r];
         out[OUT_MOVED] |= pos[r] != r;
@@ -253,10 +242,12 @@ static double plan_step(enum sdnmpi_tslot slot, double t0)
     return t;
 }
 
-/* Makes and caches the plan of comm (collective): one Allreduce (the outcome, the leaf layout if
- * it is small, and the agreement that every rank has its memory), a Scatter of the ranks' new
- * positions if the leader reordered them, the split that makes the private communicator, and a
- * Bcast of the leaf layout if the leader knows one too large to ride in the Allreduce. */
+/* Makes and caches the plan of comm (collective): one Allreduce (the outcome, and the agreement
+ * that every rank has its memory), a Scatter of the ranks' new positions if the leader reordered
+ * them, the split that makes the private communicator, and a Bcast of the leaf layout if the
+ * leader knows it. (The layout once rode in the Allreduce, with no measurable gain: fewer world
+ * collectives before the split widen Open MPI 4.1.4's window in which a pending MPI_Comm_idup of
+ * the same parent hangs the split; libsdnmpi/README.md, "Known issues".) */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
@@ -319,14 +310,9 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     ts = plan_step(SDNMPI_T_PLAN_SPLIT, ts);
     int nleaves = (int)outcome[OUT_LAYOUT];
     if (outcome[OUT_OK] && nleaves > 0 && nleaves <= p) {
-        if (layout_inline(nleaves)) {
-            for (int i = 0; i <= nleaves; i++)
-                leaf_start[i] = (int)outcome[OUT_LEAVES + i];
-        } else {
-            if ((rc = PMPI_Bcast(leaf_start, nleaves + 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
-                goto fail;
-            (void)plan_step(SDNMPI_T_PLAN_LAYOUT, ts);
-        }
+        if ((rc = PMPI_Bcast(leaf_start, nleaves + 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
+            goto fail;
+        (void)plan_step(SDNMPI_T_PLAN_LAYOUT, ts);
         plan->leaf_start = leaf_start; /* owned by the plan from here on */
         plan->nleaves = nleaves;
         leaf_start = NULL;

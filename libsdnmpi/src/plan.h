@@ -21,10 +21,6 @@
 
 #include "schedule.h"
 
-/* A leaf layout of up to this many leaves rides in the plan's Allreduce (plan.c); a larger one
- * takes a Bcast of its own. */
-#define SDNMPI_PLAN_INLINE_LEAVES 16
-
 struct sdnmpi_plan {
     int ok;          /* routes are installed (or none are needed): use the SDN algorithms */
     MPI_Comm priv;   /* the algorithms' private communicator (split from it); MPI_COMM_NULL if !ok */
