@@ -24,11 +24,18 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
-# `make bench` (about an hour) or `make bench QUICK=1` (about 5 minutes); ARGS="..." passes options
-# to bench/run.py (fabric size, bandwidths, routings, ...; see bench/README.md).
+# `make bench` (about two hours: this 1 h, job routing and flow detection about 30 min each) or
+# `make bench QUICK=1` (a few minutes per part); ARGS="..." passes options
+# to bench/run.py (fabric size, bandwidths, routings, ...; see bench/README.md). Its second run is the
+# 16-host allreduce (4 leaves of 4) at link rates chosen on the machine (--rates link-bound: where the
+# emulated links, not ovs-vswitchd, bind; bench/README.md), about 4 minutes.
+BENCH16_ARGS ?= --rates link-bound --leaves 4 --hosts-per-leaf 4 --collectives allreduce \
+	--allreduce-sizes 256k,1m --reps 3 --placements random,block --routings dmodk --tiny-reps 0 \
+	--planner-max-hosts 0 --iperf-seconds 3
 bench: setup
 	$(VENV)/bin/pip install -q -r requirements-bench.txt
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick) $(ARGS)
+	$(if $(QUICK),,$(PYTHON) bench/run.py $(BENCH16_ARGS))
 	$(PYTHON) bench/bench_jobroute_mininet.py $(if $(QUICK),--quick) $(JOBROUTE_ARGS)
 	$(PYTHON) bench/bench_flowdetect.py $(if $(QUICK),--quick) $(FLOWDETECT_ARGS)
 
