@@ -97,8 +97,17 @@ class CounterLog:
             self._file = None
 
 
-def _count(n):
-    return isinstance(n, (int, float)) and not isinstance(n, bool) and n >= 0
+def _bad_count(c, width):
+    """True unless ``c`` is a count of ``width`` fields with non-negative numbers of bytes (and
+    packets, or null)."""
+    if type(c) is not list or len(c) != width:
+        return True
+    for n in c[3:]:
+        if type(n) not in (int, float) or n < 0:
+            if n is None and width == 5:
+                continue
+            return True
+    return False
 
 
 def parse_header(line):
@@ -136,8 +145,7 @@ def _parse(lines):
                 or not isinstance(doc.get("flagged", []), list):
             raise CounterLogError(f"line {n}: not a poll (an object with lists counts and flagged)")
         for c in doc.get("counts", ()):
-            if not (isinstance(c, list) and len(c) == width and _count(c[3]) and (width == 4 or c[4] is None
-                                                                                   or _count(c[4]))):
+            if _bad_count(c, width):
                 raise CounterLogError(f"line {n}: count {json.dumps(c)[:60]} is not {FIELDS[header['version']]} "
                                       f"(version {header['version']})")
         if not all(isinstance(f, list) and len(f) == 3 for f in doc.get("flagged", ())):
@@ -146,13 +154,14 @@ def _parse(lines):
     return header, polls
 
 
-def _matrices(lines):
-    """(header, pairs, bytes, packets) per interval, pairs x polls (`read`, `read_packets`)."""
+def _matrices(lines, with_packets=True):
+    """(header, pairs, bytes, packets) per interval, pairs x polls (`read`, `read_packets`);
+    packets None unless ``with_packets``."""
     header, polls = _parse(lines)
     pairs = sorted({(c[0], c[1]) for p in polls for c in p.get("counts", ())})
     index = {p: i for i, p in enumerate(pairs)}
     counts = np.zeros((len(pairs), len(polls)))
-    packets = np.zeros((len(pairs), len(polls)))
+    packets = np.zeros((len(pairs), len(polls))) if with_packets else None
     last, last_packets = {}, {}
     for t, poll in enumerate(polls):
         for c in poll.get("counts", ()):
@@ -160,10 +169,14 @@ def _matrices(lines):
             i = index[pair]
             counts[i, t] = interval_count(last.get(pair), reading)
             last[pair] = reading
-            n = c[4] if len(c) > 4 else None       # as FlowDetection._count_packets: unknown without a
+            if not with_packets:
+                continue
+            # as FlowDetection._count_packets: unknown without a count, and in the interval after
+            # one without (its packets would span both intervals)
+            n = c[4] if len(c) > 4 else None
             known = n is not None and (pair not in last_packets or last_packets[pair] is not None)
-            packets[i, t] = interval_count(last_packets.get(pair), n) if known else np.nan   # count, and
-            last_packets[pair] = n                 # in the interval after one (it spans both)
+            packets[i, t] = interval_count(last_packets.get(pair), n) if known else np.nan
+            last_packets[pair] = n
     return header, pairs, counts, packets
 
 
@@ -172,7 +185,7 @@ def read(lines):
     or 2): bytes per interval, a pair's first reading counted whole (its entry was installed since
     the poll before), a lower reading than the last (entry re-installed) counted whole, a missing
     one 0."""
-    header, pairs, counts, _packets = _matrices(lines)
+    header, pairs, counts, _packets = _matrices(lines, with_packets=False)
     return header, pairs, counts
 
 
