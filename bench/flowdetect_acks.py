@@ -14,7 +14,8 @@ chatter), has no truth: counted as unknown. Per log: the busy pair-polls, the tr
 data pairs among them, the payload rule's errors both ways (data called ACK: left out of the
 routing choice and the mismatch check; ACK called data: scored as a flow), the busy pairs it
 judged by the byte ratio (no packet count: every one of a version 1 log), and the byte-ratio
-rule's errors on the same polls. ``--polls`` lists every poll's split (errors marked ``!``).
+rule's errors on the same polls. ``--polls`` lists every poll's split (errors marked ``!``);
+``--payload-share S`` tries the payload rule with another payload floor than the busy one.
 """
 import argparse
 import glob
@@ -104,14 +105,15 @@ def truth(steps, n=RANKS):
     return {(host_ip(a + 1), host_ip(b + 1)): r.pop() for (a, b), r in roles.items() if len(r) == 1}
 
 
-def check(lines, n=RANKS):
-    """(header, {rule: `acks.compare` counts}, per-poll splits of the payload rule, truth) of one log."""
+def check(lines, n=RANKS, payload_share=acks.BUSY_SHARE):
+    """(header, {rule: `acks.compare` counts}, per-poll splits of the payload rule, truth) of one log;
+    ``payload_share``: the payload rule's share of the link (the controller's: the busy floor)."""
     header, pairs, counts, packets = counterlog.read_packets(lines)
     link_bytes = header["link_rate_Bps"] * header["interval_s"]
     known = truth(header.get("steps") or [], n)
     out, polls = {}, None
     for rule in acks.RULES:
-        split = acks.split_polls(pairs, counts, packets, link_bytes, rule)
+        split = acks.split_polls(pairs, counts, packets, link_bytes, rule, payload_share)
         out[rule] = acks.compare(split, known)
         polls = split if rule == "payload" else polls
     return header, out, polls, known
@@ -171,6 +173,9 @@ def main(argv=None):
     p.add_argument("--polls", action="store_true", help="list every poll's busy pairs, split (errors: !)")
     p.add_argument("--json", action="store_true", help="the counts per log as JSON instead of the table")
     p.add_argument("--ranks", type=int, default=RANKS, help="ranks of the pattern program (host r + 1)")
+    p.add_argument("--payload-share", type=float, default=acks.BUSY_SHARE,
+                   help="a busy pair carries data when its payload reaches this share of the link (the "
+                        "controller's rule: the busy floor, %(default)g)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     rows = []
     try:
@@ -178,7 +183,7 @@ def main(argv=None):
             for path in _logs(folder):
                 lines = _read(path)
                 try:
-                    _header, res, polls, known = check(lines, args.ranks)
+                    _header, res, polls, known = check(lines, args.ranks, args.payload_share)
                 except (counterlog.CounterLogError, ValueError) as exc:
                     raise counterlog.CounterLogError(f"{path}: {exc}") from None
                 name = os.path.join(os.path.basename(os.path.dirname(os.path.dirname(path))), os.path.basename(path))

@@ -24,12 +24,13 @@ def carries_data(nbytes, packets, reverse_bytes, floor):
     return nbytes - ACK_FRAME * packets >= floor
 
 
-def split_polls(pairs, counts, packets, link_bytes, rule="payload"):
+def split_polls(pairs, counts, packets, link_bytes, rule="payload", payload_share=BUSY_SHARE):
     """Per interval (column of ``counts``, pairs x intervals, bytes; ``packets`` the same shape, NaN
     where unknown), the busy pairs (>= BUSY_SHARE of ``link_bytes``) split into data and ACK
     streams: [{"data": [pair, ...], "acks": [...], "unknown_packets": [busy pairs judged by the byte
-    ratio]}, ...]. ``rule`` "payload": `carries_data` (the controller's rule); "bytes": the byte
-    ratio for every pair (a switch without packet counts)."""
+    ratio]}, ...]. ``rule`` "payload": `carries_data` (the controller's rule) with a payload of
+    ``payload_share`` of the link (the controller's: BUSY_SHARE); "bytes": the byte ratio for every
+    pair (a switch without packet counts)."""
     if rule not in RULES:
         raise ValueError(f"unknown rule {rule!r} (one of {', '.join(RULES)})")
     counts = np.asarray(counts, dtype=float)
@@ -46,7 +47,7 @@ def split_polls(pairs, counts, packets, link_bytes, rule="payload"):
             if not known:
                 poll["unknown_packets"].append(pairs[i])
             back = counts[reverse[i], t] if reverse[i] is not None else 0.0
-            data = carries_data(counts[i, t], n if known else None, back, floor)
+            data = carries_data(counts[i, t], n if known else None, back, payload_share * link_bytes)
             poll["data" if data else "acks"].append(pairs[i])
         out.append(poll)
     return out

@@ -129,3 +129,16 @@ def test_the_script_reports_the_rule_on_a_folder_of_logs(tmp_path, capsys):
     assert flowdetect_acks.main([str(folder)]) == 2
     err = capsys.readouterr().err
     assert "bad.jsonl: line 2: not JSON" in err and err.count("\n") == 1
+
+
+def test_a_data_interval_just_over_the_busy_floor_needs_a_lower_payload_floor():
+    """A pair at 1.03 % of the link in full frames has 0.98 % of it in payload: under the busy floor,
+    so the controller's rule calls it ACKs; a payload floor of half the busy one calls it data (an
+    ACK stream's payload stays about 0)."""
+    frames = int(0.0103 * LINK) // 1514             # 34 frames: 1.03 % of the link, 0.98 % payload
+    counts = np.array([[frames * 1514.0], [0.02 * LINK]])
+    packets = np.array([[frames], [-(-0.02 * LINK // acks.ACK_FRAME)]])
+    pairs = [(A, B), (C, D)]
+    assert acks.split_polls(pairs, counts, packets, LINK)[0]["acks"] == pairs
+    half = acks.split_polls(pairs, counts, packets, LINK, payload_share=acks.BUSY_SHARE / 2)[0]
+    assert half["data"] == [(A, B)] and half["acks"] == [(C, D)]
