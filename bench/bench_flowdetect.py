@@ -149,10 +149,13 @@ class Fabric:
         found = [(s, d, int(n)) for _mode, _job, s, d, n in ELEPHANT_RE.findall(self.ctl.log_text()[offset:])]
         lines = self.counter_lines()
         if counters_to and lines:
-            header = dict(json.loads(lines[0]), **(tags or {}))
+            try:
+                lines = counterlog.cut(lines, first, tags or {})
+            except counterlog.CounterLogError as exc:     # kept whole, untagged: nothing lost
+                print("bench_flowdetect: %s: %s; the whole log kept untagged" % (self.counter_log, exc),
+                      file=sys.stderr)
             with gzip.open(counters_to, "wt", encoding="utf-8") as f:
-                f.write(json.dumps(header) + "\n")
-                f.writelines(lines[max(first, 1):])
+                f.writelines(lines)
         return float(m.group(1)), found
 
     def close(self):
@@ -163,14 +166,20 @@ class Fabric:
 
 def add_counter_scores(results, folder, rescore=False):
     """Each detection run's `counterlog.score` from its counter log in ``folder`` (if there); with
-    ``rescore`` also for runs that hold one (scored by the current label)."""
+    ``rescore`` also for runs that hold one (scored by the current label). A log it cannot read
+    (version 1 and 2 are read) gives the run ``counters_error`` (one line, also on stderr) instead."""
     for p, by_mode in results.items():
         for mode, runs in by_mode.items():
             for rep, run in enumerate(runs, 1):
                 path = os.path.join(folder, "counters", "%s-%s-%d.jsonl.gz" % (p, mode, rep))
                 if ("counters" not in run or rescore) and os.path.exists(path):
-                    with gzip.open(path, "rt", encoding="utf-8") as f:
-                        run["counters"] = counterlog.score(f.readlines())
+                    try:
+                        with gzip.open(path, "rt", encoding="utf-8") as f:
+                            run["counters"] = counterlog.score(f.readlines())
+                    except (OSError, EOFError, counterlog.CounterLogError) as exc:
+                        run.pop("counters", None)
+                        run["counters_error"] = "%s: %s" % (path, getattr(exc, "strerror", None) or exc)
+                        print("bench_flowdetect: %s" % run["counters_error"], file=sys.stderr)
 
 
 def summary(results, pattern_names, modes):

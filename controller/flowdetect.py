@@ -30,6 +30,7 @@ import logging
 import time
 
 from sdnmpi import flows
+from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, carries_data  # noqa: F401  (ACK_*: named here too)
 from sdnmpi.flows.tracker import interval_count
 from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
 
@@ -46,12 +47,7 @@ DEFAULT_ROUTER = "sdn-optimal"
 DEFAULT_LINK_BPS = 1e9             # host link rate when --sdnmpi-link-capacity is 0
 PHASE = 0                          # detected demand: the job's whole-run phase
 RECENT = 1000                      # detections kept for the REST/stats view
-BUSY_SHARE = 0.01                  # a pair sending this share of its link in an interval is busy
 MISMATCH_POLLS = 3                 # polls in a row a declaration may load the busy pairs worse
-ACK_FRAME = 66                     # bytes of a TCP pure ACK as the switch counts them (Ethernet 14,
-                                   # IPv4 20, TCP 20 + timestamps 12): headers every frame carries
-ACK_SHARE = 0.1                    # no packet counts: a busy pair sending under this share of its
-                                   # reverse pair's bytes carries its TCP ACKs (2-5 % of them), not data
 
 
 def make_classifier(mode, model_path, link_rate, interval, window, fraction):
@@ -149,10 +145,12 @@ class FlowDetection:
         jobs = service.jobs
         self._follow_jobs(jobs)
         readings = self.counting.readings()
+        packets = self.counting.packet_readings()
         newly = self.book.poll(readings)
-        self._count_packets()
+        self._count_packets(readings, packets)
         if self.log is not None:
-            self.log.poll(self.counters["polls"], readings, self.counting.job_of, newly, self.counting.complete)
+            self.log.poll(self.counters["polls"], readings, self.counting.job_of, newly, self.counting.complete,
+                          packets=packets)
         found = {}
         for pair, delay in sorted(newly.items()):
             job_id = self.counting.job_of.get(pair)
@@ -193,18 +191,18 @@ class FlowDetection:
                 self.book.rearm(list(self.detected[job_id]))
                 self.detected[job_id] = {}
 
-    def _count_packets(self):
-        """The latest interval's packets of the pairs whose switch reported a packet count, counted
+    def _count_packets(self, readings, now):
+        """The latest interval's packets of the pairs whose switch reported a packet count (``now``
+        {pair: cumulative packets}, of the poll's ``readings`` {pair: cumulative bytes}), counted
         like their bytes (flows.tracker.interval_count: a pair's first reading is all of it, a
         missing reply leaves the next reading the difference). A pair answered without one, and
         the next interval after that (its packets would span both intervals): unknown."""
-        now = self.counting.packet_readings()
         self.packets = {}
         for p, n in now.items():
             if p not in self._last_packets or self._last_packets[p] is not None:
                 self.packets[p] = interval_count(self._last_packets.get(p), n)
             self._last_packets[p] = n
-        for p in self.counting.readings():
+        for p in readings:
             if p not in now:
                 self._last_packets[p] = None
 
@@ -219,7 +217,8 @@ class FlowDetection:
 
     def _data_pairs(self, busy):
         """The busy pairs that carry data, i.e. not only the TCP ACK stream of their reverse pair's
-        data. With the pair's packet count: its payload in the latest interval (its bytes less
+        data (flows.acks.carries_data, the rule the offline check applies to counter logs). With the
+        pair's packet count: its payload in the latest interval (its bytes less
         ACK_FRAME of headers per packet) alone reaches BUSY_SHARE of the link. A pure ACK is a bare
         header, so an ACK stream's payload is about 0 at any rate, while a data pair keeps its
         payload with the ACKs of its reverse's data mixed in (a halo pair at 5 % of the link whose
@@ -231,13 +230,7 @@ class FlowDetection:
         declaration's routes as good as the default ones (never released)."""
         latest = self.book.latest()
         floor = self._floor()
-
-        def data(p):
-            packets = self.packets.get(p)
-            if packets is None:
-                return latest.get(p, 0) >= ACK_SHARE * latest.get(p[::-1], 0)
-            return latest.get(p, 0) - ACK_FRAME * packets >= floor
-        return [p for p in busy if data(p)]
+        return [p for p in busy if carries_data(latest.get(p, 0), self.packets.get(p), latest.get(p[::-1], 0), floor)]
 
     def _default_model(self, core, graph, ip_pairs):
         """(default paths model, {ip: mac}) for the pairs, or (None, None) when they cannot be

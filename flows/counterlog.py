@@ -1,15 +1,23 @@
-"""Counter logs: the per-poll byte counters the controller read, one JSON line a poll, so that the
-learned model can be trained on what a real fabric (Mininet) counted (docs/flows.md).
+"""Counter logs: the per-poll counters the controller read, one JSON line a poll, so that the
+learned model can be trained on what a real fabric (Mininet) counted and the ACK rule checked on it
+(docs/flows.md).
 
-    {"format": "sdnmpi-flow-counters", "version": 1, "interval_s": 1.0, "link_rate_Bps": 5e6,
+    {"format": "sdnmpi-flow-counters", "version": 2, "interval_s": 1.0, "link_rate_Bps": 5e6,
      "classifier": "learned", ...}                                   # first line: the header
     {"poll": 17, "t": 1764310000.25, "complete": true,
-     "counts": [["10.0.0.1", "10.0.0.3", 5, 123456], ...],           # src, dst, job, cumulative bytes
+     "counts": [["10.0.0.1", "10.0.0.3", 5, 123456, 95], ...],       # src, dst, job, cumulative
+                                                                     # bytes, packets (null: none)
      "flagged": [["10.0.0.1", "10.0.0.3", 2]]}                       # newly flagged: src, dst, polls
 
-`CounterLog` writes it (the controller, ``--sdnmpi-flow-log``); a write error is one warning line
-and the log stops, detection goes on. `read` parses a log (or a slice of one with its header) into
-per-interval byte counts, pairs x polls, the way `PairCounters` differences them. `label` marks the
+Version 2 (written now) adds each count's cumulative packets, null when the switch reported none
+(it keeps none: the counter reads all ones); version 1's counts are [src, dst, job, bytes]. Both are
+read alike. `CounterLog` writes it (the controller, ``--sdnmpi-flow-log``); a write error is one
+warning line and the log stops, detection goes on. `read` parses a log (or a slice of one with its
+header) into per-interval byte counts, pairs x polls, the way `PairCounters` differences them;
+`read_packets` adds the packets per interval, counted the way the controller counts them
+(`FlowDetection._count_packets`), NaN where unknown (every interval of a version 1 log). A line
+that is not JSON or not of the format, or another version, is a `CounterLogError` naming the line.
+`label` marks the
 pairs the counters show as elephants: an interval with >= ``fraction`` of the link's bytes inside
 a busy stretch (>= ``fraction`` / 10 of the link in the intervals before and after it, so the pair
 sent through the whole interval; less is start-up chatter such as MPI's connection set-up); their
@@ -22,10 +30,14 @@ import time
 
 import numpy as np
 
+from .tracker import interval_count
+
 LOG = logging.getLogger(__name__)
 
 FORMAT = "sdnmpi-flow-counters"
-VERSION = 1
+VERSION = 2                  # written
+VERSIONS = (1, 2)            # read
+FIELDS = {1: "[src, dst, job, bytes]", 2: "[src, dst, job, bytes, packets]"}
 
 
 class CounterLogError(ValueError):
@@ -61,13 +73,18 @@ class CounterLog:
     def active(self):
         return self._file is not None
 
-    def poll(self, number, readings, job_of, flagged, complete=True):
-        """One poll: ``readings`` {(src, dst): cumulative bytes}, ``job_of`` {(src, dst): job id},
-        ``flagged`` {(src, dst): polls} of the pairs flagged now."""
+    def poll(self, number, readings, job_of, flagged, complete=True, packets=None):
+        """One poll: ``readings`` {(src, dst): cumulative bytes}, ``packets`` {(src, dst): cumulative
+        packets} of the pairs whose switch reported a packet count (others: null), ``job_of``
+        {(src, dst): job id}, ``flagged`` {(src, dst): polls} of the pairs flagged now."""
         if self._file is None:
             return
-        doc = {"poll": number, "t": round(time.time(), 3), "complete": bool(complete),
-               "counts": [[s, d, job_of.get((s, d)), int(b)] for (s, d), b in sorted(readings.items())],
+        packets = packets or {}
+        counts = []
+        for (s, d), b in sorted(readings.items()):
+            n = packets.get((s, d))
+            counts.append([s, d, job_of.get((s, d)), int(b), None if n is None else int(n)])
+        doc = {"poll": number, "t": round(time.time(), 3), "complete": bool(complete), "counts": counts,
                "flagged": [[s, d, int(n)] for (s, d), n in sorted(flagged.items())]}
         try:
             self._write(doc)
@@ -80,33 +97,110 @@ class CounterLog:
             self._file = None
 
 
-def read(lines):
-    """(header, [(src, dst), ...], counts pairs x polls) from the lines of a counter log: bytes
-    per interval, a pair's first reading counted whole (its entry was installed since the poll
-    before), a lower reading than the last (entry re-installed) counted whole, a missing one 0."""
-    lines = [ln for ln in lines if ln.strip()]
-    if not lines:
-        raise CounterLogError("empty counter log")
+def _bad_count(c, width):
+    """True unless ``c`` is a count of ``width`` fields with non-negative numbers of bytes (and
+    packets, or null)."""
+    if type(c) is not list or len(c) != width:
+        return True
+    for n in c[3:]:
+        if type(n) not in (int, float) or n < 0:
+            if n is None and width == 5:
+                continue
+            return True
+    return False
+
+
+def parse_header(line):
+    """The header of a counter log (its first line), checked: format, a version it reads, positive
+    interval and link rate."""
     try:
-        docs = [json.loads(ln) for ln in lines]
+        header = json.loads(line)
     except ValueError as exc:
-        raise CounterLogError(f"not a counter log: {' '.join(str(exc).split())}") from None
-    header, polls = docs[0], docs[1:]
-    if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION:
-        raise CounterLogError(f"not an {FORMAT} version {VERSION} log (header line)")
+        raise CounterLogError(f"line 1: not a counter log: {' '.join(str(exc).split())}") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise CounterLogError(f"line 1: not an {FORMAT} log (header line)")
+    if header.get("version") not in VERSIONS:
+        raise CounterLogError(f"line 1: {FORMAT} version {header.get('version')!r:.20}: this code reads versions "
+                              f"{', '.join(map(str, VERSIONS))} (header line)")
     for key in ("interval_s", "link_rate_Bps"):
         if not isinstance(header.get(key), (int, float)) or header[key] <= 0:
-            raise CounterLogError(f"header: {key} must be a positive number")
+            raise CounterLogError(f"line 1: header: {key} must be a positive number")
+    return header
+
+
+def _parse(lines):
+    """(header, [poll doc, ...]) of a counter log's lines (blank ones skipped), every line checked:
+    a `CounterLogError` naming the first bad one."""
+    numbered = [(n, ln) for n, ln in enumerate(lines, 1) if ln.strip()]
+    if not numbered:
+        raise CounterLogError("empty counter log")
+    header = parse_header(numbered[0][1])
+    width, polls = len(FIELDS[header["version"]].split(",")), []
+    for n, line in numbered[1:]:
+        try:
+            doc = json.loads(line)
+        except ValueError as exc:
+            raise CounterLogError(f"line {n}: not JSON: {' '.join(str(exc).split())}") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("counts", []), list) \
+                or not isinstance(doc.get("flagged", []), list):
+            raise CounterLogError(f"line {n}: not a poll (an object with lists counts and flagged)")
+        for c in doc.get("counts", ()):
+            if _bad_count(c, width):
+                raise CounterLogError(f"line {n}: count {json.dumps(c)[:60]} is not {FIELDS[header['version']]} "
+                                      f"(version {header['version']})")
+        if not all(isinstance(f, list) and len(f) == 3 for f in doc.get("flagged", ())):
+            raise CounterLogError(f"line {n}: flagged entries are not [src, dst, polls]")
+        polls.append(doc)
+    return header, polls
+
+
+def _matrices(lines, with_packets=True):
+    """(header, pairs, bytes, packets) per interval, pairs x polls (`read`, `read_packets`);
+    packets None unless ``with_packets``."""
+    header, polls = _parse(lines)
     pairs = sorted({(c[0], c[1]) for p in polls for c in p.get("counts", ())})
     index = {p: i for i, p in enumerate(pairs)}
     counts = np.zeros((len(pairs), len(polls)))
-    last = {}
+    packets = np.zeros((len(pairs), len(polls))) if with_packets else None
+    last, last_packets = {}, {}
     for t, poll in enumerate(polls):
-        for src, dst, _job, reading in poll.get("counts", ()):
-            prev = last.get((src, dst))
-            counts[index[(src, dst)], t] = reading if prev is None or reading < prev else reading - prev
-            last[(src, dst)] = reading
+        for c in poll.get("counts", ()):
+            pair, reading = (c[0], c[1]), c[3]
+            i = index[pair]
+            counts[i, t] = interval_count(last.get(pair), reading)
+            last[pair] = reading
+            if not with_packets:
+                continue
+            # as FlowDetection._count_packets: unknown without a count, and in the interval after
+            # one without (its packets would span both intervals)
+            n = c[4] if len(c) > 4 else None
+            known = n is not None and (pair not in last_packets or last_packets[pair] is not None)
+            packets[i, t] = interval_count(last_packets.get(pair), n) if known else np.nan
+            last_packets[pair] = n
+    return header, pairs, counts, packets
+
+
+def read(lines):
+    """(header, [(src, dst), ...], counts pairs x polls) from the lines of a counter log (version 1
+    or 2): bytes per interval, a pair's first reading counted whole (its entry was installed since
+    the poll before), a lower reading than the last (entry re-installed) counted whole, a missing
+    one 0."""
+    header, pairs, counts, _packets = _matrices(lines, with_packets=False)
     return header, pairs, counts
+
+
+def read_packets(lines):
+    """(header, pairs, counts, packets) of `read` with the packets per interval (pairs x polls),
+    counted the same way; NaN where unknown: no packet count (version 1, or the switch reported
+    none), or the interval after one without (its packets would span both intervals)."""
+    return _matrices(lines)
+
+
+def cut(lines, first, tags):
+    """The lines of a slice of a counter log: its header with ``tags`` added, then ``lines[first:]``
+    (the header line never twice). A `CounterLogError` for a header it cannot read."""
+    header = dict(parse_header(lines[0]), **tags)
+    return [json.dumps(header) + "\n"] + list(lines[max(first, 1):])
 
 
 def label(counts, link_bytes, fraction=0.1):
@@ -140,8 +234,8 @@ def flagged(lines):
     """{(src, dst): poll index (column of `read`'s counts)} of the pairs the controller flagged,
     from the ``flagged`` field of a counter log's poll lines."""
     out = {}
-    for t, line in enumerate(ln for ln in lines[1:] if ln.strip()):
-        for src, dst, _polls in json.loads(line).get("flagged", ()):
+    for t, poll in enumerate(_parse(lines)[1]):
+        for src, dst, _polls in poll.get("flagged", ()):
             out.setdefault((src, dst), t)
     return out
 

@@ -356,6 +356,9 @@ def test_the_counter_log_records_every_poll_and_the_flags(fab, tmp_path):
     assert counts[pairs.index(big)].tolist() == [0, 0.05 * LINK, 0.9 * LINK] and counts.sum() == 0.95 * LINK
     polls = [json.loads(x) for x in lines[1:]]
     assert {c[2] for c in polls[0]["counts"]} == {job.id} and all(p["complete"] for p in polls)
+    # version 2: the packets the switches reported (`answer`: full frames), per interval
+    frames = [-(-int(f * LINK) // FRAME) for f in (0.05, 0.95)]
+    assert flows.counterlog.read_packets(lines)[3][pairs.index(big)].tolist() == [0, frames[0], frames[1] - frames[0]]
     assert [p["flagged"] for p in polls] == [[], [], [[big[0], big[1], 2]]]
 
 

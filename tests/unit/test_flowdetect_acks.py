@@ -94,3 +94,27 @@ def test_the_payload_tells_an_ack_stream_from_a_data_pair(fab):
         assert fd._data_pairs(fd._busy(job.id)) == sorted([(a, b), (d, c)] + [(c, d)] * known)
     frames = -(-int(0.9 * LINK) // FRAME)
     assert fd.packets[b, a] == -(-frames // 2) and fd.packets[a, b] == frames     # ACKs, data frames
+
+
+def test_a_poll_reads_the_counting_tables_once(fab, monkeypatch):
+    """`detect` copies the poll's readings once and hands them to `_count_packets` (which copied them
+    again before); the packets per interval are what they were: the first poll's whole, then the
+    difference, unknown without a count and in the interval after one."""
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    register(sim, jobs, sim.hosts())
+    a, b = (sim.host_ip[h] for h in sim.hosts()[0:8:4])
+    calls = []
+    for name in ("readings", "packet_readings"):
+        real = getattr(fd.counting, name)
+        monkeypatch.setattr(fd.counting, name, lambda real=real, name=name: calls.append(name) or real())
+    tcp = Tcp()
+    seen = []
+    for known in (True, True, False, True, True):
+        tcp.send({(a, b): int(0.5 * LINK)})
+        calls.clear()
+        poll(sim, jobs, service, fd, tcp.bytes, tcp.packets if known else _unknown(fd))
+        assert sorted(calls) == ["packet_readings", "readings"]
+        seen.append(fd.packets.get((a, b)))
+    frames = -(-int(0.5 * LINK) // FRAME)
+    assert seen == [frames, frames, None, None, frames]

@@ -172,3 +172,117 @@ def test_the_mininet_model_is_what_the_documented_command_writes(tmp_path):
     held = json.loads(rep.read_text())["patterns"]["two-phases"]
     assert held["split"] == "test" and held["learned"]["accuracy"] >= 0.95
     assert held["learned"]["within_2"] >= 0.95 > held["threshold"]["within_2"]
+
+
+def _v1(counts, pairs):
+    """The lines of a version 1 log (no packets) of ``counts``, as the controller wrote it before."""
+    lines = [json.dumps({"format": counterlog.FORMAT, "version": 1, "interval_s": 1.0, "link_rate_Bps": LINK})]
+    cum = np.cumsum(counts, axis=1)
+    for t in range(counts.shape[1]):
+        lines.append(json.dumps({"poll": t + 1, "counts": [[s, d, 7, int(cum[i, t])] for i, (s, d) in enumerate(pairs)],
+                                 "flagged": []}))
+    return lines
+
+
+def test_version_2_records_packets_and_reads_like_version_1(tmp_path):
+    counts = np.array([[0, 3000, 9000, 600], [66, 132, 0, 66]], dtype=float)
+    frames = np.array([[0, 2, 6, 1], [1, 2, 0, 1]])
+    pairs = [("10.0.0.1", "10.0.0.3"), ("10.0.0.3", "10.0.0.1")]
+    log = flows.CounterLog(str(tmp_path / "c.jsonl"), interval_s=1.0, link_rate_Bps=LINK, pattern="shift")
+    cum, cum_frames = np.cumsum(counts, axis=1), np.cumsum(frames, axis=1)
+    for t in range(4):
+        # the second pair's switch keeps no packet count at poll 2 (index 1)
+        known = {p: int(cum_frames[i, t]) for i, p in enumerate(pairs) if not (i == 1 and t == 1)}
+        log.poll(t + 1, {p: cum[i, t] for i, p in enumerate(pairs)}, {}, {}, packets=known)
+    log.close()
+    lines = (tmp_path / "c.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["version"] == counterlog.VERSION == 2
+    assert json.loads(lines[2])["counts"] == [[*pairs[0], None, 3000, 2], [*pairs[1], None, 198, None]]
+    header, got_pairs, got, packets = counterlog.read_packets(lines)
+    assert got_pairs == pairs and got.tolist() == counts.tolist()
+    # the packets per interval; unknown (NaN) without a count and in the interval after one
+    assert packets[0].tolist() == frames[0].tolist()
+    assert packets[1, 0] == 1 and np.isnan(packets[1, 1:3]).all() and packets[1, 3] == 1
+    # the same counts read from a version 1 log: every interval's packets unknown
+    v1_header, v1_pairs, v1_counts, v1_packets = counterlog.read_packets(_v1(counts, pairs))
+    assert v1_pairs == pairs and v1_counts.tolist() == counts.tolist() and np.isnan(v1_packets).all()
+    assert counterlog.read(lines)[2].tolist() == counts.tolist()
+
+
+@pytest.mark.parametrize("line, words", [
+    ('{"poll": 2, "counts": [["a", "b", 1, 5, 3]], "flagged": []', "line 3: not JSON"),
+    ('{"poll": 2, "counts": [["a", "b", 1, 5]], "flagged": []}', "line 3: count"),
+    ('{"poll": 2, "counts": [["a", "b", 1, 5, -1]], "flagged": []}', "line 3: count"),
+    ('{"poll": 2, "counts": [["a", "b", 1, "5", 3]], "flagged": []}', "is not [src, dst, job, bytes, packets]"),
+    ('[1, 2]', "line 3: not a poll"),
+    ('{"poll": 2, "counts": [], "flagged": [["a", "b"]]}', "line 3: flagged"),
+])
+def test_a_bad_line_is_a_one_line_error_naming_it(line, words):
+    head = json.dumps({"format": counterlog.FORMAT, "version": 2, "interval_s": 1, "link_rate_Bps": 10})
+    good = '{"poll": 1, "counts": [["a", "b", 1, 4, 2]], "flagged": []}'
+    assert counterlog.read([head, good])[2].tolist() == [[4]]
+    for call in (counterlog.read, counterlog.read_packets, counterlog.score, counterlog.flagged):
+        with pytest.raises(flows.CounterLogError) as err:
+            call([head, good, line])
+        assert words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_version_1_count_with_packets_and_an_unknown_version_are_errors():
+    with pytest.raises(flows.CounterLogError, match="is not .src, dst, job, bytes. .version 1."):
+        counterlog.read(_v1(np.ones((1, 2)), [("a", "b")])[:1] + ['{"counts": [["a", "b", 1, 5, 3]]}'])
+    head = {"format": counterlog.FORMAT, "version": 3, "interval_s": 1, "link_rate_Bps": 10}
+    with pytest.raises(flows.CounterLogError) as err:
+        counterlog.read([json.dumps(head), '{"counts": []}'])
+    assert "version 3: this code reads versions 1, 2" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_cut_tags_the_header_and_keeps_every_poll_line():
+    lines = [ln + "\n" for ln in _v1(np.ones((1, 4)), [("a", "b")])]
+    got = counterlog.cut(lines, 2, {"pattern": "shift", "rep": 1})
+    assert json.loads(got[0]) == dict(json.loads(lines[0]), pattern="shift", rep=1) and got[1:] == lines[2:]
+    assert counterlog.cut(lines, 0, {})[1:] == lines[1:]           # the header line never twice
+    with pytest.raises(flows.CounterLogError, match="line 1"):
+        counterlog.cut(["{oops\n"] + lines[1:], 1, {})
+
+
+def test_training_sees_the_same_runs_from_version_1_and_2_logs_and_names_a_bad_file(tmp_path):
+    from sdnmpi.simulator import counterlogs
+    run = flowtraffic.instance("shift", 11, LINK, 1.0, train_flows.TRACE_DIR)
+    pairs = [("10.0.0.%d" % k, "x") for k in range(len(run.counts))]
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v2").mkdir()
+    lines = _v1(np.round(run.counts), pairs)
+    lines[0] = json.dumps(dict(json.loads(lines[0]), pattern="shift"))
+    (tmp_path / "v1" / "a.jsonl").write_text("\n".join(lines) + "\n")
+    write_log(tmp_path / "v2" / "a.jsonl", np.round(run.counts), pairs, pattern="shift")
+    one, two = counterlogs.dataset(str(tmp_path / "v1")), counterlogs.dataset(str(tmp_path / "v2"))
+    assert one[1:] == two[1:] and len(one[0]["shift"]) == len(two[0]["shift"]) == 1
+    a, b = one[0]["shift"][0], two[0]["shift"][0]
+    assert a.pairs == b.pairs and a.counts.tolist() == b.counts.tolist() and a.labels.tolist() == b.labels.tolist()
+    with open(tmp_path / "v2" / "a.jsonl", "a", encoding="utf-8") as f:
+        f.write('{"poll": 99, "counts": [["a", "b", 1]]}\n')
+    with pytest.raises(flows.CounterLogError) as err:
+        counterlogs.dataset(str(tmp_path / "v2"))
+    assert str(err.value).startswith(str(tmp_path / "v2" / "a.jsonl") + ": line %d: count" % (len(lines) + 1))
+
+
+def test_the_bench_scores_version_1_and_2_logs_and_keeps_its_results_past_a_bad_one(tmp_path, capsys):
+    import bench_setup  # noqa: F401  (puts bench/ on sys.path)
+    import bench_flowdetect
+    (tmp_path / "counters").mkdir()
+    counts = np.array([[0, 5, 12, 12, 12, 0], [9, 9, 9, 9, 9, 9]], dtype=float)
+    pairs = [("a", "b"), ("e", "f")]
+    write_log(tmp_path / "v2.jsonl", counts, pairs)
+    logs = {"shift-threshold-1": (tmp_path / "v2.jsonl").read_text().splitlines(),
+            "shift-threshold-2": _v1(counts, pairs),
+            "shift-threshold-3": _v1(counts, pairs)[:3] + ['{"poll": 4, "counts": [["a", "b", 7]]}']}
+    for name, lines in logs.items():
+        with gzip.open(tmp_path / "counters" / (name + ".jsonl.gz"), "wt", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+    results = {"shift": {"threshold": [{"seconds": 1.0, "detected": []} for _ in range(3)]}}
+    bench_flowdetect.add_counter_scores(results, str(tmp_path))
+    one, two, bad = results["shift"]["threshold"]
+    assert one["counters"] == two["counters"] and one["counters"]["elephants"] == 1
+    assert "counters" not in bad and "shift-threshold-3.jsonl.gz: line 4: count" in bad["counters_error"]
+    assert "line 4: count" in capsys.readouterr().err
+    assert "| shift | threshold | 3 |" in bench_flowdetect.summary(results, ["shift"], ["threshold"])
