@@ -15,7 +15,7 @@ data pairs among them, the payload rule's errors both ways (data called ACK: lef
 routing choice and the mismatch check; ACK called data: scored as a flow), the busy pairs it
 judged by the byte ratio (no packet count: every one of a version 1 log), and the byte-ratio
 rule's errors on the same polls. ``--polls`` lists every poll's split (errors marked ``!``);
-``--payload-share S`` tries the payload rule with another payload floor than the busy one.
+``--payload-share S`` tries the payload rule with another payload floor than the controller's.
 """
 import argparse
 import glob
@@ -105,9 +105,9 @@ def truth(steps, n=RANKS):
     return {(host_ip(a + 1), host_ip(b + 1)): r.pop() for (a, b), r in roles.items() if len(r) == 1}
 
 
-def check(lines, n=RANKS, payload_share=acks.BUSY_SHARE):
+def check(lines, n=RANKS, payload_share=acks.PAYLOAD_SHARE):
     """(header, {rule: `acks.compare` counts}, per-poll splits of the payload rule, truth) of one log;
-    ``payload_share``: the payload rule's share of the link (the controller's: the busy floor)."""
+    ``payload_share``: the payload rule's share of the link (the controller's: acks.PAYLOAD_SHARE)."""
     header, pairs, counts, packets = counterlog.read_packets(lines)
     link_bytes = header["link_rate_Bps"] * header["interval_s"]
     known = truth(header.get("steps") or [], n)
@@ -173,9 +173,9 @@ def main(argv=None):
     p.add_argument("--polls", action="store_true", help="list every poll's busy pairs, split (errors: !)")
     p.add_argument("--json", action="store_true", help="the counts per log as JSON instead of the table")
     p.add_argument("--ranks", type=int, default=RANKS, help="ranks of the pattern program (host r + 1)")
-    p.add_argument("--payload-share", type=float, default=acks.BUSY_SHARE,
+    p.add_argument("--payload-share", type=float, default=acks.PAYLOAD_SHARE,
                    help="a busy pair carries data when its payload reaches this share of the link (the "
-                        "controller's rule: the busy floor, %(default)g)")
+                        "controller's rule: half the busy floor, %(default)g)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     rows = []
     try:

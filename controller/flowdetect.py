@@ -30,7 +30,7 @@ import logging
 import time
 
 from sdnmpi import flows
-from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, carries_data  # noqa: F401  (ACK_*: named here too)
+from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, PAYLOAD_SHARE, carries_data  # noqa: F401  (ACK_*: named here too)
 from sdnmpi.flows.tracker import interval_count
 from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
 
@@ -219,7 +219,8 @@ class FlowDetection:
         """The busy pairs that carry data, i.e. not only the TCP ACK stream of their reverse pair's
         data (flows.acks.carries_data, the rule the offline check applies to counter logs). With the
         pair's packet count: its payload in the latest interval (its bytes less
-        ACK_FRAME of headers per packet) alone reaches BUSY_SHARE of the link. A pure ACK is a bare
+        ACK_FRAME of headers per packet) alone reaches PAYLOAD_SHARE of the link (half the busy line:
+        a data pair just over that line loses some of it to headers). A pure ACK is a bare
         header, so an ACK stream's payload is about 0 at any rate, while a data pair keeps its
         payload with the ACKs of its reverse's data mixed in (a halo pair at 5 % of the link whose
         reverse runs at 90 %: 4.8 % payload in 7 % bytes). Without one (a switch that keeps no
@@ -229,7 +230,7 @@ class FlowDetection:
         dense as an all-to-all (ties then go to the default routes) and a mismatched
         declaration's routes as good as the default ones (never released)."""
         latest = self.book.latest()
-        floor = self._floor()
+        floor = self._floor() * PAYLOAD_SHARE / BUSY_SHARE
         return [p for p in busy if carries_data(latest.get(p, 0), self.packets.get(p), latest.get(p[::-1], 0), floor)]
 
     def _default_model(self, core, graph, ip_pairs):

@@ -1,6 +1,6 @@
 """TCP ACK streams among busy host pairs (issue 16, docs/flows.md "ACK streams"): a busy pair carries
 data when its payload in the interval, its bytes less ACK_FRAME of headers per packet, alone
-reaches the busy floor (BUSY_SHARE of the link); else it carries only the ACKs of its reverse pair's
+reaches PAYLOAD_SHARE of the link (half the busy line); else it carries only the ACKs of its reverse pair's
 data. Without a packet count, the byte ratio: it carries data when its bytes reach ACK_SHARE of its
 reverse pair's. The controller's rule (controller/flowdetect.py `_data_pairs`) and the offline
 check on recorded counters (`split_polls`, `compare`; bench/flowdetect_acks.py). Pure numpy."""
@@ -11,6 +11,12 @@ import numpy as np
 ACK_FRAME = 66       # bytes of a TCP pure ACK as the switch counts them (Ethernet 14, IPv4 20, TCP 20 +
                      # timestamps 12): headers every frame carries
 BUSY_SHARE = 0.01    # a pair sending this share of its link in an interval is busy
+PAYLOAD_SHARE = 0.005  # a busy pair whose payload reaches this share of its link carries data: half
+                     # the busy line, since a data pair just over that line loses 0.1-0.3 % of the
+                     # link to headers (on the counter logs of 2026-11-29, 70 of 3654 busy data
+                     # pair-polls fell under a payload line at BUSY_SHARE, 0 under this one; ACK
+                     # streams' payload stayed under 0.18 %: docs/flows.md "ACK rule on recorded
+                     # counters")
 ACK_SHARE = 0.1      # no packet counts: a busy pair sending under this share of its reverse pair's
                      # bytes carries its TCP ACKs (2-5 % of them), not data
 RULES = ("payload", "bytes")
@@ -24,12 +30,12 @@ def carries_data(nbytes, packets, reverse_bytes, floor):
     return nbytes - ACK_FRAME * packets >= floor
 
 
-def split_polls(pairs, counts, packets, link_bytes, rule="payload", payload_share=BUSY_SHARE):
+def split_polls(pairs, counts, packets, link_bytes, rule="payload", payload_share=PAYLOAD_SHARE):
     """Per interval (column of ``counts``, pairs x intervals, bytes; ``packets`` the same shape, NaN
     where unknown), the busy pairs (>= BUSY_SHARE of ``link_bytes``) split into data and ACK
     streams: [{"data": [pair, ...], "acks": [...], "unknown_packets": [busy pairs judged by the byte
     ratio]}, ...]. ``rule`` "payload": `carries_data` (the controller's rule) with a payload of
-    ``payload_share`` of the link (the controller's: BUSY_SHARE); "bytes": the byte ratio for every
+    ``payload_share`` of the link (the controller's: PAYLOAD_SHARE); "bytes": the byte ratio for every
     pair (a switch without packet counts)."""
     if rule not in RULES:
         raise ValueError(f"unknown rule {rule!r} (one of {', '.join(RULES)})")

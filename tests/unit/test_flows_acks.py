@@ -133,12 +133,13 @@ def test_the_script_reports_the_rule_on_a_folder_of_logs(tmp_path, capsys):
 
 def test_a_data_interval_just_over_the_busy_floor_needs_a_lower_payload_floor():
     """A pair at 1.03 % of the link in full frames has 0.98 % of it in payload: under the busy floor,
-    so the controller's rule calls it ACKs; a payload floor of half the busy one calls it data (an
-    ACK stream's payload stays about 0)."""
+    so a payload floor at the busy one calls it ACKs; the controller's, half the busy one
+    (PAYLOAD_SHARE), calls it data (an ACK stream's payload stays about 0)."""
     frames = int(0.0103 * LINK) // 1514             # 34 frames: 1.03 % of the link, 0.98 % payload
     counts = np.array([[frames * 1514.0], [0.02 * LINK]])
     packets = np.array([[frames], [-(-0.02 * LINK // acks.ACK_FRAME)]])
     pairs = [(A, B), (C, D)]
-    assert acks.split_polls(pairs, counts, packets, LINK)[0]["acks"] == pairs
-    half = acks.split_polls(pairs, counts, packets, LINK, payload_share=acks.BUSY_SHARE / 2)[0]
+    assert acks.split_polls(pairs, counts, packets, LINK, payload_share=acks.BUSY_SHARE)[0]["acks"] == pairs
+    assert acks.PAYLOAD_SHARE == acks.BUSY_SHARE / 2
+    half = acks.split_polls(pairs, counts, packets, LINK)[0]
     assert half["data"] == [(A, B)] and half["acks"] == [(C, D)]
