@@ -100,6 +100,7 @@ static void run_case(MPI_Comm comm, const char *cname, const struct tdesc *t, co
     cases++;
     seed_rng(seed + cases * 7919, (uint64_t)world_rank, (uint64_t)count);
     gen(t, o->op, send, count, extent, rank, p);
+    check_sum_in_range(t, o->op, send, count, extent, comm);
     memset(sdn, 0, bytes);
     memset(ref, 0, bytes);
 

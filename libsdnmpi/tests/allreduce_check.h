@@ -21,6 +21,12 @@ double unif(void);
 void gen(const struct tdesc *t, MPI_Op op, char *buf, int count, MPI_Aint extent, int rank,
          int size);
 
+/* 8-bit integer SUM (t, op): FAIL unless the exact sums of the ranks' count elements at buf (as
+ * gen makes them) fit t, so that no SUM kernel saturates or wraps (Open MPI 4.1's op/avx 8-bit SUM
+ * saturates, and then results depend on the order). Collective on comm; nothing for other cases. */
+void check_sum_in_range(const struct tdesc *t, MPI_Op op, const char *buf, int count,
+                        MPI_Aint extent, MPI_Comm comm);
+
 /* Bitwise equality of the meaningful bytes of one element (long double padding ignored). */
 int same_bits(const struct tdesc *t, const char *a, const char *b);
 

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "allreduce_check.h"
@@ -51,21 +52,29 @@ void gen(const struct tdesc *t, MPI_Op op, char *buf, int count, MPI_Aint extent
         case K_UINT: {
             int64_t v;
             uint64_t r = rnd();
-            /* Sums and products stay in range even for 8-bit types and 9 ranks: on overflow
-             * Open MPI's vectorised 8-bit SUM saturates, and saturation depends on the order. */
-            if (op == MPI_SUM && t->size == 1)
-                v = t->kind == K_SINT ? (int64_t)(r % 25) - 12 : (int64_t)(r % 26);
-            else if (op == MPI_SUM)
+            /* Sums and products stay in range for 8-bit types on `size` ranks: on overflow Open
+             * MPI's vectorised 8-bit SUM saturates (op/avx; short vectors wrap), and saturation
+             * depends on the order, so no two algorithms agree (PMPI's own included). The 8-bit
+             * SUM terms are at most 127 / size (signed, +-) or 255 / size (unsigned), capped at
+             * 12 and 25 (the same data as before on up to 10 ranks). */
+            if (op == MPI_SUM && t->size == 1) {
+                int64_t ranks = size > 1 ? size : 1, cap = t->kind == K_SINT ? 12 : 25;
+                int64_t span = (t->kind == K_SINT ? 127 : 255) / ranks;
+                span = span < cap ? span : cap;
+                v = t->kind == K_SINT ? (int64_t)(r % (uint64_t)(2 * span + 1)) - span
+                                      : (int64_t)(r % (uint64_t)(span + 1));
+            } else if (op == MPI_SUM) {
                 v = t->kind == K_SINT ? (int64_t)(r % 201) - 100 : (int64_t)(r % 201);
-            else if (op == MPI_PROD && t->size == 1)
+            } else if (op == MPI_PROD && t->size == 1) {
                 v = (rank_of_element(e, rank, size) ? (int64_t[]){2, 3}[r % 2] : (int64_t)1)
                     * (t->kind == K_SINT && (r & 4) ? -1 : 1);
-            else if (op == MPI_PROD)
+            } else if (op == MPI_PROD) {
                 v = (int64_t[]){1, 2, 3, t->kind == K_SINT ? -1 : 1}[r % 4];
-            else if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR)
+            } else if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR) {
                 v = (int64_t[]){0, 0, 1, 5}[r % 4];
-            else
+            } else {
                 v = (int64_t)r;
+            }
             memcpy(p, &v, t->size); /* little endian: the low bytes */
             break;
         }
@@ -99,6 +108,27 @@ void gen(const struct tdesc *t, MPI_Op op, char *buf, int count, MPI_Aint extent
         case K_LDOUBLE_INT: { struct ldouble_int v = {(long double)(rnd() % 8), (int)(rnd() % 1000)}; memcpy(p, &v, sizeof v); break; }
         }
     }
+}
+
+void check_sum_in_range(const struct tdesc *t, MPI_Op op, const char *buf, int count,
+                        MPI_Aint extent, MPI_Comm comm)
+{
+    if (op != MPI_SUM || t->size != 1 || (t->kind != K_SINT && t->kind != K_UINT) || count < 1)
+        return;
+    int64_t *wide = xmalloc((size_t)count * sizeof *wide), lo = t->kind == K_SINT ? -128 : 0;
+    for (int e = 0; e < count; e++) {
+        const char *p = buf + (size_t)e * (size_t)extent;
+        wide[e] = t->kind == K_SINT ? (int64_t)*(const int8_t *)p : (int64_t)*(const uint8_t *)p;
+    }
+    check_mpi(PMPI_Allreduce(MPI_IN_PLACE, wide, count, MPI_INT64_T, MPI_SUM, comm), "wide sum");
+    for (int e = 0; e < count; e++) {
+        if (wide[e] < lo || wide[e] > lo + 255) {
+            FAIL("%s SUM count=%d: element %d sums to %lld, out of range (allreduce_check's data)",
+                 t->name, count, e, (long long)wide[e]);
+            break;
+        }
+    }
+    free(wide);
 }
 
 /* ---- comparisons -------------------------------------------------------------------------- */
