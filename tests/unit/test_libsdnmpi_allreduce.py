@@ -135,9 +135,8 @@ def test_hierarchical_uneven_leaves(built, stub_factory, np, nhosts, leaves, siz
 @pytest.mark.parametrize("leaves", [9, 17])
 def test_hierarchical_leaf_fold_and_an_uneven_leaf(built, stub_factory, leaves):
     """One leaf of 2 ranks, the others of 1 (F = 1), and one leaf more than a power of two (the
-    cross-leaf fold): 9 leaves (the layout rides in the plan's Allreduce) and 17, more than it
-    carries (SDNMPI_PLAN_INLINE_LEAVES, 16: the layout takes its own Bcast); the forced
-    hierarchical algorithm still gives PMPI's results. 18 ranks are more than the 10 whose 8-bit
+    cross-leaf fold): 9 and 17 leaves; the forced hierarchical algorithm still gives PMPI's
+    results. 18 ranks are more than the 10 whose 8-bit
     SUMs stayed below 256 with allreduce_check's old data: Open MPI 4.1's op/avx 8-bit SUM
     saturates, in an order-dependent way, so the uint8_t SUM differed from PMPI's though both were
     "right"; the check's 8-bit SUM terms now shrink with the number of ranks."""
