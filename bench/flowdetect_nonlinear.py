@@ -84,12 +84,14 @@ MODELS = {
 
 
 class Scored(flows.LearnedClassifier):
-    """The learned classifier's gates (bytes now, min_age) and inputs (the shipped version's,
-    `flows.VERSION`) around a scikit-learn model's probability."""
-    def __init__(self, model, cutoff):
+    """The learned classifier's gates (bytes now, min_age, version 8's ``floor``: none unless
+    given; this script's rule chooses the cutoff alone, `train_flows.choose_cutoff`) and inputs
+    (the shipped version's, `flows.VERSION`) around a scikit-learn model's probability."""
+    def __init__(self, model, cutoff, floor=train_flows.NO_FLOOR):
         super().__init__(np.zeros(train_flows.DEFAULT_RECENT + flows.classify.FEATURES[flows.VERSION][1]), 0.0,
                          LINK, INTERVAL, cutoff=cutoff, history=train_flows.DEFAULT_WINDOW,
-                         recent=train_flows.DEFAULT_RECENT, version=flows.VERSION, min_age=train_flows.MIN_AGE)
+                         recent=train_flows.DEFAULT_RECENT, version=flows.VERSION, min_age=train_flows.MIN_AGE,
+                         floor=floor)
         self.model = model
 
     def probability(self, counts, totals=None):

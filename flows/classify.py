@@ -206,6 +206,7 @@ def line_features(counts, history, recent, link_bytes, totals):
 
 
 OLD = 3                      # aged_features: a pair this many intervals past its first busy one is old
+FLOOR_AGE = 2                # version 8: a pair this many intervals past its first busy one has the old floor
 
 
 def aged_features(counts, history, recent, link_bytes, totals):
@@ -224,9 +225,11 @@ def aged_features(counts, history, recent, link_bytes, totals):
 FEATURES = {2: (pair_features, N_SUMMARY), 3: (early_features, N_EARLY),     # model version -> inputs
             4: (busy_features, N_EARLY), 5: (host_features, N_EARLY + N_HOST),
             6: (line_features, N_EARLY + N_HOST + N_LINE),
-            7: (aged_features, N_EARLY + N_HOST + N_LINE + 1)}
-AGE_FLOOR = {4: BUSY, 5: BUSY, 6: BUSY, 7: BUSY}  # versions whose age (and min_age) counts from the first busy interval
-NEEDS_TOTALS = (5, 6, 7)     # versions whose features need `endpoint_totals`
+            7: (aged_features, N_EARLY + N_HOST + N_LINE + 1),
+            8: (aged_features, N_EARLY + N_HOST + N_LINE + 1)}   # version 8: version 7's inputs and a floor
+# versions whose age (and min_age) counts from the first busy interval
+AGE_FLOOR = {4: BUSY, 5: BUSY, 6: BUSY, 7: BUSY, 8: BUSY}
+NEEDS_TOTALS = (5, 6, 7, 8)  # versions whose features need `endpoint_totals`
 
 
 def features(version, counts, history, recent, link_bytes, totals=None):
@@ -241,17 +244,20 @@ def features(version, counts, history, recent, link_bytes, totals=None):
 
 class LearnedClassifier:
     """One dense unit with a sigmoid; elephant when the output reaches ``cutoff``, the pair sent
-    bytes in the latest interval (an idle pair is never newly flagged) and it is at least
-    ``min_age`` intervals past its first bytes. Its inputs: the last ``len(weights)`` intervals
+    bytes in the latest interval (an idle pair is never newly flagged), at least ``floor`` of the
+    link in it (version 8: (young, old), young for a pair under `FLOOR_AGE` intervals past its
+    first busy one, i.e. at its first whole interval, old after; so that a burst that has ended,
+    or a pair that runs a little under the line, is not flagged for its history or its share) and
+    it is at least ``min_age`` intervals past its first bytes. Its inputs: the last ``len(weights)`` intervals
     scaled as in `scaled_windows` (``history`` None, model version 1), or over ``history``
     intervals with the last ``recent`` one by one: `pair_features` (version 2),
     `early_features` (version 3), `busy_features` (version 4), `host_features` (version 5),
-    `line_features` (version 6) or `aged_features` (version 7; 5-7 also need the pairs'
+    `line_features` (version 6) or `aged_features` (versions 7 and 8; 5-8 also need the pairs'
     `endpoint_totals`)."""
     name = "learned"
 
     def __init__(self, weights, bias, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL,
-                 cutoff=0.5, history=None, recent=None, version=2, min_age=0):
+                 cutoff=0.5, history=None, recent=None, version=2, min_age=0, floor=0.0):
         self.weights = np.asarray(weights, dtype=float).reshape(-1)
         self.bias = float(bias)
         self.link_rate = _positive("link_rate", link_rate)
@@ -260,6 +266,10 @@ class LearnedClassifier:
         self.history, self.recent = history, recent
         self.version = 1 if history is None else version
         self.min_age = int(min_age)
+        pair = floor if isinstance(floor, (tuple, list)) else (floor, floor)
+        self.floor = tuple(float(f) for f in pair)
+        if len(self.floor) != 2 or not all(0 <= f < 1 for f in self.floor):
+            raise ValueError(f"floor must be a share of the link in [0, 1) or a (young, old) pair, got {floor!r}")
         if history is not None:
             if version not in FEATURES:
                 raise ValueError(f"no features for model version {version!r}")
@@ -274,7 +284,7 @@ class LearnedClassifier:
 
     @property
     def needs_totals(self):
-        """True when `flags` needs the endpoint totals (versions 5-7)."""
+        """True when `flags` needs the endpoint totals (versions 5-8)."""
         return self.version in NEEDS_TOTALS
 
     def inputs(self, counts, totals=None):
@@ -291,10 +301,15 @@ class LearnedClassifier:
         return pair_ages(counts, self.window, self.link_rate * self.interval, AGE_FLOOR.get(self.version, 0.0))
 
     def flags(self, counts, totals=None):
-        """``totals``: `endpoint_totals` of the pairs (versions 5-7 need them; others ignore them)."""
+        """``totals``: `endpoint_totals` of the pairs (versions 5-8 need them; others ignore them)."""
         counts = _counts(counts)
         hit = (self.probability(counts, totals) >= self.cutoff) & (counts > 0)
-        return hit & (self.ages(counts) >= self.min_age) if self.min_age else hit
+        if not (self.min_age or any(self.floor)):
+            return hit
+        ages = self.ages(counts)
+        if any(self.floor):
+            hit &= counts >= np.where(ages < FLOOR_AGE, *self.floor) * self.link_rate * self.interval
+        return hit & (ages >= self.min_age) if self.min_age else hit
 
     def __repr__(self):
         return (f"LearnedClassifier(version={self.version}, window={self.window}, inputs={len(self.weights)}, "

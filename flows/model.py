@@ -1,10 +1,13 @@
 """The learned classifier's weights file: plain JSON, never pickle.
 
-    {"format": "sdnmpi-flows-model", "version": 7, "window": 32, "recent": 4, "min_age": 1,
-     "scaling": "link-interval", "weights": [4 + 19 numbers], "bias": number, "cutoff": 0.6,
-     "trained": {...}}
+    {"format": "sdnmpi-flows-model", "version": 8, "window": 32, "recent": 4, "min_age": 1,
+     "floor": [0.02, 0.1], "scaling": "link-interval", "weights": [4 + 19 numbers], "bias": number,
+     "cutoff": 0.5, "trained": {...}}
 
-Version 7: version 6's inputs with the last one split by the pair's age, young and old
+Version 8: version 7's inputs, and a ``floor`` [young, old]: a pair is newly flagged only when its
+latest interval carries at least that share of the link, young at its first whole interval, old
+after (`classify.LearnedClassifier`, `classify.FLOOR_AGE`). Version 7:
+version 6's inputs with the last one split by the pair's age, young and old
 (`classify.aged_features`). Version 6: version 5's inputs, then the label's test on the latest interval (>= 10 % of the link
 after a busy one) times the pair's share of its endpoints' bytes (`classify.line_features`).
 Version 5: version 4's inputs, then three of the pair's share of its endpoints' bytes
@@ -29,8 +32,8 @@ from .classify import DEFAULT_INTERVAL, DEFAULT_LINK_RATE, FEATURES, LearnedClas
 LOG = logging.getLogger(__name__)
 
 FORMAT = "sdnmpi-flows-model"
-VERSION = 7                 # what save_model writes
-VERSIONS = (1, 2, 3, 4, 5, 6, 7)  # what load_model reads
+VERSION = 8                 # what save_model writes
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)  # what load_model reads
 SCALING = "link-interval"
 MAX_WINDOW = 1000
 DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.json")  # shipped
@@ -82,14 +85,20 @@ def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
     min_age = doc.get("min_age", 0) if version >= 3 else 0
     if isinstance(min_age, bool) or not isinstance(min_age, int) or not 0 <= min_age < window:
         raise ModelError(f"{path}: min_age must be an integer in 0..{window - 1}, got {min_age!r}")
+    floor = doc.get("floor") if version >= 8 else [0.0, 0.0]
+    if not isinstance(floor, list) or len(floor) != 2:
+        raise ModelError(f"{path}: floor must be a list of 2 shares of the link (young, old), got {floor!r}")
+    floor = [_number(path, f"floor[{i}]", f) for i, f in enumerate(floor)]
+    if not all(0 <= f < 1 for f in floor):
+        raise ModelError(f"{path}: floor must be shares of the link in [0, 1), got {floor}")
     return LearnedClassifier(weights, bias, link_rate=link_rate, interval=interval, cutoff=cutoff,
                              history=window if recent is not None else None, recent=recent, version=version,
-                             min_age=min_age)
+                             min_age=min_age, floor=floor)
 
 
 def save_model(path, weights, bias, cutoff=0.5, trained=None, history=None, recent=None, version=VERSION,
-               min_age=0):
-    """Writes a model of ``version`` (2 to 7: ``history``, ``recent`` given) or a version 1 one."""
+               min_age=0, floor=(0.0, 0.0)):
+    """Writes a model of ``version`` (2 to 8: ``history``, ``recent`` given) or a version 1 one."""
     doc = {"format": FORMAT, "version": 1 if history is None else version, "scaling": SCALING,
            "window": len(weights) if history is None else history,
            "weights": [float(w) for w in weights], "bias": float(bias), "cutoff": float(cutoff),
@@ -98,6 +107,8 @@ def save_model(path, weights, bias, cutoff=0.5, trained=None, history=None, rece
         doc["recent"] = recent
     if history is not None and version >= 3:
         doc["min_age"] = int(min_age)
+    if history is not None and version >= 8:
+        doc["floor"] = [float(f) for f in floor]
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")

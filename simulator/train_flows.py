@@ -89,16 +89,42 @@ def fit(groups, window, recent, link_bytes, seed):
 
 
 CUTOFFS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
+# model version 8: the floors (shares of the link in the latest interval) the rule chooses among,
+# (young, old) pairs of these (`flows.LearnedClassifier`)
+FLOOR_STEPS = (0.0, 0.02, 0.05, 0.08, 0.09, 0.1, 0.12)
+FLOORS = tuple((young, old) for young in FLOOR_STEPS for old in FLOOR_STEPS)
+NO_FLOOR = (0.0, 0.0)
 
 
-def _learned(weights, bias, link_rate, interval, cutoff, window, recent):
+def _learned(weights, bias, link_rate, interval, cutoff, window, recent, floor=NO_FLOOR):
     return flows.LearnedClassifier(weights, bias, link_rate, interval, cutoff=cutoff, history=window,
-                                   recent=recent, version=flows.VERSION, min_age=MIN_AGE)
+                                   recent=recent, version=flows.VERSION, min_age=MIN_AGE, floor=floor)
 
 
-def curve(weights, bias, runs, link_rate, interval, window, recent):
-    """{cutoff: scores over ``runs``} of the model for every cutoff of `CUTOFFS`."""
-    return {c: score(_learned(weights, bias, link_rate, interval, c, window, recent), runs) for c in CUTOFFS}
+def curve(weights, bias, runs, link_rate, interval, window, recent, floor=NO_FLOOR):
+    """{cutoff: scores over ``runs``} of the model for every cutoff of `CUTOFFS` (at ``floor``)."""
+    return {c: score(_learned(weights, bias, link_rate, interval, c, window, recent, floor), runs)
+            for c in CUTOFFS}
+
+
+class _Floored:
+    """``flags`` of a classifier where the latest interval also carried at least ``floor`` (young,
+    old: `flows.LearnedClassifier`'s) of the link (``link_bytes`` a link-interval, ages over
+    ``window`` intervals); the classifier's own flags of a run and its ages are computed once in
+    ``memo`` ({id(counts): (flags, ages)}), so that every floor is scored at the cost of one."""
+
+    def __init__(self, classifier, floor, link_bytes, window, memo):
+        self.classifier, self.floor, self.memo = classifier, floor, memo
+        self.link_bytes, self.window = link_bytes, window
+
+    def flags(self, counts, totals=None):
+        if id(counts) not in self.memo:
+            self.memo[id(counts)] = (self.classifier.flags(counts, totals),
+                                     flows.pair_ages(counts, self.window, self.link_bytes, classify.BUSY))
+        hit, ages = self.memo[id(counts)]
+        if not any(self.floor):
+            return hit
+        return hit & (np.asarray(counts) >= np.where(ages < classify.FLOOR_AGE, *self.floor) * self.link_bytes)
 
 
 def logistic_factory(link_rate, interval, window, recent, seed):
@@ -112,6 +138,15 @@ def logistic_factory(link_rate, interval, window, recent, seed):
 
 def choose_cutoff(data, train_patterns, link_rate, interval, window, recent, seed, classifier=None,
                   cutoffs=CUTOFFS):
+    """`choose_decision` without a floor (the pair sent bytes): (cutoff, {cutoff: training folds'
+    timely accuracy})."""
+    _floor, cutoff, acc = choose_decision(data, train_patterns, link_rate, interval, window, recent, seed,
+                                          classifier, cutoffs, floors=(NO_FLOOR,))
+    return cutoff, {c: acc[(NO_FLOOR, c)] for c in cutoffs}
+
+
+def choose_decision(data, train_patterns, link_rate, interval, window, recent, seed, classifier=None,
+                    cutoffs=CUTOFFS, floors=FLOORS):
     """The cutoff of ``cutoffs`` with the best timely accuracy (`score`: an elephant counts as
     right only when flagged within `GOAL_POLLS` polls of its start), averaged over the training
     patterns (each weighs the same: alltoall's 240 pairs per instance would outweigh the rest),
@@ -120,8 +155,13 @@ def choose_cutoff(data, train_patterns, link_rate, interval, window, recent, see
     on the held-out patterns), and that {cutoff: timely accuracy} curve; a fold whose training
     part holds one class only (`TrainError`) is skipped. ``classifier``: a factory, called with a
     fold's training runs (a list of run lists), that fits a model and returns a function cutoff ->
-    classifier (`flags`); default `logistic_factory`, the shipped model's."""
+    classifier (`flags`); default `logistic_factory`, the shipped model's. Version 8: the floor of
+    ``floors`` (the shares of the link the latest interval must carry, young and old,
+    `flows.LearnedClassifier`) is chosen with the cutoff, by the same rule: (floor, cutoff,
+    {(floor, cutoff): timely accuracy}); ties go to the lower floors (young, then old: a floor must
+    do better on the folds than none), then to the lower cutoff."""
     make = classifier or logistic_factory(link_rate, interval, window, recent, seed)
+    link_bytes = link_rate * interval
     folds = []
     for held in train_patterns:
         rest = [data[p] for p in train_patterns if p != held]
@@ -130,11 +170,17 @@ def choose_cutoff(data, train_patterns, link_rate, interval, window, recent, see
         except TrainError:
             LOG.warning("cutoff: no fold without %s (the others hold one class only)", held)
             continue
-        folds.append({c: score(at(c), data[held])["timely_accuracy"] for c in cutoffs})
+        fold = {}
+        for c in cutoffs:
+            clf, memo = at(c), {}
+            for f in floors:
+                fold[(f, c)] = score(_Floored(clf, f, link_bytes, window, memo), data[held])["timely_accuracy"]
+        folds.append(fold)
     if not folds:
         raise TrainError("no training fold holds both classes: train on more patterns or instances")
-    acc = {c: float(np.mean([f[c] for f in folds])) for c in cutoffs}
-    return max(cutoffs, key=lambda c: (acc[c], -c)), acc
+    acc = {k: float(np.mean([f[k] for f in folds])) for k in folds[0]}
+    floor, cutoff = max(acc, key=lambda k: (acc[k], -k[0][0], -k[0][1], -k[1]))
+    return floor, cutoff, acc
 
 
 def score(classifier, runs):
@@ -193,9 +239,9 @@ def train(out, seed=0, instances=DEFAULT_INSTANCES, window=DEFAULT_WINDOW, recen
         data = dataset(known, instances, seed, link_rate, interval, trace_dir)
     if len(train_patterns) < 2:
         raise TrainError("the cutoff is chosen by leaving one training pattern out: train on 2 or more")
-    cutoff, cv = choose_cutoff(data, train_patterns, link_rate, interval, window, recent, seed)
+    floor, cutoff, cv = choose_decision(data, train_patterns, link_rate, interval, window, recent, seed)
     weights, bias = fit([data[p] for p in train_patterns], window, recent, link_rate * interval, seed)
-    learned = _learned(weights, bias, link_rate, interval, cutoff, window, recent)
+    learned = _learned(weights, bias, link_rate, interval, cutoff, window, recent, floor)
     thresh = flows.ThresholdClassifier(link_rate=link_rate, interval=interval, **(threshold or {}))
     report = {}
     for p in sorted(data):
@@ -204,20 +250,21 @@ def train(out, seed=0, instances=DEFAULT_INSTANCES, window=DEFAULT_WINDOW, recen
     held = [r for p in test_patterns for r in data[p]]
     report["all held-out"] = {"split": "test", "learned": score(learned, held),
                               "threshold": score(thresh, held)}
-    held_curve = curve(weights, bias, held, link_rate, interval, window, recent)
+    held_curve = curve(weights, bias, held, link_rate, interval, window, recent, floor)
     for c, s in held_curve.items():
-        s["cv_timely_accuracy"] = cv[c]
+        s["cv_timely_accuracy"] = cv[(floor, c)]
     trained = {"source": source, "seed": seed, "instances": instances, "train_patterns": train_patterns,
                "test_patterns": list(test_patterns), "interval_s": interval,
                "link_rate_Bps": link_rate,
                "label": {"heavy_fraction": flowtraffic.HEAVY_FRACTION, "heavy_intervals": flowtraffic.HEAVY_INTERVALS},
-               "cutoff_cv_timely_accuracy": {str(c): a for c, a in cv.items()},
+               "cutoff_cv_timely_accuracy": {str(c): cv[(floor, c)] for c in CUTOFFS},
+               "floor_cv_timely_accuracy": {f"{y} {o}": cv[((y, o), cutoff)] for y, o in FLOORS},
                "held_out_accuracy": report["all held-out"]["learned"]["accuracy"],
                "held_out_within_2": report["all held-out"]["learned"]["within_2"],
                "held_out_timely_accuracy": report["all held-out"]["learned"]["timely_accuracy"]}
     try:
         flows.save_model(out, weights, bias, cutoff=cutoff, trained=trained, history=window, recent=recent,
-                         min_age=MIN_AGE)
+                         min_age=MIN_AGE, floor=floor)
     except OSError as exc:
         raise TrainError(f"cannot write {out}: {exc.strerror}") from None
     return report, held_curve

@@ -82,7 +82,11 @@ def test_a_valid_model_file_loads(tmp_path):
 
 @pytest.mark.parametrize("changes, words", [
     ({"format": "pickle"}, "not an sdnmpi-flows-model"),
-    ({"version": 8}, "version 8, this code reads 1, 2, 3, 4, 5, 6, 7"),
+    ({"version": 9}, "version 9, this code reads 1, 2, 3, 4, 5, 6, 7, 8"),
+    ({"version": 8, "recent": 2, "weights": [0.0] * 21, "min_age": 1}, "floor must be a list of 2"),   # no floor
+    ({"version": 8, "recent": 2, "weights": [0.0] * 21, "min_age": 1, "floor": [0.1]}, "floor must be a list of 2"),
+    ({"version": 8, "recent": 2, "weights": [0.0] * 21, "min_age": 1, "floor": [0.02, "x"]}, "floor[1]"),
+    ({"version": 8, "recent": 2, "weights": [0.0] * 21, "min_age": 1, "floor": [0.02, 1.0]}, "floor must be shares"),
     ({"version": True}, "version True"),
     ({"version": 2}, "recent must be an integer in 1..3"),                        # v2 without recent
     ({"version": 2, "recent": 2}, "list of 10 numbers (recent + 8)"),
@@ -304,14 +308,39 @@ def test_v7_splits_the_line_input_by_the_pairs_age(tmp_path):
     assert x[1, :, -2].tolist() == pytest.approx([0, 0, 0, 0, 0, 12 / 17, 0]) and not x[1, :, -1].any()
     weights = np.zeros(2 + 14 + 3 + 2)
     weights[-1] = 40.0                       # only a rise inside a running stretch
-    flows.save_model(tmp_path / "m.json", weights, -5.0, cutoff=0.5, history=8, recent=2, min_age=1)
+    flows.save_model(tmp_path / "m.json", weights, -5.0, cutoff=0.5, history=8, recent=2, min_age=1, version=7)
     clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
     assert (clf.version, clf.needs_totals, len(clf.weights)) == (7, True, 21)
     assert flows.first_flags(clf.flags(counts, totals)).tolist() == [6, -1]
 
 
-def test_the_shipped_model_is_version_7():
-    assert flows.load_model(flows.DEFAULT_MODEL).version == flows.VERSION == 7
+def test_version_8_floors_a_finished_burst_and_a_pair_under_the_line(tmp_path):
+    """Version 8: version 7's inputs and a floor (young, old): a pair is newly flagged only when its
+    latest interval carries that share of the link, young at its first whole interval (age 1),
+    old from age 2 on. A unit that flags every busy pair (bias 5) shows the floor alone."""
+    # a -> b: a burst of 60 % that ended, 1 % left at its first whole interval (age 1);
+    # a -> c: 5 %, 1.5 % (age 1), 9 % (age 2), 11 % (age 3), 9 %: over the line at poll 3 only
+    pairs = [("a", "b"), ("a", "c")]
+    counts = np.array([[0, 60, 1, 1, 0], [5, 1.5, 9, 11, 9]], dtype=float)
+    totals = flows.endpoint_totals(counts, pairs)
+    weights = np.zeros(2 + 14 + 3 + 2)
+    flows.save_model(tmp_path / "m.json", weights, 5.0, cutoff=0.5, history=8, recent=2, min_age=1,
+                     floor=(0.02, 0.1))
+    assert json.loads((tmp_path / "m.json").read_text())["floor"] == [0.02, 0.1]
+    clf = flows.load_model(tmp_path / "m.json", link_rate=LINK, interval=1.0)
+    assert (clf.version, clf.floor, clf.needs_totals) == (8, (0.02, 0.1), True)
+    assert (clf.inputs(counts, totals) == flows.aged_features(counts, 8, 2, LINK, totals)).all()
+    assert flows.first_flags(clf.flags(counts, totals)).tolist() == [-1, 3]
+    bare = flows.LearnedClassifier(weights, 5.0, link_rate=LINK, history=8, recent=2, version=8, min_age=1)
+    assert bare.floor == (0.0, 0.0)
+    assert flows.first_flags(bare.flags(counts, totals)).tolist() == [2, 1]    # at age 1 both
+    with pytest.raises(ValueError):
+        flows.LearnedClassifier(weights, 5.0, history=8, recent=2, version=8, floor=(0.1, 1.0))
+
+
+def test_the_shipped_model_is_version_8():
+    clf = flows.load_model(flows.DEFAULT_MODEL)
+    assert clf.version == flows.VERSION == 8 and clf.floor == (0.02, 0.1)
 
 
 # a halo3d pair recorded on Mininet (held out of training): 10.0.0.11 -> 10.0.0.9 crawls at 4-5 %

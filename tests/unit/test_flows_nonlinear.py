@@ -21,7 +21,7 @@ def test_a_wrapped_logistic_regression_is_the_shipped_classifier():
     model = LogisticRegression()
     model.classes_ = np.array([False, True])
     model.coef_, model.intercept_ = shipped.weights[None, :], np.array([shipped.bias])
-    wrapped = nl.Scored(model, shipped.cutoff)
+    wrapped = nl.Scored(model, shipped.cutoff, shipped.floor)
     with gzip.open(RECORDED, "rt", encoding="utf-8") as f:
         header, pairs, counts = counterlog.read(f.readlines())
     counts = counts * nl.LINK / header["link_rate_Bps"]        # the log's shares of its link, on LINK

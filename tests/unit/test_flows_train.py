@@ -149,6 +149,10 @@ def test_the_shipped_model_meets_its_documented_floor_on_held_out_patterns():
                                           interval=trained["interval_s"])
     got, base = train_flows.score(learned, runs), train_flows.score(threshold, runs)
     assert got["accuracy"] >= HELD_OUT_FLOOR
+    # per pattern: every simulated held-out pattern but cg (0.947: pairs astride the 10 % line,
+    # docs/flows.md "What remains"); version 7 missed two-phases too (0.929), so this fails on it
+    each = {p: train_flows.score(learned, data[p])["accuracy"] for p in simulated}
+    assert {p for p, a in each.items() if a < HELD_OUT_FLOOR} <= {"cg"}
     assert got["accuracy"] > base["accuracy"]
     assert trained["held_out_accuracy"] >= HELD_OUT_FLOOR
     # within 2 polls: an elephant counts as right only when flagged by the second poll after its start
