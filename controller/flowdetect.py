@@ -206,13 +206,13 @@ class FlowDetection:
             if p not in now:
                 self._last_packets[p] = None
 
-    def _floor(self):
-        """Bytes of BUSY_SHARE of the link in one interval."""
-        return BUSY_SHARE * self.classifier.link_rate * self.classifier.interval
+    def _link_bytes(self):
+        """Bytes the host link carries in one interval."""
+        return self.classifier.link_rate * self.classifier.interval
 
     def _busy(self, job_id):
         """The job's pairs that sent at least BUSY_SHARE of the link in the latest interval."""
-        floor = self._floor()
+        floor = BUSY_SHARE * self._link_bytes()
         return sorted(p for p, b in self.book.latest().items() if b >= floor and self.counting.job_of.get(p) == job_id)
 
     def _data_pairs(self, busy):
@@ -230,7 +230,7 @@ class FlowDetection:
         dense as an all-to-all (ties then go to the default routes) and a mismatched
         declaration's routes as good as the default ones (never released)."""
         latest = self.book.latest()
-        floor = self._floor() * PAYLOAD_SHARE / BUSY_SHARE
+        floor = PAYLOAD_SHARE * self._link_bytes()
         return [p for p in busy if carries_data(latest.get(p, 0), self.packets.get(p), latest.get(p[::-1], 0), floor)]
 
     def _default_model(self, core, graph, ip_pairs):
