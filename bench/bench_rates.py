@@ -25,6 +25,7 @@ Pure except ``probe_rung`` and ``choose_on_fabric`` (Mininet, at run time).
 import statistics
 
 import bench_jobcheck
+from bench_common import pct_text as _pct
 from bench_limits import CHECK_FOREIGN_MAX
 
 DEFAULT_LADDER = "30/15,20/10,12/6,8/4"
@@ -146,10 +147,6 @@ def decision(ladder, rungs, seconds, routing, npairs):
             "rungs": rungs, "chosen": [chosen["host_bw_mbit"], chosen["fabric_bw_mbit"]] if chosen else None,
             "link_bound": bound,
             "busy": any((r.get("foreign_cpu_pct") or 0) >= CHECK_FOREIGN_MAX for r in rungs)}
-
-
-def _pct(value):
-    return "-" if value is None else "%.0f%%" % value
 
 
 def _mbit(kind):
