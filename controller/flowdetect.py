@@ -31,7 +31,7 @@ import time
 
 from sdnmpi import flows
 from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, PAYLOAD_SHARE, carries_data  # noqa: F401  (ACK_*: named here too)
-from sdnmpi.flows.tracker import interval_count
+from sdnmpi.flows.tracker import packets_counted
 from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
 
 from . import jobtraffic, rpc_traffic
@@ -194,17 +194,14 @@ class FlowDetection:
     def _count_packets(self, readings, now):
         """The latest interval's packets of the pairs whose switch reported a packet count (``now``
         {pair: cumulative packets}, of the poll's ``readings`` {pair: cumulative bytes}), counted
-        like their bytes (flows.tracker.interval_count: a pair's first reading is all of it, a
+        like their bytes (flows.tracker.packets_counted: a pair's first reading is all of it, a
         missing reply leaves the next reading the difference). A pair answered without one, and
         the next interval after that (its packets would span both intervals): unknown."""
         self.packets = {}
-        for p, n in now.items():
-            if p not in self._last_packets or self._last_packets[p] is not None:
-                self.packets[p] = interval_count(self._last_packets.get(p), n)
-            self._last_packets[p] = n
         for p in readings:
-            if p not in now:
-                self._last_packets[p] = None
+            n = packets_counted(self._last_packets, p, now.get(p))
+            if n is not None:
+                self.packets[p] = n
 
     def _link_bytes(self):
         """Bytes the host link carries in one interval."""

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from .tracker import interval_count
+from .tracker import interval_count, packets_counted
 
 LOG = logging.getLogger(__name__)
 
@@ -171,12 +171,8 @@ def _matrices(lines, with_packets=True):
             last[pair] = reading
             if not with_packets:
                 continue
-            # as FlowDetection._count_packets: unknown without a count, and in the interval after
-            # one without (its packets would span both intervals)
-            n = c[4] if len(c) > 4 else None
-            known = n is not None and (pair not in last_packets or last_packets[pair] is not None)
-            packets[i, t] = interval_count(last_packets.get(pair), n) if known else np.nan
-            last_packets[pair] = n
+            n = packets_counted(last_packets, pair, c[4] if len(c) > 4 else None)
+            packets[i, t] = np.nan if n is None else n
     return header, pairs, counts, packets
 
 

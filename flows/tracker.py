@@ -30,6 +30,19 @@ def interval_count(last, reading):
     return reading - last if reading >= last else reading
 
 
+def packets_counted(last, pair, reading):
+    """The packets ``pair``'s cumulative packet counter counted in the latest interval, counted as
+    `interval_count` counts bytes, or None when unknown: no ``reading`` (the switch reported none),
+    or none at the reading before (its packets would span both intervals). ``last`` {pair: the last
+    cumulative packet count read, None when that reading had none} is updated. One rule for the
+    controller (FlowDetection._count_packets) and the counter logs (counterlog.read_packets)."""
+    first, before = pair not in last, last.get(pair)
+    last[pair] = reading
+    if reading is None or (before is None and not first):
+        return None
+    return interval_count(before, reading)
+
+
 class PairCounters:
     def __init__(self, classifier, history=None):
         self.classifier = classifier
