@@ -77,14 +77,6 @@ static void register_job(const uint32_t *hosts, int n, struct agreement *a)
                s->cfg.ctrl_host, s->cfg.ctrl_port, s->conn.server);
 }
 
-/* Records the step that began at t0 (this rank's time in it) and returns that time. */
-static double step_time(enum sdnmpi_tslot slot, double t0)
-{
-    double dt = sdnmpi_clock() - t0;
-    sdnmpi_timing_set(slot, dt);
-    return dt;
-}
-
 size_t sdnmpi_init_agreement_bytes(void)
 {
     return sizeof(struct agreement);
@@ -145,7 +137,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     int64_t gather = (rank != 0 || a.reason == R_ON) && s->world_ips != NULL, all = 0;
     t = sdnmpi_clock();
     rc = PMPI_Allreduce(&gather, &all, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-    t_mpi += step_time(SDNMPI_T_INIT_ALLREDUCE, t);
+    t_mpi += sdnmpi_timing_step(SDNMPI_T_INIT_ALLREDUCE, t) - t;
     if (rc != MPI_SUCCESS)
         goto out;
     if (rank == 0 && a.reason == R_ON && !all)
@@ -154,7 +146,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         t = sdnmpi_clock();
         rc = PMPI_Allgather(&s->fabric_ip, 1, MPI_UINT32_T, s->world_ips, 1, MPI_UINT32_T,
                             MPI_COMM_WORLD);
-        t_mpi += step_time(SDNMPI_T_INIT_ALLGATHER, t);
+        t_mpi += sdnmpi_timing_step(SDNMPI_T_INIT_ALLGATHER, t) - t;
         if (rc != MPI_SUCCESS)
             goto out;
         if (rank == 0) {
@@ -171,7 +163,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         sdnmpi_log("init: SDN_MPI_TRAFFIC not sent: %s", reasons[a.reason]);
     t = sdnmpi_clock();
     rc = PMPI_Bcast(&a, (int)sizeof a, MPI_BYTE, 0, MPI_COMM_WORLD);
-    t_mpi += step_time(SDNMPI_T_INIT_BCAST, t);
+    t_mpi += sdnmpi_timing_step(SDNMPI_T_INIT_BCAST, t) - t;
     if (rc != MPI_SUCCESS)
         goto out;
     if ((rc = sdnmpi_plan_keyval_create()) != MPI_SUCCESS

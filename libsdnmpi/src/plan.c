@@ -234,14 +234,6 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
     return MPI_SUCCESS;
 }
 
-/* Records the plan step that began at t0 (this rank's time in it); returns the clock now. */
-static double plan_step(enum sdnmpi_tslot slot, double t0)
-{
-    double t = sdnmpi_clock();
-    sdnmpi_timing_set(slot, t - t0);
-    return t;
-}
-
 /* Makes and caches the plan of comm (collective): one Allreduce (the outcome, and the agreement
  * that every rank has its memory), a Scatter of the ranks' new positions if the leader reordered
  * them, the split that makes the private communicator, and a Bcast of the leaf layout if the
@@ -285,9 +277,9 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     if (rank == 0 && !mine[OUT_FAIL]
         && (rc = leader_decide(comm, p, ips, ordered, pos, leaf_start, world, mine)) != MPI_SUCCESS)
         mine[OUT_FAIL] = 1; /* the others must not wait for a leader that gave up */
-    double ts = plan_step(SDNMPI_T_PLAN_DECIDE, t_start);
+    double ts = sdnmpi_timing_step(SDNMPI_T_PLAN_DECIDE, t_start);
     int arc = PMPI_Allreduce(mine, outcome, OUT_N, MPI_INT64_T, MPI_BOR, comm);
-    ts = plan_step(SDNMPI_T_PLAN_ALLREDUCE, ts);
+    ts = sdnmpi_timing_step(SDNMPI_T_PLAN_ALLREDUCE, ts);
     if (rc == MPI_SUCCESS)
         rc = arc;
     if (rc != MPI_SUCCESS)
@@ -303,16 +295,16 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     if (outcome[OUT_OK] && outcome[OUT_MOVED]) {
         if ((rc = PMPI_Scatter(pos, 1, MPI_INT, &mypos, 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
             goto fail;
-        ts = plan_step(SDNMPI_T_PLAN_SCATTER, ts);
+        ts = sdnmpi_timing_step(SDNMPI_T_PLAN_SCATTER, ts);
     }
     if (outcome[OUT_OK] && (rc = PMPI_Comm_split(comm, 0, mypos, &priv)) != MPI_SUCCESS)
         goto fail;
-    ts = plan_step(SDNMPI_T_PLAN_SPLIT, ts);
+    ts = sdnmpi_timing_step(SDNMPI_T_PLAN_SPLIT, ts);
     int nleaves = (int)outcome[OUT_LAYOUT];
     if (outcome[OUT_OK] && nleaves > 0 && nleaves <= p) {
         if ((rc = PMPI_Bcast(leaf_start, nleaves + 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
             goto fail;
-        (void)plan_step(SDNMPI_T_PLAN_LAYOUT, ts);
+        (void)sdnmpi_timing_step(SDNMPI_T_PLAN_LAYOUT, ts);
         plan->leaf_start = leaf_start; /* owned by the plan from here on */
         plan->nleaves = nleaves;
         leaf_start = NULL;

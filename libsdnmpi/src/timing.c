@@ -51,6 +51,13 @@ void sdnmpi_timing_set(enum sdnmpi_tslot slot, double value)
         sdnmpi_g.timing[slot] = value;
 }
 
+double sdnmpi_timing_step(enum sdnmpi_tslot slot, double t0)
+{
+    double t = sdnmpi_clock();
+    sdnmpi_timing_set(slot, t - t0);
+    return t;
+}
+
 size_t sdnmpi_timing_get(const char **names, double *values, size_t cap)
 {
     for (size_t i = 0; i < cap && i < SDNMPI_T_N; i++) {

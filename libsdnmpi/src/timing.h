@@ -60,6 +60,10 @@ double sdnmpi_clock(void);
 /* Records slot = value (seconds, or a count). */
 void sdnmpi_timing_set(enum sdnmpi_tslot slot, double value);
 
+/* Records slot = the seconds since t0 (a step that began at t0 and ends now); returns the clock
+ * now, where the next step begins. */
+double sdnmpi_timing_step(enum sdnmpi_tslot slot, double t0);
+
 /* The slots' names ("init", "init_mpi", ...) and values: up to cap of them into names/values;
  * returns SDNMPI_T_N. */
 size_t sdnmpi_timing_get(const char **names, double *values, size_t cap);
