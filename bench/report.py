@@ -19,6 +19,7 @@ if HERE not in sys.path:
 import bench_jobcheck  # noqa: E402
 import bench_rates  # noqa: E402
 import benchcore  # noqa: E402
+from bench_common import pct_text  # noqa: E402
 from benchcore import fmt_bytes, fmt_seconds  # noqa: E402
 from report_plots import plot_all  # noqa: E402
 import report_bounds  # noqa: E402
@@ -290,10 +291,6 @@ def _stat(job, field, key="median"):
     return ((job.get("cpu") or {}).get(field) or {}).get(key)
 
 
-def _pct_or_dash(value):
-    return "-" if value is None else "%.0f%%" % value
-
-
 def jobs_table(jobs):
     lines = ["| job | ranks on hosts | wall | exit | busiest link while data moved (% of its rate) | ovs-vswitchd forwarding thread while data moved: ran / waited for a CPU | ovs-vswitchd all threads (% of a core) | other processes (% of a CPU) | machine CPU busy | route switches (s) | job flows overridden | controller: jobs/plans/trees/errors | route recomputes (! = disrupted) | plan | bound by (links / switch / other; bench/README.md) |",
              "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|"]
@@ -306,9 +303,9 @@ def jobs_table(jobs):
         if run_ is None:
             run_, wait = _stat(j, "ovs_main_run_pct"), _stat(j, "ovs_main_wait_pct")
         if run_ is None and _stat(j, "ovs_vswitchd_cpu_wait_pct") is not None:   # results of older runs
-            ovs_main = "- / %s (all threads)" % _pct_or_dash(_stat(j, "ovs_vswitchd_cpu_wait_pct"))
+            ovs_main = "- / %s (all threads)" % pct_text(_stat(j, "ovs_vswitchd_cpu_wait_pct"))
         else:
-            ovs_main = "%s / %s" % (_pct_or_dash(run_), _pct_or_dash(wait))
+            ovs_main = "%s / %s" % (pct_text(run_), pct_text(wait))
         switches = routes.get("toggles", "-")
         if routes.get("toggle_s_total") is not None:
             switches = "%s (%.1f)" % (switches, routes["toggle_s_total"])
@@ -316,9 +313,9 @@ def jobs_table(jobs):
             j["name"] + ("" if j.get("attempt", 1) == 1 else " (attempt %d)" % j["attempt"])
             + (" (superseded)" if j.get("superseded") else ""),
             ",".join(str(h) for h in j.get("hosts", [])), fmt_seconds(j.get("wall_s")), exit_text,
-            _pct_or_dash((j.get("cpu") or {}).get("busiest_link_weighted_pct")), ovs_main,
-            _pct_or_dash(_stat(j, "ovs_vswitchd_pct_of_one_core")), _pct_or_dash(_stat(j, "foreign_cpu_pct_of_one_cpu")),
-            _pct_or_dash(_stat(j, "machine_busy_pct")), switches,
+            pct_text((j.get("cpu") or {}).get("busiest_link_weighted_pct")), ovs_main,
+            pct_text(_stat(j, "ovs_vswitchd_pct_of_one_core")), pct_text(_stat(j, "foreign_cpu_pct_of_one_cpu")),
+            pct_text(_stat(j, "machine_busy_pct")), switches,
             routes.get("job_flows_hidden", "-"), rpc.get("jobs_registered", "-"), rpc.get("allreduce_plans", "-"),
             rpc.get("bcast_trees", "-"), rpc.get("errors", "-"),
             ("%s !" % j.get("route_recomputes", "?")) if _disrupted(j) else j.get("route_recomputes", "-"),
