@@ -6,7 +6,7 @@ weights, and the gate chosen with the floor and the cutoff by the training folds
 training pattern out, timely accuracy), never by the held-out patterns. No lock; a few minutes of
 CPU (run it niced).
 
-    .venv/bin/python bench/flowdetect_evidence.py [--folds]
+    .venv/bin/python bench/flowdetect_evidence.py [--folds] [--hold-out PATTERN]
 
 The gate: a pair at least `classify.FLOOR_AGE` intervals past its first busy one (its first whole
 interval is not gated) is newly flagged only when the mean of its whole intervals so far, the
@@ -18,6 +18,9 @@ reading over the line within that wobble of a pair's own mean under the line is 
 One row per gate: the floor and cutoff the folds pick with it, the folds' timely accuracy, and
 the held-out figures (for the record); the first row is the rule's choice over every gate.
 ``--folds`` prints each fold's timely accuracy at the version 8 rule and the folds' choice.
+``--hold-out P`` holds out P alone instead of the command's split (its simulated runs, fabric
+variant and Mininet logs: `flowdetect_lopo.base_of`) and prints, at version 8's rule and at the
+folds' choice, P's simulated runs and every Mininet log of P.
 """
 import argparse
 import sys
@@ -118,9 +121,27 @@ def row(clf, data, every, held):
             f"{train_flows.score(clf, every['mininet-alltoall'])['fp']}")
 
 
+def held_alone(clf, acc, keys, data, every, pattern):
+    """Prints ``clf`` at each (floor, cutoff, gate) of ``keys`` on ``pattern``'s simulated runs and
+    every Mininet log of it."""
+    f = train_flows._fmt
+    print("| held out | data | gate | floor | cutoff | folds' timely accuracy | pairs | elephants | accuracy "
+          "| precision | recall | within 2 polls | mice flagged |")
+    print("|" + "---|" * 13)
+    sets = [(n, data[n]) for n in sorted(data) if n == pattern]
+    sets += [(f"every {n}", every[n]) for n in sorted(every) if lopo.base_of(n) == pattern]
+    for name, runs in sets:
+        for floor, cutoff, gate in keys:
+            s = train_flows.score(clf.at(cutoff, floor, gate), runs)
+            print(f"| {pattern} | {name} | {gate} | {floor} | {cutoff} | {acc[(floor, cutoff, gate)]:.4f} | "
+                  f"{s['pairs']} | {s['elephants']} | {f(s['accuracy'])} | {f(s['precision'])} | {f(s['recall'])} "
+                  f"| {f(s['within_2'])} | {s['fp']} |", flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--folds", action="store_true", help="also each fold's timely accuracy")
+    p.add_argument("--hold-out", metavar="PATTERN", help="hold out this pattern alone (and its variant, logs)")
     args = p.parse_args(argv)
     try:
         data, every = nl.load(False)
@@ -128,9 +149,15 @@ def main(argv=None):
         print(f"flowdetect_evidence: {exc}", file=sys.stderr)
         return 2
     train, held = nl.split(data)
+    if args.hold_out:
+        train = [n for n in sorted(data) if lopo.base_of(n) != args.hold_out]
     cache = lopo.Cached(fc.SHIPPED, {**data, **{"every " + k: v for k, v in every.items()}})
     best, acc, folds = choose(cache, data, train)
     clf = Gated(cache, *cache.fit(train))
+    v8 = max((k for k in acc if k[2] is None), key=lambda k: (acc[k], -k[0][0], -k[0][1], -k[1]))
+    if args.hold_out:
+        held_alone(clf, acc, (v8, best), data, every, args.hold_out)
+        return 0
     print("| gate | floor (young, old) | cutoff | folds' timely accuracy | held-out within 2 | accuracy | precision "
           "| cg accuracy / precision / recall / within 2 | two-phases accuracy | Mininet held-out accuracy, mice "
           "flagged | Mininet halo3d within 2 (command's logs / every log) | Mininet alltoall mice flagged |")
@@ -142,7 +169,6 @@ def main(argv=None):
         print(f"| {name}{' (the rule)' if key == best else ''} | {key[0]} | {key[1]} | {acc[key]:.4f} | "
               f"{row(clf.at(key[1], key[0], gate), data, every, held)} |", flush=True)
     if args.folds:
-        v8 = max((k for k in acc if k[2] is None), key=lambda k: (acc[k], -k[0][0], -k[0][1], -k[1]))
         for name, fold in folds:
             print(f"fold {name}: version 8 {fold[v8]:.4f}, the rule {fold[best]:.4f}")
     return 0
