@@ -80,14 +80,20 @@ class Cached:
                 return (1.0 / (1.0 + np.exp(-(x @ weights + bias))) >= cutoff) & gate
         return Clf()
 
-    def choose_cutoff(self, data, train):
-        """`train_flows.choose_cutoff`'s rule on the cached features."""
-        folds = []
+    def folds(self, train):
+        """(held pattern, weights, bias) of every leave-one-pattern-out fold of ``train`` (`fit` on
+        the others; a fold whose other patterns hold one class only is skipped)."""
         for held in train:
             try:
                 w, b = self.fit([p for p in train if p != held])
             except train_flows.TrainError:
                 continue
+            yield held, w, b
+
+    def choose_cutoff(self, data, train):
+        """`train_flows.choose_cutoff`'s rule on the cached features."""
+        folds = []
+        for held, w, b in self.folds(train):
             folds.append({c: train_flows.score(self.classifier(w, b, c), data[held])["timely_accuracy"]
                           for c in train_flows.CUTOFFS})
         acc = {c: float(np.mean([f[c] for f in folds])) for c in train_flows.CUTOFFS}
