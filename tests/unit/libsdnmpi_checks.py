@@ -27,12 +27,16 @@ mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 
 def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, timeout=MPI_TIMEOUT,
-              force_hier=False):
+              force_hier=False, force=None):
+    """allreduce_check under mpirun; ``force``: "rd" or "pmpi", the path its test hook forces
+    (``force_hier``: the hierarchical algorithm)."""
     argv = [CHECK, "--expect", expect]
     if quick:
         argv.append("--quick")
     if force_hier:
         argv.append("--force-hier")
+    if force:
+        argv.append("--force-" + force)
     if calls_per_comm:
         argv += ["--calls-per-comm", calls_per_comm]
     argv += ["--seed", seed if seed is not None else 1000 + np]
