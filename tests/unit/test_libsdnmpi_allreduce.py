@@ -187,7 +187,8 @@ def test_default_size_threshold(built, stub_factory):
     others the SDN algorithms (allreduce_check checks every case's path and result: bit-exact where
     the op allows it); SDN_MPI_MIN_BYTES=0 takes the SDN path at every size, count 0 included."""
     base = {"SDN_MPI_FAKE_HOSTS": "4"}
-    default = run_check(4, "sdn", dict(base, SDN_MPI_CONTROLLER=stub_factory().address), quick=True, seed=61)
+    default = run_check(4, "sdn", dict(base, SDN_MPI_CONTROLLER=stub_factory().address, SDN_MPI_MIN_BYTES=None),
+                        quick=True, seed=61)
     every = run_check(4, "sdn", dict(base, SDN_MPI_CONTROLLER=stub_factory().address, SDN_MPI_MIN_BYTES="0"),
                       quick=True, seed=61)
     assert default["cases"] == every["cases"]
