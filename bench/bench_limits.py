@@ -27,7 +27,7 @@ def estimate_call_s(fab, hosts, collective, nbytes, root=0, impl="openmpi"):
 
 
 # SDN_MPI_Allreduce's algorithms that --sdn-algs may force (coll_bench's names).
-SDN_ALGS = ("rd", "rabenseifner", "hier", "hier-d1", "hier-d2", "hier-d3", "hier-d4",
+SDN_ALGS = ("rd", "rabenseifner", "hier", "pmpi", "hier-d1", "hier-d2", "hier-d3", "hier-d4",
             "hier-d6", "hier-d8", "hier-d12", "hier-d16",
             "hier-s4k", "hier-s8k", "hier-s16k", "hier-s32k")  # coll_bench.c's alg_names (test_c_twins.py)
 

@@ -70,8 +70,8 @@ int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_
 #endif
 
 /* libsdnmpi's test hooks (sdnmpi_testing.h; in the static library coll_bench links): force one
- * allreduce algorithm (2 recursive doubling, 3 Rabenseifner, 5 hierarchical; 0 the library's
- * rule) and read which one the last call took. */
+ * allreduce path (1 PMPI_Allreduce, 2 recursive doubling, 3 Rabenseifner, 5 hierarchical, at any
+ * size; 0 the library's rule) and read which one the last call took. */
 int sdnmpi_test_force_allreduce(int path);
 int sdnmpi_test_last_path(void);
 /* ... and the hierarchical pipeline's depth (segments in its first step; 0 the library's) and
@@ -79,11 +79,12 @@ int sdnmpi_test_last_path(void);
 int sdnmpi_test_hier_depth(int depth);
 int sdnmpi_test_hier_segment(size_t bytes);
 
-/* --sdn-algs entries: the algorithm (path) and, for the hierarchical one, a pipeline depth (0:
+/* --sdn-algs entries: the algorithm (path; "pmpi": the library's fallback, PMPI_Allreduce, on
+ * sdnmpi's routes) and, for the hierarchical one, a pipeline depth (0:
  * the library's; "hier-dN": N segments in its first step at once) or a segment (0: the
  * library's; "hier-sNk": N KiB segments). */
 static const struct { const char *name; int path, depth; size_t segment; } alg_names[] = {
-    {"rd", 2, 0, 0}, {"rabenseifner", 3, 0, 0}, {"hier", 5, 0, 0},
+    {"rd", 2, 0, 0}, {"rabenseifner", 3, 0, 0}, {"hier", 5, 0, 0}, {"pmpi", 1, 0, 0},
     {"hier-d1", 5, 1, 0}, {"hier-d2", 5, 2, 0}, {"hier-d3", 5, 3, 0}, {"hier-d4", 5, 4, 0},
     {"hier-d6", 5, 6, 0}, {"hier-d8", 5, 8, 0}, {"hier-d12", 5, 12, 0}, {"hier-d16", 5, 16, 0},
     {"hier-s4k", 5, 0, 4096}, {"hier-s8k", 5, 0, 8192}, {"hier-s16k", 5, 0, 16384},
@@ -104,7 +105,7 @@ static const char *alg_name(int path)
     for (size_t i = 0; i < sizeof alg_names / sizeof alg_names[0]; i++)
         if (alg_names[i].path == path)
             return alg_names[i].name;
-    return path == 1 ? "pmpi" : "?";
+    return "?";
 }
 
 
@@ -284,11 +285,15 @@ static double timed_bcast(enum impl which, long bytes, int root, int tag)
 /* --- phases --------------------------------------------------------------------------------- */
 
 
-/* The first SDN_MPI_Allreduce on MPI_COMM_WORLD: the plan request and the route install. */
+/* The first SDN_MPI_Allreduce on MPI_COMM_WORLD: the plan request and the route install. Forced
+ * to recursive doubling, so that it takes the SDN path below the library's size threshold too. */
 static void first_allreduce(void)
 {
     use_routes(SDNMPI);
+    if (sdnmpi_test_force_allreduce(2))
+        die("libsdnmpi refused to force recursive doubling");
     double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
+    force_alg(-1);
     emit_json("\"init\", \"metric\": \"first_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",
               opt.tiny_bytes, t);
 }
@@ -447,15 +452,19 @@ static void run_bcast(void)
               bad ? "false" : "true", bad);
 }
 
+/* The SDN path's costs: its cached calls are forced to recursive doubling like the first. */
 static void run_init(void)
 {
     sdn_init();
     first_allreduce();
+    if (sdnmpi_test_force_allreduce(2))
+        die("libsdnmpi refused to force recursive doubling");
     for (int k = 0; k < opt.tiny_reps; k++) {
         double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
         emit_json("\"init\", \"metric\": \"cached_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",
                   opt.tiny_bytes, t);
     }
+    force_alg(-1);
 }
 
 int main(int argc, char **argv)

@@ -34,6 +34,7 @@ int sdnmpi_test_agree_next(void);
 int sdnmpi_test_allreduce_direct(const void *sendbuf, void *recvbuf, int count,
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int sdnmpi_test_last_path(void);
+int sdnmpi_test_force_allreduce(int path);
 int sdnmpi_test_last_bcast(int *rounds, long long *resent, long long *finished);
 /* The floor's hooks: weak, so that a baseline coll_bench built against an older library
  * (--startup-baseline) links and measures no floor. */
@@ -355,6 +356,10 @@ static void dispatch_cost(void)
 
 void run_startup(void)
 {
+    /* The SDN path's costs: every SDN_MPI_Allreduce here is forced to recursive doubling (the
+     * direct variant's algorithm), also below the library's size threshold. */
+    if (sdnmpi_test_force_allreduce(2))
+        die("libsdnmpi refused to force recursive doubling");
     use_routes(SDNMPI);
     if (opt.warm)
         warm_connections();

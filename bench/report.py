@@ -212,9 +212,11 @@ def overhead_table(records):
                                                              fmt_seconds(min(s)), fmt_seconds(max(s))))
     out = "\n".join(lines)
     if tiny:
-        t = ["", "Per-call cost once the plan is cached (tiny allreduce, blocks of calls alternating). The "
+        t = ["", "Per-call cost once the plan is cached (tiny allreduce, blocks of calls alternating; sdnmpi's "
+             "calls follow the library's rule, i.e. PMPI_Allreduce below SDN_MPI_MIN_BYTES, 2 KiB unset). The "
              "library runs the same code for these calls whatever the routes, so the last row pools every "
-             "job's samples:", "",
+             "job's samples; the calls after a route switch run slower for several calls (bench/README.md, "
+             "\"Small messages: the PMPI threshold\"):", "",
              "| routing | placement | p | size | Open MPI median | sdnmpi median | sdnmpi - Open MPI "
              "| speedup (95% interval) |",
              "|---|---|---:|---:|---:|---:|---:|---|"]

@@ -47,9 +47,10 @@ SDNMPI_EXPORT int SDN_MPI_Init(void);
 SDNMPI_EXPORT int SDN_MPI_Finalize(void);
 
 /*
- * Exactly MPI_Allreduce. Uses SDN-routed recursive doubling or Rabenseifner's algorithm for
- * predefined commutative operations on predefined datatypes over intracommunicators, and
- * PMPI_Allreduce otherwise (also when called before SDN_MPI_Init or after SDN_MPI_Finalize).
+ * Exactly MPI_Allreduce. Uses SDN-routed recursive doubling, Rabenseifner's or the hierarchical
+ * algorithm for predefined commutative operations on predefined datatypes over intracommunicators
+ * from SDN_MPI_MIN_BYTES (unset: 2 KiB) on, and PMPI_Allreduce otherwise (also when called before
+ * SDN_MPI_Init or after SDN_MPI_Finalize).
  * Every rank of the communicator gets a bit-identical result.
  */
 SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
@@ -68,7 +69,8 @@ SDNMPI_EXPORT int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, 
 
 /*
  * Exactly MPI_Allgather. Contiguous blocks on an intracommunicator of p > 1 ranks, at least
- * SDN_MPI_MIN_BYTES in all (unset: 64 KiB; also for Reduce and Alltoall), move over the allreduce plan's routes: recursive doubling on its
+ * SDN_MPI_MIN_BYTES in all (unset: 64 KiB; also for Reduce and Alltoall; set, 0 included, it is
+ * every collective's threshold), move over the allreduce plan's routes: recursive doubling on its
  * pairs when p is a power of two, else a ring over the ranks ordered leaf by leaf. Anything else
  * (non-contiguous datatypes on some rank, no controller, before SDN_MPI_Init, ...) uses
  * PMPI_Allgather. MPI_IN_PLACE works. Every rank ends with the same bytes as PMPI_Allgather's.

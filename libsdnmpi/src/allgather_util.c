@@ -151,5 +151,5 @@ int sdnmpi_blocks_agree(struct sdnmpi_blocks_coll *c, const struct sdnmpi_blocks
 
 uint64_t sdnmpi_coll_min_bytes(void)
 {
-    return sdnmpi_g.cfg.min_bytes > 0 ? sdnmpi_g.cfg.min_bytes : SDNMPI_COLL_DEFAULT_MIN_BYTES;
+    return sdnmpi_cfg_min_bytes(&sdnmpi_g.cfg, SDNMPI_COLL_DEFAULT_MIN_BYTES);
 }

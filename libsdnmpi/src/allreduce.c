@@ -22,7 +22,8 @@ static int forced_path;
 
 int sdnmpi_test_force_allreduce(int path)
 {
-    if (path != 0 && path != SDNMPI_PATH_RD && path != SDNMPI_PATH_RAB && path != SDNMPI_PATH_HIER)
+    if (path != 0 && path != SDNMPI_PATH_PMPI && path != SDNMPI_PATH_RD && path != SDNMPI_PATH_RAB
+        && path != SDNMPI_PATH_HIER)
         return -1;
     forced_path = path;
     return 0;
@@ -110,8 +111,13 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
         || (rc = PMPI_Type_get_extent(datatype, &lb, &extent)) != MPI_SUCCESS)
         return rc;
     uint64_t bytes = (uint64_t)count * (uint64_t)size;
-    if (bytes < s->cfg.min_bytes)
-        return fallback("below SDN_MPI_MIN_BYTES", count, sendbuf, recvbuf, datatype, op, comm);
+    if (forced_path == SDNMPI_PATH_PMPI)
+        return fallback("forced by the test hook", count, sendbuf, recvbuf, datatype, op, comm);
+    /* A forced algorithm is timed or tested where the rule would fall back by size. */
+    if (forced_path == 0
+        && bytes < sdnmpi_cfg_min_bytes(&s->cfg, SDNMPI_ALLREDUCE_DEFAULT_MIN_BYTES))
+        return fallback("below the minimum size (SDN_MPI_MIN_BYTES)", count, sendbuf, recvbuf,
+                        datatype, op, comm);
     if (bytes > s->cfg.max_bytes)
         return fallback("above SDN_MPI_MAX_BYTES", count, sendbuf, recvbuf, datatype, op, comm);
     if ((rc = sdnmpi_reconnect_point(comm)) != MPI_SUCCESS)

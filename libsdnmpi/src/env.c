@@ -186,7 +186,9 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->timeout_ms = (int)parse_long("SDN_MPI_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     cfg->reconnect_tries = (int)parse_long("SDN_MPI_RECONNECT_TRIES", SDNMPI_DEFAULT_RECONNECT_TRIES, 0,
                                            SDNMPI_MAX_RECONNECT_TRIES);
-    cfg->min_bytes = parse_bytes("SDN_MPI_MIN_BYTES", 0, 0);
+    cfg->min_bytes_set = read_bytes("SDN_MPI_MIN_BYTES", 0, &cfg->min_bytes) == 1;
+    if (!cfg->min_bytes_set)
+        cfg->min_bytes = 0;
     cfg->max_bytes = parse_bytes("SDN_MPI_MAX_BYTES", UINT64_MAX, 1);
     cfg->reorder = parse_bool("SDN_MPI_REORDER", 1);
     cfg->plan_ahead = parse_bool("SDN_MPI_PLAN_AHEAD", 1);

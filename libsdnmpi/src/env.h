@@ -20,6 +20,8 @@ struct sdnmpi_config {
     int timeout_ms;                   /* SDN_MPI_TIMEOUT_MS: connect and per-reply timeout */
     int reconnect_tries;              /* SDN_MPI_RECONNECT_TRIES: attempts in a row (controller.h) */
     uint64_t min_bytes;               /* SDN_MPI_MIN_BYTES: smaller messages use PMPI */
+    int min_bytes_set;                /*   whether it was set (unset: each collective's default,
+                                           sdnmpi_cfg_min_bytes) */
     uint64_t max_bytes;               /* SDN_MPI_MAX_BYTES: larger messages use PMPI */
     uint64_t rab_min;                 /* SDN_MPI_RABENSEIFNER_MIN: Rabenseifner from here on */
     uint64_t hier_min;                /* SDN_MPI_HIER_MIN: hierarchical allreduce from here on */
@@ -57,6 +59,13 @@ struct sdnmpi_config {
  * Open MPI's on the benchmark fabric (README's Benchmarks); at 4 KiB it was 1.5-1.7x slower than
  * Rabenseifner (bench/README.md, "Allreduce: the selection rule"). */
 #define SDNMPI_DEFAULT_RAB_MIN 4096
+/* SDN_MPI_Allreduce's smallest message off PMPI when SDN_MPI_MIN_BYTES is unset
+ * (sdnmpi_cfg_min_bytes). Below 2 KiB both run recursive doubling (Open MPI 4.1's fixed rules take
+ * it below 8 KiB at 8-15 ranks), and the library's took 0.95-1.07x PMPI_Allreduce's time on the
+ * same routes (8 B-1 KiB, geometric mean of six 8-host jobs): nothing to win, the dispatcher and
+ * the agreement step to pay. At 2 KiB it was faster in all six (0.82x; bench/README.md,
+ * "Allreduce: the selection rule", 20261129-131211). */
+#define SDNMPI_ALLREDUCE_DEFAULT_MIN_BYTES 2048
 /* SDN_MPI_HIER_MIN's and SDN_MPI_HIER_SEGMENT's defaults (bench/README.md, "Allreduce: the
  * selection rule"). */
 #define SDNMPI_DEFAULT_HIER_MIN 16384
@@ -99,6 +108,14 @@ struct sdnmpi_config {
 #define SDNMPI_BCAST_DEFAULT_DATAGRAM 1472 /* Ethernet MTU 1500 - IPv4 20 - UDP 8 */
 #define SDNMPI_BCAST_MIN_DATAGRAM 64
 #define SDNMPI_BCAST_MAX_DATAGRAM 65507
+
+/* The size from which a collective takes its SDN path: SDN_MPI_MIN_BYTES when it was set (0
+ * included: every size), else the collective's default `dflt`. Every input is agreed at
+ * SDN_MPI_Init, so all ranks decide alike. */
+static inline uint64_t sdnmpi_cfg_min_bytes(const struct sdnmpi_config *cfg, uint64_t dflt)
+{
+    return cfg->min_bytes_set ? cfg->min_bytes : dflt;
+}
 
 /* Reads the environment into *cfg (defaults for unset or invalid knobs; invalid ones are
  * reported with sdnmpi_warn). */

@@ -26,6 +26,7 @@ struct agreement {
     int64_t disable;
     int64_t reason; /* index into reasons[] when !ok */
     uint64_t min_bytes, max_bytes, rab_min;
+    int64_t min_bytes_set;
     int64_t reorder, plan_ahead;
     char planner[SDNMPI_PLANNER_MAX];
     uint64_t bcast_min_bytes;
@@ -115,6 +116,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     if (rank == 0) {
         a.disable = s->cfg.disable;
         a.min_bytes = s->cfg.min_bytes;
+        a.min_bytes_set = s->cfg.min_bytes_set;
         a.max_bytes = s->cfg.max_bytes;
         a.rab_min = s->cfg.rab_min;
         a.reorder = s->cfg.reorder;
@@ -179,6 +181,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->off_reason = a.ok ? NULL : reasons[a.reason >= 0 && a.reason <= R_NOMEM ? a.reason : R_UNREACHABLE];
     s->cfg.disable = (int)a.disable;
     s->cfg.min_bytes = a.min_bytes;
+    s->cfg.min_bytes_set = (int)a.min_bytes_set;
     s->cfg.max_bytes = a.max_bytes;
     s->cfg.rab_min = a.rab_min;
     s->cfg.reorder = (int)a.reorder;

@@ -18,8 +18,11 @@
  *          --calls-per-comm N      extra SDN calls per communicator (cache test), default 0
  *          --force-hier            the hierarchical algorithm wherever the leaf layout allows it,
  *                                  whatever the size and the selection rule (test hook)
- * Knobs read like the library: SDN_MPI_RABENSEIFNER_MIN, SDN_MPI_MIN_BYTES, SDN_MPI_MAX_BYTES
- * (plain integers here).
+ *          --force-rd              recursive doubling for every eligible call, below
+ *                                  SDN_MPI_MIN_BYTES (or its default) too (test hook)
+ *          --force-pmpi            PMPI_Allreduce for every call (test hook)
+ * Knobs read like the library: SDN_MPI_RABENSEIFNER_MIN, SDN_MPI_MIN_BYTES (unset: the
+ * library's SDNMPI_ALLREDUCE_DEFAULT_MIN_BYTES), SDN_MPI_MAX_BYTES (plain integers here).
  * Rank 0 prints "allreduce_check: ... failures=N ..."; the exit status is 1 if any check failed.
  */
 #include <mpi.h>
@@ -57,25 +60,29 @@ static enum expect expect_mode = EXPECT_ANY;
 static int world_rank, world_size;
 long long cases;
 long long path_count[6];
-static uint64_t rab_min = SDNMPI_DEFAULT_RAB_MIN, min_bytes = 0, max_bytes = UINT64_MAX;
+static uint64_t rab_min = SDNMPI_DEFAULT_RAB_MIN, min_bytes = SDNMPI_ALLREDUCE_DEFAULT_MIN_BYTES;
+static uint64_t max_bytes = UINT64_MAX;
 static uint64_t hier_min = SDNMPI_DEFAULT_HIER_MIN;
 static int quick;
 static uint64_t seed = 1;
 static int calls_per_comm;
 static int force_hier;
+static int forced; /* the path forced by the test hook (1 pmpi, 2 rd, 5 hier), 0 none */
 
 /* The path SDN_MPI_Allreduce must take; -1 when any is fine. */
 static int expected_path(int eligible, int count, int type_size, int comm_size)
 {
     if (expect_mode == EXPECT_ANY)
         return -1;
-    if (expect_mode == EXPECT_PMPI || !eligible)
+    if (expect_mode == EXPECT_PMPI || !eligible || forced == 1)
         return 1;
     uint64_t bytes = (uint64_t)count * (uint64_t)type_size;
-    if (bytes < min_bytes || bytes > max_bytes)
+    if ((!forced && bytes < min_bytes) || bytes > max_bytes) /* a forced path: any size */
         return 1;
     if (count == 0)
         return 4;
+    if (forced == 2)
+        return 2;
     int pof2 = 1;
     while (pof2 * 2 <= comm_size)
         pof2 *= 2;
@@ -231,9 +238,14 @@ int main(int argc, char **argv)
             calls_per_comm = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--force-hier")) {
             force_hier = 1;
+            forced = 5;
+        } else if (!strcmp(argv[i], "--force-rd")) {
+            forced = 2;
+        } else if (!strcmp(argv[i], "--force-pmpi")) {
+            forced = 1;
         } else {
             fprintf(stderr, "usage: allreduce_check [--expect sdn|pmpi|any] [--quick] [--seed N]"
-                            " [--calls-per-comm N] [--force-hier]\n");
+                            " [--calls-per-comm N] [--force-hier|--force-rd|--force-pmpi]\n");
             return 2;
         }
     }
@@ -243,7 +255,7 @@ int main(int argc, char **argv)
     check_rank = world_rank;
     check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &world_size), "size");
     rab_min = env_u64("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN);
-    min_bytes = env_u64("SDN_MPI_MIN_BYTES", 0);
+    min_bytes = env_u64("SDN_MPI_MIN_BYTES", SDNMPI_ALLREDUCE_DEFAULT_MIN_BYTES);
     max_bytes = env_u64("SDN_MPI_MAX_BYTES", UINT64_MAX);
     hier_min = env_u64("SDN_MPI_HIER_MIN", SDNMPI_DEFAULT_HIER_MIN);
 
@@ -260,8 +272,8 @@ int main(int argc, char **argv)
     check_mpi(SDN_MPI_Init(), "SDN_MPI_Init");
     if (SDN_MPI_Init() != MPI_ERR_OTHER)
         FAIL("second SDN_MPI_Init did not return MPI_ERR_OTHER");
-    if (force_hier && sdnmpi_test_force_allreduce(5) != 0)
-        FAIL("sdnmpi_test_force_allreduce(hier) refused");
+    if (forced && sdnmpi_test_force_allreduce(forced) != 0)
+        FAIL("sdnmpi_test_force_allreduce(%d) refused", forced);
 
     /* Extents the comparisons rely on. */
     for (size_t ti = 0; ti < NTYPES; ti++) {

@@ -19,7 +19,7 @@
  * Options: --expect sdn|pmpi|any  the path eligible calls must take (default any)
  *          --quick                fewer datatypes and counts
  *          --seed N
- * Knobs read like the library: SDN_MPI_MIN_BYTES (unset or 0: 64 KiB for these three),
+ * Knobs read like the library: SDN_MPI_MIN_BYTES (unset: 64 KiB for these three),
  * SDN_MPI_MAX_BYTES (plain integers here).
  * Rank 0 prints "coll_check: p=P cases=N failures=F allgather sdn=A pmpi=B reduce sdn=C pmpi=D
  * alltoall sdn=E pmpi=F"; the exit status is 1 if any check failed.
@@ -407,9 +407,8 @@ int main(int argc, char **argv)
     check_rank = world_rank;
     int p;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    min_bytes = env_u64("SDN_MPI_MIN_BYTES", 0);
-    if (min_bytes == 0) /* the library's default for these three (allgather_util.h) */
-        min_bytes = 65536;
+    /* unset: the library's default for these three (allgather_util.h); set: that, 0 included */
+    min_bytes = env_u64("SDN_MPI_MIN_BYTES", 65536);
     max_bytes = env_u64("SDN_MPI_MAX_BYTES", UINT64_MAX);
     base_seed ^= (uint64_t)seed << 8;
 

@@ -27,16 +27,32 @@ mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 
 def run_check(np, expect, env=None, quick=False, calls_per_comm=0, seed=None, timeout=MPI_TIMEOUT,
-              force_hier=False):
+              force_hier=False, force=None):
+    """allreduce_check under mpirun; ``force``: "rd" or "pmpi", the path its test hook forces
+    (``force_hier``: the hierarchical algorithm). With a controller SDN_MPI_MIN_BYTES defaults to 0
+    here, so that the algorithms are checked at every size, below SDN_MPI_Allreduce's default
+    threshold too; None leaves it unset (the library's default)."""
+    env = with_min_bytes(env)
     argv = [CHECK, "--expect", expect]
     if quick:
         argv.append("--quick")
     if force_hier:
         argv.append("--force-hier")
+    if force:
+        argv.append("--force-" + force)
     if calls_per_comm:
         argv += ["--calls-per-comm", calls_per_comm]
     argv += ["--seed", seed if seed is not None else 1000 + np]
     return check_runner.run_check(np, argv, SUMMARY, env, timeout=timeout)
+
+
+def with_min_bytes(env):
+    """``env`` with SDN_MPI_MIN_BYTES=0 unless given when it names a controller (a None value:
+    left unset) -- the checks that exercise SDN_MPI_Allreduce's algorithms at small sizes."""
+    env = dict(env or {})
+    if "SDN_MPI_CONTROLLER" in env:
+        env.setdefault("SDN_MPI_MIN_BYTES", "0")
+    return {key: value for key, value in env.items() if value is not None}
 
 
 def expected_steps(hosts, leaf_sizes=None):

@@ -355,7 +355,9 @@ def test_preload_unmodified_binary(built, stub_factory, init):
     assert sorted(pre.stdout.splitlines()) == sorted(plain.stdout.splitlines())
     assert len(plain.stdout.splitlines()) == 8
     assert "sdnmpi[" not in plain.stderr
-    assert "Rabenseifner" in pre.stderr and "recursive doubling" in pre.stderr
+    assert "Rabenseifner" in pre.stderr   # the 20001-element calls
+    # the 5- and 2-element calls: below SDN_MPI_Allreduce's default threshold (2 KiB)
+    assert "allreduce count=5: PMPI_Allreduce (below the minimum size (SDN_MPI_MIN_BYTES))" in pre.stderr
     stub.wait_idle()
     assert stub.errors == []
     assert stub.requests("register")[0][1]["hosts"] == fake_hosts(np, 4)

@@ -177,6 +177,48 @@ def test_size_window(built, stub_factory):
     assert out["pmpi"] > 0 and out["rd"] > 0 and out["rab"] == 0
 
 
+# SDN_MPI_Allreduce's size threshold when SDN_MPI_MIN_BYTES is unset (libsdnmpi/src/env.h).
+DEFAULT_MIN_BYTES = int(re.search(r"#define SDNMPI_ALLREDUCE_DEFAULT_MIN_BYTES (\d+)",
+                                  (LIB / "src" / "env.h").read_text()).group(1))
+
+
+def test_default_size_threshold(built, stub_factory):
+    """Without SDN_MPI_MIN_BYTES the calls below the default threshold take PMPI_Allreduce and the
+    others the SDN algorithms (allreduce_check checks every case's path and result: bit-exact where
+    the op allows it); SDN_MPI_MIN_BYTES=0 takes the SDN path at every size, count 0 included."""
+    base = {"SDN_MPI_FAKE_HOSTS": "4"}
+    default = run_check(4, "sdn", dict(base, SDN_MPI_CONTROLLER=stub_factory().address, SDN_MPI_MIN_BYTES=None),
+                        quick=True, seed=61)
+    every = run_check(4, "sdn", dict(base, SDN_MPI_CONTROLLER=stub_factory().address, SDN_MPI_MIN_BYTES="0"),
+                      quick=True, seed=61)
+    assert default["cases"] == every["cases"]
+    assert every["empty"] > 0 and every["rd"] > 0
+    assert default["rd"] + default["rab"] + default["hier"] > 0
+    if DEFAULT_MIN_BYTES > 0:   # count 0 and the small vectors fall back by default
+        assert default["empty"] == 0 and default["pmpi"] > every["pmpi"] and default["rd"] < every["rd"]
+
+
+def test_forced_pmpi_at_every_size(built, stub_factory):
+    """The test hook's PMPI path (the bench's `--sdn-algs pmpi`): every call, whatever its size,
+    falls back and gives PMPI_Allreduce's result."""
+    env = {"SDN_MPI_CONTROLLER": stub_factory().address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "0"}
+    out = run_check(4, "sdn", env, quick=True, seed=62, force="pmpi")
+    assert out["pmpi"] == out["cases"] > 0
+
+
+def test_forced_rd_below_min_bytes(built, stub_factory):
+    """A forced algorithm ignores the size threshold (the bench times it where the rule falls
+    back), not the other fallbacks (derived datatypes, user ops, intercommunicators)."""
+    env = {"SDN_MPI_CONTROLLER": stub_factory().address, "SDN_MPI_FAKE_HOSTS": "4",
+           "SDN_MPI_MIN_BYTES": str(1 << 40)}
+    plain = run_check(4, "sdn", env, quick=True, seed=63)
+    assert plain["rd"] == plain["rab"] == plain["empty"] == 0
+    forced = run_check(4, "sdn", dict(env, SDN_MPI_CONTROLLER=stub_factory().address), quick=True, seed=63,
+                       force="rd")
+    assert forced["rd"] > 0 and forced["empty"] > 0 and forced["rab"] == forced["hier"] == 0
+    assert 0 < forced["pmpi"] < plain["pmpi"]
+
+
 def test_single_host_needs_no_request(built, stub_factory):
     stub = stub_factory()
     out = run_check(4, "sdn", {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FABRIC_IP": "10.9.9.9"}, quick=True)

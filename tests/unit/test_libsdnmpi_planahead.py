@@ -11,7 +11,7 @@ import re
 import pytest
 
 import check_runner
-from libsdnmpi_checks import MPI_TIMEOUT, expected_steps, leaf_sizes_of, sorted_steps
+from libsdnmpi_checks import MPI_TIMEOUT, expected_steps, leaf_sizes_of, sorted_steps, with_min_bytes
 from libsdnmpi_harness import LIB, MPIRUN, fake_hosts, leaf_of
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
@@ -24,8 +24,9 @@ RD, PMPI = 2, 1
 
 
 def run(np, env, *args):
-    """planahead_check under mpirun: its summary line as a dict, and the ranks' stderr."""
-    out = check_runner.run_check(np, [CHECK, *args], SUMMARY, env, timeout=MPI_TIMEOUT)
+    """planahead_check under mpirun: its summary line as a dict, and the ranks' stderr. Its calls
+    are small (64 elements): SDN_MPI_MIN_BYTES defaults to 0 (libsdnmpi_checks.with_min_bytes)."""
+    out = check_runner.run_check(np, [CHECK, *args], SUMMARY, with_min_bytes(env), timeout=MPI_TIMEOUT)
     return out, out["stderr"]
 
 
