@@ -364,6 +364,8 @@ def job_records(bench, job, events, meta):
                                        and ev.get("impl") == "sdnmpi" and ev.get("bytes") == rec["bytes"]})
         if rec["collective"] in bounds.COLLECTIVES:   # the any-algorithm bound (bounds.py)
             rec["bound_s"] = bench_more.row_bound(rec["collective"], fab, hosts, rec["bytes"], rec["root"] or 0)
+        if rec["collective"] == "allreduce" and rec["bytes"] == benchcore.TINY_BYTES and job.get("tiny_reps"):
+            rec["sample_block"] = job.get("tiny_block", 10)   # coll_bench's tiny calls: blocks between switches
         rec["job"] = job["name"]
     init = {}
     for ev in events:

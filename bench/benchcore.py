@@ -322,22 +322,34 @@ def speedup(ompi, sdn):
 
 
 INTERVAL_MIN_SAMPLES = 5
+TINY_BYTES = 8   # coll_bench's --tiny-bytes default: the size of its blocks of tiny allreduce calls
+
+
+def _blocks(rec):
+    """``rec``'s samples as consecutive blocks of its "sample_block" (1 when absent): the calls of
+    one block ran back to back between two route switches (coll_bench's tiny calls), so their noise
+    is shared and only whole blocks are independent draws."""
+    samples = (rec or {}).get("samples_s") or []
+    size = max(1, int((rec or {}).get("sample_block") or 1))
+    return [samples[i:i + size] for i in range(0, len(samples), size)]
 
 
 def speedup_interval(ompi, sdn, level=0.95, draws=2000, seed=1):
     """A bootstrap percentile interval (lo, hi) of the speedup: both sides' samples are resampled
     with replacement, independently, ``draws`` times, and each draw's ratio of medians is taken.
-    Deterministic (seeded). None if either side has fewer than INTERVAL_MIN_SAMPLES samples.
+    Samples taken in blocks (a record's "sample_block") are resampled as whole blocks.
+    Deterministic (seeded). None if either side has fewer than INTERVAL_MIN_SAMPLES blocks.
 
     It says how far the noise alone moves the speedup: a row whose whole interval lies below a
     threshold is below it beyond the noise; one whose interval straddles it is not resolved."""
-    a = (ompi or {}).get("samples_s") or []
-    b = (sdn or {}).get("samples_s") or []
-    if len(a) < INTERVAL_MIN_SAMPLES or len(b) < INTERVAL_MIN_SAMPLES or min(b) <= 0:
+    a, b = _blocks(ompi), _blocks(sdn)
+    if len(a) < INTERVAL_MIN_SAMPLES or len(b) < INTERVAL_MIN_SAMPLES or min(x for blk in b for x in blk) <= 0:
         return None
     rng = random.Random(seed)
-    ratios = sorted(statistics.median(rng.choices(a, k=len(a))) / statistics.median(rng.choices(b, k=len(b)))
-                    for _ in range(draws))
+
+    def draw(blocks):
+        return statistics.median([x for blk in rng.choices(blocks, k=len(blocks)) for x in blk])
+    ratios = sorted(draw(a) / draw(b) for _ in range(draws))
     tail = (1.0 - level) / 2.0
     return ratios[int(tail * draws)], ratios[min(draws - 1, int((1.0 - tail) * draws))]
 

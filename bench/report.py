@@ -242,7 +242,8 @@ def overhead_table(records):
 def _pooled(recs):
     """One record holding the samples of ``recs`` (None entries skipped), or None."""
     samples = [x for r in recs if r for x in r["samples_s"]]
-    return {"samples_s": samples, "median_s": statistics.median(samples)} if samples else None
+    block = max([r.get("sample_block") or 1 for r in recs if r] or [1])
+    return {"samples_s": samples, "median_s": statistics.median(samples), "sample_block": block} if samples else None
 
 
 def spine_table(jobs):

@@ -317,3 +317,22 @@ def test_report_puts_the_first_calls_after_a_switch_next_to_the_samples(fab):
     # the tables and pairs leave the first calls out
     assert all(o["impl"] == "openmpi" and (s is None or s["impl"] == "sdnmpi")
                for o, s in benchcore.pair_records(results["records"], "allreduce") if o)
+
+
+def test_speedup_interval_resamples_blocks_whole_when_calls_share_their_noise():
+    # Five blocks a side; each block's calls share one level (the machine's state while it ran),
+    # as coll_bench's tiny calls between two route switches do. Call by call, 100 samples look
+    # like plenty and give a narrow interval; block by block there are only five draws.
+    rng = random.Random(5)
+
+    def rec(impl, levels):
+        return {"impl": impl, "samples_s": [lvl * rng.uniform(0.98, 1.02) for lvl in levels for _ in range(20)]}
+    o = rec("openmpi", [2.5, 9.0, 3.0, 12.0, 2.8])
+    s = rec("sdnmpi", [3.0, 2.6, 10.0, 11.0, 2.9])
+    calls = benchcore.speedup_interval(o, s)
+    blocks = benchcore.speedup_interval(dict(o, sample_block=20), dict(s, sample_block=20))
+    assert blocks[1] - blocks[0] > 2 * (calls[1] - calls[0])
+    assert blocks[0] < 1.0 < blocks[1]
+    # four blocks are too few draws for an interval, whatever the number of calls
+    assert benchcore.speedup_interval(dict(o, samples_s=o["samples_s"][:80], sample_block=20),
+                                      dict(s, sample_block=20)) is None
