@@ -213,3 +213,19 @@ def test_a_row_s_bytes_are_per_rank_for_allgather_and_alltoall():
     assert bench_more.row_bound("allgather", FAB, ALL8, MIB) == bounds.allgather_bound(FAB, ALL8, MIB // 8)
     assert bench_more.row_bound("allreduce", FAB, ALL8, MIB) == bounds.allreduce_bound(FAB, ALL8, MIB)
     assert bench_more.limits(FAB, ALL8, "alltoall", MIB)["any"] == got["bound"]
+
+
+def test_tiny_call_records_carry_their_block_for_the_interval():
+    import types
+    import bench_jobs
+    fab = benchcore.Fabric()
+    job = {"collective": "allreduce", "routing": "dmodk", "placement": "block", "nprocs": 8, "name": "j",
+           "hosts": list(range(1, 9)), "tiny_reps": 4, "tiny_block": 2}
+    events = [{"bench": "sample", "collective": "allreduce", "impl": impl, "bytes": nbytes, "rep": k, "t_s": 0.01}
+              for nbytes in (benchcore.TINY_BYTES, 4096) for impl in ("openmpi", "sdnmpi") for k in range(4)]
+    recs = bench_jobs.job_records(types.SimpleNamespace(fab_model=fab), job, events, {})
+    blocks = {(r["bytes"], r["impl"]): r.get("sample_block") for r in recs if r["collective"] == "allreduce"}
+    assert blocks == {(8, "openmpi"): 2, (8, "sdnmpi"): 2, (4096, "openmpi"): None, (4096, "sdnmpi"): None}
+    # without tiny calls in the job, an 8-byte size of the size list is sampled call by call
+    plain = bench_jobs.job_records(types.SimpleNamespace(fab_model=fab), dict(job, tiny_reps=0), events, {})
+    assert all("sample_block" not in r for r in plain)
