@@ -16,7 +16,7 @@ from bench_common import (FABRIC_SUBNET, FULL, HERE, LOG, Progress, QUICK, ROOT,
                        software_versions)
 from bench_flows import BENCH_COOKIE, PRIORITY_OVERRIDE
 from bench_fabric import Bench
-from bench_limits import SDN_ALGS, finish_cpu_check, bcast_rate, plan_jobs
+from bench_limits import SDN_ALGS, finish_cpu_check, bcast_rate, bcast_trees, plan_jobs
 from bench_jobs import run_all, sdn_env
 import bench_rates
 import benchcore
@@ -122,9 +122,9 @@ def parse_args(argv):
                         "--controller-arg=--nosdnmpi-elide-default-hops); recorded in results.md")
     g.add_argument("--sdn-timeout-ms", type=int, default=30000, help="SDN_MPI_TIMEOUT_MS for the jobs")
     g.add_argument("--sdn-bcast-rate", default="auto", metavar="MBIT|auto|lib",
-                   help="SDN_MPI_BCAST_RATE_MBPS for the jobs (the multicast root's sending rate): "
-                        "auto = 90%% of the slowest link (18 on the default fabric, the library's "
-                        "default), lib = leave it to the library"),
+                   help="SDN_MPI_BCAST_RATE_MBPS for the jobs (the multicast root's sending rate per tree): "
+                        "auto = each tree's share of its slowest link (a fabric link, or a host link / the "
+                        "trees: 15 on the default 30/15 fabric with 2 trees), lib = leave it to the library"),
     g.add_argument("--job-timeout", type=float, default=0, help="seconds per mpirun (0: from the estimate)")
     g.add_argument("--discovery-timeout", type=float, default=120)
     g.add_argument("--dry-run", action="store_true", help="print the planned jobs and the estimate, then exit")
@@ -148,7 +148,8 @@ def parse_args(argv):
         args.host_bw = DEFAULT_RATES[0] if args.host_bw is None else args.host_bw
         args.fabric_bw = DEFAULT_RATES[1] if args.fabric_bw is None else args.fabric_bw
         args.mca = parse_mca(args.ompi_mca)
-        args.bcast_rate_mbps = bcast_rate(args.sdn_bcast_rate, args.host_bw, args.fabric_bw)
+        args.bcast_rate_mbps = bcast_rate(args.sdn_bcast_rate, args.host_bw, args.fabric_bw,
+                                      bcast_trees(args.spines, args.sdn_env))
         bad = [e for e in args.sdn_env if not e.startswith("SDN_MPI_") or "=" not in e]
         if bad:
             raise ValueError("--sdn-env wants SDN_MPI_NAME=VALUE, got %s" % bad[0])
@@ -332,7 +333,8 @@ def _choose_rates(bench, jobs, progress, results):
     if not choice["link_bound"]:
         results["notes"].append("--rates link-bound: no rung of the ladder was link-bound; the run uses the slowest, "
                                 "%g/%g Mbit/s" % tuple(choice["chosen"]))
-    args.bcast_rate_mbps = bcast_rate(args.sdn_bcast_rate, args.host_bw, args.fabric_bw)
+    args.bcast_rate_mbps = bcast_rate(args.sdn_bcast_rate, args.host_bw, args.fabric_bw,
+                                      bcast_trees(args.spines, args.sdn_env))
     results["fabric"] = bench.fab_model.to_json()
     results["mpirun"]["sdn_env"] = sdn_env(args)
     jobs = plan_jobs(args, bench.fab_model, bench.have_sdn_bcast)

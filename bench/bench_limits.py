@@ -139,15 +139,37 @@ def bcast_roots(text, fab, hosts):
     return roots
 
 
-def bcast_rate(text, host_bw, fabric_bw):
-    """SDN_MPI_BCAST_RATE_MBPS from --sdn-bcast-rate: a number, None for 'lib', or for 'auto' 90 %
-    of the slowest rate-limited link (rounded down; None if no link is limited)."""
+# SDN_MPI_Bcast's trees per (communicator, root) when SDN_MPI_BCAST_TREES is not set (libsdnmpi's
+# SDNMPI_BCAST_DEFAULT_TREES, test_c_twins.py); the controller installs one per spine, at most this many.
+LIB_BCAST_TREES = 2
+# --sdn-bcast-rate auto: this share of each tree's part of its slowest link (bench/README.md, "Bcast: where
+# the multicast path's time goes"): at 1.0 no datagram was lost on the default fabric and p = 8 took 304 ms
+# at 1 MiB; the 0.9 used before (13 of 15 Mbit/s) took 351 ms, all of the difference in the pacing.
+BCAST_AUTO_SHARE = 1.0
+
+
+def bcast_trees(spines, sdn_env_items=()):
+    """The multicast trees a Bcast of the jobs uses: SDN_MPI_BCAST_TREES (an --sdn-env item, else the
+    library's default), at most one per spine."""
+    trees = LIB_BCAST_TREES
+    for item in sdn_env_items or ():
+        name, _, value = item.partition("=")
+        if name == "SDN_MPI_BCAST_TREES":
+            trees = int(value)
+    return max(1, min(trees, spines))
+
+
+def bcast_rate(text, host_bw, fabric_bw, trees=1):
+    """SDN_MPI_BCAST_RATE_MBPS (per tree) from --sdn-bcast-rate: a number, None for 'lib', or for
+    'auto' BCAST_AUTO_SHARE of what each of the ``trees`` trees gets of its slowest link: a fabric
+    link carries one tree, the root's and every receiver's host link all of them (so host_bw /
+    trees), rounded down (None if no link is limited)."""
     text = str(text).strip().lower()
     if text == "lib":
         return None
     if text == "auto":
-        limited = [bw for bw in (host_bw, fabric_bw) if bw]
-        return max(1, int(0.9 * min(limited))) if limited else None
+        limited = [bw for bw in (host_bw / max(1, trees) if host_bw else 0, fabric_bw) if bw]
+        return max(1, int(BCAST_AUTO_SHARE * min(limited) + 1e-9)) if limited else None
     value = int(float(text))
     if value < 1:
         raise ValueError("--sdn-bcast-rate must be at least 1 (Mbit/s)")

@@ -75,18 +75,31 @@ def test_mca_option_is_validated_and_recorded():
     assert "forced: allreduce ring, bcast ignore" in forced and "--ompi-mca coll_tuned_use_dynamic_rules=1" in forced
 
 
-def test_bcast_rate_follows_the_slowest_link_unless_given():
-    assert bench_limits.bcast_rate("auto", 40, 20) == 18          # the library's default on the default fabric
-    assert bench_limits.bcast_rate("auto", 40, 10) == 9
+def test_bcast_rate_is_each_trees_share_of_its_slowest_link_unless_given():
+    # 2 trees (one per spine): a fabric link carries one, every host link on the tree both
+    assert bench_limits.bcast_rate("auto", 30, 15, trees=2) == 15        # the bench's default fabric
+    assert bench_limits.bcast_rate("auto", 40, 20, trees=2) == 20        # the demo's
+    assert bench_limits.bcast_rate("auto", 30, 30, trees=2) == 15        # 1:1: the host link is the limit
+    assert bench_limits.bcast_rate("auto", 30, 30, trees=1) == 30
+    assert bench_limits.bcast_rate("auto", 25, 0, trees=2) == 12         # rounded down
+    assert bench_limits.bcast_rate("auto", 40, 10) == 10
     assert bench_limits.bcast_rate("auto", 0, 0) is None
     assert bench_limits.bcast_rate("lib", 40, 20) is None
     assert bench_limits.bcast_rate("30", 40, 20) == 30
     with pytest.raises(ValueError):
         bench_limits.bcast_rate("0", 40, 20)
+    assert bench_limits.bcast_trees(2) == bench_limits.LIB_BCAST_TREES == 2
+    assert bench_limits.bcast_trees(1) == 1                               # one spine, one tree
+    assert bench_limits.bcast_trees(4, ["SDN_MPI_BCAST_TREES=3", "SDN_MPI_VERBOSE=1"]) == 3
+    assert bench_limits.bcast_trees(2, ["SDN_MPI_BCAST_TREES=1"]) == 1
     args = bench_cli.parse_args(["--fabric-bw", "10"])
-    assert bench_jobs.sdn_env(args) == {"SDN_MPI_TIMEOUT_MS": "30000", "SDN_MPI_BCAST_RATE_MBPS": "9"}
-    assert bench_jobs.sdn_env(bench_cli.parse_args(["--host-bw", "40", "--fabric-bw", "20"]))["SDN_MPI_BCAST_RATE_MBPS"] == "18"
+    assert bench_jobs.sdn_env(args) == {"SDN_MPI_TIMEOUT_MS": "30000", "SDN_MPI_BCAST_RATE_MBPS": "10"}
+    assert bench_jobs.sdn_env(bench_cli.parse_args(["--host-bw", "40", "--fabric-bw", "20"]))["SDN_MPI_BCAST_RATE_MBPS"] == "20"
+    one_tree = bench_cli.parse_args(["--fabric-bw", "30", "--sdn-env", "SDN_MPI_BCAST_TREES=1"])
+    assert bench_jobs.sdn_env(one_tree)["SDN_MPI_BCAST_RATE_MBPS"] == "30"
     assert "SDN_MPI_BCAST_RATE_MBPS" not in bench_jobs.sdn_env(bench_cli.parse_args(["--sdn-bcast-rate", "lib"]))
+    with pytest.raises(SystemExit):
+        bench_cli.parse_args(["--sdn-env", "SDN_MPI_BCAST_TREES=two"])
 
 
 DUMP = """\
@@ -271,7 +284,7 @@ def test_parallel_check_pairs_load_every_first_host_link_and_one_flow_per_fabric
     assert bench_limits.parallel_pairs(benchcore.Fabric(leaves=1, hosts_per_leaf=2, host_bw=40)) == [(2, 1, 40.0)]
     default = bench_cli.parse_args([])
     assert (default.host_bw, default.fabric_bw) == (benchcore.Fabric().host_bw, benchcore.Fabric().fabric_bw) == (30, 15)
-    assert default.bcast_rate_mbps == 13
+    assert default.bcast_rate_mbps == 15
     assert bench_common.mbit("20") == 20 and bench_common.mbit("2.5") == 2.5
     assert bench_limits.udp_received_mbit(json.dumps({"end": {"sum": {"bits_per_second": 18e6, "lost_percent": 10.0}}})) \
         == pytest.approx(16.2)

@@ -130,7 +130,7 @@ def test_rates_option():
     assert bench_cli.parse_args(["--host-bw", "20", "--fabric-bw", "10"]).fabric_bw == 10
     auto = bench_cli.parse_args(["--rates", "link-bound", "--rate-ladder", "20/10,12/6"])
     assert (auto.host_bw, auto.fabric_bw, auto.rate_ladder) == (20.0, 10.0, [(20.0, 10.0), (12.0, 6.0)])
-    assert auto.bcast_rate_mbps == 9   # 90 % of the first rung's slowest link, until the choice
+    assert auto.bcast_rate_mbps == 10  # each tree's share of the first rung's links, until the choice
     for bad in (["--rates", "link-bound", "--host-bw", "20"], ["--rate-ladder", "12/6,20/10"],
                 ["--rates", "link-bound", "--rate-probe-seconds", "0"]):
         with pytest.raises(SystemExit):

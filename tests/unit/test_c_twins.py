@@ -48,3 +48,8 @@ def test_max_window_is_traffic_patterns_limit():
     limit = _c_define(_source("libsdnmpi", "tests", "traffic_patterns.c"), "MAX_WINDOW")
     assert bench_jobroute_mininet.MAX_WINDOW == limit
     assert 1 <= bench_jobroute_mininet.WINDOW <= limit
+
+
+def test_bcast_trees_default_is_the_librarys():
+    assert bench_limits.LIB_BCAST_TREES == _c_define(_source("libsdnmpi", "src", "env.h"),
+                                                     "SDNMPI_BCAST_DEFAULT_TREES")
