@@ -52,6 +52,7 @@ K = 4
 SWITCHES, LINKS, HOSTS = 5 * K * K // 4, K ** 3 // 2, K ** 3 // 4
 MODES = ("none", "threshold", "learned", "hints")
 DETECTION = {"none": "none", "hints": "none", "threshold": "threshold", "learned": "learned"}
+EXCHANGE_RE = re.compile(r"^traffic_patterns: pattern=\S+ bytes=\d+ reps=\d+ ranks=\d+ seconds=([0-9.eE+-]+)", re.M)
 ELEPHANT_RE = re.compile(r"flow detection \((\w+)\): job (\d+): elephant (\S+) -> (\S+) after (\d+) polls")
 
 
@@ -166,6 +167,7 @@ class Fabric:
         self.ctl = controller_proc.start_controller(controller_proc.free_port(), controller_proc.free_port(),
                                                     routing="dmodk", extra_args=extra, log_path=self.log_path)
         self.fab = None
+        self.last_exchanges = []      # seconds of each exchange of the last run
         try:
             self.ctl.wait_rest_ready(timeout=30)
             self.fab = FabricNet(FatTreeTopo(k=K, host_bw=args.host_bw, fabric_bw=args.fabric_bw, prefix=prefix),
@@ -186,7 +188,8 @@ class Fabric:
 
     def run(self, args, steps, hints, counters_to=None, tags=None):
         """(seconds the program reports, [(src, dst, delay polls)] detected during the run); the
-        run's counter log lines go to ``counters_to`` (header first, with ``tags``)."""
+        run's counter log lines go to ``counters_to`` (header first, with ``tags``), and each
+        exchange's seconds to ``last_exchanges``."""
         offset = len(self.ctl.log_text())
         first = len(self.counter_lines())
         env = {"SDN_MPI_CONTROLLER": "%s:%d" % (self.fab.mgmt.root_ip, self.rpc_port),
@@ -207,6 +210,7 @@ class Fabric:
                       file=sys.stderr)
             with gzip.open(counters_to, "wt", encoding="utf-8") as f:
                 f.writelines(lines)
+        self.last_exchanges = [float(x) for x in EXCHANGE_RE.findall(out)]
         return float(m.group(1)), found
 
     def close(self):
@@ -336,7 +340,8 @@ def run_schedule(args, steps, log_dir, counter_dir, started):
                         args, steps[p], hints=(mode == "hints"), tags=tags,
                         counters_to=os.path.join(counter_dir, "%s-%s-%d.jsonl.gz" % (p, mode, rep)))
                     results.setdefault(p, {}).setdefault(mode, []).append(
-                        {"seconds": seconds, "detected": found, "started_s": round(at, 1)})
+                        {"seconds": seconds, "detected": found, "started_s": round(at, 1),
+                         "exchanges": getattr(fabrics[DETECTION[mode]], "last_exchanges", [])})
                     print("%s %s #%d: %.2f s, %d detected" % (p, mode, rep, seconds, len(found)), file=sys.stderr)
             finally:
                 for fabric in fabrics.values():

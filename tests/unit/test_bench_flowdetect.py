@@ -111,6 +111,7 @@ class FakeFabric:
 
     def run(self, args, steps, hints, counters_to=None, tags=None):
         FakeFabric.log.append(("run", tags["mode"], tags["rep"]))
+        self.last_exchanges = [0.5, 1.5]
         if len([e for e in FakeFabric.log if e[0] == "run"]) == FakeFabric.fail_at:
             raise RuntimeError("mpirun failed")
         return 2.0, []
@@ -139,6 +140,14 @@ def test_interleaved_runs_start_every_fabric_once_and_close_them_all(monkeypatch
     assert sorted(FakeFabric.log[9:]) == [("close", "learned"), ("close", "none"), ("close", "threshold")]
     assert {m: [r["seconds"] for r in runs] for m, runs in results["perm-phases"].items()} == \
         {"threshold": [2.0, 2.0], "learned": [2.0, 2.0], "hints": [2.0, 2.0]}
+    assert all(r["exchanges"] == [0.5, 1.5] for runs in results["perm-phases"].values() for r in runs)
+
+
+def test_each_exchange_line_of_the_program_is_read():
+    out = ("traffic_patterns: pattern=perm bytes=1048576 reps=1 ranks=16 seconds=2.5\n"
+           "traffic_patterns: pattern=perm bytes=1048576 reps=1 ranks=16 seconds=3.25\n"
+           "traffic_patterns: ranks=16 ok seconds=5.75 cpu_min=1.0 cpu_max=2.0\n")
+    assert [float(x) for x in bench_flowdetect.EXCHANGE_RE.findall(out)] == [2.5, 3.25]
 
 
 def test_a_failed_run_stops_the_schedule_and_keeps_the_runs_before_it(monkeypatch):
