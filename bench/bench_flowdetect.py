@@ -61,6 +61,10 @@ MICE_ROUNDS = 10
 # set of pairs, chosen where D-mod-K puts 3 flows on one link with the ranks in host order
 # (bench/jobroute_report.model_loads; SDN-optimal: 1), so each phase's first polls matter.
 PERM_PHASES = (51, 18, 41, 24)
+# "perm-phases-paused": the first 3 of them with a compute pause between, long enough for the job to
+# go idle (controller/jobidle.py: under 1 Mbit/s for 5 s, port stats every 2 s), so detection
+# forgets the last phase's pairs and every phase starts on the default routes.
+PAUSED_PHASES, PAUSE_MS = 3, 8000
 PREFIXES = ("fd", "fe", "ff")                      # --interleave: one fabric per set-up at once
 MGMT_SUBNETS = ("172.30.0.0/16", "172.27.0.0/16", "172.26.0.0/16")
 
@@ -71,14 +75,18 @@ def patterns(nbytes):
     learned model): MICE_ROUNDS small all-to-alls (1/64 of the bytes per pair) 0.5 s apart, every
     pair busy at a few % of its link; a 4 x 4 periodic grid's halo exchange (4 neighbours); and
     "perm-phases" (not run by default): the PERM_PHASES permutations back to back, no pause, as a
-    code whose partners change at every phase (a redistribution after each load balancing)."""
+    code whose partners change at every phase (a redistribution after each load balancing);
+    "perm-phases-paused" (not run by default): the first PAUSED_PHASES of them, PAUSE_MS of
+    computation between (the program's time leaves the pauses out)."""
     b = str(nbytes)
     return {"shift": ["shift", "4", b], "permutation": ["perm", "7", b], "halo3d": ["halo3d", b],
             "alltoall": ["alltoall", str(max(1, nbytes // 8))],
             "two-phases": ["shift", "4", b, "pause", "3000", "perm", "7", b],
             "mice": ["alltoall", str(max(1, nbytes // 64)), "pause", "500"] * MICE_ROUNDS,
             "halo2d": ["halo2d", b],
-            "perm-phases": [x for seed in PERM_PHASES for x in ("perm", str(seed), b)]}
+            "perm-phases": [x for seed in PERM_PHASES for x in ("perm", str(seed), b)],
+            "perm-phases-paused": [x for seed in PERM_PHASES[:PAUSED_PHASES]
+                                   for x in ("pause", str(PAUSE_MS), "perm", str(seed), b)][2:]}
 
 
 DEFAULT_PATTERNS = ("shift", "permutation", "halo3d", "alltoall", "two-phases")

@@ -26,6 +26,9 @@ def test_perm_phases_is_the_programs_perm_step_once_per_seed():
                      "perm", "24", "3145728"]
     assert [int(s) for s in steps[1::3]] == list(bench_flowdetect.PERM_PHASES)
     assert "perm-phases" not in bench_flowdetect.DEFAULT_PATTERNS
+    assert bench_flowdetect.patterns(7)["perm-phases-paused"] == ["perm", "51", "7", "pause", "8000", "perm", "18", "7",
+                                                                  "pause", "8000", "perm", "41", "7"]
+    assert bench_flowdetect.PAUSE_MS / 1000 > 5 + 2     # jobidle's quiet time and one port-stats poll
     args = bench_flowdetect.parse_args(["--patterns", "perm-phases", "--interleave", "--reps", "1"])
     assert args.patterns == ["perm-phases"] and args.interleave and args.reps == 1
 
