@@ -11,6 +11,9 @@ One Mininet fabric (FatTreeTopo k=4, userspace OVS, D-mod-K default routes) per 
 sends with SDN_MPI_Flow_hints), ``threshold`` and ``learned``. Every run is one mpirun of
 libsdnmpi/tests/traffic_patterns over all 16 hosts under LD_PRELOAD=libsdnmpi-preload.so, so the
 job is registered (and released at MPI_Finalize) in every mode. Modes alternate within a repeat.
+``--interleave`` starts every set-up's fabric at once (each with its own prefix, management subnet
+and controller) and runs the modes in turn within each repeat, the first mode rotating from one
+repeat to the next, so that a slow spell of a shared machine falls on every mode alike.
 
 Reported per pattern and mode: the program's own time (the sum of its exchanges, pauses excluded;
 median over the repeats), the pairs detected and the detection delay in polls (from the
@@ -18,7 +21,9 @@ controller's log: polls from a pair's first counted bytes to its flag, both coun
 threshold and learned controllers log their counters (--sdnmpi-flow-log); each run's slice goes
 to counters/PATTERN-MODE-REP.jsonl.gz for ``sdnmpi-sim train-flows --counter-logs``. Results: a
 folder flowdetect-STAMP in --out-dir (results.json, results.md, counters/, logs/) and the
-markdown table on stdout (docs/flows.md).
+markdown table on stdout (docs/flows.md), then, for learned against threshold and against hints,
+the ratio of the median times with a 95 % bootstrap interval (benchcore.speedup_interval, from 5
+runs a mode).
 """
 import argparse
 import datetime
@@ -47,23 +52,41 @@ K = 4
 SWITCHES, LINKS, HOSTS = 5 * K * K // 4, K ** 3 // 2, K ** 3 // 4
 MODES = ("none", "threshold", "learned", "hints")
 DETECTION = {"none": "none", "hints": "none", "threshold": "threshold", "learned": "learned"}
+EXCHANGE_RE = re.compile(r"^traffic_patterns: pattern=\S+ bytes=\d+ reps=\d+ ranks=\d+ seconds=([0-9.eE+-]+)", re.M)
 ELEPHANT_RE = re.compile(r"flow detection \((\w+)\): job (\d+): elephant (\S+) -> (\S+) after (\d+) polls")
 
 
 MICE_ROUNDS = 10
+# "perm-phases": random permutations (traffic_patterns.c's `perm SEED`) back to back, each a new
+# set of pairs, chosen where D-mod-K puts 3 flows on one link with the ranks in host order
+# (bench/jobroute_report.model_loads; SDN-optimal: 1), so each phase's first polls matter.
+PERM_PHASES = (51, 18, 41, 24)
+# "perm-phases-paused": the first 3 of them with a compute pause between, long enough for the job to
+# go idle (controller/jobidle.py: under 1 Mbit/s for 5 s, port stats every 2 s), so detection
+# forgets the last phase's pairs and every phase starts on the default routes.
+PAUSED_PHASES, PAUSE_MS = 3, 8000
+PREFIXES = ("fd", "fe", "ff")                      # --interleave: one fabric per set-up at once
+MGMT_SUBNETS = ("172.30.0.0/16", "172.27.0.0/16", "172.26.0.0/16")
 
 
 def patterns(nbytes):
     """{name: program steps}: the job routing issue's patterns (two phases: a shift, a 3 s pause,
     a permutation), then "mice" and "halo2d" (not run by default: recorded for training the
     learned model): MICE_ROUNDS small all-to-alls (1/64 of the bytes per pair) 0.5 s apart, every
-    pair busy at a few % of its link; a 4 x 4 periodic grid's halo exchange (4 neighbours)."""
+    pair busy at a few % of its link; a 4 x 4 periodic grid's halo exchange (4 neighbours); and
+    "perm-phases" (not run by default): the PERM_PHASES permutations back to back, no pause, as a
+    code whose partners change at every phase (a redistribution after each load balancing);
+    "perm-phases-paused" (not run by default): the first PAUSED_PHASES of them, PAUSE_MS of
+    computation between (the program's time leaves the pauses out)."""
     b = str(nbytes)
     return {"shift": ["shift", "4", b], "permutation": ["perm", "7", b], "halo3d": ["halo3d", b],
             "alltoall": ["alltoall", str(max(1, nbytes // 8))],
             "two-phases": ["shift", "4", b, "pause", "3000", "perm", "7", b],
             "mice": ["alltoall", str(max(1, nbytes // 64)), "pause", "500"] * MICE_ROUNDS,
-            "halo2d": ["halo2d", b]}
+            "halo2d": ["halo2d", b],
+            "perm-phases": [x for seed in PERM_PHASES for x in ("perm", str(seed), b)],
+            "perm-phases-paused": [x for seed in PERM_PHASES[:PAUSED_PHASES]
+                                   for x in ("pause", str(PAUSE_MS), "perm", str(seed), b)][2:]}
 
 
 DEFAULT_PATTERNS = ("shift", "permutation", "halo3d", "alltoall", "two-phases")
@@ -84,6 +107,12 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=300, help="s per mpirun")
     p.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
     p.add_argument("--model", default="", help="--sdnmpi-flow-model for the learned runs (default: shipped)")
+    p.add_argument("--interleave", action="store_true",
+                   help="every set-up's fabric at once, the modes in turn within each repeat (see above)")
+    p.add_argument("--dry-run", action="store_true", help="print the fabrics and the runs in order; run nothing")
+    p.add_argument("--stop-after", type=float, default=0, metavar="S",
+                   help="start no run once S seconds have passed since the start (0: no limit); the runs "
+                        "done are reported, and the table says how many were skipped")
     p.add_argument("--quick", action="store_true", help="permutation and two-phases, 1 repeat (make bench QUICK=1)")
     p.add_argument("--report", nargs="+", metavar="DIR", help="print one table of these results folders; run nothing")
     args = p.parse_args(argv)
@@ -97,10 +126,41 @@ def parse_args(argv):
     return args
 
 
+def schedule(modes, pattern_names, repeats, interleave=False):
+    """[(detection set-ups, [(rep, pattern, mode), ...]), ...]: the fabrics to start together and
+    the runs on them, in order (reps from 1). By default one block per set-up, in the order of
+    ``modes`` (its modes alternate within each repeat); with ``interleave`` one block of every
+    set-up, where repeat r runs the modes from the (r-1)-th on (mod their number), so every mode is
+    first, second, ... about equally often."""
+    blocks = []
+    setups = list(dict.fromkeys(DETECTION[m] for m in modes))
+    if interleave:
+        runs = [(rep + 1, p, modes[(rep + k) % len(modes)])
+                for rep in range(repeats) for p in pattern_names for k in range(len(modes))]
+        return [(setups, runs)] if runs else []
+    for detection in setups:
+        mine = [m for m in modes if DETECTION[m] == detection]
+        blocks.append(([detection], [(rep + 1, p, m) for rep in range(repeats) for p in pattern_names for m in mine]))
+    return blocks
+
+
+def plan_text(args):
+    """What a run of ``args`` would do (--dry-run): per block its fabrics, then its runs."""
+    lines, steps = [], patterns(args.bytes)
+    for detections, runs in schedule(args.modes, args.patterns, args.repeats, args.interleave):
+        lines.append("fabrics at once: " + ", ".join(
+            "%s (--sdnmpi-flow-detection %s, prefix %s, management %s)" % (
+                "/".join(m for m in args.modes if DETECTION[m] == d), d, PREFIXES[i], MGMT_SUBNETS[i])
+            for i, d in enumerate(detections)))
+        lines += ["  %s %s #%d: traffic_patterns --reps %d %s" % (p, m, rep, args.reps, " ".join(steps[p]))
+                  for rep, p, m in runs]
+    return "\n".join(lines)
+
+
 class Fabric:
     """A controller with one detection set-up and its k=4 fat-tree."""
 
-    def __init__(self, args, detection, log_dir):
+    def __init__(self, args, detection, log_dir, prefix=PREFIXES[0], mgmt_subnet=MGMT_SUBNETS[0]):
         self.rpc_port = controller_proc.free_port()
         extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.rpc_port),
                  "--sdnmpi-flow-detection", detection, "--sdnmpi-flow-interval", str(args.interval),
@@ -115,10 +175,11 @@ class Fabric:
         self.ctl = controller_proc.start_controller(controller_proc.free_port(), controller_proc.free_port(),
                                                     routing="dmodk", extra_args=extra, log_path=self.log_path)
         self.fab = None
+        self.last_exchanges = []      # seconds of each exchange of the last run
         try:
             self.ctl.wait_rest_ready(timeout=30)
-            self.fab = FabricNet(FatTreeTopo(k=K, host_bw=args.host_bw, fabric_bw=args.fabric_bw, prefix="fd"),
-                                 controller_port=self.ctl.ofp_port)
+            self.fab = FabricNet(FatTreeTopo(k=K, host_bw=args.host_bw, fabric_bw=args.fabric_bw, prefix=prefix),
+                                 controller_port=self.ctl.ofp_port, mgmt_prefix=mgmt_subnet)
             self.fab.start()
             self.fab.start_lldpd(LLDPD, interval=1.0)
             controller_proc.wait_for_topology(self.ctl, switches=SWITCHES, links=LINKS, hosts=HOSTS, timeout=180)
@@ -135,7 +196,8 @@ class Fabric:
 
     def run(self, args, steps, hints, counters_to=None, tags=None):
         """(seconds the program reports, [(src, dst, delay polls)] detected during the run); the
-        run's counter log lines go to ``counters_to`` (header first, with ``tags``)."""
+        run's counter log lines go to ``counters_to`` (header first, with ``tags``), and each
+        exchange's seconds to ``last_exchanges``."""
         offset = len(self.ctl.log_text())
         first = len(self.counter_lines())
         env = {"SDN_MPI_CONTROLLER": "%s:%d" % (self.fab.mgmt.root_ip, self.rpc_port),
@@ -156,6 +218,7 @@ class Fabric:
                       file=sys.stderr)
             with gzip.open(counters_to, "wt", encoding="utf-8") as f:
                 f.writelines(lines)
+        self.last_exchanges = [float(x) for x in EXCHANGE_RE.findall(out)]
         return float(m.group(1)), found
 
     def close(self):
@@ -216,6 +279,30 @@ def summary(results, pattern_names, modes):
     return "\n".join(rows)
 
 
+RATIOS = (("learned", "threshold"), ("learned", "hints"), ("threshold", "hints"))
+
+
+def ratio_lines(results, pattern_names):
+    """Per pattern, for each of RATIOS whose modes both ran: the ratio of the median times (< 1: the
+    first mode faster) and its 95 % bootstrap interval (benchcore.speedup_interval: both modes' runs
+    resampled; none under 5 runs a mode). An interval wholly under 1 is "faster beyond the noise"."""
+    lines = []
+    for p in pattern_names:
+        for a, b in RATIOS:
+            ta = [r["seconds"] for r in results.get(p, {}).get(a, [])]
+            tb = [r["seconds"] for r in results.get(p, {}).get(b, [])]
+            if not ta or not tb:
+                continue
+            ratio = statistics.median(ta) / statistics.median(tb)
+            iv = benchcore.speedup_interval({"samples_s": ta}, {"samples_s": tb})
+            verdict = "no interval (under %d runs a mode)" % benchcore.INTERVAL_MIN_SAMPLES if iv is None else \
+                "95 %% interval %.3f-%.3f: %s" % (iv[0], iv[1], "faster beyond the noise" if iv[1] < 1 else
+                                                   "slower beyond the noise" if iv[0] > 1 else "not resolved")
+            lines.append("- %s: %s / %s median time %.3f (%+.1f %%; %d and %d runs), %s" % (
+                p, a, b, ratio, 100 * (ratio - 1), len(ta), len(tb), verdict))
+    return "\n".join(lines)
+
+
 def report(folders):
     """One table over the results.json of ``folders`` (runs of the same pattern and mode pooled; the
     detection columns scored again from the counter logs by the current label)."""
@@ -233,13 +320,53 @@ def report(folders):
             for mode, runs in by_mode.items():
                 modes += [mode] if mode not in modes else []
                 results.setdefault(p, {}).setdefault(mode, []).extend(runs)
-    return summary(results, names, [m for m in MODES if m in modes])
+    return summary(results, names, [m for m in MODES if m in modes]) + "\n\n" + ratio_lines(results, names)
+
+
+def run_schedule(args, steps, log_dir, counter_dir, started):
+    """Runs `schedule`'s blocks: (results {pattern: {mode: [run, ...]}}, runs skipped, the error
+    that stopped it or None). Each block's fabrics start together and close at its end; no run
+    starts past --stop-after; a failed run or start stops it, keeping what ran."""
+    results, skipped, error = {}, 0, None
+    try:
+        for detections, runs in schedule(args.modes, args.patterns, args.repeats, args.interleave):
+            fabrics = {}
+            try:
+                for i, detection in enumerate(detections):
+                    if args.stop_after and time.monotonic() - started >= args.stop_after:
+                        break
+                    print("# controller --sdnmpi-flow-detection %s: %s" % (
+                        detection, ", ".join(m for m in args.modes if DETECTION[m] == detection)), file=sys.stderr)
+                    fabrics[detection] = Fabric(args, detection, log_dir, PREFIXES[i], MGMT_SUBNETS[i])
+                for rep, p, mode in runs:
+                    if DETECTION[mode] not in fabrics or (args.stop_after and time.monotonic() - started >= args.stop_after):
+                        skipped += 1
+                        continue
+                    tags = {"pattern": p, "mode": mode, "rep": rep, "steps": steps[p]}
+                    at = time.monotonic() - started
+                    seconds, found = fabrics[DETECTION[mode]].run(
+                        args, steps[p], hints=(mode == "hints"), tags=tags,
+                        counters_to=os.path.join(counter_dir, "%s-%s-%d.jsonl.gz" % (p, mode, rep)))
+                    results.setdefault(p, {}).setdefault(mode, []).append(
+                        {"seconds": seconds, "detected": found, "started_s": round(at, 1),
+                         "exchanges": getattr(fabrics[DETECTION[mode]], "last_exchanges", [])})
+                    print("%s %s #%d: %.2f s, %d detected" % (p, mode, rep, seconds, len(found)), file=sys.stderr)
+            finally:
+                for fabric in fabrics.values():
+                    fabric.close()
+    except (RuntimeError, OSError, KeyboardInterrupt) as exc:     # what ran so far is still written
+        error = "%s: %s" % (type(exc).__name__, str(exc)[-300:])
+        print("bench_flowdetect: stopped: %s" % error, file=sys.stderr)
+    return results, skipped, error
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.report:
         print(report(args.report))
+        return 0
+    if args.dry_run:
+        print(plan_text(args))
         return 0
     res = subprocess.run(["make", "-C", LIB, "tests/traffic_patterns", "libsdnmpi-preload.so"],
                          capture_output=True, text=True)
@@ -256,39 +383,26 @@ def main(argv=None):
     os.makedirs(log_dir, exist_ok=True)
     os.makedirs(counter_dir, exist_ok=True)
     steps = patterns(args.bytes)
-    results = {}
     started = time.monotonic()
-    for detection in dict.fromkeys(DETECTION[m] for m in args.modes):
-        modes = [m for m in args.modes if DETECTION[m] == detection]
-        print("# controller --sdnmpi-flow-detection %s: %s" % (detection, ", ".join(modes)), file=sys.stderr)
-        fabric = Fabric(args, detection, log_dir)
-        try:
-            for rep in range(args.repeats):
-                for p in args.patterns:
-                    for mode in modes:
-                        tags = {"pattern": p, "mode": mode, "rep": rep + 1, "steps": steps[p]}
-                        seconds, found = fabric.run(args, steps[p], hints=(mode == "hints"), tags=tags,
-                                                    counters_to=os.path.join(counter_dir, "%s-%s-%d.jsonl.gz"
-                                                                             % (p, mode, rep + 1)))
-                        results.setdefault(p, {}).setdefault(mode, []).append({"seconds": seconds, "detected": found})
-                        print("%s %s #%d: %.2f s, %d detected" % (p, mode, rep + 1, seconds, len(found)),
-                              file=sys.stderr)
-        finally:
-            fabric.close()
+    results, skipped, error = run_schedule(args, steps, log_dir, counter_dir, started)
     doc = {"schema": 1, "started": stamp, "command": [sys.executable] + sys.argv, "wall_s": time.monotonic() - started,
            "args": {k: v for k, v in vars(args).items()}, "patterns": {p: steps[p] for p in args.patterns},
            "fabric": {"k": K, "hosts": HOSTS, "host_mbit": args.host_bw, "fabric_mbit": args.fabric_bw},
-           "results": results}
+           "skipped_runs": skipped, "error": error, "results": results}
     add_counter_scores(results, folder)
     path = os.path.join(folder, "results.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
-    table = summary(results, args.patterns, args.modes)
+    table = summary(results, args.patterns, args.modes) + "\n\n" + ratio_lines(results, args.patterns)
+    if skipped:
+        table += "\n\n%d runs skipped (--stop-after %g s, or a fabric that did not start)" % (skipped, args.stop_after)
+    if error:
+        table += "\n\nstopped early: %s" % error
     with open(os.path.join(folder, "results.md"), "w", encoding="utf-8") as f:
         f.write(table + "\n")
     print(table)
     print("results: %s (controller logs: %s, counter logs: %s)" % (path, log_dir, counter_dir))
-    return 0
+    return 1 if error else 0
 
 
 if __name__ == "__main__":
