@@ -23,7 +23,10 @@ like any undeclared job's, and so are the pairs flagged later, until the job dec
 `traffic` op; a phase entry alone brings nothing back). Release: dynamic phase detection
 (controller/jobidle.py) makes an idle job dormant and removes its routes; detection then forgets
 the job's detected pairs (`PairCounters.rearm`) so that the next busy phase is detected anew, and
-its next declaration wakes the job.
+its next declaration wakes the job. Within a busy job, a phase's end: a detected pair that sends
+under BUSY_SHARE of the link for STALE_POLLS complete polls in a row leaves the job's detected
+demand (`_age`), which is declared again without it, so that the next phase's pairs are planned
+against the pairs that run, not against the last phase's idle ones; it may be flagged again.
 """
 import collections
 import logging
@@ -48,6 +51,7 @@ DEFAULT_LINK_BPS = 1e9             # host link rate when --sdnmpi-link-capacity 
 PHASE = 0                          # detected demand: the job's whole-run phase
 RECENT = 1000                      # detections kept for the REST/stats view
 MISMATCH_POLLS = 3                 # polls in a row a declaration may load the busy pairs worse
+STALE_POLLS = 3                    # complete polls in a row a detected pair may stay under the busy line
 
 
 def make_classifier(mode, model_path, link_rate, interval, window, fraction):
@@ -100,6 +104,7 @@ class FlowDetection:
         self.mismatch = collections.Counter()   # job id -> polls in a row its declared routes lost
         self.seen = {}             # job id -> the poll that first saw it registered
         self.released = collections.deque(maxlen=RECENT)   # declared routes released (`_check_declared`)
+        self.quiet = collections.Counter()   # (src, dst) detected -> complete polls in a row under the busy line
 
     @property
     def kind(self):
@@ -151,11 +156,20 @@ class FlowDetection:
         if self.log is not None:
             self.log.poll(self.counters["polls"], readings, self.counting.job_of, newly, self.counting.complete,
                           packets=packets)
+        stale = self._age() if self.counting.complete else {}
         found = {}
         for pair, delay in sorted(newly.items()):
             job_id = self.counting.job_of.get(pair)
             if job_id in jobs.jobs:
                 found.setdefault(job_id, []).append((pair[0], pair[1], delay))
+        for job_id in sorted(set(stale) - set(found)):   # (with new elephants: `_route` below)
+            job = jobs.jobs.get(job_id)
+            if job is None or self.hinted(job):
+                continue
+            if self.detected.get(job_id):
+                self._route(service, job, {})
+            elif PHASE in job.traffic.demands:
+                self._declare(service, job, {}, [], "removed: their phase is over")
         for job_id, elephants in sorted(found.items()):
             job = jobs.jobs[job_id]
             for src, dst, delay in elephants:
@@ -190,6 +204,33 @@ class FlowDetection:
                 LOG.info("flow detection: job %d idle, %d detected pairs released", job_id, len(self.detected[job_id]))
                 self.book.rearm(list(self.detected[job_id]))
                 self.detected[job_id] = {}
+
+    def _age(self):
+        """{job id: [pairs]}: the detected pairs that sent under BUSY_SHARE of the link in
+        STALE_POLLS complete polls in a row, now left out of their job's detected demand (and
+        rearmed: flagged again when they next carry an elephant). The caller declares what is left."""
+        floor = BUSY_SHARE * self._link_bytes()
+        latest = self.book.latest()
+        routed = {p for detected in self.detected.values() for p in detected}
+        for p in [p for p in self.quiet if p not in routed]:   # released or forgotten since
+            del self.quiet[p]
+        stale = {}
+        for job_id, detected in self.detected.items():
+            for p in list(detected):
+                if latest.get(p, 0) >= floor:
+                    self.quiet.pop(p, None)
+                    continue
+                self.quiet[p] += 1
+                if self.quiet[p] >= STALE_POLLS:
+                    del detected[p]
+                    del self.quiet[p]
+                    stale.setdefault(job_id, []).append(p)
+        for job_id, gone in sorted(stale.items()):
+            self.book.rearm(gone)
+            self.counters["stale_pairs"] += len(gone)
+            LOG.info("flow detection: job %d: %d detected pairs quiet for %d polls: left out of its demand",
+                     job_id, len(gone), STALE_POLLS)
+        return stale
 
     def _count_packets(self, readings, now):
         """The latest interval's packets of the pairs whose switch reported a packet count (``now``

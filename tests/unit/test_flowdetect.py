@@ -412,3 +412,56 @@ def test_detected_pairs_stay_on_the_default_routes_when_a_plan_would_load_the_jo
     assert any("48 detected pairs kept on the default routes (busiest link: default 3 flows, planned 3 flows)"
                in r.getMessage() for r in caplog.records)
     sim.check_tables_consistent()
+
+
+def test_a_detected_pair_whose_phase_ended_leaves_the_demand_and_is_detected_again(fab, caplog):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    hosts = sim.hosts()
+    job = register(sim, jobs, hosts)
+    a = (sim.host_ip[hosts[0]], sim.host_ip[hosts[8]])
+    b = (sim.host_ip[hosts[4]], sim.host_ip[hosts[12]])
+    sent = {a: 0, b: 0}
+
+    def step(busy):
+        for p in busy:
+            sent[p] += int(LINK)
+        return poll(sim, jobs, service, fd, dict(sent))[0]
+
+    step([])
+    assert step([a, b]) == {job.id: [(a[0], a[1], 1), (b[0], b[1], 1)]}
+    assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {a, b}
+    # a's phase is over while b runs on: a stays in the demand for STALE_POLLS - 1 quiet polls ...
+    for _ in range(flowdetect.STALE_POLLS - 1):
+        assert step([b]) == {}
+        assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {a, b}
+    # ... and leaves it at the STALE_POLLS-th: declared again with b alone, the job still busy
+    with caplog.at_level(logging.INFO, logger="sdnmpi.controller.flowdetect"):
+        assert step([b]) == {}
+    assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {b} and set(fd.detected[job.id]) == {b}
+    assert fd.counters["stale_pairs"] == 1 and "quiet for %d polls" % flowdetect.STALE_POLLS in caplog.text
+    assert not job.traffic.dormant
+    sim.check_job_routes(job)
+    # a busy again (a new phase): flagged again and planned with b
+    assert step([a, b]) == {job.id: [(a[0], a[1], 1)]}
+    assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {a, b}
+    # every pair quiet: the demand goes, routes with it, though the job is not (yet) dormant
+    for _ in range(flowdetect.STALE_POLLS):
+        step([])
+    assert fd.detected[job.id] == {} and not job.traffic.demands.get(0) and not job.traffic.routes.get(0)
+    sim.check_tables_consistent()
+
+
+def test_an_incomplete_poll_does_not_age_the_detected_pairs(fab):
+    sim, jobs, service = fab
+    fd = flowdetect.FlowDetection(threshold())
+    hosts = sim.hosts()
+    job = register(sim, jobs, hosts)
+    a = (sim.host_ip[hosts[0]], sim.host_ip[hosts[8]])
+    poll(sim, jobs, service, fd, {})
+    poll(sim, jobs, service, fd, {a: int(LINK)})
+    assert set(fd.detected[job.id]) == {a}
+    for _ in range(flowdetect.STALE_POLLS + 1):      # requests sent, no switch answers
+        sim.run(fd.poll(sim.core, jobs))
+        fd.detect(service)
+    assert set(fd.detected[job.id]) == {a} and fd.counters["stale_pairs"] == 0
