@@ -108,7 +108,6 @@ static const char *alg_name(int path)
     return "?";
 }
 
-
 /* --- options ------------------------------------------------------------------------------ */
 
 static long parse_bytes(const char *s)
@@ -284,14 +283,12 @@ static double timed_bcast(enum impl which, long bytes, int root, int tag)
 
 /* --- phases --------------------------------------------------------------------------------- */
 
-
 /* The first SDN_MPI_Allreduce on MPI_COMM_WORLD: the plan request and the route install. Forced
  * to recursive doubling, so that it takes the SDN path below the library's size threshold too. */
 static void first_allreduce(void)
 {
     use_routes(SDNMPI);
-    if (sdnmpi_test_force_allreduce(2))
-        die("libsdnmpi refused to force recursive doubling");
+    force_alg(0); /* alg_names[0], "rd" */
     double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
     force_alg(-1);
     emit_json("\"init\", \"metric\": \"first_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",
@@ -457,8 +454,7 @@ static void run_init(void)
 {
     sdn_init();
     first_allreduce();
-    if (sdnmpi_test_force_allreduce(2))
-        die("libsdnmpi refused to force recursive doubling");
+    force_alg(0); /* alg_names[0], "rd" */
     for (int k = 0; k < opt.tiny_reps; k++) {
         double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
         emit_json("\"init\", \"metric\": \"cached_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",

@@ -414,13 +414,17 @@ def test_detected_pairs_stay_on_the_default_routes_when_a_plan_would_load_the_jo
     sim.check_tables_consistent()
 
 
+def _one_job_two_pairs(fab):
+    """Threshold detection, one job on every host, and two of its pairs across the core."""
+    sim, jobs, service = fab
+    hosts = sim.hosts()
+    pair = [(sim.host_ip[hosts[i]], sim.host_ip[hosts[i + 8]]) for i in (0, 4)]
+    return flowdetect.FlowDetection(threshold()), register(sim, jobs, hosts), pair[0], pair[1]
+
+
 def test_a_detected_pair_whose_phase_ended_leaves_the_demand_and_is_detected_again(fab, caplog):
     sim, jobs, service = fab
-    fd = flowdetect.FlowDetection(threshold())
-    hosts = sim.hosts()
-    job = register(sim, jobs, hosts)
-    a = (sim.host_ip[hosts[0]], sim.host_ip[hosts[8]])
-    b = (sim.host_ip[hosts[4]], sim.host_ip[hosts[12]])
+    fd, job, a, b = _one_job_two_pairs(fab)
     sent = {a: 0, b: 0}
 
     def step(busy):
@@ -454,10 +458,7 @@ def test_a_detected_pair_whose_phase_ended_leaves_the_demand_and_is_detected_aga
 
 def test_an_incomplete_poll_does_not_age_the_detected_pairs(fab):
     sim, jobs, service = fab
-    fd = flowdetect.FlowDetection(threshold())
-    hosts = sim.hosts()
-    job = register(sim, jobs, hosts)
-    a = (sim.host_ip[hosts[0]], sim.host_ip[hosts[8]])
+    fd, job, a, _b = _one_job_two_pairs(fab)
     poll(sim, jobs, service, fd, {})
     poll(sim, jobs, service, fd, {a: int(LINK)})
     assert set(fd.detected[job.id]) == {a}
