@@ -29,7 +29,7 @@ def estimate_call_s(fab, hosts, collective, nbytes, root=0, impl="openmpi"):
 # SDN_MPI_Allreduce's algorithms that --sdn-algs may force (coll_bench's names).
 SDN_ALGS = ("rd", "rabenseifner", "hier", "pmpi", "hier-d1", "hier-d2", "hier-d3", "hier-d4",
             "hier-d6", "hier-d8", "hier-d12", "hier-d16",
-            "hier-s4k", "hier-s8k", "hier-s16k", "hier-s32k")  # coll_bench.c's alg_names (test_c_twins.py)
+            "hier-s4k", "hier-s8k", "hier-s16k", "hier-s32k")  # coll_bench_algs.c's alg_names (test_c_twins.py)
 
 # Seconds one switch of the routes between the implementations takes in an allreduce job
 # (ovs-ofctl on every switch, then waiting for Open vSwitch's revalidation, about 0.45 s):

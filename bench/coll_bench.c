@@ -69,45 +69,6 @@
 int SDN_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
 #endif
 
-/* libsdnmpi's test hooks (sdnmpi_testing.h; in the static library coll_bench links): force one
- * allreduce path (1 PMPI_Allreduce, 2 recursive doubling, 3 Rabenseifner, 5 hierarchical, at any
- * size; 0 the library's rule) and read which one the last call took. */
-int sdnmpi_test_force_allreduce(int path);
-int sdnmpi_test_last_path(void);
-/* ... and the hierarchical pipeline's depth (segments in its first step; 0 the library's) and
- * segment bytes (0 the library's). */
-int sdnmpi_test_hier_depth(int depth);
-int sdnmpi_test_hier_segment(size_t bytes);
-
-/* --sdn-algs entries: the algorithm (path; "pmpi": the library's fallback, PMPI_Allreduce, on
- * sdnmpi's routes) and, for the hierarchical one, a pipeline depth (0:
- * the library's; "hier-dN": N segments in its first step at once) or a segment (0: the
- * library's; "hier-sNk": N KiB segments). */
-static const struct { const char *name; int path, depth; size_t segment; } alg_names[] = {
-    {"rd", 2, 0, 0}, {"rabenseifner", 3, 0, 0}, {"hier", 5, 0, 0}, {"pmpi", 1, 0, 0},
-    {"hier-d1", 5, 1, 0}, {"hier-d2", 5, 2, 0}, {"hier-d3", 5, 3, 0}, {"hier-d4", 5, 4, 0},
-    {"hier-d6", 5, 6, 0}, {"hier-d8", 5, 8, 0}, {"hier-d12", 5, 12, 0}, {"hier-d16", 5, 16, 0},
-    {"hier-s4k", 5, 0, 4096}, {"hier-s8k", 5, 0, 8192}, {"hier-s16k", 5, 0, 16384},
-    {"hier-s32k", 5, 0, 32768},
-};
-
-/* Forces --sdn-algs entry a (an index into alg_names), or the library's rule for a < 0. */
-static void force_alg(int a)
-{
-    if (sdnmpi_test_force_allreduce(a < 0 ? 0 : alg_names[a].path)
-        || sdnmpi_test_hier_depth(a < 0 ? 0 : alg_names[a].depth)
-        || sdnmpi_test_hier_segment(a < 0 ? 0 : alg_names[a].segment))
-        die("libsdnmpi refused --sdn-algs entry %s", a < 0 ? "(none)" : alg_names[a].name);
-}
-
-static const char *alg_name(int path)
-{
-    for (size_t i = 0; i < sizeof alg_names / sizeof alg_names[0]; i++)
-        if (alg_names[i].path == path)
-            return alg_names[i].name;
-    return "?";
-}
-
 /* --- options ------------------------------------------------------------------------------ */
 
 static long parse_bytes(const char *s)
@@ -190,10 +151,7 @@ static void parse_options(int argc, char **argv)
             char list[256];
             snprintf(list, sizeof list, "%s", v);
             for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-                int idx = -1;
-                for (size_t n = 0; n < sizeof alg_names / sizeof alg_names[0]; n++)
-                    if (!strcmp(tok, alg_names[n].name))
-                        idx = (int)n;
+                int idx = alg_index(tok);
                 if (idx < 0 || opt.nalgs == (int)(sizeof opt.algs / sizeof opt.algs[0]))
                     die("bad --sdn-algs entry '%s' (rd, rabenseifner, hier, hier-dN)", tok);
                 opt.algs[opt.nalgs++] = idx;
@@ -288,7 +246,7 @@ static double timed_bcast(enum impl which, long bytes, int root, int tag)
 static void first_allreduce(void)
 {
     use_routes(SDNMPI);
-    force_alg(0); /* alg_names[0], "rd" */
+    force_alg(alg_index("rd"));
     double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
     force_alg(-1);
     emit_json("\"init\", \"metric\": \"first_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",
@@ -352,7 +310,7 @@ static void run_allreduce(void)
                 (void)timed_allreduce(SDNMPI, opt.sizes[k]);
             int ok = check_allreduce(opt.sizes[k], 1);
             emit_json("\"check\", \"collective\": \"allreduce\", \"alg\": \"%s\", \"bytes\": %ld, "
-                      "\"ok\": %s", alg_names[opt.algs[a]].name, opt.sizes[k],
+                      "\"ok\": %s", alg_entry(opt.algs[a])->name, opt.sizes[k],
                       ok ? "true" : "false");
         }
         force_alg(-1);
@@ -391,9 +349,9 @@ static void run_allreduce(void)
                             emit_sample("allreduce", which, opt.sizes[k], -1, rep * calls + c, t);
                         continue;
                     }
-                    int a = opt.algs[var - 2], path = alg_names[a].path;
+                    int a = opt.algs[var - 2], path = alg_entry(a)->path;
                     char label[32];
-                    snprintf(label, sizeof label, "sdnmpi:%s", alg_names[a].name);
+                    snprintf(label, sizeof label, "sdnmpi:%s", alg_entry(a)->name);
                     force_alg(a);
                     double t = timed_allreduce_as(SDNMPI, opt.sizes[k], label);
                     int took = sdnmpi_test_last_path();
@@ -402,7 +360,7 @@ static void run_allreduce(void)
                         emit_json("\"sample\", \"collective\": \"allreduce\", "
                                   "\"impl\": \"sdnmpi:%s\", "
                                   "\"bytes\": %ld, \"root\": -1, \"rep\": %d, \"t_s\": %.9f",
-                                  alg_names[a].name, opt.sizes[k], rep * calls + c, t);
+                                  alg_entry(a)->name, opt.sizes[k], rep * calls + c, t);
                 }
             }
         }
@@ -454,7 +412,7 @@ static void run_init(void)
 {
     sdn_init();
     first_allreduce();
-    force_alg(0); /* alg_names[0], "rd" */
+    force_alg(alg_index("rd"));
     for (int k = 0; k < opt.tiny_reps; k++) {
         double t = timed_allreduce(SDNMPI, opt.tiny_bytes);
         emit_json("\"init\", \"metric\": \"cached_allreduce\", \"bytes\": %ld, \"t_s\": %.9f",

@@ -1,6 +1,7 @@
 /* coll_bench.h -- what the benchmark program's units share (coll_bench.c: options, allreduce,
  * bcast, init and main; coll_bench_io.c: the shared state and SDN_MPI_Init, output, route
- * switching, timing and buffers; coll_bench_more.c: Allgather, Reduce, Alltoall;
+ * switching, timing and buffers; coll_bench_algs.c: the --sdn-algs entries; coll_bench_more.c:
+ * Allgather, Reduce, Alltoall;
  * coll_bench_startup.c: start-up and first-call cost). */
 #ifndef COLL_BENCH_H
 #define COLL_BENCH_H
@@ -29,7 +30,7 @@ struct options {
     int lib_verbose;
     double toggle_timeout_s;
     int algs[8];                    /* --sdn-algs: libsdnmpi algorithms also timed alone (entries of
-                                       coll_bench.c's alg_names) */
+                                       coll_bench_algs.c's entries) */
     int nalgs;
     int warm;                       /* --warm: startup mode warms MPI's connections before Init */
     long gap_ms;                    /* --gap-ms: startup mode's work between Init and the first call */
@@ -63,6 +64,18 @@ double timed_settled(enum impl which, const char *coll, const char *label, long 
                      void *ctx);
 
 void sdn_init(void); /* SDN_MPI_Init, timed (slowest rank) */
+
+/* coll_bench_algs.c: the --sdn-algs entries */
+struct alg {
+    const char *name;
+    int path, depth;                /* libsdnmpi's path (sdnmpi_testing.h), the hierarchical depth */
+    size_t segment;                 /* ... and segment bytes (0: the library's) */
+};
+int alg_index(const char *name);    /* the entry's index, -1 if none */
+const struct alg *alg_entry(int a); /* entry a (an index alg_index gave) */
+void force_alg(int a);              /* forces entry a, or the library's rule for a < 0 */
+const char *alg_name(int path);     /* the first entry's name for a path, "?" if none */
+int sdnmpi_test_last_path(void);    /* libsdnmpi's test hook: the path its last allreduce took */
 
 /* coll_bench_more.c */
 void run_more(void);

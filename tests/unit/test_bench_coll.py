@@ -20,7 +20,7 @@ import planner_scale
 MPICC, MPIRUN = shutil.which("mpicc"), shutil.which("mpirun")
 LIBSDNMPI = os.path.join(ROOT, "libsdnmpi", "libsdnmpi.a")
 COLL_BENCH_SRCS = ("coll_bench.c", "coll_bench_io.c", "coll_bench_more.c",   # as bench/Makefile's SRCS
-                   "coll_bench_startup.c")
+                   "coll_bench_startup.c", "coll_bench_algs.c")
 
 
 def build_coll_bench(tmp_path, have):

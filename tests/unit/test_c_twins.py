@@ -34,7 +34,7 @@ def _c_define(source, name):
 
 
 def test_sdn_algs_are_coll_bench_alg_names():
-    assert bench_limits.SDN_ALGS == _c_table(_source("bench", "coll_bench.c"), "alg_names")
+    assert bench_limits.SDN_ALGS == _c_table(_source("bench", "coll_bench_algs.c"), "alg_names")
 
 
 def test_c_table_reader_sees_a_changed_table():
