@@ -28,13 +28,11 @@
 
 #include "coll_bench.h"
 
-/* libsdnmpi's test hooks (sdnmpi_testing.h). */
+/* libsdnmpi's test hooks (sdnmpi_testing.h; the allreduce path's: coll_bench.h). */
 size_t sdnmpi_test_timings(const char **names, double *values, size_t cap);
 int sdnmpi_test_agree_next(void);
 int sdnmpi_test_allreduce_direct(const void *sendbuf, void *recvbuf, int count,
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-int sdnmpi_test_last_path(void);
-int sdnmpi_test_force_allreduce(int path);
 int sdnmpi_test_last_bcast(int *rounds, long long *resent, long long *finished);
 /* The floor's hooks: weak, so that a baseline coll_bench built against an older library
  * (--startup-baseline) links and measures no floor. */
@@ -358,8 +356,7 @@ void run_startup(void)
 {
     /* The SDN path's costs: every SDN_MPI_Allreduce here is forced to recursive doubling (the
      * direct variant's algorithm), also below the library's size threshold. */
-    if (sdnmpi_test_force_allreduce(2))
-        die("libsdnmpi refused to force recursive doubling");
+    force_alg(alg_index("rd"));
     use_routes(SDNMPI);
     if (opt.warm)
         warm_connections();
