@@ -108,6 +108,12 @@ def choose(cache, data, train, floors=train_flows.FLOORS, gates=GATES, cutoffs=t
     return best, acc, folds
 
 
+def best_at(acc, gate):
+    """The (floor, cutoff, gate) of ``gate`` with the folds' best accuracy in ``acc``; ties to the
+    lower floors, then the lower cutoff (`train_flows.choose_decision`'s order)."""
+    return max((k for k in acc if k[2] == gate), key=lambda k: (acc[k], -k[0][0], -k[0][1], -k[1]))
+
+
 def row(clf, data, every, held):
     """The held-out columns of ``clf`` (a `Gated` set at a key)."""
     f = train_flows._fmt
@@ -154,7 +160,7 @@ def main(argv=None):
     cache = lopo.Cached(fc.SHIPPED, {**data, **{"every " + k: v for k, v in every.items()}})
     best, acc, folds = choose(cache, data, train)
     clf = Gated(cache, *cache.fit(train))
-    v8 = max((k for k in acc if k[2] is None), key=lambda k: (acc[k], -k[0][0], -k[0][1], -k[1]))
+    v8 = best_at(acc, None)
     if args.hold_out:
         held_alone(clf, acc, (v8, best), data, every, args.hold_out)
         return 0
@@ -163,8 +169,7 @@ def main(argv=None):
           "flagged | Mininet halo3d within 2 (command's logs / every log) | Mininet alltoall mice flagged |")
     print("|" + "---|" * 12)
     for gate in (best[2],) + tuple(g for g in GATES if g != best[2]):
-        key = max((k for k in acc if k[2] == gate),
-                  key=lambda k: (acc[k], -k[0][0], -k[0][1], -k[1]))
+        key = best_at(acc, gate)
         name = "none (version 8)" if gate is None else f"{gate[0]} {gate[1]}"
         print(f"| {name}{' (the rule)' if key == best else ''} | {key[0]} | {key[1]} | {acc[key]:.4f} | "
               f"{row(clf.at(key[1], key[0], gate), data, every, held)} |", flush=True)
