@@ -24,11 +24,14 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
-# `make bench` (about two hours: this 1 h, job routing and flow detection about 30 min each) or
-# `make bench QUICK=1` (a few minutes per part); ARGS="..." passes options
-# to bench/run.py (fabric size, bandwidths, routings, ...; see bench/README.md). Its second run is the
+# `make bench` (about 2.5 hours: this about 1.5 h, job routing and flow detection about 30 min each)
+# or `make bench QUICK=1` (a few minutes per part); ARGS="..." passes options to bench/run.py (fabric
+# size, bandwidths, routings, ...; see bench/README.md); by default it runs at the link rates a probe
+# chooses on the machine (--rates link-bound: the fastest rung where the emulated links, not
+# ovs-vswitchd, limit a job-like load; ARGS="--rates fixed" keeps 30/15). Its second run is the
 # 16-host allreduce (4 leaves of 4) at link rates chosen on the machine (--rates link-bound: where the
 # emulated links, not ovs-vswitchd, bind; bench/README.md), about 4 minutes.
+ARGS ?= --rates link-bound
 BENCH16_ARGS ?= --rates link-bound --leaves 4 --hosts-per-leaf 4 --collectives allreduce \
 	--allreduce-sizes 256k,1m --reps 3 --placements random,block --routings dmodk --tiny-reps 0 \
 	--planner-max-hosts 0 --iperf-seconds 3

@@ -70,6 +70,10 @@ def parse_args(argv):
     g.add_argument("--reps", type=int, help="timed calls per implementation and point (%d)" % FULL["reps"])
     g.add_argument("--tiny-reps", type=int, help="8-byte allreduce calls per implementation (%d)" % FULL["tiny_reps"])
     g.add_argument("--tiny-block", type=int, help="8-byte calls per block between switches (%d)" % FULL["tiny_block"])
+    g.add_argument("--tiny-idle-ms", type=int,
+                   help="after the route switch before a block of 8-byte calls: the settle calls, then all ranks "
+                        "idle this long, so that the switch's slow calls pass outside the block (%d)"
+                   % FULL["tiny_idle_ms"])
     g.add_argument("--point-seconds", type=float,
                    help="allreduce: per repetition and point, each implementation makes back-to-back calls "
                         "for about this long (estimated; 0: one call) (%g)" % FULL["point_seconds"])
@@ -156,8 +160,9 @@ def parse_args(argv):
         csv_list(args.sdn_algs, SDN_ALGS)
         if not 0 <= args.settle_calls <= 4:
             raise ValueError("--settle-calls wants 0 to 4, got %d" % args.settle_calls)
-        if not 0 <= args.idle_ms <= 10000:
-            raise ValueError("--idle-ms wants 0 to 10000, got %d" % args.idle_ms)
+        for name in ("idle_ms", "tiny_idle_ms"):
+            if not 0 <= getattr(args, name) <= 10000:
+                raise ValueError("--%s wants 0 to 10000, got %d" % (name.replace("_", "-"), getattr(args, name)))
         bad = [a for a in args.controller_arg if not a.startswith(("--sdnmpi-", "--nosdnmpi-"))]
         if bad:
             raise ValueError("--controller-arg wants a --sdnmpi-* (or --nosdnmpi-*) option, got %s" % bad[0])
@@ -247,7 +252,7 @@ def main(argv=None):
                    "extra_mca": dict(args.mca),
                    "ranks_per_host": 1, "sdn_env": sdn_env(args), "controller_args": list(args.controller_arg)},
         "method": {"reps": args.reps, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
-                   "point_seconds": args.point_seconds, "max_calls": args.max_calls, "seed": args.seed,
+                   "tiny_idle_ms": args.tiny_idle_ms, "point_seconds": args.point_seconds, "max_calls": args.max_calls, "seed": args.seed,
                    "settle_calls": args.settle_calls, "idle_ms": args.idle_ms,
                    "hide_job_flows": not args.no_hide_job_flows, "have_sdn_bcast": have_sdn_bcast,
                    "route_switch": ("for Open MPI's calls, override flows (priority %d, cookie 0x%x) forward the job's "

@@ -44,8 +44,9 @@ def run_mpi_job(bench, job, progress):
         prog += ["--sdn-algs", ",".join(job["sdn_algs"])]
     if job.get("settle_calls"):
         prog += ["--settle", job["settle_calls"]]
-    if job.get("idle_ms"):
-        prog += ["--idle-ms", job["idle_ms"]]
+    for key in ("idle_ms", "tiny_idle_ms"):
+        if job.get(key):
+            prog += ["--" + key.replace("_", "-"), job[key]]
     prog += ["--tiny-reps", job.get("tiny_reps", 0), "--tiny-block", job.get("tiny_block", 10),
              "--toggle", toggle_dir]
     if job.get("lib_verbose"):

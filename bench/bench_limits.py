@@ -86,13 +86,15 @@ def plan_jobs(args, fab, have_sdn_bcast):
                     work += sum(nvar * c * args.reps for c in calls) * idle_ms / 1000.0
                     work += args.tiny_reps * 2 * 0.02 + 4
                     blocks = -(-args.tiny_reps // max(1, args.tiny_block))
+                    tiny_idle_ms = getattr(args, "tiny_idle_ms", 0) or 0
+                    work += 2 * blocks * tiny_idle_ms / 1000.0
                     toggles = blocks + 3 + len(ar_sizes) * (args.reps + 1)
                     work += toggles * TOGGLE_S
                     jobs.append({"name": "allreduce-%s-%s-p%d" % (routing, placement, p),
                                  "collective": "allreduce", "routing": routing, "placement": placement,
                                  "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": ar_sizes,
                                  "calls": calls, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
-                                 "nimpl": 2 + len(sdn_algs), "sdn_algs": sdn_algs, "work": work,
+                                 "tiny_idle_ms": tiny_idle_ms, "nimpl": 2 + len(sdn_algs), "sdn_algs": sdn_algs, "work": work,
                                  "settle_calls": settle, "idle_ms": idle_ms})
         if "bcast" in args.collectives and routing in bcast_routings:
             nimpl = 2 if have_sdn_bcast else 1

@@ -109,7 +109,7 @@ static void usage(void)
                 "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n"
                 "       [--sdn-algs rd,rabenseifner,hier,hier-dN (N 1-4, 6, 8, 12, 16),hier-sNk (N 4, 8, 16, 32)]\n"
                 "       [--warm] [--gap-ms MS]\n"
-                "       [--settle N] [--idle-ms MS]\n"
+                "       [--settle N] [--idle-ms MS] [--tiny-idle-ms MS]\n"
                 "       [--startup-variant NAME] [--startup-bcast-bytes N] [--startup-comms 1]\n");
     MPI_Finalize();
     exit(2);
@@ -142,6 +142,7 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(a, "--warm")) opt.warm = 1;
         else if (!strcmp(a, "--settle")) { NEED(); opt.settle = atoi(v); }
         else if (!strcmp(a, "--idle-ms")) { NEED(); opt.idle_ms = atol(v); }
+        else if (!strcmp(a, "--tiny-idle-ms")) { NEED(); opt.tiny_idle_ms = atol(v); }
         else if (!strcmp(a, "--gap-ms")) { NEED(); opt.gap_ms = atol(v); }
         else if (!strcmp(a, "--startup-variant")) { NEED(); opt.variant = v; }
         else if (!strcmp(a, "--startup-bcast-bytes")) { NEED(); opt.bcast_bytes = parse_bytes(v); }
@@ -164,8 +165,9 @@ static void parse_options(int argc, char **argv)
         usage();
     if (opt.ncalls && opt.ncalls != opt.nsizes)
         die("--calls has %d entries for %d sizes", opt.ncalls, opt.nsizes);
-    if (opt.settle < 0 || opt.settle > 4 || opt.idle_ms < 0 || opt.idle_ms > 10000)
-        die("--settle wants 0..4 and --idle-ms 0..10000");
+    if (opt.settle < 0 || opt.settle > 4 || opt.idle_ms < 0 || opt.idle_ms > 10000 ||
+        opt.tiny_idle_ms < 0 || opt.tiny_idle_ms > 10000)
+        die("--settle wants 0..4, --idle-ms and --tiny-idle-ms 0..10000");
     for (int k = 0; k < opt.ncalls; k++)
         if (opt.calls[k] < 1 || opt.calls[k] > 1000)
             die("--calls entries must be 1..1000, got %ld", opt.calls[k]);
@@ -253,13 +255,22 @@ static void first_allreduce(void)
               opt.tiny_bytes, t);
 }
 
-/* Tiny messages, alternating blocks of calls (O..O S..S S..S O..O ...). */
+/* Tiny messages, alternating blocks of calls (O..O S..S S..S O..O ...). With --tiny-idle-ms, a
+ * block that follows a route switch starts after --settle calls (reported as "settle" events) and
+ * that long of idling: a switch slows the next ~8 small calls, which would otherwise land in
+ * whichever variant came after it. */
 static void tiny_allreduce(void)
 {
     int blocks = (opt.tiny_reps + opt.tiny_block - 1) / opt.tiny_block;
     for (int b = 0; b < 2 * blocks; b++) {
         enum impl which = ((b + 1) / 2) % 2 == 0 ? OPENMPI : SDNMPI;
         int first_rep = (b / 2) * opt.tiny_block;
+        if (use_routes(which) && opt.tiny_idle_ms > 0) {
+            for (int s = 0; s < opt.settle; s++)
+                emit_settle("allreduce", impl_name[which], opt.tiny_bytes, s,
+                            timed_allreduce(which, opt.tiny_bytes));
+            idle_pause(opt.tiny_idle_ms);
+        }
         for (int k = 0; k < opt.tiny_block && first_rep + k < opt.tiny_reps; k++) {
             double t = timed_allreduce(which, opt.tiny_bytes);
             emit_sample("allreduce", which, opt.tiny_bytes, -1, first_rep + k, t);

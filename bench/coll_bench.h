@@ -41,6 +41,8 @@ struct options {
                                        (allreduce, allgather, reduce, alltoall), timed as "settle" events */
     long idle_ms;                   /* --idle-ms MS: an idle pause (all ranks) before each timed call of those
                                        loops, after its settle calls (an experiment: idle vs route switch) */
+    long tiny_idle_ms;              /* --tiny-idle-ms MS: after the route switch before a block of tiny
+                                       calls, --settle untimed calls, then an idle pause of MS (all ranks) */
 };
 
 extern int my_rank, nprocs;
@@ -58,7 +60,7 @@ extern unsigned char *bbuf;
 void alloc_buffers(void);
 void emit_sample(const char *coll, enum impl which, long bytes, int root, int rep, double t);
 void emit_settle(const char *coll, const char *impl, long bytes, int call, double t);
-void idle_pause(void);
+void idle_pause(long ms);
 typedef int (*call_fn)(enum impl which, void *ctx); /* one collective call; returns its MPI code */
 double timed_settled(enum impl which, const char *coll, const char *label, long bytes, call_fn fn,
                      void *ctx);

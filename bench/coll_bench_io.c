@@ -177,14 +177,15 @@ void emit_settle(const char *coll, const char *impl, long bytes, int call, doubl
               "\"t_s\": %.9f", coll, impl, bytes, call, t);
 }
 
-/* --idle-ms: every rank idles that long after a barrier (no traffic, no route change), so that
- * the next call starts after an idle pause like the one a route switch makes. */
-void idle_pause(void)
+/* --idle-ms, --tiny-idle-ms: every rank idles `ms` after a barrier (no traffic, no route change),
+ * so that the next call starts after an idle pause like the one a route switch makes, and after
+ * the switch's slow tail has passed. */
+void idle_pause(long ms)
 {
-    if (opt.idle_ms <= 0)
+    if (ms <= 0)
         return;
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-    struct timespec ts = {opt.idle_ms / 1000, (opt.idle_ms % 1000) * 1000000L};
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0)
         if (errno != EINTR)
             die("nanosleep: %s", strerror(errno));
@@ -200,7 +201,7 @@ double timed_settled(enum impl which, const char *coll, const char *label, long 
     int settle = use_routes(which) && label ? opt.settle : 0;
     for (int s = 0;; s++) {
         if (s == settle && label)
-            idle_pause();
+            idle_pause(opt.idle_ms);
         check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
         double t0 = MPI_Wtime();
         int rc = fn(which, ctx);

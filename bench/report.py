@@ -215,8 +215,8 @@ def overhead_table(records):
         t = ["", "Per-call cost once the plan is cached (tiny allreduce, blocks of calls alternating; sdnmpi's "
              "calls follow the library's rule, i.e. PMPI_Allreduce below SDN_MPI_MIN_BYTES, 2 KiB unset). The "
              "library runs the same code for these calls whatever the routes, so the last row pools every "
-             "job's samples; the calls after a route switch run slower for several calls (bench/README.md, "
-             "\"Small messages: the PMPI threshold\"):", "",
+             "job's samples; a route switch slows the next several calls, so a block after one starts after an "
+             "idle pause (--tiny-idle-ms; bench/README.md, \"Small messages: the PMPI threshold\"):", "",
              "| routing | placement | p | size | Open MPI median | sdnmpi median | sdnmpi - Open MPI "
              "| speedup (95% interval) |",
              "|---|---|---:|---:|---:|---:|---:|---|"]
@@ -380,6 +380,9 @@ def render_markdown(results):
     if method.get("idle_ms"):
         out.append("Before every timed call of those loops all ranks idled %d ms (--idle-ms, an experiment)."
                    % method["idle_ms"])
+    if method.get("tiny_idle_ms"):
+        out.append("Before each block of 8-byte calls that follows a route switch: the settle calls, then all ranks "
+                   "idled %d ms (--tiny-idle-ms)." % method["tiny_idle_ms"])
     check = results.get("cpu_check", {})
     if check.get("verdict"):
         out += ["", "**Bottleneck check.** " + check["verdict"]]

@@ -155,6 +155,43 @@ def test_coll_bench_settles_after_each_route_switch(tmp_path, collective):
         assert {r["impl"] for r in firsts} <= {"first:openmpi", "first:sdnmpi"}
 
 
+@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
+                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+def test_coll_bench_tiny_blocks_settle_and_idle_after_each_route_switch(tmp_path):
+    """--tiny-idle-ms: each block of 8-byte calls that follows a route switch starts after --settle
+    calls of its variant (reported as "settle" events, not samples) and an idle pause; a block that
+    keeps the routes gets neither, and without --tiny-idle-ms no block does (the earlier method)."""
+    prog = build_coll_bench(tmp_path, 0)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", SDN_MPI_DISABLE="1")
+    base = [MPIRUN, "--oversubscribe", "-np", "2", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1",
+            "-x", "SDN_MPI_DISABLE", str(prog), "--collective", "allreduce", "--reps", "1", "--sizes", "4096",
+            "--tiny-reps", "6", "--tiny-block", "2", "--settle", "1"]
+    for idle_ms in (0, 200):
+        toggle = tmp_path / ("toggle%d" % idle_ms)
+        toggle.mkdir()
+        switch = bench_flows.RouteSwitch(str(toggle), bridges=[], spine_ports={}, hide=True,
+                                         on_end=lambda: None, wait=lambda: (0.0, None))
+        with switch:
+            proc = subprocess.run(base + ["--tiny-idle-ms", str(idle_ms), "--toggle", str(toggle)], env=env,
+                                  capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        events = [e for e in (benchcore.parse_line(l) for l in proc.stdout.splitlines()) if e]
+        tiny = [e for e in events if e["bench"] in ("sample", "settle") and e["bytes"] == 8]
+        samples = [e for e in tiny if e["bench"] == "sample"]
+        assert [e["impl"] for e in samples] == ["openmpi"] * 2 + ["sdnmpi"] * 4 + ["openmpi"] * 4 + ["sdnmpi"] * 2
+        settles = [k for k, e in enumerate(tiny) if e["bench"] == "settle"]
+        if not idle_ms:
+            assert settles == []
+            continue
+        # the first call sdnmpi-routed, then O O | S S S S | O O O O | S S: a switch before blocks 0, 1, 3, 5
+        assert settles == [0, 3, 8, 13]
+        assert all(tiny[k]["impl"] == tiny[k + 1]["impl"] and tiny[k]["call"] == 0 and tiny[k]["t_s"] > 0
+                   for k in settles)
+    bad = subprocess.run(base + ["--tiny-idle-ms", "20000"], env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "--tiny-idle-ms 0..10000" in bad.stderr
+
+
 # --- planner scale --------------------------------------------------------------------------
 
 def test_planner_scale_tiny_run():
