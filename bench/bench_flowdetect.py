@@ -303,6 +303,11 @@ def ratio_lines(results, pattern_names):
     return "\n".join(lines)
 
 
+def tables(results, pattern_names, modes):
+    """The results' markdown: `summary`'s table, then `ratio_lines`."""
+    return summary(results, pattern_names, modes) + "\n\n" + ratio_lines(results, pattern_names)
+
+
 def report(folders):
     """One table over the results.json of ``folders`` (runs of the same pattern and mode pooled; the
     detection columns scored again from the counter logs by the current label)."""
@@ -320,7 +325,12 @@ def report(folders):
             for mode, runs in by_mode.items():
                 modes += [mode] if mode not in modes else []
                 results.setdefault(p, {}).setdefault(mode, []).extend(runs)
-    return summary(results, names, [m for m in MODES if m in modes]) + "\n\n" + ratio_lines(results, names)
+    return tables(results, names, [m for m in MODES if m in modes])
+
+
+def past_stop(args, started):
+    """True once --stop-after (seconds; 0: never) has passed since ``started`` (time.monotonic)."""
+    return bool(args.stop_after) and time.monotonic() - started >= args.stop_after
 
 
 def run_schedule(args, steps, log_dir, counter_dir, started):
@@ -333,13 +343,13 @@ def run_schedule(args, steps, log_dir, counter_dir, started):
             fabrics = {}
             try:
                 for i, detection in enumerate(detections):
-                    if args.stop_after and time.monotonic() - started >= args.stop_after:
+                    if past_stop(args, started):
                         break
                     print("# controller --sdnmpi-flow-detection %s: %s" % (
                         detection, ", ".join(m for m in args.modes if DETECTION[m] == detection)), file=sys.stderr)
                     fabrics[detection] = Fabric(args, detection, log_dir, PREFIXES[i], MGMT_SUBNETS[i])
                 for rep, p, mode in runs:
-                    if DETECTION[mode] not in fabrics or (args.stop_after and time.monotonic() - started >= args.stop_after):
+                    if DETECTION[mode] not in fabrics or past_stop(args, started):
                         skipped += 1
                         continue
                     tags = {"pattern": p, "mode": mode, "rep": rep, "steps": steps[p]}
@@ -393,7 +403,7 @@ def main(argv=None):
     path = os.path.join(folder, "results.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
-    table = summary(results, args.patterns, args.modes) + "\n\n" + ratio_lines(results, args.patterns)
+    table = tables(results, args.patterns, args.modes)
     if skipped:
         table += "\n\n%d runs skipped (--stop-after %g s, or a fabric that did not start)" % (skipped, args.stop_after)
     if error:

@@ -12,7 +12,7 @@ import threading
 from bench_common import FABRIC_SUBNET, pct_text, write_json, fmt_duration, now_s
 from bench_sampling import CpuMonitor
 from bench_flows import RouteSwitch
-from bench_limits import parallel_iperf
+from bench_limits import parallel_iperf, parse_sdn_env
 import bench_more
 import bench_startup
 import benchcore
@@ -198,9 +198,7 @@ def sdn_env(args):
     env = {"SDN_MPI_TIMEOUT_MS": str(args.sdn_timeout_ms)}
     if args.bcast_rate_mbps is not None:
         env["SDN_MPI_BCAST_RATE_MBPS"] = str(args.bcast_rate_mbps)
-    for item in getattr(args, "sdn_env", None) or []:   # --sdn-env NAME=VALUE
-        name, _, value = item.partition("=")
-        env[name] = value
+    env.update(parse_sdn_env(getattr(args, "sdn_env", None)))   # --sdn-env NAME=VALUE
     return env
 
 

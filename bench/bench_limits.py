@@ -150,14 +150,16 @@ LIB_BCAST_TREES = 2
 BCAST_AUTO_SHARE = 1.0
 
 
+def parse_sdn_env(items):
+    """{NAME: VALUE} of --sdn-env items (NAME=VALUE strings; None: none): a later NAME overrides an
+    earlier one, an item without "=" is NAME with an empty value."""
+    return dict(item.partition("=")[::2] for item in items or ())
+
+
 def bcast_trees(spines, sdn_env_items=()):
     """The multicast trees a Bcast of the jobs uses: SDN_MPI_BCAST_TREES (an --sdn-env item, else the
     library's default), at most one per spine."""
-    trees = LIB_BCAST_TREES
-    for item in sdn_env_items or ():
-        name, _, value = item.partition("=")
-        if name == "SDN_MPI_BCAST_TREES":
-            trees = int(value)
+    trees = int(parse_sdn_env(sdn_env_items).get("SDN_MPI_BCAST_TREES", LIB_BCAST_TREES))
     return max(1, min(trees, spines))
 
 

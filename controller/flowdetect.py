@@ -209,7 +209,7 @@ class FlowDetection:
         """{job id: [pairs]}: the detected pairs that sent under BUSY_SHARE of the link in
         STALE_POLLS complete polls in a row, now left out of their job's detected demand (and
         rearmed: flagged again when they next carry an elephant). The caller declares what is left."""
-        floor = BUSY_SHARE * self._link_bytes()
+        floor = self._busy_line()
         latest = self.book.latest()
         routed = {p for detected in self.detected.values() for p in detected}
         for p in [p for p in self.quiet if p not in routed]:   # released or forgotten since
@@ -248,9 +248,13 @@ class FlowDetection:
         """Bytes the host link carries in one interval."""
         return self.classifier.link_rate * self.classifier.interval
 
+    def _busy_line(self):
+        """Bytes in one interval at BUSY_SHARE of the host link: a pair sending at least this is busy."""
+        return BUSY_SHARE * self._link_bytes()
+
     def _busy(self, job_id):
         """The job's pairs that sent at least BUSY_SHARE of the link in the latest interval."""
-        floor = BUSY_SHARE * self._link_bytes()
+        floor = self._busy_line()
         return sorted(p for p, b in self.book.latest().items() if b >= floor and self.counting.job_of.get(p) == job_id)
 
     def _data_pairs(self, busy):

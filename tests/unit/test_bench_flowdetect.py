@@ -170,3 +170,10 @@ def test_stop_after_starts_no_run_past_its_time(monkeypatch):
     done = sum(len(runs) for runs in results["shift"].values())
     assert done + skipped == 6 and 0 < done < 6
     assert [e[1] for e in FakeFabric.log if e[0] == "start"] == ["threshold"]    # learned's block: past its time
+
+
+def test_past_stop_is_never_without_stop_after_and_from_its_time_on_with_it(monkeypatch):
+    monkeypatch.setattr(bench_flowdetect.time, "monotonic", lambda: 145.0)
+    assert not bench_flowdetect.past_stop(bench_flowdetect.parse_args([]), 0.0)
+    args = bench_flowdetect.parse_args(["--stop-after", "45"])
+    assert bench_flowdetect.past_stop(args, 100.0) and not bench_flowdetect.past_stop(args, 100.5)

@@ -92,6 +92,8 @@ def test_bcast_rate_is_each_trees_share_of_its_slowest_link_unless_given():
     assert bench_limits.bcast_trees(1) == 1                               # one spine, one tree
     assert bench_limits.bcast_trees(4, ["SDN_MPI_BCAST_TREES=3", "SDN_MPI_VERBOSE=1"]) == 3
     assert bench_limits.bcast_trees(2, ["SDN_MPI_BCAST_TREES=1"]) == 1
+    assert bench_limits.parse_sdn_env(None) == {}
+    assert bench_limits.parse_sdn_env(["A=1", "B=x=y", "A=2", "C"]) == {"A": "2", "B": "x=y", "C": ""}
     args = bench_cli.parse_args(["--fabric-bw", "10"])
     assert bench_jobs.sdn_env(args) == {"SDN_MPI_TIMEOUT_MS": "30000", "SDN_MPI_BCAST_RATE_MBPS": "10"}
     assert bench_jobs.sdn_env(bench_cli.parse_args(["--host-bw", "40", "--fabric-bw", "20"]))["SDN_MPI_BCAST_RATE_MBPS"] == "20"
