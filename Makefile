@@ -24,7 +24,8 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
-# `make bench` (about 2.5 hours: this about 1.5 h, job routing and flow detection about 30 min each)
+# `make bench` (about 3 hours: this about 1.5 h, the two runs below about 40 min, job routing and flow
+# detection about 30 min each)
 # or `make bench QUICK=1` (a few minutes per part); ARGS="..." passes options to bench/run.py (fabric
 # size, bandwidths, routings, ...; see bench/README.md); by default it runs at the link rates a probe
 # chooses on the machine (--rates link-bound: the fastest rung where the emulated links, not
@@ -35,10 +36,15 @@ ARGS ?= --rates link-bound
 BENCH16_ARGS ?= --rates link-bound --leaves 4 --hosts-per-leaf 4 --collectives allreduce \
 	--allreduce-sizes 256k,1m --reps 3 --placements random,block --routings dmodk --tiny-reps 0 \
 	--planner-max-hosts 0 --iperf-seconds 3
+# Its third run: Allgather, Reduce and Alltoall on the 8-host fabric at 1 and 4 MiB per rank, at link
+# rates chosen the same way, about 35 minutes.
+MORE_ARGS ?= --rates link-bound --collectives allgather,reduce,alltoall --more-sizes 1m,4m \
+	--tiny-reps 0 --planner-max-hosts 0 --iperf-seconds 3
 bench: setup
 	$(VENV)/bin/pip install -q -r requirements-bench.txt
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick) $(ARGS)
 	$(if $(QUICK),,$(PYTHON) bench/run.py $(BENCH16_ARGS))
+	$(if $(QUICK),,$(PYTHON) bench/run.py $(MORE_ARGS))
 	$(PYTHON) bench/bench_jobroute_mininet.py $(if $(QUICK),--quick) $(JOBROUTE_ARGS)
 	$(PYTHON) bench/bench_flowdetect.py $(if $(QUICK),--quick) $(FLOWDETECT_ARGS)
 
