@@ -9,6 +9,8 @@
   spelled out (an abbreviation argparse would accept is reported). A quote that is not a whole
   command (a synopsis with [optional] parts or placeholders such as N, OUT, $(ARGS), <dir>, ..., or
   a fragment naming one option without the rest) is checked for its option names only and counted.
+- Runs: every bench/results/RUN a doc names anywhere (or $R/RUN, R=bench/results) must be tracked.
+- Controller flags: every --sdnmpi-X (--nosdnmpi-X) must be an option (a boolean one) of controller/options.py.
 - make: every target a doc names must exist in the top Makefile (or in the doc's own directory's);
   `make T VAR="..."` checks "..." against the CLI whose recipe line of T passes $(VAR).
 """
@@ -92,6 +94,42 @@ def dead_links(doc, text, paths, read_doc=None):
         else:
             continue
         bad.append("%s:%d: %s (%s)" % (doc, line, target, why))
+    return bad
+
+
+RUN = re.compile(r"(?:\bbench/results|\$R)/([A-Za-z0-9_.-]*[A-Za-z0-9_-])")
+
+
+def untracked_runs(doc, text, paths):
+    """['doc:line: bench/results/RUN (why)'] of the run directories `text` names anywhere (a link, a
+    command, prose; as bench/results/RUN or $R/RUN) that git does not track; 'latest' (a symlink a
+    run makes) and globs are not runs."""
+    bad = []
+    for no, line in enumerate(text.split("\n"), 1):
+        for m in RUN.finditer(line):
+            run, rest = m.group(1), line[m.end():m.end() + 1]
+            if run == "latest" or rest in ("*", "?", "<") or "bench/results/" + run in paths:
+                continue
+            on_disk = os.path.isdir(os.path.join(ROOT, "bench", "results", run))
+            bad.append("%s:%d: bench/results/%s (%s)" % (doc, no, run, "on disk, not tracked by git" if on_disk
+                                                          else "missing"))
+    return bad
+
+
+CONTROLLER_FLAG = re.compile(r"(?<![\w-])--(no)?(sdnmpi-[a-z0-9-]*[a-z0-9])(?![\w*-])")
+
+
+def unknown_controller_flags(doc, text):
+    """['doc:line: --flag'] of the controller's --sdnmpi-* flags `text` names anywhere that
+    controller/options.py does not register (--nosdnmpi-X: X must be a boolean option)."""
+    from ryu import cfg
+    from sdnmpi.controller import options
+    names = {o.name: isinstance(o, cfg.BoolOpt) for o in options.OPTS}
+    bad = []
+    for no, line in enumerate(text.split("\n"), 1):
+        for m in CONTROLLER_FLAG.finditer(line):
+            if names.get(m.group(2)) is None or (m.group(1) and not names[m.group(2)]):
+                bad.append("%s:%d: %s" % (doc, no, m.group(0)))
     return bad
 
 

@@ -1,6 +1,7 @@
 """The docs stay true (README.md, bench/README.md, libsdnmpi/README.md, docs/*.md): their relative links
-name files git tracks (a fresh clone has them), the command lines they quote parse with the CLIs'
-current argument parsers, and the make targets they name exist. How: tests/unit/docs_check.py."""
+and the bench runs they cite name files git tracks (a fresh clone has them), the command lines they
+quote parse with the CLIs' current argument parsers, the make targets and the controller's --sdnmpi-*
+flags they name exist. How: tests/unit/docs_check.py."""
 import functools
 
 import pytest
@@ -30,6 +31,18 @@ def tracked():
 def test_relative_links_name_tracked_files(doc):
     dead = docs_check.dead_links(doc, docs_check.read(doc), tracked())
     assert not dead, "dead links (a run a doc cites needs `git add -f` of its results):\n" + "\n".join(dead)
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_cited_runs_are_tracked(doc):
+    bad = docs_check.untracked_runs(doc, docs_check.read(doc), tracked())
+    assert not bad, "runs cited but not in git (`git add -f` their results.json and results.md):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_controller_flags_exist(doc):
+    bad = docs_check.unknown_controller_flags(doc, docs_check.read(doc))
+    assert not bad, "--sdnmpi-* flags controller/options.py does not register:\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize("doc", DOCS)
@@ -80,6 +93,13 @@ def test_checker_reports_dead_links_with_doc_and_line():
         "docs/x.md:1: ../bench/run.py (on disk, not tracked by git)"]
 
 
+def test_checker_reports_runs_cited_in_prose_and_commands():
+    text = "Run bench/results/20991231-000000 and\n`R=bench/results; python x.py $R/flowdetect-x/counters " \
+           "bench/results/flowdetect-*/counters bench/results/latest`; see bench/results/ok."
+    assert docs_check.untracked_runs("d.md", text, {"bench/results/ok"}) == [
+        "d.md:1: bench/results/20991231-000000 (missing)", "d.md:2: bench/results/flowdetect-x (missing)"]
+
+
 def test_checker_reports_stale_commands():
     found = synthetic_findings()
     verdicts = {text: (f.command.where, f.status) for text, f in found.items()}
@@ -98,6 +118,13 @@ def test_checker_reports_stale_commands():
     assert "--routre" in found["sdnmpi-sim job --topology kary:k=4 --trace t.tar.gz --routre dmodk"].message
     assert "ARGS=" in found["make bench ARGS=--leaves x"].message
     assert "--quic" in found["bench/run.py --quic"].message
+
+
+def test_checker_reports_unknown_controller_flags():
+    text = "`ryu-manager --sdnmpi-lldp-interval 2 --nosdnmpi-traffic-reverse-routes`\n" \
+           "--sdnmpi-no-such-flag, --nosdnmpi-lldp-interval (not boolean), --sdnmpi-* (a glob)"
+    assert docs_check.unknown_controller_flags("d.md", text) == [
+        "d.md:2: --sdnmpi-no-such-flag", "d.md:2: --nosdnmpi-lldp-interval"]
 
 
 def test_placeholders_downgrade_to_a_names_check_but_unknown_names_still_fail():
