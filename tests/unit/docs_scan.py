@@ -176,7 +176,10 @@ def _segment(doc, line, words, variables, cwd, out):
         return cwd
     words = [_substitute(w, variables) for w in words]
     head, rest = words[0], words[1:]
-    if PYTHON.match(head) or head == "$(PYTHON)":
+    if head.endswith(".py") and rest:                    # bench/X.py ARGS: the script run by python
+        rest = [head] + rest
+        head = "python"
+    if PYTHON.match(head) or head == "$(PYTHON)" or head == "python":
         while rest and rest[0].startswith("-") and rest[0] != "-m":
             rest = rest[2:] if rest[0] in ("-X", "-W") else rest[1:]
         if len(rest) >= 2 and rest[0] == "-m":
