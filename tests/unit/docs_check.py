@@ -11,6 +11,7 @@
   a fragment naming one option without the rest) is checked for its option names only and counted.
 - Runs: every bench/results/RUN a doc names anywhere (or $R/RUN, R=bench/results) must be tracked.
 - Controller flags: every --sdnmpi-X (--nosdnmpi-X) must be an option (a boolean one) of controller/options.py.
+- Options named alone (a code span `--x` or `--x VALUE`): some program of the project (or FOREIGN) defines --x.
 - make: every target a doc names must exist in the top Makefile (or in the doc's own directory's);
   `make T VAR="..."` checks "..." against the CLI whose recipe line of T passes $(VAR).
 """
@@ -366,3 +367,53 @@ def _check_make(cmd):
 
 def _pattern_target(known, target):
     return any("%" in k and re.match("^" + re.escape(k).replace("%", ".+") + "$", target) for k in known)
+
+
+# Options of other programs that the docs name: ryu-manager's own, ovs-vswitchd's, mpirun's.
+FOREIGN = {"--verbose", "--log-file", "--wsapi-host", "--wsapi-port", "--ofp-listen-host", "--ofp-tcp-listen-port",
+           "--detach", "--mlockall", "--mca"}
+OPTION_SPAN = re.compile(r"^(--[a-z][a-z0-9-]*[a-z0-9])(?:[ =][^`]*)?$")
+
+
+def known_options(paths):
+    """Every --option some program of the project defines: the Python CLIs' parsers (bench scripts,
+    console scripts, python -m modules; subcommands too), the controller's flags, the C programs'
+    "--x" literals (argv comparisons, getopt tables) in tracked .c files, and FOREIGN."""
+    from ryu import cfg
+    from sdnmpi.controller import options
+    known = set(FOREIGN)
+    for o in options.OPTS:
+        known.add("--" + o.name)
+        if isinstance(o, cfg.BoolOpt):
+            known.add("--no" + o.name)
+    modules = list(console_scripts().values()) + ["sdnmpi.mininet_topos.demo"]
+    for path in sorted(p for p in paths if p.startswith("bench/") and p.endswith(".py") and p.count("/") == 1):
+        with open(os.path.join(ROOT, path)) as f:
+            if re.search(r"^def (build_parser|parser|_parser|parse_args)\(", f.read(), re.M):
+                modules.append(_script_module(path))
+    for name in modules:
+        entry = _entry(importlib.import_module(name))
+        stack = [parse(entry, ["--help"])[1]] if entry else []
+        while stack:
+            p = stack.pop()
+            known.update(o for o in p._option_string_actions if o.startswith("--"))
+            stack.extend(a.choices[c] for a in p._actions if isinstance(a, argparse._SubParsersAction)
+                         for c in a.choices)
+    for path in (p for p in paths if p.endswith(".c")):
+        with open(os.path.join(ROOT, path), errors="replace") as f:
+            text = f.read()
+        known.update(re.findall(r'"(--[a-z][a-z0-9-]+)"', text))
+        known.update("--" + n for n in re.findall(r'\{\s*"([a-z][a-z0-9-]+)",\s*(?:no|required|optional)_argument', text))
+    return known
+
+
+def unknown_option_spans(doc, text, known):
+    """['doc:line: `--x`'] of the code spans that name one option (`--x`, `--x VALUE`) no program of
+    the project defines (see known_options)."""
+    code, paragraphs = docs_scan.scan(text)
+    bad = []
+    for line, span in docs_scan.spans(paragraphs):
+        m = OPTION_SPAN.match(span)
+        if m and m.group(1) not in known:
+            bad.append("%s:%d: `%s`" % (doc, line, span))
+    return bad

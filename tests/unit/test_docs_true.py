@@ -1,7 +1,7 @@
 """The docs stay true (README.md, bench/README.md, libsdnmpi/README.md, docs/*.md): their relative links
 and the bench runs they cite name files git tracks (a fresh clone has them), the command lines they
-quote parse with the CLIs' current argument parsers, the make targets and the controller's --sdnmpi-*
-flags they name exist. How: tests/unit/docs_check.py."""
+quote parse with the CLIs' current argument parsers, the make targets, the controller's --sdnmpi-*
+flags and the options they name alone in a code span exist. How: tests/unit/docs_check.py."""
 import functools
 
 import pytest
@@ -43,6 +43,18 @@ def test_cited_runs_are_tracked(doc):
 def test_controller_flags_exist(doc):
     bad = docs_check.unknown_controller_flags(doc, docs_check.read(doc))
     assert not bad, "--sdnmpi-* flags controller/options.py does not register:\n" + "\n".join(bad)
+
+
+@functools.lru_cache(maxsize=None)
+def known_options():
+    return frozenset(docs_check.known_options(tracked()))
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_options_named_alone_exist(doc):
+    bad = docs_check.unknown_option_spans(doc, docs_check.read(doc), known_options())
+    assert not bad, "options no program of the project defines (renamed? another program's: " \
+                    "docs_check.FOREIGN):\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize("doc", DOCS)
@@ -125,6 +137,13 @@ def test_checker_reports_unknown_controller_flags():
            "--sdnmpi-no-such-flag, --nosdnmpi-lldp-interval (not boolean), --sdnmpi-* (a glob)"
     assert docs_check.unknown_controller_flags("d.md", text) == [
         "d.md:2: --sdnmpi-no-such-flag", "d.md:2: --nosdnmpi-lldp-interval"]
+
+
+def test_checker_reports_options_no_program_defines():
+    text = "Use `--settle-calls 2`, `--idle-ms`, `--warm` (coll_bench.c), `--nosdnmpi-elide-default-hops`\n" \
+           "and `--mca` but not `--settle-call 2` or `--no-such-thing`; `-x` and `run.py --y` are no option spans."
+    assert docs_check.unknown_option_spans("d.md", text, known_options()) == [
+        "d.md:2: `--settle-call 2`", "d.md:2: `--no-such-thing`"]
 
 
 def test_placeholders_downgrade_to_a_names_check_but_unknown_names_still_fail():
