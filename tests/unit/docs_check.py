@@ -18,19 +18,15 @@
 import argparse
 import contextlib
 import importlib
+import importlib.util
 import io
 import os
 import re
 import subprocess
-import sys
 from dataclasses import dataclass
 
 import docs_scan
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-for _path in (os.path.join(ROOT, "bench"),):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
+from bench_setup import ROOT   # also puts bench/ on sys.path: its scripts import as modules
 
 # CLIs whose unknown options go to another CLI's parser (bench_release.py forwards its rest to the
 # job routing bench's parse_args).
@@ -74,11 +70,10 @@ def tracked():
     return paths
 
 
-def dead_links(doc, text, paths, read_doc=None):
+def dead_links(doc, text, paths):
     """['doc:line: target (why)'] of the relative links of `text` (a doc at `doc`) that name no path in
-    `paths` (see tracked()), or a heading anchor the markdown file (read by read_doc) lacks."""
-    read_doc = read_doc or read
-    code, paragraphs = docs_scan.scan(text)
+    `paths` (see tracked()), or a heading anchor the markdown file lacks."""
+    _, paragraphs = docs_scan.scan(text)
     bad = []
     for line, target in docs_scan.links(paragraphs):
         parts = docs_scan.relative_target(target)
@@ -90,7 +85,7 @@ def dead_links(doc, text, paths, read_doc=None):
             why = "outside the repository"
         elif rel and path.rstrip("/") not in paths and path != ".":
             why = "on disk, not tracked by git" if os.path.exists(os.path.join(ROOT, path)) else "missing"
-        elif anchor and path.endswith(".md") and anchor not in docs_scan.anchors(text if path == doc else read_doc(path)):
+        elif anchor and path.endswith(".md") and anchor not in docs_scan.anchors(text if path == doc else read(path)):
             why = "no heading #%s in %s" % (anchor, path)
         else:
             continue
@@ -410,7 +405,7 @@ def known_options(paths):
 def unknown_option_spans(doc, text, known):
     """['doc:line: `--x`'] of the code spans that name one option (`--x`, `--x VALUE`) no program of
     the project defines (see known_options)."""
-    code, paragraphs = docs_scan.scan(text)
+    _, paragraphs = docs_scan.scan(text)
     bad = []
     for line, span in docs_scan.spans(paragraphs):
         m = OPTION_SPAN.match(span)
