@@ -40,10 +40,11 @@ class Command:
 
 
 def scan(text):
-    """-> (code, paragraphs): code = [(line, logical line)] of fenced blocks and of lines indented by
-    4+ spaces (a trailing backslash joins the next line; # comments removed); paragraphs =
-    [(first line, text)] of the rest, for code spans and links."""
-    code, paragraphs, para, fence, pending = [], [], [], None, None
+    """-> (code, paragraphs): code = [(line, logical line)] of fenced blocks and of indented blocks
+    (4+ spaces after a blank line; a trailing backslash joins the next line; # comments removed);
+    paragraphs = [(first line, text)] of the text outside fences (indented lines too: a list item's
+    paragraph may be indented), for code spans and links."""
+    code, paragraphs, para, fence, pending, indented = [], [], [], None, None, False
     for no, line in enumerate(text.split("\n"), 1):
         if fence:
             if line.strip().startswith(fence):
@@ -61,7 +62,8 @@ def scan(text):
             _flush(paragraphs, para)
             para = []
             continue
-        if line.startswith(("    ", "\t")) or pending:
+        indented = pending is not None or (line.startswith(("    ", "\t")) and (indented or not para))
+        if indented:
             pending = _code_line(code, pending, no, line)
         para.append((no, line))
     _flush(paragraphs, para)

@@ -174,6 +174,9 @@ def test_scan_joins_continuations_spans_and_unwraps_commands():
     assert (py.head, py.target, py.argvs) == ("python", "bench/planner_scale.py", [["--quick"]])
     (sim,) = docs_scan.commands("d.md", 4, docs_scan.spans(paragraphs)[0][1])
     assert (sim.head, sim.argvs) == ("sdnmpi-sim", [["scenario", "a.yml", "-j", "2"]])
+    # an indented line right under a paragraph's is its continuation, not code; after a blank line it is code
+    assert docs_scan.scan("Text\n    make the plan\n\n    make bench\n    make test\nText")[0] == [
+        (4, "make bench"), (5, "make test")]
     (syn,) = docs_scan.commands("d.md", 1, "sdnmpi-ctl [--url URL] job ID [--json] [options]")
     assert syn.synopsis and syn.argvs == [["--url", "URL", "job", "ID", "--json"]] and "URL" in syn.placeholders
 
