@@ -105,7 +105,7 @@ def summarize(lines, samples):
     return rows
 
 
-def main():
+def build_parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bytes", default="1m,4m")
     ap.add_argument("--reps", type=int, default=3)
@@ -115,7 +115,11 @@ def main():
     ap.add_argument("--sdn-env", action="append", default=[])
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--ompi-mca", action="append", default=[])
-    a = ap.parse_args()
+    return ap
+
+
+def main():
+    a = build_parser().parse_args()
     sizes = benchcore.parse_sizes(a.bytes)
     args = parse_args(["--collectives", "alltoall", "--prefix", "ap", "--mgmt-subnet", "172.29.0.0/16"]
                       + sum((["--ompi-mca", m] for m in a.ompi_mca), []))

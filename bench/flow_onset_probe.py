@@ -116,7 +116,7 @@ def analyse(flow, link_Bps, steady_from=3.0):
             "first_whole_poll": {k: [float(x) for x in v] for k, v in whole.items()}}
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trials", type=int, default=6)
     p.add_argument("--bytes", type=int, default=8 << 20, help="per transfer")
@@ -124,7 +124,11 @@ def main(argv=None):
     p.add_argument("--seconds", type=float, default=9.0, help="counter probing per trial")
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     p.add_argument("--recv", type=int, help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     if args.recv:
         recv(args.recv)
         return 0

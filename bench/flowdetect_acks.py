@@ -167,7 +167,7 @@ def table(rows):
     return "\n".join(out)
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(prog="bench/flowdetect_acks.py", description=__doc__.split("\n\n")[0])
     p.add_argument("dirs", nargs="+", metavar="DIR")
     p.add_argument("--polls", action="store_true", help="list every poll's busy pairs, split (errors: !)")
@@ -176,7 +176,11 @@ def main(argv=None):
     p.add_argument("--payload-share", type=float, default=acks.PAYLOAD_SHARE,
                    help="a busy pair carries data when its payload reaches this share of the link (the "
                         "controller's rule: half the busy floor, %(default)g)")
-    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     rows = []
     try:
         for folder in args.dirs:

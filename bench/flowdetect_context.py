@@ -340,14 +340,18 @@ def labels_report(sim, dirs):
                   f"| {f(a['accuracy'])} / {f(a['precision'])} | {f(b['accuracy'])} / {f(b['precision'])} |")
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", action="append", choices=VARIANTS, help="this variant only (repeatable)")
     p.add_argument("--labels", action="store_true", help="compare the counter label's rules instead")
     p.add_argument("--misses", action="store_true", help="the shipped model's late elephants on every log")
     p.add_argument("--counter-labelled", action="store_true",
                    help="label the simulated runs by the counter label too (training and held-out figures)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     logs = sorted(glob.glob(os.path.join(nl.RESULTS, "flowdetect-*", "counters")))
     if args.misses:
         misses_report(logs)

@@ -144,11 +144,15 @@ def held_alone(clf, acc, keys, data, every, pattern):
                   f"| {f(s['within_2'])} | {s['fp']} |", flush=True)
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--folds", action="store_true", help="also each fold's timely accuracy")
     p.add_argument("--hold-out", metavar="PATTERN", help="hold out this pattern alone (and its variant, logs)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     try:
         data, every = nl.load(False)
     except flows.CounterLogError as exc:

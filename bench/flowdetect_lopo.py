@@ -107,7 +107,7 @@ def base_of(name):
     return flowtraffic.VARIANT_OF.get(name, name)
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", action="append", choices=ctx.VARIANTS,
                    help="inputs: version 5's ('none', default) or a flowdetect_context.py variant (repeatable)")
@@ -115,7 +115,11 @@ def main(argv=None):
     p.add_argument("--split", action="store_true", help="the shipped command's split only")
     p.add_argument("--without-variants", action="store_true",
                    help="leave the simulated fabric variants out of training (version 6's data)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     try:
         data, every = nl.load(False, variants=not args.without_variants)
     except flows.CounterLogError as exc:

@@ -164,12 +164,16 @@ def load(halo2d, variants=True):
     return data, counterlogs.rescaled(every, rate * interval, LINK * INTERVAL)
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", action="append", choices=sorted(MODELS), help="this model only (repeatable)")
     p.add_argument("--curve", action="store_true", help="a row for every cutoff, not only the rule's")
     p.add_argument("--halo2d", action="store_true", help="also train on the Mininet halo2d logs")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     try:
         data, every = load(args.halo2d)
     except flows.CounterLogError as exc:

@@ -112,14 +112,18 @@ def onset(dirs, fraction=flowtraffic.HEAVY_FRACTION):
               f"{np.mean(np.array(r['inside']) < 2 / 3):.2f} | {np.median(r['after_low']):.2f} |")
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dirs", nargs="+", help="counters/ folders of bench_flowdetect.py results")
     p.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
                    help="a learned model to score (default: the shipped one as 'learned')")
     p.add_argument("--onset", action="store_true", help="print how the elephants begin instead")
     p.add_argument("--pairs", metavar="PATTERN", help="print every elephant of PATTERN around its start instead")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     if args.onset:
         missing = [d for d in args.dirs if not glob.glob(os.path.join(d, "*.jsonl.gz"))]
         if missing:

@@ -157,7 +157,7 @@ def analyse_call(ranks, host_bps, fabric_bps, spines, slow_s=0.15):
     return out
 
 
-def main(argv=None):
+def build_parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
     ap.add_argument("--host-mbps", type=float, default=30.0)
@@ -166,7 +166,11 @@ def main(argv=None):
     ap.add_argument("--min-bytes", type=int, default=256 * 1024, help="calls below this are skipped")
     ap.add_argument("--slow-ms", type=float, default=150.0, help="transfers counted as slow from here on")
     ap.add_argument("--json", action="store_true")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None):
+    a = build_parser().parse_args(argv)
     if not os.path.isdir(a.dir):
         print("hier_trace: no such directory: %s" % a.dir, file=sys.stderr)
         return 2

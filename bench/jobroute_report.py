@@ -312,13 +312,17 @@ def merge(docs):
     return out
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(prog="bench/jobroute_report.py", description="merge job-routing bench results")
     p.add_argument("dirs", nargs="+")
     p.add_argument("--out")
     p.add_argument("--resimulate", action="store_true",
                    help="run the simulator again on each program's trace (after a change of the model)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     docs = []
     for d in args.dirs:
         path = os.path.join(d, "results.json") if os.path.isdir(d) else d

@@ -103,7 +103,7 @@ def _seeds(text):
     return [int(s) for s in text.split(",")]
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trace", default=TRACE)
     p.add_argument("--topology", action="append",
@@ -113,7 +113,11 @@ def main(argv=None):
     p.add_argument("--routers", default=",".join(ROUTERS))
     p.add_argument("--no-time", action="store_true", help="skip the simulated completion times")
     p.add_argument("--json", help="write the rows and the summary here")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     routers = args.routers.split(",")
     trace = traces.load(args.trace)
     rows = []

@@ -169,13 +169,17 @@ def _short(values, limit=8):
     return "[%s%s]" % (text, ",..." if len(values) > limit else "")
 
 
-def main(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fabrics of at most %d hosts" % QUICK_MAX_HOSTS)
     parser.add_argument("--max-hosts", type=int)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", help="write the rows to this file")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     rows = run(quick=args.quick, max_hosts=args.max_hosts, seed=args.seed,
                progress=lambda msg: print(msg, flush=True))
     print(format_table(rows))

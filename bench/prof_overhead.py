@@ -63,7 +63,7 @@ def table(samples, sizes):
     return "\n".join(rows)
 
 
-def main(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=9, help="runs per side (default 9)")
     parser.add_argument("--seconds", type=float, default=0.4, help="seconds per size and run (default 0.4)")
@@ -72,6 +72,11 @@ def main(argv=None):
     parser.add_argument("--min-bytes", type=int, default=8)
     parser.add_argument("--max-bytes", type=int, default=4 << 20)
     parser.add_argument("--scratch", default="/tmp/sdnmpi-prof-bench", help="where the profiled runs' traces go")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.reps < 1 or args.seconds <= 0 or not 0 < args.min_bytes <= args.max_bytes:
         parser.error("--reps >= 1, --seconds > 0 and 0 < --min-bytes <= --max-bytes")

@@ -90,12 +90,16 @@ def bench_big(data, repeat):
     return rows
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json", help="write the figures here")
     p.add_argument("--pfsim-data", default=DATA)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     cg = bench_cg(args.pfsim_data, args.repeat)
     print(f"cg.yml ({cg['cg_jobs']} jobs in 12 scenarios): -j 1 {cg['cg_yml_j1_s']:.3f} s "
           f"(cpu {cg['cg_yml_j1_cpu_s']:.3f} s), -j 2 {cg['cg_yml_j2_s']:.3f} s, "

@@ -175,7 +175,7 @@ def run_routing(routing, patterns, args, log_dir):
     return rows
 
 
-def main(argv=None):
+def build_parser():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--routings", default="dmodk,single")
     p.add_argument("--patterns", default=",".join(PATTERNS))
@@ -189,7 +189,11 @@ def main(argv=None):
                    help="TCP payload per byte the link shaper counts (default 1448/1514)")
     p.add_argument("--json", help="write the rows here")
     p.add_argument("--log-dir", default=None)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     patterns = args.patterns.split(",")
     unknown = [x for x in patterns if x not in PATTERNS]
     if unknown:
