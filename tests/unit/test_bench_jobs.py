@@ -125,6 +125,27 @@ FULL_JOB = {"name": "allreduce-dmodk-block-p4", "label": "allreduce dmodk/block 
             "timeout_s": 60}
 
 
+def full_prog(toggle):
+    """FULL_JOB's coll_bench command line: every option in coll_bench's order, numbers left as numbers."""
+    return ["/bin/coll_bench", "--collective", "allreduce", "--reps", 5, "--sizes", "8,65536",
+            "--calls", "10,1", "--roots", "0,2", "--sdn-algs", "rd,hier", "--settle", 1, "--idle-ms", 3,
+            "--tiny-reps", 40, "--tiny-block", 10, "--toggle", toggle, "--lib-verbose", "--warm",
+            "--gap-ms", 5, "--startup-comms", 2, "--startup-variant", "planahead"]
+
+
+# FULL_JOB's ranks' environment: the job's own SDN_MPI_TRACE overrides --sdn-env's
+FULL_ENV = {"SDN_MPI_CONTROLLER": "192.168.7.1:4321", "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET,
+            "SDN_MPI_TIMEOUT_MS": "2000", "SDN_MPI_BCAST_RATE_MBPS": "15", "SDN_MPI_TRACE": "2",
+            "SDN_MPI_MIN_BYTES": "0"}
+
+
+def test_coll_bench_argv_and_job_env_of_a_job_dict(fakes):
+    bench, _killed = fakes
+    assert bench_jobs.coll_bench_argv(bench, FULL_JOB, "/tmp/toggle-x") == full_prog("/tmp/toggle-x")
+    assert bench_jobs.job_env(bench, FULL_JOB) == FULL_ENV
+    assert FakeMpiJob.made == [] and FakePopen.made == []
+
+
 def test_run_mpi_job_builds_the_coll_bench_command_environment_and_record(fakes):
     bench, killed = fakes
     said, progress = progress_log()
@@ -135,16 +156,11 @@ def test_run_mpi_job_builds_the_coll_bench_command_environment_and_record(fakes)
     assert toggle.startswith(bench.fabric.tmpdir + "/toggle-")
     switch, = FakeSwitch.made
     assert (switch.toggle_dir, switch.hide) == (toggle, True)
-    assert prog == ["/bin/coll_bench", "--collective", "allreduce", "--reps", 5, "--sizes", "8,65536",
-                    "--calls", "10,1", "--roots", "0,2", "--sdn-algs", "rd,hier", "--settle", 1, "--idle-ms", 3,
-                    "--tiny-reps", 40, "--tiny-block", 10, "--toggle", toggle, "--lib-verbose", "--warm",
-                    "--gap-ms", 5, "--startup-comms", 2, "--startup-variant", "planahead"]
+    assert prog == full_prog(toggle)
     assert (np, mca, [h.name for h in mpi.hosts], mpi.slots) == (4, [("btl_tcp_sndbuf", "0")], ["h1", "h2", "h3", "h4"], 1)
     assert env_order == ["SDN_MPI_CONTROLLER", "SDN_MPI_FABRIC_SUBNET", "SDN_MPI_TIMEOUT_MS",
                          "SDN_MPI_BCAST_RATE_MBPS", "SDN_MPI_TRACE", "SDN_MPI_MIN_BYTES"]
-    assert env == {"SDN_MPI_CONTROLLER": "192.168.7.1:4321", "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET,
-                   "SDN_MPI_TIMEOUT_MS": "2000", "SDN_MPI_BCAST_RATE_MBPS": "15", "SDN_MPI_TRACE": "2",
-                   "SDN_MPI_MIN_BYTES": "0"}
+    assert env == FULL_ENV
     argv = ["mpirun", "-np", 4] + prog
     popen, = FakePopen.made
     assert popen.argv == ["mnexec", "h1"] + [str(a) for a in argv]
