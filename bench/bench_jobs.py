@@ -27,19 +27,54 @@ PLAN_RE = re.compile(r"plan comm=\d+ ranks=(?P<ranks>\d+) hosts=\d+ steps=(?P<st
 
 def run_mpi_job(bench, job, progress):
     """Runs one coll_bench job; returns (events, meta)."""
-    from sdnmpi.mininet_topos import procs
     from sdnmpi.mininet_topos.net import MpiJob
     args = bench.args
     fab = bench.fabric
     hosts = [fab.host(h) for h in bench.host_names(job["hosts"])]
     toggle_dir = tempfile.mkdtemp(prefix="toggle-", dir=fab.tmpdir)
+    prog = coll_bench_argv(bench, job, toggle_dir)
+    env = job_env(bench, job)
+    slots = job.get("slots", 1)   # startup rows at p > hosts (bench_startup.py)
+    mpi = MpiJob(fab, hosts, slots=slots)
+    argv = mpi.mpirun_argv(prog, np=job["nprocs"] if slots > 1 else len(hosts), env=env, mca=args.mca)
+    log_path = os.path.join(bench.log_dir, "%s.log" % job["name"])
+    meta = {"name": job["name"], "argv": [str(a) for a in argv]}
+    plan_info = {}
+
+    def capture_plan():
+        # Called at coll_bench's "end" request, before SDN_MPI_Finalize releases the job.
+        plan_info.update(summarize_jobs(bench.ctl.rest("/sdnmpi/jobs"), bench.topo))
+
+    stats_before = bench.rpc_stats()
+    switch = RouteSwitch(toggle_dir, bench.topo.switch_names, bench.spine_ports(),
+                         hide=not args.no_hide_job_flows, on_end=capture_plan)
+    timeout = job["timeout_s"]
+    t0 = now_s()
+    # phase: the implementation whose routes are on (RouteSwitch.state), to judge each one's traffic apart
+    with CpuMonitor(links=bench.link_directions(), phase=lambda: switch.state) as cpu, switch, \
+            open(log_path, "w") as log:
+        rc, timed_out, events, plan_lines = run_logged(hosts[0], argv, mpi, env, timeout, log, job, progress)
+    meta.update({"rc": rc, "timed_out": timed_out, "wall_s": now_s() - t0,
+                 "cpu": cpu.summary(), "routes": switch.summary(), "plan": plan_info,
+                 "log": os.path.relpath(log_path, bench.out_dir)})
+    meta.update(controller_counts(stats_before, bench.rpc_stats()))
+    meta["disrupted"] = disruption_reasons(meta)
+    lib_plan = parse_lib_plan(plan_lines)
+    if lib_plan is not None:
+        meta["lib_plan"] = lib_plan
+    if not bench.wait_no_jobs():
+        meta["warning"] = "the controller still lists the job 30 s after it ended"
+    if meta["rc"] == 0 and not switch.ended:
+        meta["warning"] = "coll_bench never sent its end request: no plan recorded"
+    return events, meta
+
+
+def coll_bench_argv(bench, job, toggle_dir):
+    """coll_bench's command line for ``job``; ``toggle_dir`` is where it asks for route switches."""
     prog = [job.get("coll_bench") or bench.coll_bench, "--collective", job["collective"], "--reps", job["reps"]]
-    if job.get("sizes"):
-        prog += ["--sizes", ",".join(str(s) for s in job["sizes"])]
-    if job.get("calls"):
-        prog += ["--calls", ",".join(str(c) for c in job["calls"])]
-    if job.get("roots"):
-        prog += ["--roots", ",".join(str(r) for r in job["roots"])]
+    for key in ("sizes", "calls", "roots"):
+        if job.get(key):
+            prog += ["--" + key, ",".join(str(v) for v in job[key])]
     if job.get("sdn_algs"):
         prog += ["--sdn-algs", ",".join(job["sdn_algs"])]
     if job.get("settle_calls"):
@@ -58,80 +93,76 @@ def run_mpi_job(bench, job, progress):
             prog += ["--" + key.replace("_", "-"), job[key]]
     if job.get("variant"):
         prog += ["--startup-variant", job["variant"]]
-    env = {"SDN_MPI_CONTROLLER": "%s:%d" % (fab.mgmt.root_ip, bench.ports["rpc"]),
+    return prog
+
+
+def job_env(bench, job):
+    """The variables every rank of ``job`` gets: the controller's address, sdn_env and the job's own."""
+    env = {"SDN_MPI_CONTROLLER": "%s:%d" % (bench.fabric.mgmt.root_ip, bench.ports["rpc"]),
            "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET}
-    env.update(sdn_env(args))
+    env.update(sdn_env(bench.args))
     env.update(job.get("env", {}))   # a job's own library knobs (bench_startup.py's variants)
-    slots = job.get("slots", 1)   # startup rows at p > hosts (bench_startup.py)
-    mpi = MpiJob(fab, hosts, slots=slots)
-    argv = mpi.mpirun_argv(prog, np=job["nprocs"] if slots > 1 else len(hosts), env=env, mca=args.mca)
-    log_path = os.path.join(bench.log_dir, "%s.log" % job["name"])
-    events, plan_lines, meta = [], [], {"name": job["name"], "argv": [str(a) for a in argv]}
-    plan_info = {}
+    return env
 
-    def capture_plan():
-        # Called at coll_bench's "end" request, before SDN_MPI_Finalize releases the job.
-        plan_info.update(summarize_jobs(bench.ctl.rest("/sdnmpi/jobs"), bench.topo))
 
-    stats_before = bench.rpc_stats()
-    switch = RouteSwitch(toggle_dir, bench.topo.switch_names, bench.spine_ports(),
-                         hide=not args.no_hide_job_flows, on_end=capture_plan)
-    timeout = job["timeout_s"]
-    t0 = now_s()
-    pending = {}
-    # phase: the implementation whose routes are on (RouteSwitch.state), to judge each one's traffic apart
-    with CpuMonitor(links=bench.link_directions(), phase=lambda: switch.state) as cpu, switch, \
-            open(log_path, "w") as log:
-        log.write(" ".join(str(a) for a in argv) + "\n")
-        proc = subprocess.Popen(procs.in_host(hosts[0], argv), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=mpi.environment(env), start_new_session=True,
-                                universal_newlines=True, bufsize=1)
-        timed_out = threading.Event()
+def run_logged(host, argv, mpi, env, timeout, log, job, progress):
+    """Runs mpirun in ``host``, killed after ``timeout`` s, its output into ``log`` and shown as it comes;
+    returns (returncode, timed out, coll_bench's events, the library's plan lines)."""
+    from sdnmpi.mininet_topos import procs
+    events, plan_lines, pending = [], [], {}
+    log.write(" ".join(str(a) for a in argv) + "\n")
+    proc = subprocess.Popen(procs.in_host(host, argv), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=mpi.environment(env), start_new_session=True,
+                            universal_newlines=True, bufsize=1)
+    timed_out = threading.Event()
 
-        def kill():
-            timed_out.set()
-            procs.terminate([proc], timeout=2.0)
-        timer = threading.Timer(timeout, kill)
-        timer.start()
-        try:
-            for line in proc.stdout:
-                log.write(line)
-                ev = benchcore.parse_line(line)
-                if ev is None:
-                    if "sdnmpi[0]: plan" in line:
-                        plan_lines.append(line.strip())
-                    continue
-                events.append(ev)
-                _show(ev, job, pending, progress)
-            proc.wait()
-        finally:
-            timer.cancel()
-            procs.kill_by_environ(mpi.dir)
-            shutil.rmtree(mpi.dir, ignore_errors=True)
-    meta.update({"rc": proc.returncode, "timed_out": timed_out.is_set(), "wall_s": now_s() - t0,
-                 "cpu": cpu.summary(), "routes": switch.summary(), "plan": plan_info,
-                 "log": os.path.relpath(log_path, bench.out_dir)})
-    stats_after = bench.rpc_stats()
-    meta["controller_rpc"] = {k: stats_after.get(k, 0) - stats_before.get(k, 0)
-                              for k in ("jobs_registered", "allreduce_plans", "bcast_trees", "errors")}
-    # Routes are recomputed only when the topology changes: during a job that means the controller
-    # lost LLDP links or switches (a CPU-starved machine) and the job's times are not trustworthy.
-    meta["route_recomputes"] = stats_after.get("route_recomputes", 0) - stats_before.get("route_recomputes", 0)
-    meta["fabric_disrupted"] = meta["route_recomputes"] > 0 or not stats_after
-    meta["disrupted"] = disruption_reasons(meta)
+    def kill():
+        timed_out.set()
+        procs.terminate([proc], timeout=2.0)
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    try:
+        for line in proc.stdout:
+            log.write(line)
+            ev = benchcore.parse_line(line)
+            if ev is None:
+                if "sdnmpi[0]: plan" in line:
+                    plan_lines.append(line.strip())
+                continue
+            events.append(ev)
+            _show(ev, job, pending, progress)
+        proc.wait()
+    finally:
+        timer.cancel()
+        procs.kill_by_environ(mpi.dir)
+        shutil.rmtree(mpi.dir, ignore_errors=True)
+    return proc.returncode, timed_out.is_set(), events, plan_lines
+
+
+def controller_counts(stats_before, stats_after):
+    """What the controller did during the job (its RPC statistics before and after): the RPCs, the
+    route recomputes, and whether the fabric was disrupted."""
+    route_recomputes = stats_after.get("route_recomputes", 0) - stats_before.get("route_recomputes", 0)
+    return {"controller_rpc": {k: stats_after.get(k, 0) - stats_before.get(k, 0)
+                               for k in ("jobs_registered", "allreduce_plans", "bcast_trees", "errors")},
+            # Routes are recomputed only when the topology changes: during a job that means the controller
+            # lost LLDP links or switches (a CPU-starved machine) and the job's times are not trustworthy.
+            "route_recomputes": route_recomputes,
+            "fabric_disrupted": route_recomputes > 0 or not stats_after}
+
+
+def parse_lib_plan(plan_lines):
+    """The last of the library's plan log lines (PLAN_RE) as a record, or None."""
+    lib_plan = None
     for line in plan_lines:
         m = PLAN_RE.search(line)
         if m:
-            meta["lib_plan"] = {"rtt_s": float(m.group("rtt")), "controller_total_s": float(m.group("total")),
-                                "controller_plan_s": float(m.group("plan")),
-                                "controller_install_s": float(m.group("install")),
-                                "flows": int(m.group("flows")), "max_load": m.group("max_load")}
-    if not bench.wait_no_jobs():
-        meta["warning"] = "the controller still lists the job 30 s after it ended"
-    if meta["rc"] == 0 and not switch.ended:
-        meta["warning"] = "coll_bench never sent its end request: no plan recorded"
-    return events, meta
+            lib_plan = {"rtt_s": float(m.group("rtt")), "controller_total_s": float(m.group("total")),
+                        "controller_plan_s": float(m.group("plan")),
+                        "controller_install_s": float(m.group("install")),
+                        "flows": int(m.group("flows")), "max_load": m.group("max_load")}
+    return lib_plan
 
 
 def disruption_reasons(meta):

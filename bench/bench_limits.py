@@ -313,121 +313,171 @@ def finish_cpu_check(results):
     9.5 Mbit/s flow, 99 % for one 260 Mbit/s flow on unlimited links)."""
     fab = results["fabric"]
     check = results["cpu_check"]
-    jobs = [j for j in results["jobs"] if j.get("collective") not in ("init", "startup") and not j.get("superseded")]
-
-    def per_job(field, stat="median"):
-        values = []
-        for j in jobs:
-            value = (j.get("cpu") or {}).get(field)
-            if isinstance(value, dict):
-                value = value.get(stat)
-            if value is not None:
-                values.append(value)
-        return values
-
-    def med(values):
-        return statistics.median(values) if values else None
-    busy, steal = per_job("machine_busy_pct"), per_job("steal_pct")
-    ovs = per_job("ovs_vswitchd_pct_of_one_core")
-    run_, wait = per_job("ovs_main_run_weighted_pct"), per_job("ovs_main_wait_weighted_pct")
-    runnable = per_job("ovs_main_runnable_weighted_pct")
-    linkw = per_job("busiest_link_weighted_pct")
-    foreign = per_job("foreign_cpu_pct_of_one_cpu")
+    fig = job_figures(results["jobs"])
     disrupted = [j for j in results["jobs"] if j.get("disrupted") and not j.get("superseded")]
     retried = [j for j in results["jobs"] if j.get("superseded")]
     iperf = [e for e in check.get("iperf", []) if e.get("mbit_s")]
     par = check.get("parallel") or {}
-    check.update({
-        "jobs_machine_busy_pct_median": med(busy), "jobs_steal_pct_median": med(steal),
-        "jobs_ovs_vswitchd_pct_median": med(ovs), "jobs_ovs_vswitchd_pct_max": max(ovs) if ovs else None,
-        "jobs_ovs_main_run_weighted_pct_median": med(run_), "jobs_ovs_main_wait_weighted_pct_median": med(wait),
-        "jobs_ovs_main_runnable_weighted_pct_median": med(runnable),
-        "jobs_busiest_link_weighted_pct_median": med(linkw),
-        "jobs_foreign_cpu_pct_median": med(foreign), "jobs_foreign_cpu_pct_max": max(foreign) if foreign else None,
-        "jobs_disrupted": [j["name"] for j in disrupted], "jobs_rerun": [j["name"] for j in retried],
-        "thresholds": {"iperf_fraction_min": CHECK_IPERF_MIN, "parallel_fraction_min": CHECK_PARALLEL_MIN,
-                       "foreign_cpu_pct_max": CHECK_FOREIGN_MAX},
-    })
-
-    def foreign_during(entry):
-        value = ((entry.get("cpu") or {}).get("foreign_cpu_pct_of_one_cpu") or {}).get("median")
-        if value is None:
-            value = entry.get("foreign_cpu_pct")
-        return "" if value is None else "; other processes used %.0f%% of a CPU meanwhile" % value
-    criteria = []
-    if iperf and fab.get("fabric_bw_mbit"):
-        frac = statistics.median(e["fraction_of_fabric_bw"] for e in iperf)
-        criteria.append(("iperf", frac >= CHECK_IPERF_MIN,
-                         "(1) one TCP flow across the spines (iperf3 %s->%s, %d s): %.1f Mbit/s = %.0f%% of the %g "
-                         "Mbit/s fabric links (needs >= %.0f%%)%s" % (
-                             iperf[0]["client"], iperf[0]["server"], iperf[0]["seconds"],
-                             statistics.median(e["mbit_s"] for e in iperf), 100 * frac, fab["fabric_bw_mbit"],
-                             100 * CHECK_IPERF_MIN, foreign_during(iperf[0]))))
-    else:
-        criteria.append(("iperf", None, "(1) no single-flow iperf3 result"))
-    if par.get("fraction_received") is not None:
-        flows = par["flows"]
-        across = [f["mbit_s"] for f in flows if f["across_spines"]]
-        within = [f["mbit_s"] for f in flows if not f["across_spines"]]
-        criteria.append(("parallel", par["fraction_received"] >= CHECK_PARALLEL_MIN,
-                         "(2) %d UDP flows at once (%d across the spines, %d within leaves, %d s), each at %.0f%% of its "
-                         "fair share of the links: %.1f of the %.1f Mbit/s offered arrived = %.0f%% (needs >= %.0f%%; "
-                         "per flow %s Mbit/s across, %s within)%s" % (
-                             len(flows), len(across), len(within), par["seconds"], 100 * par["load"], par["mbit_s"],
-                             par["offered_mbit_s"], 100 * par["fraction_received"], 100 * CHECK_PARALLEL_MIN,
-                             "/".join("%.1f" % v for v in across) or "-", "/".join("%.1f" % v for v in within) or "-",
-                             foreign_during(par))))
-    else:
-        criteria.append(("parallel", None, "(2) no parallel iperf3 result%s" % (
-            (": %s" % par["error"]) if par.get("error") else "")))
-    criteria.append(("stable", not disrupted,
-                     "(3) %s" % ("no job was disrupted" if not disrupted else
-                                 "%d job(s) disrupted even after re-running: %s" % (
-                                     len(disrupted), "; ".join("%s: %s" % (j["name"], ", ".join(j["disrupted"]))
-                                                               for j in disrupted)))
-                     + ("" if not retried else " (%d attempt(s) re-run after a disruption)" % len(retried))))
-    if linkw:   # per job: older results without link figures have nothing to judge
-        criteria.append(("jobs",) + bench_jobcheck.criterion(jobs))
+    check.update(check_figures(fig, disrupted, retried))
+    criteria = [iperf_criterion(iperf, fab), parallel_criterion(par), stable_criterion(disrupted, retried)]
+    if fig["linkw"]:   # per job: older results without link figures have nothing to judge
+        criteria.append(("jobs",) + bench_jobcheck.criterion(check_jobs(results["jobs"])))
     check["criteria"] = {name: ok for name, ok, _text in criteria}
     ok = all(c[1] is True for c in criteria)
     check["link_bound"] = ok
-    shared = med(foreign) is not None and med(foreign) >= CHECK_FOREIGN_MAX
+    shared = _median(fig["foreign"]) is not None and _median(fig["foreign"]) >= CHECK_FOREIGN_MAX
     check["machine_shared"] = shared
-    lines = [text for _name, _ok, text in criteria]
+    lines = [text for _name, _ok, text in criteria] + figure_lines(fig)
+    check["verdict"] = "; ".join(lines) + ". " + verdict_conclusion(criteria, shared, fig["foreign"])
+    check["note"] = ("CPU figures are sampled once a second and link counters every 0.25 s during each job; "
+                     "'other processes' misses processes that start and end between two samples (a lower bound).")
+
+
+def check_jobs(jobs):
+    """The MPI jobs the check's figures cover: not the init or startup jobs, not superseded attempts."""
+    return [j for j in jobs if j.get("collective") not in ("init", "startup") and not j.get("superseded")]
+
+
+def per_job(jobs, field, stat="median"):
+    """Each job's value of a CPU figure (``stat`` of a summary dict), skipping jobs without it."""
+    values = []
+    for j in jobs:
+        value = (j.get("cpu") or {}).get(field)
+        if isinstance(value, dict):
+            value = value.get(stat)
+        if value is not None:
+            values.append(value)
+    return values
+
+
+def _median(values):
+    """The median, None for no values."""
+    return statistics.median(values) if values else None
+
+
+# short name -> the job CPU figure (bench_sampling.py) the check summarises
+JOB_FIGURES = (("busy", "machine_busy_pct"), ("steal", "steal_pct"), ("ovs", "ovs_vswitchd_pct_of_one_core"),
+               ("run", "ovs_main_run_weighted_pct"), ("wait", "ovs_main_wait_weighted_pct"),
+               ("runnable", "ovs_main_runnable_weighted_pct"), ("linkw", "busiest_link_weighted_pct"),
+               ("foreign", "foreign_cpu_pct_of_one_cpu"))
+
+
+def job_figures(jobs):
+    """The per-job values of every JOB_FIGURES figure over the MPI jobs (check_jobs), by short name."""
+    mpi_jobs = check_jobs(jobs)
+    return {name: per_job(mpi_jobs, field) for name, field in JOB_FIGURES}
+
+
+def check_figures(fig, disrupted, retried):
+    """The summary figures, job lists and thresholds recorded in results["cpu_check"]."""
+    ovs, foreign = fig["ovs"], fig["foreign"]
+    return {
+        "jobs_machine_busy_pct_median": _median(fig["busy"]), "jobs_steal_pct_median": _median(fig["steal"]),
+        "jobs_ovs_vswitchd_pct_median": _median(ovs), "jobs_ovs_vswitchd_pct_max": max(ovs) if ovs else None,
+        "jobs_ovs_main_run_weighted_pct_median": _median(fig["run"]),
+        "jobs_ovs_main_wait_weighted_pct_median": _median(fig["wait"]),
+        "jobs_ovs_main_runnable_weighted_pct_median": _median(fig["runnable"]),
+        "jobs_busiest_link_weighted_pct_median": _median(fig["linkw"]),
+        "jobs_foreign_cpu_pct_median": _median(foreign), "jobs_foreign_cpu_pct_max": max(foreign) if foreign else None,
+        "jobs_disrupted": [j["name"] for j in disrupted], "jobs_rerun": [j["name"] for j in retried],
+        "thresholds": {"iperf_fraction_min": CHECK_IPERF_MIN, "parallel_fraction_min": CHECK_PARALLEL_MIN,
+                       "foreign_cpu_pct_max": CHECK_FOREIGN_MAX},
+    }
+
+
+def foreign_during(entry):
+    """'; other processes used N% of a CPU meanwhile' for an iperf3 check entry, or ''."""
+    value = ((entry.get("cpu") or {}).get("foreign_cpu_pct_of_one_cpu") or {}).get("median")
+    if value is None:
+        value = entry.get("foreign_cpu_pct")
+    return "" if value is None else "; other processes used %.0f%% of a CPU meanwhile" % value
+
+
+def iperf_criterion(iperf, fab):
+    """Criterion (1), (name, ok, text): one TCP flow across the spines fills a fabric link."""
+    if not (iperf and fab.get("fabric_bw_mbit")):
+        return ("iperf", None, "(1) no single-flow iperf3 result")
+    frac = statistics.median(e["fraction_of_fabric_bw"] for e in iperf)
+    return ("iperf", frac >= CHECK_IPERF_MIN,
+            "(1) one TCP flow across the spines (iperf3 %s->%s, %d s): %.1f Mbit/s = %.0f%% of the %g "
+            "Mbit/s fabric links (needs >= %.0f%%)%s" % (
+                iperf[0]["client"], iperf[0]["server"], iperf[0]["seconds"],
+                statistics.median(e["mbit_s"] for e in iperf), 100 * frac, fab["fabric_bw_mbit"],
+                100 * CHECK_IPERF_MIN, foreign_during(iperf[0])))
+
+
+def parallel_criterion(par):
+    """Criterion (2), (name, ok, text): the parallel UDP flows arrive at the rates offered."""
+    if par.get("fraction_received") is None:
+        return ("parallel", None, "(2) no parallel iperf3 result%s" % (
+            (": %s" % par["error"]) if par.get("error") else ""))
+    flows = par["flows"]
+    across = [f["mbit_s"] for f in flows if f["across_spines"]]
+    within = [f["mbit_s"] for f in flows if not f["across_spines"]]
+    return ("parallel", par["fraction_received"] >= CHECK_PARALLEL_MIN,
+            "(2) %d UDP flows at once (%d across the spines, %d within leaves, %d s), each at %.0f%% of its "
+            "fair share of the links: %.1f of the %.1f Mbit/s offered arrived = %.0f%% (needs >= %.0f%%; "
+            "per flow %s Mbit/s across, %s within)%s" % (
+                len(flows), len(across), len(within), par["seconds"], 100 * par["load"], par["mbit_s"],
+                par["offered_mbit_s"], 100 * par["fraction_received"], 100 * CHECK_PARALLEL_MIN,
+                "/".join("%.1f" % v for v in across) or "-", "/".join("%.1f" % v for v in within) or "-",
+                foreign_during(par)))
+
+
+def stable_criterion(disrupted, retried):
+    """Criterion (3), (name, ok, text): no job whose records are in the tables was disrupted."""
+    return ("stable", not disrupted,
+            "(3) %s" % ("no job was disrupted" if not disrupted else
+                        "%d job(s) disrupted even after re-running: %s" % (
+                            len(disrupted), "; ".join("%s: %s" % (j["name"], ", ".join(j["disrupted"]))
+                                                      for j in disrupted)))
+            + ("" if not retried else " (%d attempt(s) re-run after a disruption)" % len(retried)))
+
+
+def figure_lines(fig):
+    """The verdict's lines that report the jobs' link and CPU figures (no criteria)."""
+    linkw, runnable, foreign, steal, busy = fig["linkw"], fig["runnable"], fig["foreign"], fig["steal"], fig["busy"]
+    lines = []
     if linkw:
         lines.append("while the MPI jobs moved data, the busiest link ran at %.0f%% of its rate (traffic-weighted, "
                      "median over %d jobs; range %.0f-%.0f%%; gaps between an algorithm's steps keep this below "
-                     "100%%)" % (med(linkw), len(linkw), min(linkw), max(linkw)))
+                     "100%%)" % (_median(linkw), len(linkw), min(linkw), max(linkw)))
     if runnable:
         lines.append("ovs-vswitchd's forwarding thread ran %.0f%% and waited for a CPU %.0f%% of that time "
-                     "(traffic-weighted medians; busiest job %.0f%%)" % (med(run_), med(wait), max(runnable)))
+                     "(traffic-weighted medians; busiest job %.0f%%)" % (
+                         _median(fig["run"]), _median(fig["wait"]), max(runnable)))
     if foreign:
         lines.append("other processes on the machine (not the bench, not Open vSwitch) used %.0f%% of one CPU "
                      "during the jobs (median; highest job %.0f%%; %d CPUs in all)%s" % (
-                         med(foreign), max(foreign), os.cpu_count(),
-                         (", steal time %.0f%%" % med(steal)) if steal else ""))
+                         _median(foreign), max(foreign), os.cpu_count(),
+                         (", steal time %.0f%%" % _median(steal)) if steal else ""))
     if busy:
         lines.append("machine CPU busy %.0f%% (MPI ranks poll while they wait, so this is always high "
-                     "during a job)" % med(busy))
+                     "during a job)" % _median(busy))
+    return lines
+
+
+# why a failed criterion keeps the run from being link-bound
+CRITERION_FAILED = {"iperf": "one TCP flow does not fill a link",
+                    "parallel": "the links do not reach their rates all at once",
+                    "stable": "jobs were disrupted",
+                    "jobs": "jobs' links stayed below their rate while the switch was busy"}
+
+
+def verdict_conclusion(criteria, shared, foreign):
+    """The verdict's closing "VERDICT: ..." sentences from the criteria and the other processes' CPU use."""
+    if all(c[1] is True for c in criteria):
+        return ("VERDICT: link-bound. The emulated links, not the CPU, limit the transfers%s." %
+                (" (although other processes used the CPU too)" if shared else ""))
     failed = [name for name, good, _text in criteria if good is False]
     missing = [name for name, good, _text in criteria if good is None]
-    if ok:
-        conclusion = ("VERDICT: link-bound. The emulated links, not the CPU, limit the transfers%s." %
-                      (" (although other processes used the CPU too)" if shared else ""))
-    else:
-        reasons = {"iperf": "one TCP flow does not fill a link",
-                   "parallel": "the links do not reach their rates all at once",
-                   "stable": "jobs were disrupted",
-                   "jobs": "jobs' links stayed below their rate while the switch was busy"}
-        why = [reasons.get(n, n) for n in failed] + ["no data for criterion %s" % n for n in missing]
-        conclusion = ("VERDICT: NOT shown to be link-bound (%s). The times include CPU effects of the emulation; "
-                      "compare the implementations with care." % "; ".join(why))
-        if shared:
-            conclusion += (" Other processes used %.0f%% of a CPU: re-run on a quiet machine before concluding "
-                           "that the link rates are too high." % med(foreign))
-        elif ("iperf" in failed or "parallel" in failed or "jobs" in failed) and foreign:
-            conclusion += (" The machine was otherwise quiet, so the emulation itself is CPU-bound at these rates: "
-                           "lower --host-bw/--fabric-bw (bench/README.md).")
-    check["verdict"] = "; ".join(lines) + ". " + conclusion
-    check["note"] = ("CPU figures are sampled once a second and link counters every 0.25 s during each job; "
-                     "'other processes' misses processes that start and end between two samples (a lower bound).")
+    why = [CRITERION_FAILED.get(n, n) for n in failed] + ["no data for criterion %s" % n for n in missing]
+    conclusion = ("VERDICT: NOT shown to be link-bound (%s). The times include CPU effects of the emulation; "
+                  "compare the implementations with care." % "; ".join(why))
+    if shared:
+        conclusion += (" Other processes used %.0f%% of a CPU: re-run on a quiet machine before concluding "
+                       "that the link rates are too high." % _median(foreign))
+    elif ("iperf" in failed or "parallel" in failed or "jobs" in failed) and foreign:
+        conclusion += (" The machine was otherwise quiet, so the emulation itself is CPU-bound at these rates: "
+                       "lower --host-bw/--fabric-bw (bench/README.md).")
+    return conclusion

@@ -17,12 +17,12 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import bench_jobcheck  # noqa: E402
-import bench_rates  # noqa: E402
 import benchcore  # noqa: E402
 from bench_common import pct_text  # noqa: E402
 from benchcore import fmt_bytes, fmt_seconds  # noqa: E402
 from report_plots import plot_all  # noqa: E402
 import report_bounds  # noqa: E402
+import report_method  # noqa: E402
 import report_settle  # noqa: E402
 import bench_startup  # noqa: E402
 
@@ -282,14 +282,6 @@ def _plan_cell(job):
     return "; ".join(parts) or "-"
 
 
-def _disrupted(job):
-    return bool(job.get("disrupted") or job.get("fabric_disrupted"))
-
-
-def _reasons(job):
-    return job.get("disrupted") or (["topology changed"] if job.get("fabric_disrupted") else [])
-
-
 def _stat(job, field, key="median"):
     return ((job.get("cpu") or {}).get(field) or {}).get(key)
 
@@ -321,155 +313,117 @@ def jobs_table(jobs):
             pct_text(_stat(j, "machine_busy_pct")), switches,
             routes.get("job_flows_hidden", "-"), rpc.get("jobs_registered", "-"), rpc.get("allreduce_plans", "-"),
             rpc.get("bcast_trees", "-"), rpc.get("errors", "-"),
-            ("%s !" % j.get("route_recomputes", "?")) if _disrupted(j) else j.get("route_recomputes", "-"),
+            ("%s !" % j.get("route_recomputes", "?")) if report_method.is_disrupted(j) else j.get("route_recomputes", "-"),
             _plan_cell(j), bench_jobcheck.cell(j)))
     return "\n".join(lines)
 
 
 def render_markdown(results):
-    fab = results.get("fabric", {})
-    sw = results.get("software", {})
-    method = results.get("method", {})
-    records = results.get("records", [])
-    out = ["# sdnmpi benchmark%s" % (" (QUICK subset)" if results.get("quick") else ""), ""]
-    out.append("Run %s to %s (%s wall). One fabric, one run: Open MPI and sdnmpi alternate call by call "
-               "inside each mpirun; time = slowest rank; median (min-max) over the repetitions. "
-               "Speedup = Open MPI median / sdnmpi median (> 1: sdnmpi faster). "
-               "Limit = physical lower bound of the row (bench/README.md); \"/ limit\" = limit / median "
-               "(100%% = at the limit)." % (results.get("started", "?"), results.get("finished", "?"),
-                                           fmt_seconds(results.get("wall_s"))))
-    out.append("")
-    out.append("Fabric: %s spines, %s leaves, %s hosts/leaf (%s hosts); host links %s Mbit/s, fabric links %s Mbit/s%s." % (
-        fab.get("spines"), fab.get("leaves"), fab.get("hosts_per_leaf"), fab.get("hosts"),
-        fab.get("host_bw_mbit") or "unlimited", fab.get("fabric_bw_mbit") or "unlimited",
-        (" (%.0f:1 at the leaves)" % fab["oversubscription"]) if fab.get("oversubscription") else ""))
-    out += bench_rates.markdown(results.get("rate_choice"))
-    out.append("")
-    out.append("Software: %s; %s; Ryu %s; Mininet %s; kernel %s; Python %s; sdnmpi %s." % (
-        sw.get("openmpi"), sw.get("openvswitch"), sw.get("ryu"), sw.get("mininet"), sw.get("kernel"),
-        sw.get("python"), sw.get("sdnmpi_git")))
-    tuned = results.get("coll_tuned", {})
-    if tuned:
-        vals = tuned.get("values", {})
-        out.append("")
-        out.append("Open MPI coll/tuned: %s (coll_tuned_priority=%s, allreduce_algorithm=%s, bcast_algorithm=%s; "
-                   "all lines in results.json)." % (tuned.get("note", ""), vals.get("coll_tuned_priority"),
-                                                   vals.get("coll_tuned_allreduce_algorithm"),
-                                                   vals.get("coll_tuned_bcast_algorithm")))
-    mpirun = results.get("mpirun") or {}
-    if mpirun:
-        extra = mpirun.get("extra_mca") or {}
-        out.append("")
-        out.append("mpirun: one rank per host, MCA %s%s. sdnmpi settings: %s." % (
-            ", ".join("%s=%s" % kv for kv in sorted((mpirun.get("mca") or {}).items())),
-            (" (extra, from --ompi-mca: %s)" % ", ".join("%s=%s" % kv for kv in sorted(extra.items()))) if extra else "",
-            ", ".join("%s=%s" % kv for kv in sorted((mpirun.get("sdn_env") or {}).items())) or "library defaults"))
-        if mpirun.get("controller_args"):
-            out.append("Controller options: %s." % " ".join(mpirun["controller_args"]))
-    out.append("")
-    out.append("Routes during Open MPI's calls: %s." % (
-        "the controller's default routing only (for Open MPI's calls the harness overrides the job's sdnmpi "
-        "host-pair routes with flows that forward as the default routes do, and removes them for sdnmpi's "
-        "calls, outside the timed region; bench/README.md)" if method.get("hide_job_flows", True)
-        else "the job's sdnmpi flows stay installed (--no-hide-job-flows): Open MPI's traffic between the "
-             "planned host pairs also uses them"))
-    if method.get("settle_calls"):
-        out.append("After each route switch, %d allreduce, allgather, reduce or alltoall call(s) of the same variant "
-                   "and size precede the timed one (--settle-calls; timed apart: \"The first call after a route "
-                   "switch\" below)." % method["settle_calls"])
-    if method.get("idle_ms"):
-        out.append("Before every timed call of those loops all ranks idled %d ms (--idle-ms, an experiment)."
-                   % method["idle_ms"])
-    if method.get("tiny_idle_ms"):
-        out.append("Before each block of 8-byte calls that follows a route switch: the settle calls, then all ranks "
-                   "idled %d ms (--tiny-idle-ms)." % method["tiny_idle_ms"])
-    check = results.get("cpu_check", {})
-    if check.get("verdict"):
-        out += ["", "**Bottleneck check.** " + check["verdict"]]
-    for note in results.get("notes", []):
-        out += ["", "**Note.** " + note]
-
-    jobs = results.get("jobs", [])
-    superseded = [j for j in jobs if j.get("superseded")]
-    disrupted = sorted(j["name"] for j in jobs if _disrupted(j) and not j.get("superseded"))
-    if superseded:
-        out += ["", "**Re-run jobs.** %d job attempt(s) were disrupted and run again (the rule ignores the times: "
-                "the machine stalled, or the controller lost and found links, switches or hosts): %s. Their "
-                "records are listed under \"Disrupted attempts\" below, not in the tables." % (
-                    len(superseded), "; ".join("%s attempt %s: %s" % (j["name"], j.get("attempt", 1),
-                                                                     ", ".join(_reasons(j))) for j in superseded))]
-    if disrupted:
-        out += ["", "**Disrupted.** During %d job(s) whose rows are in the tables (%s) the machine stalled or the "
-                "controller lost and found links, switches or hosts (this VM's CPUs at times stop for seconds to "
-                "minutes; then LLDP probes and OpenFlow echo replies come too late). Their rows are marked \"!\" "
-                "in the n column: do not trust them." % (len(disrupted), "; ".join(
-                    "%s: %s" % (j["name"], ", ".join(_reasons(j))) for j in jobs
-                    if j["name"] in disrupted and not j.get("superseded")))]
-    all_records = records
+    """results.md's text: the opening paragraphs (report_method.py), then every section in order."""
+    disrupted = report_method.disrupted_names(results.get("jobs", []))
+    all_records = results.get("records", [])
     records = [r for r in all_records if not r.get("superseded")]
+    out = report_method.intro(results, disrupted)
+    out += allreduce_section(records, disrupted)
+    out += bcast_section(records, disrupted, results.get("method", {}).get("have_sdn_bcast", True))
+    out += report_bounds.section(results)
+    out += more_sections(records, disrupted)
+    out += report_settle.section(results)
+    out += overhead_section(records)
+    out += superseded_section(all_records)
+    out += spine_section(results.get("jobs", []))
+    out += planner_section(results.get("planner_scale"))
+    out += jobs_section(results.get("jobs")) + plots_section(results.get("plots"))
+    out.append("")
+    return "\n".join(out)
 
-    out += ["", "## Allreduce", ""]
-    table = collective_table(records, "allreduce", disrupted)
-    out.append(table or "(no allreduce results)")
+
+def allreduce_section(records, disrupted):
+    """## Allreduce: the table and the speedup summary over every size."""
+    out = ["", "## Allreduce", "", collective_table(records, "allreduce", disrupted) or "(no allreduce results)"]
     summary = speedup_summary(records, "allreduce")
     if summary:
         out += ["", "Summary over every size. The 95 %% interval of a row's speedup comes from its samples "
                 "(bootstrap, bench/README.md). A row is below %.2fx beyond the noise when its whole interval "
                 "is below %.2fx, and within the noise when only its median is." % (FLOOR, FLOOR), "", summary]
+    return out
 
-    out += ["", "## Bcast", ""]
-    if not method.get("have_sdn_bcast", True):
-        out.append("libsdnmpi provides no SDN_MPI_Bcast in this build (nm libsdnmpi.a): Open MPI only, no speedups.")
-        out.append("")
-    table = collective_table(records, "bcast", disrupted)
-    out.append(table or "(no bcast results)")
+
+def bcast_section(records, disrupted, have_sdn_bcast):
+    """## Bcast: the table (Open MPI only without SDN_MPI_Bcast) and the speedup summary."""
+    out = ["", "## Bcast", ""]
+    if not have_sdn_bcast:
+        out += ["libsdnmpi provides no SDN_MPI_Bcast in this build (nm libsdnmpi.a): Open MPI only, no speedups.", ""]
+    out.append(collective_table(records, "bcast", disrupted) or "(no bcast results)")
     summary = speedup_summary(records, "bcast")
     if summary:
         out += ["", summary]
+    return out
 
-    out += report_bounds.section(results)
-    for collective in ("allgather", "reduce", "alltoall"):   # issue 17 (bench/bench_more.py)
+
+def more_sections(records, disrupted):
+    """## Allgather, ## Reduce, ## Alltoall (issue 17, bench/bench_more.py): those that have rows."""
+    out = []
+    for collective in ("allgather", "reduce", "alltoall"):
         table = collective_table(records, collective, disrupted)
         if table:
             out += ["", "## " + collective.capitalize(), "", "Limit: the any-algorithm bound (host link or leaf "
                     "cut, bench/bench_more.py).", "", table]
+    return out
 
-    out += report_settle.section(results)
-    out += ["", "## Overheads", ""]
-    out.append(overhead_table(records) or "(none measured)")
+
+def overhead_section(records):
+    """## Overheads, and the start-up and first-call costs (bench/bench_startup.py) if measured."""
+    out = ["", "## Overheads", "", overhead_table(records) or "(none measured)"]
     startup = bench_startup.table(records)
-    if startup:   # issue 17 (bench/bench_startup.py)
+    if startup:
         out += ["", "## Start-up and first-call cost", "", startup]
+    return out
 
+
+def superseded_section(all_records):
+    """The superseded (disrupted, re-run) attempts' allreduce and bcast tables ([] if none)."""
     old = [r for r in all_records if r.get("superseded")]
-    if old:
-        out += ["", "## Disrupted attempts (re-run; not in the tables above)", ""]
-        for collective in ("allreduce", "bcast"):
-            table = collective_table(old, collective)
-            if table:
-                out += [table, ""]
+    if not old:
+        return []
+    out = ["", "## Disrupted attempts (re-run; not in the tables above)", ""]
+    for collective in ("allreduce", "bcast"):
+        table = collective_table(old, collective)
+        if table:
+            out += [table, ""]
+    return out
 
-    spines = spine_table(results.get("jobs", []))
-    if spines:
-        out += ["", "## Where the traffic went", "",
-                "Bytes the spines sent towards the leaves while each implementation was running "
-                "(switch interface counters, including warm-up and check calls).", "", spines]
 
-    if results.get("planner_scale"):
-        import planner_scale
-        out += ["", "## Planner scale (no Mininet)", "",
-                "Allreduce planner time and quality for the recursive-doubling schedule of p = all hosts. "
-                "Ratio = busiest link's flows / lower bound per step (worst step; sum over steps). On 3-tier "
-                "fat-trees the bound only counts edge uplinks, so a ratio > 1 there is not proof of a worse plan.",
-                "", planner_scale.format_table(results["planner_scale"])]
+def spine_section(jobs):
+    """## Where the traffic went: the bytes each spine sent per job and implementation ([] if none)."""
+    spines = spine_table(jobs)
+    if not spines:
+        return []
+    return ["", "## Where the traffic went", "",
+            "Bytes the spines sent towards the leaves while each implementation was running "
+            "(switch interface counters, including warm-up and check calls).", "", spines]
 
-    if results.get("jobs"):
-        out += ["", "## Jobs", "", jobs_table(results["jobs"])]
-    plots = results.get("plots") or []
-    if plots:
-        out += ["", "## Plots", ""] + ["![%s](%s)" % (p, p) for p in plots]
-    out.append("")
-    return "\n".join(out)
+
+def planner_section(scale):
+    """## Planner scale: planner_scale.py's table ([] if the run has none)."""
+    if not scale:
+        return []
+    import planner_scale
+    return ["", "## Planner scale (no Mininet)", "",
+            "Allreduce planner time and quality for the recursive-doubling schedule of p = all hosts. "
+            "Ratio = busiest link's flows / lower bound per step (worst step; sum over steps). On 3-tier "
+            "fat-trees the bound only counts edge uplinks, so a ratio > 1 there is not proof of a worse plan.",
+            "", planner_scale.format_table(scale)]
+
+
+def jobs_section(jobs):
+    """## Jobs: one row per job attempt ([] without jobs)."""
+    return ["", "## Jobs", "", jobs_table(jobs)] if jobs else []
+
+
+def plots_section(plots):
+    """## Plots: the PNGs as images ([] without plots)."""
+    return ["", "## Plots", ""] + ["![%s](%s)" % (p, p) for p in plots] if plots else []
 
 
 def write_report(results, out_dir):

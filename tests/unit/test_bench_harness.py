@@ -271,6 +271,62 @@ def test_cpu_verdict():
     assert not empty["cpu_check"]["link_bound"] and "no data for criterion iperf" in empty["cpu_check"]["verdict"]
 
 
+CPU_CHECK_KEYS = ["iperf", "parallel", "jobs_machine_busy_pct_median", "jobs_steal_pct_median",
+                  "jobs_ovs_vswitchd_pct_median", "jobs_ovs_vswitchd_pct_max", "jobs_ovs_main_run_weighted_pct_median",
+                  "jobs_ovs_main_wait_weighted_pct_median", "jobs_ovs_main_runnable_weighted_pct_median",
+                  "jobs_busiest_link_weighted_pct_median", "jobs_foreign_cpu_pct_median", "jobs_foreign_cpu_pct_max",
+                  "jobs_disrupted", "jobs_rerun", "thresholds", "criteria", "link_bound", "machine_shared",
+                  "verdict", "note"]
+
+
+def test_cpu_verdict_text_and_figures_are_pinned():
+    """The whole verdict and results["cpu_check"] (keys in results.json's order) for a shared machine,
+    a failed parallel check and a disrupted job: pinned word for word, as results.md prints them."""
+    results = verdict_results(parallel=100.0, foreign=60, disrupted=["c"])
+    bench_limits.finish_cpu_check(results)
+    check = results["cpu_check"]
+    assert list(check) == CPU_CHECK_KEYS
+    assert {k: check[k] for k in CPU_CHECK_KEYS[2:14]} == {
+        "jobs_machine_busy_pct_median": 100, "jobs_steal_pct_median": 0, "jobs_ovs_vswitchd_pct_median": 80,
+        "jobs_ovs_vswitchd_pct_max": 80, "jobs_ovs_main_run_weighted_pct_median": 75,
+        "jobs_ovs_main_wait_weighted_pct_median": 10, "jobs_ovs_main_runnable_weighted_pct_median": 85,
+        "jobs_busiest_link_weighted_pct_median": 80.0, "jobs_foreign_cpu_pct_median": 60,
+        "jobs_foreign_cpu_pct_max": 60, "jobs_disrupted": ["c"], "jobs_rerun": ["old"]}
+    assert check["criteria"] == {"iperf": True, "parallel": False, "stable": False, "jobs": True}
+    assert (check["link_bound"], check["machine_shared"]) == (False, True)
+    assert check["verdict"] == (
+        "(1) one TCP flow across the spines (iperf3 h1->h8, 5 s): 19.0 Mbit/s = 95% of the 20 Mbit/s fabric links "
+        "(needs >= 85%); other processes used 60% of a CPU meanwhile; (2) 8 UDP flows at once (4 across the spines, "
+        "4 within leaves, 5 s), each at 90% of its fair share of the links: 100.0 of the 144.0 Mbit/s offered "
+        "arrived = 69% (needs >= 95%; per flow 12.5/12.5/12.5/12.5 Mbit/s across, 12.5/12.5/12.5/12.5 within); "
+        "other processes used 60% of a CPU meanwhile; (3) 1 job(s) disrupted even after re-running: c: the machine "
+        "stalled (1 attempt(s) re-run after a disruption); (4) per job: no job ran its busiest link below 80% of its "
+        "rate while ovs-vswitchd's forwarding thread was busy >= 80% (Jobs table, \"bound by\"); while the MPI jobs "
+        "moved data, the busiest link ran at 80% of its rate (traffic-weighted, median over 3 jobs; range 80-80%; "
+        "gaps between an algorithm's steps keep this below 100%); ovs-vswitchd's forwarding thread ran 75% and "
+        "waited for a CPU 10% of that time (traffic-weighted medians; busiest job 85%); other processes on the "
+        "machine (not the bench, not Open vSwitch) used 60% of one CPU during the jobs (median; highest job 60%; "
+        + "%d CPUs in all)" % os.cpu_count() +
+        ", steal time 0%; machine CPU busy 100% (MPI ranks poll while they wait, so this is always "
+        "high during a job). VERDICT: NOT shown to be link-bound (the links do not reach their rates all at once; "
+        "jobs were disrupted). The times include CPU effects of the emulation; compare the implementations with "
+        "care. Other processes used 60% of a CPU: re-run on a quiet machine before concluding that the link rates "
+        "are too high.")
+    good = verdict_results()
+    bench_limits.finish_cpu_check(good)
+    assert good["cpu_check"]["verdict"].endswith(
+        "machine CPU busy 100% (MPI ranks poll while they wait, so this is always high during a job). "
+        "VERDICT: link-bound. The emulated links, not the CPU, limit the transfers.")
+    empty = {"fabric": {"fabric_bw_mbit": 20}, "cpu_check": {"iperf": [], "parallel": {"error": "no iperf3"}},
+             "jobs": []}
+    bench_limits.finish_cpu_check(empty)
+    assert empty["cpu_check"]["criteria"] == {"iperf": None, "parallel": None, "stable": True}
+    assert empty["cpu_check"]["verdict"] == (
+        "(1) no single-flow iperf3 result; (2) no parallel iperf3 result: no iperf3; (3) no job was disrupted. "
+        "VERDICT: NOT shown to be link-bound (no data for criterion iperf; no data for criterion parallel). The "
+        "times include CPU effects of the emulation; compare the implementations with care.")
+
+
 def test_parallel_check_pairs_load_every_first_host_link_and_one_flow_per_fabric_link():
     fab = benchcore.Fabric(host_bw=40, fabric_bw=20)
     pairs = bench_limits.parallel_pairs(fab)
