@@ -203,10 +203,11 @@ def colour_paths(graph, tree, ends, load=None, by_bytes=False, weights=None):
     aware = by_bytes or (load is not None and bool(load.flows)) or tree.tapered_above
     total = load.copy() if load is not None else pairs.LinkLoad()
     meet_level, tree_ups, done = tree.meet_level, tree.ups, {}
-    if not tree.meets.keys() >= set(ends):
-        for a, b in ends:                       # in order: a DemandError names the first such pair
-            meet_level(a, b)
-    meet = list(map(tree.meets.__getitem__, ends))
+    known = tree.meets
+    missing = set(ends).difference(known)
+    for a, b in filter(missing.__contains__, ends):   # in order: a DemandError names the first
+        meet_level(a, b)
+    meet = list(map(known.__getitem__, ends))
     # climbed[i]: the switches flow i went up through on the source side (leaf first) and, top
     # first, on the destination side, once it has climbed a level
     climbed, active, here, there, level = {}, range(len(ends)), [a for a, _b in ends], [b for _a, b in ends], 0
