@@ -25,11 +25,15 @@ each a list of ((src mac, dst mac), count). Output: a `Plan`.
 """
 import collections
 import dataclasses
+import itertools
 import math
+import operator
 
 from . import fabric, jobroute_optimal, jobroute_ripup, pairs, routing
 from .paths import index as path_index
 from .leastload import LeastLoadRouter, NoPathError
+
+_FIRST, _SECOND, _TAIL = operator.itemgetter(0), operator.itemgetter(1), operator.itemgetter(slice(1, None))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +49,9 @@ class PlanError(ValueError):
 
 def step_loads(graph, step, paths):
     """{(u, v) directed switch link: flows} of one step under ``paths``."""
+    if all(count == 1 for _pair, count in step):     # the usual case: counted in C
+        found = list(map(paths.get, map(_FIRST, step), itertools.repeat(())))
+        return dict(collections.Counter(itertools.chain.from_iterable(map(zip, found, map(_TAIL, found)))))
     loads = {}
     for (src, dst), count in step:
         path = paths.get((src, dst), ())
@@ -58,7 +65,14 @@ def lower_bound(graph, step, tree=None):
     ceil(flows it sends or receives across its uplinks / its uplinks). On a fabric that is not a
     multi-rooted tree: max over leaves of ceil(inter-leaf flows it sends or receives / its uplinks)."""
     leaf = path_index(graph).leaf
-    flows = [(leaf[src], leaf[dst], count) for (src, dst), count in step]
+    # flows per (source leaf, destination leaf), counted in C: fewer items for cut_bound's levels
+    found = list(map(_FIRST, step))
+    by_leaves = collections.Counter(zip(map(leaf.__getitem__, map(_FIRST, found)),
+                                        map(leaf.__getitem__, map(_SECOND, found))))
+    if any(count != 1 for _pair, count in step):
+        for ((src, dst), count) in step:
+            by_leaves[leaf[src], leaf[dst]] += count - 1
+    flows = [(a, b, count) for (a, b), count in by_leaves.items()]
     if tree is None:
         tree = _tree(graph)
     if tree:
@@ -84,23 +98,22 @@ def balanced(graph, steps):
     leaf = index.leaf
     planned, router = {}, None
     for step in steps:
-        todo = [(pair, count) for pair, count in step if pair not in planned]
-        new = {pair for pair, _c in todo}
-        inter = []
+        if planned.keys().isdisjoint(map(_FIRST, step)):   # the usual case: no pair seen before
+            todo, fixed = step, False
+        else:
+            todo = [(pair, count) for pair, count in step if pair not in planned]
+            new = {pair for pair, _c in todo}
+            fixed = any(len(planned[pair]) > 1 for pair, _c in step if pair not in new)
+        inter, ends = [], []
         for pair, count in todo:
             a, b = leaf[pair[0]], leaf[pair[1]]
             if a == b:
                 planned[pair] = (a,)
             else:
                 inter.append((pair, count))
-        fixed = any(len(planned[pair]) > 1 for pair, _c in step if pair not in new)
+                ends.append((a, b))
         if tree and not fixed and all(count == 1 for _pair, count in inter):
-            flows = [pairs.Flow(src, dst, 1) for (src, dst), _c in inter]
-            try:
-                routed = jobroute_optimal.route_checked(graph, flows, tree=tree)
-            except pairs.DemandError as err:     # a leaf cut off from the others
-                raise PlanError(str(err)) from None
-            planned.update({pair: tuple(path[1:-1]) for pair, path in routed.items()})
+            planned.update(_coloured(graph, tree, leaf, inter, ends))
         else:
             router = router or LeastLoadRouter(graph)
             planned.update(_greedy(graph, step, inter, planned, router))
@@ -117,21 +130,51 @@ def single(graph, steps):
 
 # -- internals -----------------------------------------------------------------------------------
 def _tree(graph):
-    """The graph's level structure (jobroute_optimal.Tree), or False if it is not a multi-rooted tree."""
-    try:
-        return jobroute_optimal.Tree(graph)
-    except jobroute_optimal.NotATree:
-        return False
+    """The graph's level structure (jobroute_optimal.Tree), or False if it is not a multi-rooted tree;
+    memoised with the graph's PathIndex (dropped with it when the graph changes)."""
+    memo = path_index(graph).memo
+    if _TREE not in memo:
+        try:
+            memo[_TREE] = jobroute_optimal.Tree(graph)
+        except jobroute_optimal.NotATree:
+            memo[_TREE] = False
+    return memo[_TREE]
+
+
+_TREE = ("allreduce", "tree")
 
 
 def _check_hosts(index, steps):
+    kind, host = index.kind, fabric.HOST
     for step in steps:
+        counts = list(map(_SECOND, step))
+        if (set(map(kind.get, set(itertools.chain.from_iterable(map(_FIRST, step))))) <= {host}
+                and all(map(isinstance, counts, itertools.repeat(int))) and min(counts, default=1) >= 1):
+            continue                                  # the usual case, checked in C; else find the culprit
         for (src, dst), count in step:
-            for mac in (src, dst):
-                if index.kind.get(mac) != fabric.HOST:
-                    raise PlanError("host %s is not in the topology" % (mac,))
+            if kind.get(src) != host or kind.get(dst) != host:
+                mac = src if kind.get(src) != host else dst
+                raise PlanError("host %s is not in the topology" % (mac,))
             if not isinstance(count, int) or count < 1:
                 raise PlanError("bad multiplicity %r for %s -> %s" % (count, src, dst))
+
+
+def _coloured(graph, tree, leaf, inter, ends):
+    """The step's inter-leaf ``inter`` flows routed by jobroute_optimal's level-by-level colouring:
+    {pair: switch path}. On a tree tapered above the leaves, or where the colouring finds that the
+    fabric is not such a tree after all, route_checked decides (greedy's paths if better, or
+    greedy alone, as for the job planners). ``ends``: their (source leaf, destination leaf)."""
+    try:
+        if not tree.tapered_above:
+            try:
+                return {inter[i][0]: path for i, path in jobroute_optimal.colour_paths(graph, tree, ends).items()}
+            except jobroute_optimal.NotATree:
+                pass                                # route_checked logs it and routes greedily
+        flows = [pairs.Flow(src, dst, 1) for (src, dst), _c in inter]
+        routed = jobroute_optimal.route_checked(graph, flows, tree=tree, leaf=leaf)
+    except pairs.DemandError as err:                # a leaf cut off from the others
+        raise PlanError(str(err)) from None
+    return {pair: tuple(path[1:-1]) for pair, path in routed.items()}
 
 
 def _greedy(graph, step, inter, paths, router):

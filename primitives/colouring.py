@@ -5,6 +5,7 @@ is a matching. Planners use it to split traffic into contention-free rounds (all
 spread the flows leaving and entering each switch over its uplinks (jobroute_optimal.py).
 """
 import collections
+import itertools
 
 
 def bipartite_edge_colouring(edges):
@@ -15,10 +16,7 @@ def bipartite_edge_colouring(edges):
     Each edge takes a colour free at both ends if there is one, else (a free at u, b at v) the a/b
     alternating path from v is flipped first (in a bipartite graph it never reaches u). Free
     colours are kept per node: an edge costs a scan of the smaller free set or a flipped path."""
-    degree = collections.Counter()
-    for u, v in edges:
-        degree[u] += 1
-        degree[v] += 1
+    degree = collections.Counter(itertools.chain.from_iterable(edges))
     delta = max(degree.values(), default=0)
     at = {node: {} for node in degree}                         # node -> {colour: edge index}
     free = {node: set(range(delta)) for node in degree}        # node -> colours not used there
@@ -26,8 +24,10 @@ def bipartite_edge_colouring(edges):
     for i, (u, v) in enumerate(edges):
         fu, fv = free[u], free[v]
         small, large = (fu, fv) if len(fu) <= len(fv) else (fv, fu)
-        a = next((c for c in small if c in large), None)
-        if a is None:
+        for a in small:
+            if a in large:
+                break
+        else:
             a, b = next(iter(fu)), next(iter(fv))
             _flip(edges, colours, at, free, v, a, b)
         colours[i] = a

@@ -103,13 +103,21 @@ class Tree:
             self.block.append(block)
             self.uplinks.append(uplinks)
 
+        #: {(leaf a, leaf b): meet_level(a, b)}, filled as pairs are asked for
+        self.meets = {}
+
     def meet_level(self, a, b):
         """The lowest level where leaves a and b share a block (the height of their shortest path's
-        turning point)."""
-        for h, block in enumerate(self.block):
-            if a in block and block.get(a) == block.get(b):
-                return h
-        raise pairs.DemandError("no path between leaves %016x and %016x" % (a, b))
+        turning point). Memoised per leaf pair: the planners ask for the same pairs step after step."""
+        h = self.meets.get((a, b))
+        if h is None:
+            for h, block in enumerate(self.block):
+                if a in block and block.get(a) == block.get(b):
+                    break
+            else:
+                raise pairs.DemandError("no path between leaves %016x and %016x" % (a, b))
+            self.meets[a, b] = h
+        return h
 
 
 def lower_bound(graph, demand, tree=None):
@@ -137,26 +145,19 @@ def cut_bound(tree, leaf_flows):
     return bound
 
 
-class _Walk:
-    """One flow being routed: switches climbed on the source side and on the destination side."""
-    __slots__ = ("flow", "up", "down", "meet")
-
-    def __init__(self, flow, a, b, meet):
-        self.flow, self.up, self.down, self.meet = flow, [a], [b], meet
-
-
 def _route(graph, demand, load, by_bytes):
     return route_checked(graph, pairs.checked(graph, demand), load, by_bytes)
 
 
-def route_checked(graph, flows, load=None, by_bytes=False, tree=None):
+def route_checked(graph, flows, load=None, by_bytes=False, tree=None, leaf=None):
     """The router on ``flows`` already checked and merged (pairs.checked); ``tree``: the graph's
-    `Tree` if the caller has it (None: built here; False: the graph is known not to be a tree)."""
+    `Tree` if the caller has it (None: built here; False: the graph is known not to be a tree);
+    ``leaf``: {host: its switch} for the flows' hosts if the caller has it (None: looked up here)."""
     try:
         if tree is False:
             raise NotATree("not a multi-rooted tree")
         tree = tree or Tree(graph)
-        paths = _colour_levels(graph, tree, flows, load, by_bytes)
+        paths = _colour_levels(graph, tree, flows, load, by_bytes, leaf)
     except NotATree as err:
         LOG.info("not a fat-tree (%s): greedy routing instead", err)
         return place(graph, flows, load, by_bytes)
@@ -177,65 +178,92 @@ def _busiest(graph, flows, paths, load, by_bytes):
     return total.max_bytes() if by_bytes else total.max_flows()
 
 
-def _colour_levels(graph, tree, flows, load, by_bytes):
-    aware = by_bytes or (load is not None and bool(load.flows)) or tree.tapered_above
-    total = load.copy() if load is not None else pairs.LinkLoad()
-    paths, walks, leaf, meet = {}, [], pairs.leaves_of(graph, flows), {}
+def _colour_levels(graph, tree, flows, load, by_bytes, leaf=None):
+    leaf = pairs.leaves_of(graph, flows) if leaf is None else leaf
+    paths, inter = {}, []
     for flow in flows:
         a, b = leaf[flow.src], leaf[flow.dst]
         if a == b:
             paths[flow.src, flow.dst] = [flow.src, a, flow.dst]
         else:
-            if (a, b) not in meet:
-                meet[a, b] = tree.meet_level(a, b)
-            walks.append(_Walk(flow, a, b, meet[a, b]))
-    level = 0
-    while walks:
-        ups = _uplinks(tree, walks)
-        # left nodes: source-side switches (dpids, ints >= 0); right: ~dpid of destination-side ones
-        colours = bipartite_edge_colouring([(w.up[-1], ~w.down[-1]) for w in walks])
-        if aware:
-            group = _deal_by_load(graph, tree, walks, colours, ups, total, by_bytes, level)
-        else:
-            group = {c: c % ups for c in set(colours)}
-        climbing = []
-        for w, c in zip(walks, colours):
-            u, v = tree.ups[w.up[-1]][group[c]], tree.ups[w.down[-1]][group[c]]
-            if level + 1 < w.meet:
-                w.up.append(u)
-                w.down.append(v)
-                climbing.append(w)
-            elif u == v:
-                w.up.append(u)
-                paths[w.flow.src, w.flow.dst] = [w.flow.src, *w.up, *reversed(w.down), w.flow.dst]
-            else:
-                raise NotATree("uplink %d of %s and %s do not meet" % (group[c], w.up[-1], w.down[-1]))
-        walks, level = climbing, level + 1
+            inter.append(flow)
+    ends = [(leaf[flow.src], leaf[flow.dst]) for flow in inter]
+    weights = [flow.bytes for flow in inter] if by_bytes else None
+    for i, switches in colour_paths(graph, tree, ends, load, by_bytes, weights).items():
+        flow = inter[i]
+        paths[flow.src, flow.dst] = [flow.src, *switches, flow.dst]
     return paths
 
 
-def _uplinks(tree, walks):
+def colour_paths(graph, tree, ends, load=None, by_bytes=False, weights=None):
+    """The level-by-level colouring of flows between leaves ``ends`` [(source leaf, destination
+    leaf), a != b], ``weights`` their bytes (with ``by_bytes``). Returns {flow index: switch path
+    tuple, source leaf ... destination leaf}, in the order the flows reach their turning point.
+    Raises NotATree (the caller falls back to greedy) and DemandError (leaves with no path)."""
+    aware = by_bytes or (load is not None and bool(load.flows)) or tree.tapered_above
+    total = load.copy() if load is not None else pairs.LinkLoad()
+    meet_level, tree_ups, done = tree.meet_level, tree.ups, {}
+    known = tree.meets
+    missing = set(ends).difference(known)
+    for a, b in filter(missing.__contains__, ends):   # in order: a DemandError names the first
+        meet_level(a, b)
+    meet = list(map(known.__getitem__, ends))
+    # climbed[i]: the switches flow i went up through on the source side (leaf first) and, top
+    # first, on the destination side, once it has climbed a level
+    climbed, active, here, there, level = {}, range(len(ends)), [a for a, _b in ends], [b for _a, b in ends], 0
+    while active:
+        ups = _uplinks(tree, here, there)
+        # left nodes: source-side switches (dpids, ints >= 0); right: ~dpid of destination-side ones
+        colours = bipartite_edge_colouring(list(zip(here, [~sw for sw in there])))
+        if aware:
+            group = _deal_by_load(graph, tree, (here, there), [weights[i] if by_bytes else 1 for i in active],
+                                  [meet[i] > level + 1 for i in active], colours, ups, total, by_bytes)
+        else:
+            group = [c % ups for c in range(max(colours, default=-1) + 1)]
+        climbing, level = ([], [], []), level + 1
+        for i, s, d, c in zip(active, here, there, colours):
+            g = group[c]
+            u, v = tree_ups[s][g], tree_ups[d][g]
+            if level < meet[i]:
+                lo, hi = climbed.get(i) or ((s,), (d,))
+                climbed[i] = (lo + (u,), (v,) + hi)
+                climbing[0].append(i)
+                climbing[1].append(u)
+                climbing[2].append(v)
+            elif u != v:
+                raise NotATree("uplink %d of %s and %s do not meet" % (g, s, d))
+            elif level == 1:
+                done[i] = (s, u, d)
+            else:
+                lo, hi = climbed[i]
+                done[i] = (*lo, u, *hi)
+        active, here, there = climbing
+    return done
+
+
+def _uplinks(tree, here, there):
     """The number of uplinks every switch of this level has (NotATree if they differ or are 0)."""
-    counts = {len(tree.ups[s]) for w in walks for s in (w.up[-1], w.down[-1])}
+    counts = {len(tree.ups[s]) for s in set(here).union(there)}
     if len(counts) != 1 or 0 in counts:
         raise NotATree("switches of one level have %s uplinks" % sorted(counts))
     return counts.pop()
 
 
-def _deal_by_load(graph, tree, walks, colours, ups, total, by_bytes, level):
+def _deal_by_load(graph, tree, ends, weights, climbs, colours, ups, total, by_bytes):
     """{colour: uplink index}: colour classes heaviest first, each to the uplink index whose busiest
     link (existing load plus the class's flows) is least loaded, at most ceil(colours / U) per
     index. Loads of the level's links are numpy matrices (switch x uplink index). Flows that climb
     further also count, per switch of the next level, against that switch's uplinks (so on a tree
-    tapered above the leaves the flows that leave the pod are spread over its aggregations first)."""
+    tapered above the leaves the flows that leave the pod are spread over its aggregations first).
+    ``ends``: the flows' (source-side, destination-side) switches at this level as two lists;
+    ``weights``: their bytes or 1; ``climbs``: whether each flow climbs further."""
     classes = colour_classes(colours)
     cap = math.ceil(len(classes) / ups)
     metric = total.bytes if by_bytes else total.flows
-    weight = numpy.array([w.flow.bytes if by_bytes else 1 for w in walks], dtype=float)
-    climbs = numpy.array([w.meet > level + 1 for w in walks])
-    sides, ahead = [], []          # per side: (walk -> switch row, link load, capacity); next level
-    for side in ("up", "down"):
-        switches = [getattr(w, side)[-1] for w in walks]
+    weight = numpy.array(weights, dtype=float)
+    climbs = numpy.array(climbs, dtype=bool)
+    sides, ahead = [], []          # per side: (flow -> switch row, link load, capacity); next level
+    for side, switches in zip(("up", "down"), ends):
         index = {sw: i for i, sw in enumerate(dict.fromkeys(switches))}
         links = [[(sw, up) if side == "up" else (up, sw) for up in tree.ups[sw]] for sw in index]
         load = numpy.array([[metric.get(link, 0) for link in row] for row in links], dtype=float)

@@ -52,7 +52,7 @@ class PathIndex:
         self.hosts = fabric.hosts(graph)
         self.host_index = {h: i for i, h in enumerate(self.hosts)}
         self.height = None
-        #: memo of deterministic per-pair results that callers key themselves (e.g. router walks)
+        #: memo of deterministic results that callers key themselves (e.g. router walks, allreduce's Tree)
         self.memo = {}
 
     def load_array(self, load=None):
