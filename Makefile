@@ -24,14 +24,13 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
-# `make bench` (about 3 hours: this about 1.5 h, the two runs below about 40 min, job routing and flow
-# detection about 30 min each)
+# `make bench` (about 3 hours: this about 1 h 15 min, the two runs below about 40 min, job routing and
+# flow detection about 30 min each)
 # or `make bench QUICK=1` (a few minutes per part); ARGS="..." passes options to bench/run.py (fabric
 # size, bandwidths, routings, ...; see bench/README.md); by default it runs at the link rates a probe
 # chooses on the machine (--rates link-bound: the fastest rung where the emulated links, not
 # ovs-vswitchd, limit a job-like load; ARGS="--rates fixed" keeps 30/15). Its second run is the
-# 16-host allreduce (4 leaves of 4) at link rates chosen on the machine (--rates link-bound: where the
-# emulated links, not ovs-vswitchd, bind; bench/README.md), about 4 minutes.
+# 16-host allreduce (4 leaves of 4) at link rates chosen the same way, about 4 minutes.
 ARGS ?= --rates link-bound
 BENCH16_ARGS ?= --rates link-bound --leaves 4 --hosts-per-leaf 4 --collectives allreduce \
 	--allreduce-sizes 256k,1m --reps 3 --placements random,block --routings dmodk --tiny-reps 0 \
