@@ -37,7 +37,7 @@ def parse_args(argv):
     g.add_argument("--leaves", type=int, default=4)
     g.add_argument("--hosts-per-leaf", type=int, default=2)
     # 30/15 rather than the 40/20 of `make demo`: on this 2-core machine with userspace OVS, 40/20
-    # fails the bottleneck check's parallel part even when the machine is quiet (bench/README.md).
+    # fails the bottleneck check's parallel part even when the machine is quiet (docs/bench-notebook.md).
     g.add_argument("--host-bw", type=mbit, help="host links, Mbit/s (0: unlimited) (%g)" % DEFAULT_RATES[0])
     g.add_argument("--fabric-bw", type=mbit, help="leaf-spine links, Mbit/s (0: unlimited) (%g)" % DEFAULT_RATES[1])
     g.add_argument("--rates", choices=("fixed", "link-bound"), default="fixed",

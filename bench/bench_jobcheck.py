@@ -3,7 +3,7 @@
 The run-wide check (bench_limits.finish_cpu_check) measures the fabric with iperf3 at the start:
 one flow, then one flow per fabric link and one per leaf at once. A collective on 16 hosts asks
 more of ovs-vswitchd than that: every host sends at once, and each byte costs the forwarding thread
-one pass per switch it crosses (bench/README.md, "Per job: links or the switch?"). So every job is
+one pass per switch it crosses (docs/bench-notebook.md, "Per job: links or the switch?"). So every job is
 judged on its own figures, taken while it moved data (bench_sampling.CpuMonitor): the busiest
 link's load and the forwarding thread's run + wait-for-CPU %, both weighted by the traffic, and
 where the sampler kept them apart (results since 2026-11-29, ``cpu.phases``) for each

@@ -144,9 +144,10 @@ def bcast_roots(text, fab, hosts):
 # SDN_MPI_Bcast's trees per (communicator, root) when SDN_MPI_BCAST_TREES is not set (libsdnmpi's
 # SDNMPI_BCAST_DEFAULT_TREES, test_c_twins.py); the controller installs one per spine, at most this many.
 LIB_BCAST_TREES = 2
-# --sdn-bcast-rate auto: this share of each tree's part of its slowest link (bench/README.md, "Bcast: where
-# the multicast path's time goes"): at 1.0 no datagram was lost on the default fabric and p = 8 took 304 ms
-# at 1 MiB; the 0.9 used before (13 of 15 Mbit/s) took 351 ms, all of the difference in the pacing.
+# --sdn-bcast-rate auto: this share of each tree's part of its slowest link (docs/bench-notebook.md,
+# "Bcast: where the multicast path's time goes"): at 1.0 no datagram was lost on the default fabric
+# and p = 8 took 304 ms at 1 MiB; the 0.9 used before (13 of 15 Mbit/s) took 351 ms, all of the
+# difference in the pacing.
 BCAST_AUTO_SHARE = 1.0
 
 

@@ -216,7 +216,7 @@ def overhead_table(records):
              "calls follow the library's rule, i.e. PMPI_Allreduce below SDN_MPI_MIN_BYTES, 2 KiB unset). The "
              "library runs the same code for these calls whatever the routes, so the last row pools every "
              "job's samples; a route switch slows the next several calls, so a block after one starts after an "
-             "idle pause (--tiny-idle-ms; bench/README.md, \"Small messages: the PMPI threshold\"):", "",
+             "idle pause (--tiny-idle-ms; bench/README.md, \"The 8-byte rows\"):", "",
              "| routing | placement | p | size | Open MPI median | sdnmpi median | sdnmpi - Open MPI "
              "| speedup (95% interval) |",
              "|---|---|---:|---:|---:|---:|---:|---|"]

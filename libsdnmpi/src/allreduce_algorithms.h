@@ -54,15 +54,16 @@ int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call);
 /* Its pipeline's depth when call->depth is 0: segments in the first step at once (at most depth x
  * steps in flight). At 1 the pipeline was window-bound under load; 4 was never slower on the bench
  * fabric and 1.09-1.25x faster under load, at 8 and 16 hosts, and within 3 % of the best depth
- * (2-16) at both on a quiet machine, so one value for every layout (bench/README.md, "Where the
- * 16-host time goes"). */
+ * (2-16) at both on a quiet machine, so one value for every layout (docs/bench-notebook.md, "Where
+ * the 16-host time goes"). */
 #define SDNMPI_HIER_DEFAULT_DEPTH 4
 
 /* Its segment when SDN_MPI_HIER_SEGMENT is unset: SDNMPI_HIER_SEGMENT_PER_RANK bytes per rank of
  * the largest leaf, at least SDNMPI_HIER_SEGMENT_MIN, so that the ring steps inside a leaf move
  * 4 KiB messages whatever the leaf's size: 8 KiB up to 2 ranks a leaf (the best of 8-64 KiB at 8
  * hosts), 16 KiB at 4 (16 hosts on 4 leaves: 1.14-1.24x faster than 8 KiB at 256 KiB, in the same
- * jobs; bench/README.md, "The pipeline's segment"). Every input is the plan's: the same on all ranks. */
+ * jobs; docs/bench-notebook.md, "The pipeline's segment"). Every input is the plan's: the same on all
+ * ranks. */
 #define SDNMPI_HIER_SEGMENT_PER_RANK 4096
 #define SDNMPI_HIER_SEGMENT_MIN 8192
 size_t sdnmpi_hier_segment_bytes(const int *leaf_start, int nleaves);

@@ -57,14 +57,14 @@ struct sdnmpi_config {
 
 /* SDN_MPI_RABENSEIFNER_MIN's default: 8-32 KiB allreduces by recursive doubling were 0.5-0.9x
  * Open MPI's on the benchmark fabric (README's Benchmarks); at 4 KiB it was 1.5-1.7x slower than
- * Rabenseifner (bench/README.md, "Allreduce: the selection rule"). */
+ * Rabenseifner (docs/bench-notebook.md, "Allreduce: the selection rule, measured"). */
 #define SDNMPI_DEFAULT_RAB_MIN 4096
 /* SDN_MPI_Allreduce's smallest message off PMPI when SDN_MPI_MIN_BYTES is unset
  * (sdnmpi_cfg_min_bytes). Below 2 KiB both run recursive doubling (Open MPI 4.1's fixed rules take
  * it below 8 KiB at 8-15 ranks), and the library's took 0.95-1.07x PMPI_Allreduce's time on the
  * same routes (8 B-1 KiB, geometric mean of six 8-host jobs): nothing to win, the dispatcher and
- * the agreement step to pay. At 2 KiB it was faster in all six (0.82x; bench/README.md,
- * "Allreduce: the selection rule", 20261129-131211). */
+ * the agreement step to pay. At 2 KiB it was faster in all six (0.82x; docs/bench-notebook.md,
+ * "Small messages: the PMPI threshold", 20261129-131211). */
 #define SDNMPI_ALLREDUCE_DEFAULT_MIN_BYTES 2048
 /* SDN_MPI_HIER_MIN's and SDN_MPI_HIER_SEGMENT's defaults (bench/README.md, "Allreduce: the
  * selection rule"). */
