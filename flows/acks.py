@@ -15,7 +15,7 @@ PAYLOAD_SHARE = 0.005  # a busy pair whose payload reaches this share of its lin
                      # the busy line, since a data pair just over that line loses 0.1-0.3 % of the
                      # link to headers (on the counter logs of 2026-11-29, 70 of 3654 busy data
                      # pair-polls fell under a payload line at BUSY_SHARE, 0 under this one; ACK
-                     # streams' payload stayed under 0.18 %: docs/flows.md "ACK rule on recorded
+                     # streams' payload stayed under 0.18 %: docs/flows-history.md "ACK rule on recorded
                      # counters")
 ACK_SHARE = 0.1      # no packet counts: a busy pair sending under this share of its reverse pair's
                      # bytes carries its TCP ACKs (2-5 % of them), not data
