@@ -80,7 +80,8 @@ def test_results_md_counts_failures_with_medians_over_the_finished_runs_and_list
                             "hints": [{"seconds": 9.0, "detected": []}]}}
     failed = [{"pattern": "alltoall", "mode": "hints", "rep": 1, "started_s": 12.5, "reason": "stalled: x",
                "tail": "t", "files": ["logs/alltoall-hints-1-stall-ss.txt"]},
-              {"pattern": "alltoall", "mode": "hints", "rep": 3, "reason": "mpirun exit status 1", "tail": "t", "files": []},
+              {"pattern": "alltoall", "mode": "hints", "rep": 3, "reason": "mpirun exit status 1", "tail": "t",
+               "files": []},
               {"pattern": "alltoall", "mode": "threshold", "rep": 1, "reason": "r", "tail": "", "files": []}]
     text = bench_flowdetect.tables(results, ["alltoall"], ["none", "threshold", "hints"], failed)
     rows = {line.split(" | ")[1]: line.split(" | ") for line in text.splitlines() if line.startswith("| alltoall")}
@@ -192,21 +193,24 @@ def test_a_stall_is_diagnosed_before_mpirun_ends_and_raises_with_the_files(tmp_p
 def test_a_run_that_ends_in_the_grace_counts_and_keeps_its_diagnostics(tmp_path, monkeypatch):
     fab, _ran = _fabric(tmp_path, monkeypatch, "traffic_patterns: ranks=16 ok seconds=301.5\n")
     args = bench_flowdetect.parse_args(["--timeout", "0.05"])
-    seconds, found = fab.run(args, ["shift", "4", "10"], hints=False, tags={"pattern": "shift", "mode": "none", "rep": 1})
+    seconds, found = fab.run(args, ["shift", "4", "10"], hints=False,
+                             tags={"pattern": "shift", "mode": "none", "rep": 1})
     assert (seconds, found) == (301.5, [])
     assert [p.rsplit("-", 1)[1] for p in fab.last_stall] == ["ss.txt", "ovs.txt", "controller.log"]
 
 
 def test_capture_stall_leaves_out_what_is_past_its_budget_and_cuts_long_output(tmp_path, monkeypatch):
     ticks = iter(range(100))
-    monkeypatch.setattr(flowdetect_runs, "_run_cmd", lambda argv, timeout: (0, "x" * (flowdetect_runs.DIAG_CMD_MAX_BYTES + 5)))
+    long_output = "x" * (flowdetect_runs.DIAG_CMD_MAX_BYTES + 5)
+    monkeypatch.setattr(flowdetect_runs, "_run_cmd", lambda argv, timeout: (0, long_output))
     cmds = flowdetect_runs.stall_commands(lambda h, argv: ["in", h] + argv, ["h1", "h2", "h3"], ["s1"])
     files = flowdetect_runs.capture_stall(str(tmp_path / "r"), cmds, None, budget_s=2.5, clock=lambda: next(ticks))
     assert files == [str(tmp_path / "r-ss.txt"), str(tmp_path / "r-ovs.txt")]
     ss = (tmp_path / "r-ss.txt").read_text()
     assert "## h2: in h2 ss -tni" in ss and "## h3:" not in ss and "[cut: 5 more characters]" in ss
     assert "## left out (diagnostics budget of 2.5 s spent): h3" in ss
-    assert "## left out (diagnostics budget of 2.5 s spent): s1 dump-flows, s1 dump-ports" in (tmp_path / "r-ovs.txt").read_text()
+    ovs = (tmp_path / "r-ovs.txt").read_text()
+    assert "## left out (diagnostics budget of 2.5 s spent): s1 dump-flows, s1 dump-ports" in ovs
 
 
 def test_a_hanging_diagnostic_command_is_cut_at_its_timeout():
