@@ -343,10 +343,11 @@ def ratio_lines(results, pattern_names):
 
 def tables(results, pattern_names, modes, failed=()):
     """The results' markdown: `summary`'s table, the failed runs (`flowdetect_runs.failures_md`),
-    then `ratio_lines` (over the runs that finished)."""
+    the runs past --timeout (`flowdetect_runs.late_md`), then `ratio_lines` (over the runs that
+    finished)."""
     lost = flowdetect_runs.failures_md(failed)
     return "\n\n".join(x for x in (summary(results, pattern_names, modes, failed), lost,
-                                    ratio_lines(results, pattern_names)) if x)
+                                    flowdetect_runs.late_md(results), ratio_lines(results, pattern_names)) if x)
 
 
 def report(folders):

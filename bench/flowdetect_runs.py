@@ -200,3 +200,15 @@ def failures_md(failed, skipped=0, stop_after=0, error=None, not_run=0):
         lines.append("stopped early: %s%s" % (error, "; %d runs not run" % not_run if not_run else ""))
     return "\n".join(lines)
 
+
+def late_md(results):
+    """results.md's lines on the runs that went past --timeout and ended before the kill (counted
+    in the table; their stall diagnostics kept); "" when none did."""
+    late = [(p, mode, r) for p, by_mode in results.items() for mode, runs in by_mode.items() for r in runs
+            if r.get("past_timeout_files")]
+    if not late:
+        return ""
+    return "\n".join(["Runs past --timeout that ended before the kill: %d (counted above):" % len(late)] + [
+        "- %s %s #%s: %.2f s; files: %s" % (p, mode, r.get("rep", "?"), r["seconds"],
+                                             ", ".join(r["past_timeout_files"]))
+        for p, mode, r in late])

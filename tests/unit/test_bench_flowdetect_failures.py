@@ -224,3 +224,15 @@ def test_stall_watch_does_not_fire_for_a_run_that_ends_in_time():
     with flowdetect_runs.StallWatch(60, lambda: calls.append(1) or ["f"]) as watch:
         pass
     assert not watch.fired and watch.files == [] and calls == [] and not watch._timer.is_alive()
+
+
+def test_results_md_lists_runs_that_went_past_the_timeout_and_ended_in_the_grace():
+    results = {"shift": {"none": [{"seconds": 301.5, "detected": [], "rep": 2,
+                                   "past_timeout_files": ["logs/shift-none-2-stall-ss.txt"]},
+                                  {"seconds": 20.0, "detected": [], "rep": 3}]}}
+    text = bench_flowdetect.tables(results, ["shift"], ["none"])
+    assert "| shift | none | 2 | 160.75 |" in text
+    assert "Runs past --timeout that ended before the kill: 1 (counted above):\n" \
+           "- shift none #2: 301.50 s; files: logs/shift-none-2-stall-ss.txt" in text
+    results["shift"]["none"][0].pop("past_timeout_files")
+    assert "past --timeout" not in bench_flowdetect.tables(results, ["shift"], ["none"])
