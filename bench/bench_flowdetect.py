@@ -24,6 +24,13 @@ folder flowdetect-STAMP in --out-dir (results.json, results.md, counters/, logs/
 markdown table on stdout (docs/flows.md), then, for learned against threshold and against hints,
 the ratio of the median times with a 95 % bootstrap interval (benchcore.speedup_interval, from 5
 runs a mode).
+
+A run that fails or stalls is recorded (results.json ``failed_runs``: pattern, mode, rep, reason,
+output tail, files) and the next one runs; the table counts it ("2 + 1 failed") and its medians are
+over the runs that finished. At a stall (--timeout passed) each host's ``ss -tni``, every switch's
+flows and ports and the controller's last lines go to logs/PATTERN-MODE-REP-stall-* before mpirun
+is killed (bench/flowdetect_runs.py). --max-consecutive-failures failures in a row stop the bench;
+the exit status is 1 if any run failed, after results are written.
 """
 import argparse
 import datetime
@@ -37,9 +44,10 @@ import sys
 import time
 
 import benchcore
+import flowdetect_runs
 
 from sdnmpi.flows import counterlog
-from sdnmpi.mininet_topos import controller_proc
+from sdnmpi.mininet_topos import controller_proc, procs
 from sdnmpi.mininet_topos.fattree import FatTreeTopo
 from sdnmpi.mininet_topos.net import FabricNet, ensure_ovs
 
@@ -104,7 +112,12 @@ def parse_args(argv):
     p.add_argument("--host-bw", type=float, default=40, help="host links, Mbit/s")
     p.add_argument("--fabric-bw", type=float, default=20, help="switch links, Mbit/s")
     p.add_argument("--interval", type=float, default=1.0, help="--sdnmpi-flow-interval, s")
-    p.add_argument("--timeout", type=float, default=300, help="s per mpirun")
+    p.add_argument("--timeout", type=float, default=300,
+                   help="s per mpirun; a run still going then is a stall: its diagnostics go to logs/ and mpirun "
+                        "is killed %d s later (a run that ends meanwhile counts)" % flowdetect_runs.DIAG_GRACE_S)
+    p.add_argument("--max-consecutive-failures", type=int, default=flowdetect_runs.MAX_CONSECUTIVE_FAILURES,
+                   metavar="N", help="a failed run is recorded and the next one runs; N failed runs in a row stop "
+                                     "the bench (the fabric is probably broken); 0: never")
     p.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
     p.add_argument("--model", default="", help="--sdnmpi-flow-model for the learned runs (default: shipped)")
     p.add_argument("--interleave", action="store_true",
@@ -121,7 +134,7 @@ def parse_args(argv):
     args.patterns = [x for x in args.patterns.split(",") if x]
     args.modes = [x for x in args.modes.split(",") if x]
     bad = [x for x in args.patterns if x not in patterns(1)] + [x for x in args.modes if x not in MODES]
-    if bad or args.repeats < 1 or args.bytes < 1 or args.reps < 1:
+    if bad or args.repeats < 1 or args.bytes < 1 or args.reps < 1 or args.max_consecutive_failures < 0:
         p.error("unknown pattern/mode %s or a count below 1" % ", ".join(bad))
     return args
 
@@ -171,11 +184,12 @@ class Fabric:
             extra += ("--sdnmpi-flow-log", self.counter_log)
         if detection == "learned" and args.model:
             extra += ("--sdnmpi-flow-model", args.model)
-        self.log_path = os.path.join(log_dir, "ryu-%s.log" % detection)
+        self.log_dir, self.log_path = log_dir, os.path.join(log_dir, "ryu-%s.log" % detection)
         self.ctl = controller_proc.start_controller(controller_proc.free_port(), controller_proc.free_port(),
                                                     routing="dmodk", extra_args=extra, log_path=self.log_path)
         self.fab = None
         self.last_exchanges = []      # seconds of each exchange of the last run
+        self.last_stall = []          # the last run's stall diagnostics (it ran past --timeout and ended)
         try:
             self.ctl.wait_rest_ready(timeout=30)
             self.fab = FabricNet(FatTreeTopo(k=K, host_bw=args.host_bw, fabric_bw=args.fabric_bw, prefix=prefix),
@@ -194,20 +208,38 @@ class Fabric:
         with open(self.counter_log, encoding="utf-8") as f:
             return f.readlines()
 
+    def stall_diagnostics(self, stem, hosts):
+        """`flowdetect_runs.capture_stall` of this fabric: ``hosts``' sockets, every switch, the
+        controller log's last lines; the files written."""
+        cmds = flowdetect_runs.stall_commands(lambda h, argv: procs.in_host(self.fab.host(h), argv), hosts,
+                                              self.fab.bridge_names())
+        return flowdetect_runs.capture_stall(stem, cmds, self.ctl.log_text())
+
     def run(self, args, steps, hints, counters_to=None, tags=None):
         """(seconds the program reports, [(src, dst, delay polls)] detected during the run); the
         run's counter log lines go to ``counters_to`` (header first, with ``tags``), and each
-        exchange's seconds to ``last_exchanges``."""
+        exchange's seconds to ``last_exchanges``. Past --timeout the stall's diagnostics are taken
+        (logs/PATTERN-MODE-REP-stall-*), mpirun is killed DIAG_GRACE_S later; a run without a result
+        raises flowdetect_runs.RunFailed (its output in logs/PATTERN-MODE-REP-output.txt)."""
         offset = len(self.ctl.log_text())
         first = len(self.counter_lines())
         env = {"SDN_MPI_CONTROLLER": "%s:%d" % (self.fab.mgmt.root_ip, self.rpc_port),
                "SDN_MPI_FABRIC_SUBNET": "10.0.0.0/8", "LD_PRELOAD": PRELOAD}
         argv = [PROGRAM, "--reps", str(args.reps)] + (["--hints"] if hints else []) + steps
         hosts = ["h%d" % n for n in range(1, HOSTS + 1)]
-        rc, out = self.fab.mpirun(hosts, argv, env=env, timeout=args.timeout)
+        stem = os.path.join(self.log_dir, "%(pattern)s-%(mode)s-%(rep)s" % tags if tags else "run")
+        watch = flowdetect_runs.StallWatch(args.timeout, lambda: self.stall_diagnostics(stem + "-stall", hosts))
+        with watch:
+            rc, out = self.fab.mpirun(hosts, argv, env=env, timeout=args.timeout + flowdetect_runs.DIAG_GRACE_S)
+        self.last_stall = watch.files
         m = re.search(r"^traffic_patterns: ranks=\d+ ok seconds=([0-9.eE+-]+)", out or "", re.M)
         if rc != 0 or not m:
-            raise RuntimeError("mpirun %s failed (rc %s): %s" % (" ".join(steps), rc, (out or "")[-1500:]))
+            reason = ("stalled: still running %g s in, killed %g s later" % (args.timeout, flowdetect_runs.DIAG_GRACE_S)
+                      if rc is None else "mpirun exit status %s" % rc if rc != 0 else "no result line in its output")
+            if watch.error:
+                reason += " (stall diagnostics failed: %s)" % watch.error
+            files = watch.files + [flowdetect_runs.save_output(stem + "-output.txt", out)]
+            raise flowdetect_runs.RunFailed(reason, (out or "")[-flowdetect_runs.TAIL_CHARS:], files)
         found = [(s, d, int(n)) for _mode, _job, s, d, n in ELEPHANT_RE.findall(self.ctl.log_text()[offset:])]
         lines = self.counter_lines()
         if counters_to and lines:
@@ -233,7 +265,8 @@ def add_counter_scores(results, folder, rescore=False):
     (version 1 and 2 are read) gives the run ``counters_error`` (one line, also on stderr) instead."""
     for p, by_mode in results.items():
         for mode, runs in by_mode.items():
-            for rep, run in enumerate(runs, 1):
+            for index, run in enumerate(runs, 1):
+                rep = run.get("rep", index)        # results from before failed runs were recorded: in order
                 path = os.path.join(folder, "counters", "%s-%s-%d.jsonl.gz" % (p, mode, rep))
                 if ("counters" not in run or rescore) and os.path.exists(path):
                     try:
@@ -245,9 +278,11 @@ def add_counter_scores(results, folder, rescore=False):
                         print("bench_flowdetect: %s" % run["counters_error"], file=sys.stderr)
 
 
-def summary(results, pattern_names, modes):
+def summary(results, pattern_names, modes, failed=()):
     """The markdown table. Detection columns from the runs' counter logs (elephants: a whole
-    interval at >= 10 % of the host link, as counted; delay from its start, `counterlog.label`)."""
+    interval at >= 10 % of the host link, as counted; delay from its start, `counterlog.label`).
+    With ``failed`` runs (records of `flowdetect_runs.run_blocks`) "runs" reads "2 + 1 failed":
+    medians and columns are over the runs that finished ("-" where none did)."""
     rows = ["| pattern | mode | runs | median s | vs none | vs hints | pairs flagged (median) "
             "| elephants (counters) | precision | delay median, polls | delay max | within 2 polls |",
             "|" + "---|" * 12]
@@ -257,21 +292,24 @@ def summary(results, pattern_names, modes):
         return statistics.median(r["seconds"] for r in runs) if runs else None
 
     def versus(med, base):
-        return "%+.0f %%" % (100 * (med / base - 1)) if base else "-"
+        return "%+.0f %%" % (100 * (med / base - 1)) if base and med is not None else "-"
 
     for p in pattern_names:
         for mode in modes:
             runs = results.get(p, {}).get(mode, [])
-            if not runs:
+            lost = sum(1 for r in failed if (r["pattern"], r["mode"]) == (p, mode))
+            if not runs and not lost:
                 continue
             med = median_of(p, mode)
             scored = [r["counters"] for r in runs if "counters" in r]
             delays = [d for s in scored for d in s["delays"]]
             elephants = sum(s["elephants"] for s in scored)
             flagged = sum(s["flagged"] for s in scored)
-            rows.append("| %s | %s | %d | %.2f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                p, mode, len(runs), med, versus(med, median_of(p, "none")), versus(med, median_of(p, "hints")),
-                statistics.median(len(r["detected"]) for r in runs) if mode in ("threshold", "learned") else "-",
+            rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                p, mode, "%d + %d failed" % (len(runs), lost) if lost else len(runs),
+                "%.2f" % med if runs else "-", versus(med, median_of(p, "none")), versus(med, median_of(p, "hints")),
+                statistics.median(len(r["detected"]) for r in runs) if runs and mode in ("threshold", "learned")
+                else "-",
                 elephants if scored else "-",
                 "%.2f" % (sum(s["true_flags"] for s in scored) / flagged) if flagged else "-",
                 statistics.median(delays) if delays else "-", max(delays) if delays else "-",
@@ -303,15 +341,20 @@ def ratio_lines(results, pattern_names):
     return "\n".join(lines)
 
 
-def tables(results, pattern_names, modes):
-    """The results' markdown: `summary`'s table, then `ratio_lines`."""
-    return summary(results, pattern_names, modes) + "\n\n" + ratio_lines(results, pattern_names)
+def tables(results, pattern_names, modes, failed=()):
+    """The results' markdown: `summary`'s table, the failed runs (`flowdetect_runs.failures_md`),
+    the runs past --timeout (`flowdetect_runs.late_md`), then `ratio_lines` (over the runs that
+    finished)."""
+    lost = flowdetect_runs.failures_md(failed)
+    return "\n\n".join(x for x in (summary(results, pattern_names, modes, failed), lost,
+                                    flowdetect_runs.late_md(results), ratio_lines(results, pattern_names)) if x)
 
 
 def report(folders):
     """One table over the results.json of ``folders`` (runs of the same pattern and mode pooled; the
-    detection columns scored again from the counter logs by the current label)."""
-    results, names, modes = {}, [], []
+    detection columns scored again from the counter logs by the current label; failed runs pooled,
+    and each folder's early stop, if any, said)."""
+    results, names, modes, failed, stops = {}, [], [], [], []
     for folder in folders:
         path = os.path.join(folder, "results.json") if os.path.isdir(folder) else folder
         try:
@@ -320,12 +363,17 @@ def report(folders):
         except (OSError, ValueError) as exc:
             raise SystemExit("bench_flowdetect: %s: %s" % (path, exc))
         add_counter_scores(doc["results"], os.path.dirname(path), rescore=True)
+        failed += doc.get("failed_runs", [])         # none in results from before they were recorded
+        stops += ["%s: stopped early: %s" % (folder, doc["error"])] if doc.get("error") else []
         for p, by_mode in doc["results"].items():
             names += [p] if p not in names else []
             for mode, runs in by_mode.items():
                 modes += [mode] if mode not in modes else []
                 results.setdefault(p, {}).setdefault(mode, []).extend(runs)
-    return tables(results, names, [m for m in MODES if m in modes])
+        for r in doc.get("failed_runs", []):
+            names += [r["pattern"]] if r["pattern"] not in names else []
+            modes += [r["mode"]] if r["mode"] not in modes else []
+    return "\n\n".join([tables(results, names, [m for m in MODES if m in modes], failed)] + stops)
 
 
 def past_stop(args, started):
@@ -334,40 +382,30 @@ def past_stop(args, started):
 
 
 def run_schedule(args, steps, log_dir, counter_dir, started):
-    """Runs `schedule`'s blocks: (results {pattern: {mode: [run, ...]}}, runs skipped, the error
-    that stopped it or None). Each block's fabrics start together and close at its end; no run
-    starts past --stop-after; a failed run or start stops it, keeping what ran."""
-    results, skipped, error = {}, 0, None
-    try:
-        for detections, runs in schedule(args.modes, args.patterns, args.repeats, args.interleave):
-            fabrics = {}
-            try:
-                for i, detection in enumerate(detections):
-                    if past_stop(args, started):
-                        break
-                    print("# controller --sdnmpi-flow-detection %s: %s" % (
-                        detection, ", ".join(m for m in args.modes if DETECTION[m] == detection)), file=sys.stderr)
-                    fabrics[detection] = Fabric(args, detection, log_dir, PREFIXES[i], MGMT_SUBNETS[i])
-                for rep, p, mode in runs:
-                    if DETECTION[mode] not in fabrics or past_stop(args, started):
-                        skipped += 1
-                        continue
-                    tags = {"pattern": p, "mode": mode, "rep": rep, "steps": steps[p]}
-                    at = time.monotonic() - started
-                    seconds, found = fabrics[DETECTION[mode]].run(
-                        args, steps[p], hints=(mode == "hints"), tags=tags,
-                        counters_to=os.path.join(counter_dir, "%s-%s-%d.jsonl.gz" % (p, mode, rep)))
-                    results.setdefault(p, {}).setdefault(mode, []).append(
-                        {"seconds": seconds, "detected": found, "started_s": round(at, 1),
-                         "exchanges": getattr(fabrics[DETECTION[mode]], "last_exchanges", [])})
-                    print("%s %s #%d: %.2f s, %d detected" % (p, mode, rep, seconds, len(found)), file=sys.stderr)
-            finally:
-                for fabric in fabrics.values():
-                    fabric.close()
-    except (RuntimeError, OSError, KeyboardInterrupt) as exc:     # what ran so far is still written
-        error = "%s: %s" % (type(exc).__name__, str(exc)[-300:])
-        print("bench_flowdetect: stopped: %s" % error, file=sys.stderr)
-    return results, skipped, error
+    """Runs `schedule`'s blocks (`flowdetect_runs.run_blocks`): (results {pattern: {mode: [run,
+    ...]}}, failed runs, runs skipped, the error that stopped it or None, runs not run after it).
+    Each block's fabrics start together and close at its end; no run starts past --stop-after; a
+    failed run is recorded and the next one runs; --max-consecutive-failures failed runs in a row,
+    or a fabric that does not start, stop it, keeping what ran."""
+    def start_fabric(i, detection):
+        print("# controller --sdnmpi-flow-detection %s: %s" % (
+            detection, ", ".join(m for m in args.modes if DETECTION[m] == detection)), file=sys.stderr)
+        return Fabric(args, detection, log_dir, PREFIXES[i], MGMT_SUBNETS[i])
+
+    def run_one(fabric, rep, p, mode):
+        tags = {"pattern": p, "mode": mode, "rep": rep, "steps": steps[p]}
+        seconds, found = fabric.run(args, steps[p], hints=(mode == "hints"), tags=tags,
+                                    counters_to=os.path.join(counter_dir, "%s-%s-%d.jsonl.gz" % (p, mode, rep)))
+        print("%s %s #%d: %.2f s, %d detected" % (p, mode, rep, seconds, len(found)), file=sys.stderr)
+        record = {"seconds": seconds, "detected": found, "exchanges": getattr(fabric, "last_exchanges", [])}
+        if getattr(fabric, "last_stall", None):       # ended between --timeout and the kill
+            record["past_timeout_files"] = fabric.last_stall
+        return record
+
+    return flowdetect_runs.run_blocks(
+        schedule(args.modes, args.patterns, args.repeats, args.interleave), DETECTION, start_fabric, run_one,
+        lambda: time.monotonic() - started, lambda: past_stop(args, started), args.max_consecutive_failures,
+        log=lambda line: print(line, file=sys.stderr))
 
 
 def main(argv=None):
@@ -394,25 +432,27 @@ def main(argv=None):
     os.makedirs(counter_dir, exist_ok=True)
     steps = patterns(args.bytes)
     started = time.monotonic()
-    results, skipped, error = run_schedule(args, steps, log_dir, counter_dir, started)
+    results, failed, skipped, error, not_run = run_schedule(args, steps, log_dir, counter_dir, started)
+    for run in failed + [r for by_mode in results.values() for runs in by_mode.values() for r in runs]:
+        for key in ("files", "past_timeout_files"):      # relative to the results folder
+            if key in run:
+                run[key] = [os.path.relpath(x, folder) for x in run[key]]
     doc = {"schema": 1, "started": stamp, "command": [sys.executable] + sys.argv, "wall_s": time.monotonic() - started,
            "args": {k: v for k, v in vars(args).items()}, "patterns": {p: steps[p] for p in args.patterns},
            "fabric": {"k": K, "hosts": HOSTS, "host_mbit": args.host_bw, "fabric_mbit": args.fabric_bw},
-           "skipped_runs": skipped, "error": error, "results": results}
+           "skipped_runs": skipped, "error": error, "not_run": not_run, "failed_runs": failed, "results": results}
     add_counter_scores(results, folder)
     path = os.path.join(folder, "results.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
-    table = tables(results, args.patterns, args.modes)
-    if skipped:
-        table += "\n\n%d runs skipped (--stop-after %g s, or a fabric that did not start)" % (skipped, args.stop_after)
-    if error:
-        table += "\n\nstopped early: %s" % error
+    table = tables(results, args.patterns, args.modes, failed)
+    tail = flowdetect_runs.failures_md((), skipped, args.stop_after, error, not_run)
+    table += "\n\n" + tail if tail else ""
     with open(os.path.join(folder, "results.md"), "w", encoding="utf-8") as f:
         f.write(table + "\n")
     print(table)
     print("results: %s (controller logs: %s, counter logs: %s)" % (path, log_dir, counter_dir))
-    return 1 if error else 0
+    return 1 if error or failed else 0
 
 
 if __name__ == "__main__":

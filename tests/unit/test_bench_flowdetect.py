@@ -133,9 +133,9 @@ def _schedule_run(monkeypatch, argv, fail_at=None, clock=None):
 
 
 def test_interleaved_runs_start_every_fabric_once_and_close_them_all(monkeypatch):
-    results, skipped, error = _schedule_run(monkeypatch, ["--interleave", "--patterns", "perm-phases", "--modes",
-                                                          "threshold,learned,hints", "--repeats", "2"])
-    assert (skipped, error) == (0, None)
+    results, failed, skipped, error, not_run = _schedule_run(
+        monkeypatch, ["--interleave", "--patterns", "perm-phases", "--modes", "threshold,learned,hints", "--repeats", "2"])
+    assert (failed, skipped, error, not_run) == ([], 0, None, 0)
     assert FakeFabric.log[:3] == [("start", "threshold", "fd", "172.30.0.0/16"), ("start", "learned", "fe", "172.27.0.0/16"),
                                   ("start", "none", "ff", "172.26.0.0/16")]
     assert [e[1:] for e in FakeFabric.log[3:9]] == [("threshold", 1), ("learned", 1), ("hints", 1),
@@ -153,20 +153,23 @@ def test_each_exchange_line_of_the_program_is_read():
     assert [float(x) for x in bench_flowdetect.EXCHANGE_RE.findall(out)] == [2.5, 3.25]
 
 
-def test_a_failed_run_stops_the_schedule_and_keeps_the_runs_before_it(monkeypatch):
-    results, skipped, error = _schedule_run(monkeypatch, ["--interleave", "--patterns", "permutation", "--modes",
-                                                          "threshold,learned", "--repeats", "3"], fail_at=3)
-    assert error == "RuntimeError: mpirun failed" and skipped == 0
-    assert {m: len(runs) for m, runs in results["permutation"].items()} == {"threshold": 1, "learned": 1}
+def test_a_failed_run_is_recorded_and_the_schedule_goes_on(monkeypatch):
+    results, failed, skipped, error, not_run = _schedule_run(
+        monkeypatch, ["--interleave", "--patterns", "permutation", "--modes", "threshold,learned", "--repeats", "3"],
+        fail_at=3)
+    assert (skipped, error, not_run) == (0, None, 0)
+    assert [(r["mode"], r["rep"], r["reason"]) for r in failed] == [("learned", 2, "RuntimeError: mpirun failed")]
+    assert {m: [r["rep"] for r in runs] for m, runs in results["permutation"].items()} == \
+        {"threshold": [1, 2, 3], "learned": [1, 3]}
     assert sorted(e for e in FakeFabric.log if e[0] == "close") == [("close", "learned"), ("close", "threshold")]
 
 
 def test_stop_after_starts_no_run_past_its_time(monkeypatch):
     ticks = iter(range(0, 1000, 10))          # each clock reading 10 s later
-    results, skipped, error = _schedule_run(monkeypatch, ["--patterns", "shift", "--modes", "threshold,learned",
-                                                          "--repeats", "3", "--stop-after", "45"],
-                                            clock=lambda: float(next(ticks)))
-    assert error is None
+    results, failed, skipped, error, not_run = _schedule_run(
+        monkeypatch, ["--patterns", "shift", "--modes", "threshold,learned", "--repeats", "3", "--stop-after", "45"],
+        clock=lambda: float(next(ticks)))
+    assert (failed, error, not_run) == ([], None, 0)
     done = sum(len(runs) for runs in results["shift"].values())
     assert done + skipped == 6 and 0 < done < 6
     assert [e[1] for e in FakeFabric.log if e[0] == "start"] == ["threshold"]    # learned's block: past its time
