@@ -234,72 +234,102 @@ def sdn_env(args):
 
 
 def run_all(bench, jobs, progress, results, results_path):
+    """Runs the jobs routing by routing, in the order their routings first come: the controller
+    restarted with each routing, the fabric started (once) and discovered, the iperf3 checks, then
+    the routing's jobs (run_job_with_retries)."""
     args = bench.args
     from sdnmpi.mininet_topos.net import ensure_ovs
     from sdnmpi.mininet_topos.demo import iperf3
     ensure_ovs()
     fab = bench.fab_model
-    routing_order = []
-    for job in jobs:
-        if job["routing"] not in routing_order:
-            routing_order.append(job["routing"])
-    for index, routing in enumerate(routing_order):
-        t0 = now_s()
-        bench.stop_controller()
-        bench.start_controller(routing)
-        if bench.fabric is None:
-            progress.say("starting the fabric: %d spines, %d leaves, %d hosts/leaf, host links %s Mbit/s, "
-                         "fabric links %s Mbit/s" % (fab.spines, fab.leaves, fab.hosts_per_leaf,
-                                                     fab.host_bw or "unlimited", fab.fabric_bw or "unlimited"))
-            bench.start_fabric()
-        bench.wait_ready(args.discovery_timeout)
-        progress.say("controller up with routing %s; fabric discovered and routed in %.1f s"
-                     % (routing, now_s() - t0))
+    for index, routing in enumerate(routing_order(jobs)):
+        start_routing(bench, routing, progress)
         if args.iperf_seconds and (index == 0 or not args.quick):
-            hosts = bench.fabric.hosts
-            client, server = hosts[0], hosts[-1]
-            with CpuMonitor(links=bench.link_directions()) as cpu:
-                try:
-                    mbps = iperf3(server, client, bench.fabric.host_ips()[server.name], seconds=args.iperf_seconds)
-                except Exception as exc:  # pylint: disable=broad-except
-                    mbps = None
-                    results["notes"].append("iperf3 failed under %s: %s" % (routing, exc))
-            usage = cpu.summary()
-
-            def median_of(field):
-                return (usage.get(field) or {}).get("median")
-            entry = {"routing": routing, "client": client.name, "server": server.name,
-                     "seconds": args.iperf_seconds, "mbit_s": mbps,
-                     "fraction_of_fabric_bw": (mbps / fab.fabric_bw if mbps and fab.fabric_bw else None),
-                     "foreign_cpu_pct": median_of("foreign_cpu_pct_of_one_cpu"),
-                     "ovs_main_runnable_pct": median_of("ovs_main_runnable_pct"),
-                     "busiest_link_weighted_pct": usage.get("busiest_link_weighted_pct"), "cpu": usage}
-            results["cpu_check"]["iperf"].append(entry)
-            progress.say("iperf3 %s -> %s (different leaves) under %s: %s Mbit/s (fabric links %s Mbit/s); "
-                         "busiest link at %s of its rate, ovs-vswitchd forwarding thread busy %s, other processes "
-                         "%s of a CPU" % (client.name, server.name, routing, "%.1f" % mbps if mbps else "-",
-                                          fab.fabric_bw, pct_text(entry["busiest_link_weighted_pct"]),
-                                          pct_text(entry["ovs_main_runnable_pct"]), pct_text(entry["foreign_cpu_pct"])))
+            iperf_check(bench, routing, iperf3, progress, results)
             if index == 0 and fab.host_bw and fab.fabric_bw:
-                with CpuMonitor(links=bench.link_directions()) as cpu:
-                    try:
-                        par = parallel_iperf(bench, args.iperf_seconds)
-                    except Exception as exc:  # pylint: disable=broad-except
-                        par = {"error": str(exc)}
-                par["cpu"] = cpu.summary()
-                par["routing"] = routing
-                results["cpu_check"]["parallel"] = par
-                progress.say("iperf3, %d UDP flows at once (%s): %s of the %s Mbit/s offered received; busiest link at %s "
-                             "of its rate, ovs-vswitchd forwarding thread busy %s, other processes %s of a CPU" % (
-                                 len(par.get("flows", [])), routing,
-                                 ("%.1f Mbit/s" % par["mbit_s"]) if par.get("mbit_s") else par.get("error", "-"),
-                                 "%.0f" % par.get("offered_mbit_s", 0),
-                                 pct_text(par["cpu"].get("busiest_link_weighted_pct")),
-                                 pct_text((par["cpu"].get("ovs_main_runnable_pct") or {}).get("median")),
-                                 pct_text((par["cpu"].get("foreign_cpu_pct_of_one_cpu") or {}).get("median"))))
+                parallel_check(bench, routing, progress, results)
         for job in [j for j in jobs if j["routing"] == routing]:
             run_job_with_retries(bench, job, progress, results, results_path)
         bench.stop_controller()
+
+
+def routing_order(jobs):
+    """The jobs' routings, each once, in the order they first come."""
+    order = []
+    for job in jobs:
+        if job["routing"] not in order:
+            order.append(job["routing"])
+    return order
+
+
+def start_routing(bench, routing, progress):
+    """(Re)starts the controller with ``routing``, the fabric if it is not up yet, and waits until the
+    controller has discovered and routed it."""
+    fab = bench.fab_model
+    t0 = now_s()
+    bench.stop_controller()
+    bench.start_controller(routing)
+    if bench.fabric is None:
+        progress.say("starting the fabric: %d spines, %d leaves, %d hosts/leaf, host links %s Mbit/s, "
+                     "fabric links %s Mbit/s" % (fab.spines, fab.leaves, fab.hosts_per_leaf,
+                                                 fab.host_bw or "unlimited", fab.fabric_bw or "unlimited"))
+        bench.start_fabric()
+    bench.wait_ready(bench.args.discovery_timeout)
+    progress.say("controller up with routing %s; fabric discovered and routed in %.1f s"
+                 % (routing, now_s() - t0))
+
+
+def iperf_check(bench, routing, iperf3, progress, results):
+    """The single-flow check: one TCP flow with ``iperf3`` from the first host to the last (different
+    leaves) under the CPU monitor, added to results["cpu_check"]["iperf"] (a failure to the notes)."""
+    fab = bench.fab_model
+    hosts = bench.fabric.hosts
+    client, server = hosts[0], hosts[-1]
+    with CpuMonitor(links=bench.link_directions()) as cpu:
+        try:
+            mbps = iperf3(server, client, bench.fabric.host_ips()[server.name], seconds=bench.args.iperf_seconds)
+        except Exception as exc:  # pylint: disable=broad-except
+            mbps = None
+            results["notes"].append("iperf3 failed under %s: %s" % (routing, exc))
+    usage = cpu.summary()
+    entry = {"routing": routing, "client": client.name, "server": server.name,
+             "seconds": bench.args.iperf_seconds, "mbit_s": mbps,
+             "fraction_of_fabric_bw": (mbps / fab.fabric_bw if mbps and fab.fabric_bw else None),
+             "foreign_cpu_pct": _median_of(usage, "foreign_cpu_pct_of_one_cpu"),
+             "ovs_main_runnable_pct": _median_of(usage, "ovs_main_runnable_pct"),
+             "busiest_link_weighted_pct": usage.get("busiest_link_weighted_pct"), "cpu": usage}
+    results["cpu_check"]["iperf"].append(entry)
+    progress.say("iperf3 %s -> %s (different leaves) under %s: %s Mbit/s (fabric links %s Mbit/s); "
+                 "busiest link at %s of its rate, ovs-vswitchd forwarding thread busy %s, other processes "
+                 "%s of a CPU" % (client.name, server.name, routing, "%.1f" % mbps if mbps else "-",
+                                  fab.fabric_bw, pct_text(entry["busiest_link_weighted_pct"]),
+                                  pct_text(entry["ovs_main_runnable_pct"]), pct_text(entry["foreign_cpu_pct"])))
+
+
+def _median_of(usage, field):
+    """The median of a CpuMonitor summary's ``field`` (None if it has none)."""
+    return (usage.get(field) or {}).get("median")
+
+
+def parallel_check(bench, routing, progress, results):
+    """The parallel check (parallel_iperf) under the CPU monitor, as results["cpu_check"]["parallel"]
+    (its error if it failed)."""
+    with CpuMonitor(links=bench.link_directions()) as cpu:
+        try:
+            par = parallel_iperf(bench, bench.args.iperf_seconds)
+        except Exception as exc:  # pylint: disable=broad-except
+            par = {"error": str(exc)}
+    par["cpu"] = cpu.summary()
+    par["routing"] = routing
+    results["cpu_check"]["parallel"] = par
+    progress.say("iperf3, %d UDP flows at once (%s): %s of the %s Mbit/s offered received; busiest link at %s "
+                 "of its rate, ovs-vswitchd forwarding thread busy %s, other processes %s of a CPU" % (
+                     len(par.get("flows", [])), routing,
+                     ("%.1f Mbit/s" % par["mbit_s"]) if par.get("mbit_s") else par.get("error", "-"),
+                     "%.0f" % par.get("offered_mbit_s", 0),
+                     pct_text(par["cpu"].get("busiest_link_weighted_pct")),
+                     pct_text(_median_of(par["cpu"], "ovs_main_runnable_pct")),
+                     pct_text(_median_of(par["cpu"], "foreign_cpu_pct_of_one_cpu"))))
 
 
 def run_job_with_retries(bench, job, progress, results, results_path):
@@ -323,48 +353,64 @@ def run_job_with_retries(bench, job, progress, results, results_path):
         events, meta = run_mpi_job(bench, job, progress)
         if attempt == 1:
             progress.add(max(0.0, job["work"] - job.get("done_work", 0.0)))
-        meta.update({k: job[k] for k in ("collective", "routing", "placement", "nprocs", "hosts")})
-        meta["roots"] = job.get("roots")
-        meta["attempt"] = attempt
-        meta_events = [e for e in events if e.get("bench") in ("meta", "check")]
-        meta["program"] = meta_events
-        records = job_records(bench, job, events, meta)
-        for rec in records:
-            rec["attempt"] = attempt
-            if meta["disrupted"]:
-                rec["disrupted"] = True
         retry = bool(meta["disrupted"]) and attempt < attempts and meta["rc"] == 0
-        if retry:
-            meta["superseded"] = True
-            for rec in records:
-                rec["superseded"] = True
-        results["jobs"].append(meta)
-        results["records"].extend(records)
-        write_json(results_path, results)
-        for ev in meta_events:
-            if ev.get("bench") == "meta" and bool(ev.get("have_sdn_bcast")) != bool(bench.have_sdn_bcast):
-                results["notes"].append("job %s: coll_bench says have_sdn_bcast=%s, the build detected %s"
-                                        % (job["name"], ev.get("have_sdn_bcast"), bench.have_sdn_bcast))
-        status = "ok" if meta["rc"] == 0 else ("TIMED OUT" if meta["timed_out"] else "rc=%s" % meta["rc"])
-        cpu = meta["cpu"]
-        progress.say("job %s done in %s (%s); busiest link at %s of its rate and ovs-vswitchd's forwarding thread "
-                     "%s busy while data moved, other processes %s of a CPU; route switches %d (%.1f s, of which "
-                     "%.1f s waiting for OVS revalidation), job routes overridden for Open MPI: %s"
-                     % (job["name"], fmt_duration(meta["wall_s"]), status,
-                        pct_text(cpu.get("busiest_link_weighted_pct")),
-                        pct_text(cpu.get("ovs_main_runnable_weighted_pct")),
-                        pct_text((cpu.get("foreign_cpu_pct_of_one_cpu") or {}).get("median")),
-                        meta["routes"]["toggles"], meta["routes"]["toggle_s_total"],
-                        meta["routes"]["revalidate_wait_s_total"], meta["routes"]["job_flows_hidden"]))
-        if meta["routes"]["errors"]:
-            progress.say("job %s: route switch errors: %s" % (job["name"], "; ".join(meta["routes"]["errors"])))
-        if meta["rc"] != 0:
-            print(open(os.path.join(bench.out_dir, meta["log"])).read()[-3000:], flush=True)
-        if meta["disrupted"]:
-            progress.say("job %s DISRUPTED: %s%s" % (job["name"], "; ".join(meta["disrupted"]),
-                                                     ": running it again" if retry else ""))
+        record_attempt(bench, job, attempt, retry, events, meta, results, results_path)
+        report_attempt(bench, job, meta, retry, progress)
         if not retry:
             return
+
+
+def record_attempt(bench, job, attempt, retry, events, meta, results, results_path):
+    """Adds an attempt's meta and records to ``results`` (superseded if it is to be run again; marked
+    if disrupted) and writes results.json; notes a have_sdn_bcast that differs from the build's."""
+    meta.update({k: job[k] for k in ("collective", "routing", "placement", "nprocs", "hosts")})
+    meta["roots"] = job.get("roots")
+    meta["attempt"] = attempt
+    meta_events = [e for e in events if e.get("bench") in ("meta", "check")]
+    meta["program"] = meta_events
+    records = job_records(bench, job, events, meta)
+    for rec in records:
+        rec["attempt"] = attempt
+        if meta["disrupted"]:
+            rec["disrupted"] = True
+    if retry:
+        meta["superseded"] = True
+        for rec in records:
+            rec["superseded"] = True
+    results["jobs"].append(meta)
+    results["records"].extend(records)
+    write_json(results_path, results)
+    for ev in meta_events:
+        if ev.get("bench") == "meta" and bool(ev.get("have_sdn_bcast")) != bool(bench.have_sdn_bcast):
+            results["notes"].append("job %s: coll_bench says have_sdn_bcast=%s, the build detected %s"
+                                    % (job["name"], ev.get("have_sdn_bcast"), bench.have_sdn_bcast))
+
+
+def report_attempt(bench, job, meta, retry, progress):
+    """The progress lines of a finished attempt (and a failed one's log tail, printed)."""
+    progress.say(done_line(job, meta))
+    if meta["routes"]["errors"]:
+        progress.say("job %s: route switch errors: %s" % (job["name"], "; ".join(meta["routes"]["errors"])))
+    if meta["rc"] != 0:
+        print(open(os.path.join(bench.out_dir, meta["log"])).read()[-3000:], flush=True)
+    if meta["disrupted"]:
+        progress.say("job %s DISRUPTED: %s%s" % (job["name"], "; ".join(meta["disrupted"]),
+                                                 ": running it again" if retry else ""))
+
+
+def done_line(job, meta):
+    """An attempt's "job NAME done in ..." line: its status, link and CPU figures and route switches."""
+    status = "ok" if meta["rc"] == 0 else ("TIMED OUT" if meta["timed_out"] else "rc=%s" % meta["rc"])
+    cpu = meta["cpu"]
+    return ("job %s done in %s (%s); busiest link at %s of its rate and ovs-vswitchd's forwarding thread "
+            "%s busy while data moved, other processes %s of a CPU; route switches %d (%.1f s, of which "
+            "%.1f s waiting for OVS revalidation), job routes overridden for Open MPI: %s"
+            % (job["name"], fmt_duration(meta["wall_s"]), status,
+               pct_text(cpu.get("busiest_link_weighted_pct")),
+               pct_text(cpu.get("ovs_main_runnable_weighted_pct")),
+               pct_text((cpu.get("foreign_cpu_pct_of_one_cpu") or {}).get("median")),
+               meta["routes"]["toggles"], meta["routes"]["toggle_s_total"],
+               meta["routes"]["revalidate_wait_s_total"], meta["routes"]["job_flows_hidden"]))
 
 
 def job_records(bench, job, events, meta):

@@ -6,6 +6,7 @@ import math
 import os
 import statistics
 import subprocess
+import types
 
 from bench_common import ROUTINGS, csv_list, parse_nprocs
 import bench_jobcheck
@@ -49,84 +50,100 @@ def calls_per_point(est_call_s, point_seconds, max_calls):
 
 def plan_jobs(args, fab, have_sdn_bcast):
     """The list of jobs (dicts) in run order, grouped by routing."""
-    n = fab.hosts
+    opts = plan_options(args, fab.hosts)
     jobs = []
-    routings = csv_list(args.routings, ROUTINGS)
-    bcast_routings = csv_list(args.bcast_routings, ROUTINGS) if "bcast" in args.collectives else []
-    placements = csv_list(args.placements, ("block", "random"))
-    bcast_placements = csv_list(args.bcast_placements, ("block", "random"))
-    ar_sizes = benchcore.parse_sizes(args.allreduce_sizes)
-    bc_sizes = benchcore.parse_sizes(args.bcast_sizes)
-    ar_nprocs = parse_nprocs(args.allreduce_nprocs, n)
-    sdn_algs = csv_list(getattr(args, "sdn_algs", "") or "", SDN_ALGS) if getattr(args, "sdn_algs", "") else []
-    bc_nprocs = parse_nprocs(args.bcast_nprocs, n)
-    for routing in [r for r in ROUTINGS if r in routings or r in bcast_routings]:
-        if "init" in args.collectives and routing in routings:
-            for rep in range(args.init_reps):
-                for placement in placements[:1]:
-                    hosts = benchcore.placement_hosts(placement, n, n, args.seed)
-                    jobs.append({"name": "init-%s-%s-p%d-%d" % (routing, placement, n, rep + 1),
-                                 "collective": "init", "routing": routing, "placement": placement,
-                                 "nprocs": n, "hosts": hosts, "reps": 1, "tiny_reps": 3,
-                                 "lib_verbose": True, "nimpl": 1, "work": 2.0, "work_per_byte": 0.0})
-        if "allreduce" in args.collectives and routing in routings:
-            for placement in placements:
-                for p in ar_nprocs:
-                    hosts = benchcore.placement_hosts(placement, n, p, args.seed)
-                    est = [estimate_call_s(fab, hosts, "allreduce", s) for s in ar_sizes]
-                    calls = [calls_per_point(e, args.point_seconds, args.max_calls) for e in est]
-                    # timed, check, and the warm-up up to 256 KiB (per variant: 2 + forced algorithms)
-                    nvar = 2 + len(sdn_algs)
-                    work = sum(e * (args.reps * nvar * c + nvar + (nvar if s <= 262144 else 0))
-                               for s, e, c in zip(ar_sizes, est, calls))
-                    work += len(sdn_algs) * len(ar_sizes) * 2 * TOGGLE_S   # their checks' route switches
-                    settle = getattr(args, "settle_calls", 0)   # untimed, after each of <= 2 switches a point
-                    work += sum(e * 2 * settle * args.reps for e in est)
-                    idle_ms = getattr(args, "idle_ms", 0) or 0
-                    work += sum(nvar * c * args.reps for c in calls) * idle_ms / 1000.0
-                    work += args.tiny_reps * 2 * 0.02 + 4
-                    blocks = -(-args.tiny_reps // max(1, args.tiny_block))
-                    tiny_idle_ms = getattr(args, "tiny_idle_ms", 0) or 0
-                    work += 2 * blocks * tiny_idle_ms / 1000.0
-                    toggles = blocks + 3 + len(ar_sizes) * (args.reps + 1)
-                    work += toggles * TOGGLE_S
-                    jobs.append({"name": "allreduce-%s-%s-p%d" % (routing, placement, p),
-                                 "collective": "allreduce", "routing": routing, "placement": placement,
-                                 "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": ar_sizes,
-                                 "calls": calls, "tiny_reps": args.tiny_reps, "tiny_block": args.tiny_block,
-                                 "tiny_idle_ms": tiny_idle_ms, "nimpl": 2 + len(sdn_algs), "sdn_algs": sdn_algs, "work": work,
-                                 "settle_calls": settle, "idle_ms": idle_ms})
-        if "bcast" in args.collectives and routing in bcast_routings:
+    for routing in [r for r in ROUTINGS if r in opts.routings or r in opts.bcast_routings]:
+        if "init" in args.collectives and routing in opts.routings:
+            jobs += init_jobs(args, fab.hosts, routing, opts.placements[:1])
+        if "allreduce" in args.collectives and routing in opts.routings:
+            for placement, p, hosts in benchcore.placed_hosts(opts.placements, opts.ar_nprocs, fab.hosts, args.seed):
+                jobs.append(allreduce_job(args, fab, routing, placement, p, hosts, opts.ar_sizes, opts.sdn_algs))
+        if "bcast" in args.collectives and routing in opts.bcast_routings:
             nimpl = 2 if have_sdn_bcast else 1
-            for placement in bcast_placements:
-                for p in bc_nprocs:
-                    hosts = benchcore.placement_hosts(placement, n, p, args.seed)
-                    roots = bcast_roots(args.bcast_roots, fab, hosts)
-                    impls = benchcore.IMPLS[:nimpl]
-                    # timed, the warm-up up to 256 KiB, and the first call per root (first size)
-                    work = sum(estimate_call_s(fab, hosts, "bcast", s, r, impl)
-                               * (args.reps + (1 if s <= 262144 else 0) + (1 if s == bc_sizes[0] else 0))
-                               for s in bc_sizes for r in roots for impl in impls)
-                    if nimpl == 2:   # route switches change nothing in a bcast job (no host-pair routes)
-                        work += (2 * len(roots) + 2 + args.reps * len(roots) * len(bc_sizes)) * 0.05
-                    jobs.append({"name": "bcast-%s-%s-p%d" % (routing, placement, p),
-                                 "collective": "bcast", "routing": routing, "placement": placement,
-                                 "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": bc_sizes,
-                                 "roots": roots, "nimpl": nimpl, "work": work + 4})
-    jobs += bench_more.plan_jobs(args, fab, routings, placements, benchcore.parse_sizes(args.more_sizes),
-                                 parse_nprocs(args.more_nprocs, n))
+            for placement, p, hosts in benchcore.placed_hosts(opts.bcast_placements, opts.bc_nprocs, fab.hosts,
+                                                              args.seed):
+                jobs.append(bcast_job(args, fab, routing, placement, p, hosts, opts.bc_sizes, nimpl))
+    jobs += bench_more.plan_jobs(args, fab, opts.routings, opts.placements,
+                                 benchcore.parse_sizes(args.more_sizes), parse_nprocs(args.more_nprocs, fab.hosts))
     if "startup" in args.collectives:   # issue 17: start-up and first-call cost (bench/bench_startup.py)
-        jobs += bench_startup.plan_jobs(args, fab, "dmodk" if "dmodk" in routings else routings[0])
+        jobs += bench_startup.plan_jobs(args, fab, "dmodk" if "dmodk" in opts.routings else opts.routings[0])
     jobs.sort(key=lambda job: ROUTINGS.index(job["routing"]))   # stable: grouped by routing, as before
     for job in jobs:
-        job["label"] = "%s/%s p=%d" % (job["routing"], job["placement"], job["nprocs"])
-        job["timeout_s"] = args.job_timeout or (5 * job["work"] + 300)
-        if "work_per_byte" not in job:
-            sizes = job.get("sizes", [])
-            total_bytes = (sum(s * c for s, c in zip(sizes, job.get("calls") or [1] * len(sizes)))
-                           * job["reps"] * job["nimpl"] * max(1, len(job.get("roots", [0]))))
-            job["work_per_byte"] = (0.8 * job["work"] / total_bytes) if total_bytes else 0.0
+        benchcore.finish_job(job, args.job_timeout)
     return jobs
+
+
+def plan_options(args, n):
+    """plan_jobs' options parsed (all of them, before any job is planned), for a fabric of n hosts."""
+    return types.SimpleNamespace(
+        routings=csv_list(args.routings, ROUTINGS),
+        bcast_routings=csv_list(args.bcast_routings, ROUTINGS) if "bcast" in args.collectives else [],
+        placements=csv_list(args.placements, ("block", "random")),
+        bcast_placements=csv_list(args.bcast_placements, ("block", "random")),
+        ar_sizes=benchcore.parse_sizes(args.allreduce_sizes),
+        bc_sizes=benchcore.parse_sizes(args.bcast_sizes),
+        ar_nprocs=parse_nprocs(args.allreduce_nprocs, n),
+        sdn_algs=csv_list(getattr(args, "sdn_algs", "") or "", SDN_ALGS) if getattr(args, "sdn_algs", "") else [],
+        bc_nprocs=parse_nprocs(args.bcast_nprocs, n))
+
+
+def init_jobs(args, n, routing, placements):
+    """args.init_reps init-only jobs on all n hosts (SDN_MPI_Init's cost, the library verbose)."""
+    jobs = []
+    for rep in range(args.init_reps):
+        for placement in placements:
+            hosts = benchcore.placement_hosts(placement, n, n, args.seed)
+            jobs.append({"name": "init-%s-%s-p%d-%d" % (routing, placement, n, rep + 1),
+                         "collective": "init", "routing": routing, "placement": placement,
+                         "nprocs": n, "hosts": hosts, "reps": 1, "tiny_reps": 3,
+                         "lib_verbose": True, "nimpl": 1, "work": 2.0, "work_per_byte": 0.0})
+    return jobs
+
+
+def allreduce_job(args, fab, routing, placement, p, hosts, sizes, sdn_algs):
+    """One allreduce job: both implementations and the forced ``sdn_algs``, back-to-back calls per point
+    (calls_per_point), the 8-byte calls in blocks."""
+    est = [estimate_call_s(fab, hosts, "allreduce", s) for s in sizes]
+    calls = [calls_per_point(e, args.point_seconds, args.max_calls) for e in est]
+    return dict(benchcore.job_head("allreduce", routing, placement, p, hosts, args.reps),
+                sizes=sizes, calls=calls, tiny_reps=args.tiny_reps, tiny_block=args.tiny_block,
+                tiny_idle_ms=getattr(args, "tiny_idle_ms", 0) or 0, nimpl=2 + len(sdn_algs), sdn_algs=sdn_algs,
+                work=allreduce_work(args, sizes, est, calls, len(sdn_algs)),
+                settle_calls=getattr(args, "settle_calls", 0), idle_ms=getattr(args, "idle_ms", 0) or 0)
+
+
+def allreduce_work(args, sizes, est, calls, nforced):
+    """An allreduce job's estimated seconds (its timeout, the ETA) from each point's estimated call
+    (``est``) and calls: its calls, route switches and idle gaps; ``nforced`` forced algorithms."""
+    # timed, check, and the warm-up up to 256 KiB (per variant: 2 + forced algorithms)
+    nvar = 2 + nforced
+    work = sum(e * (args.reps * nvar * c + nvar + (nvar if s <= 262144 else 0))
+               for s, e, c in zip(sizes, est, calls))
+    work += nforced * len(sizes) * 2 * TOGGLE_S   # their checks' route switches
+    settle = getattr(args, "settle_calls", 0)   # untimed, after each of <= 2 switches a point
+    work += sum(e * 2 * settle * args.reps for e in est)
+    idle_ms = getattr(args, "idle_ms", 0) or 0
+    work += sum(nvar * c * args.reps for c in calls) * idle_ms / 1000.0
+    work += args.tiny_reps * 2 * 0.02 + 4
+    blocks = -(-args.tiny_reps // max(1, args.tiny_block))
+    tiny_idle_ms = getattr(args, "tiny_idle_ms", 0) or 0
+    work += 2 * blocks * tiny_idle_ms / 1000.0
+    toggles = blocks + 3 + len(sizes) * (args.reps + 1)
+    return work + toggles * TOGGLE_S
+
+
+def bcast_job(args, fab, routing, placement, p, hosts, sizes, nimpl):
+    """One bcast job: ``nimpl`` implementations (Open MPI's, and SDN_MPI_Bcast's if built) from each root."""
+    roots = bcast_roots(args.bcast_roots, fab, hosts)
+    impls = benchcore.IMPLS[:nimpl]
+    # timed, the warm-up up to 256 KiB, and the first call per root (first size)
+    work = sum(estimate_call_s(fab, hosts, "bcast", s, r, impl)
+               * (args.reps + (1 if s <= 262144 else 0) + (1 if s == sizes[0] else 0))
+               for s in sizes for r in roots for impl in impls)
+    if nimpl == 2:   # route switches change nothing in a bcast job (no host-pair routes)
+        work += (2 * len(roots) + 2 + args.reps * len(roots) * len(sizes)) * 0.05
+    return dict(benchcore.job_head("bcast", routing, placement, p, hosts, args.reps),
+                sizes=sizes, roots=roots, nimpl=nimpl, work=work + 4)
 
 
 def bcast_roots(text, fab, hosts):
@@ -277,11 +294,7 @@ def parallel_iperf(bench, seconds, port0=5301):
 # TCP's own dynamics, not for a CPU that cannot keep up. The parallel check offers UDP below
 # every link's rate, so nearly all of it must arrive.
 CHECK_IPERF_MIN = 0.85          # one TCP flow across the spines: >= 85 % of the fabric rate
-
-
 CHECK_PARALLEL_MIN = 0.95       # the parallel UDP check: >= 95 % of what was offered arrives
-
-
 CHECK_FOREIGN_MAX = 25.0        # other processes used < 25 % of one CPU: the machine was quiet
 
 

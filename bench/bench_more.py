@@ -25,21 +25,22 @@ def limits(fab, hosts, collective, nbytes):
 def plan_jobs(args, fab, routings, placements, sizes, nprocs):
     """One job per (collective in args.collectives, routing, placement, p): both implementations
     alternating, as allreduce's jobs."""
+    settle = getattr(args, "settle_calls", 0) or 0   # after each of <= 2 switches a point
+    idle_ms = getattr(args, "idle_ms", 0) or 0
     jobs = []
     for collective in [c for c in COLLECTIVES if c in args.collectives]:
         for routing in routings:
-            for placement in placements:
-                for p in nprocs:
-                    hosts = benchcore.placement_hosts(placement, fab.hosts, p, args.seed)
-                    est = [2.0 * (limits(fab, hosts, collective, s)["any"] or 0.0) + 0.02 for s in sizes]
-                    settle = getattr(args, "settle_calls", 0) or 0   # after each of <= 2 switches a point
-                    work = sum(e * ((2 + 2 * settle) * args.reps + 2) for e in est) + \
-                        (2 + len(sizes) * (args.reps + 1)) * 0.7 + 4
-                    idle_ms = getattr(args, "idle_ms", 0) or 0
-                    work += 2 * len(sizes) * args.reps * idle_ms / 1000.0
-                    jobs.append({"name": "%s-%s-%s-p%d" % (collective, routing, placement, p),
-                                 "collective": collective, "routing": routing, "placement": placement,
-                                 "nprocs": p, "hosts": hosts, "reps": args.reps, "sizes": sizes, "nimpl": 2,
-                                 "work": work, "settle_calls": settle,
-                                 "idle_ms": idle_ms})
+            for placement, p, hosts in benchcore.placed_hosts(placements, nprocs, fab.hosts, args.seed):
+                work = job_work(args, fab, collective, hosts, sizes, settle, idle_ms)
+                jobs.append(dict(benchcore.job_head(collective, routing, placement, p, hosts, args.reps),
+                                 sizes=sizes, nimpl=2, work=work, settle_calls=settle, idle_ms=idle_ms))
     return jobs
+
+
+def job_work(args, fab, collective, hosts, sizes, settle, idle_ms):
+    """A job's estimated seconds (its timeout, the ETA): each size's calls at twice its any-algorithm
+    limit, the route switches (0.7 s each) and the idle gaps."""
+    est = [2.0 * (limits(fab, hosts, collective, s)["any"] or 0.0) + 0.02 for s in sizes]
+    work = sum(e * ((2 + 2 * settle) * args.reps + 2) for e in est) + \
+        (2 + len(sizes) * (args.reps + 1)) * 0.7 + 4
+    return work + 2 * len(sizes) * args.reps * idle_ms / 1000.0

@@ -75,22 +75,27 @@ def plan_jobs(args, fab, routing):
     under `routing`."""
     jobs = []
     for p in NPROCS:
-        slots = -(-p // fab.hosts)
+        slots = -(-p // fab.hosts)   # ranks per host: p above the fabric's hosts shares them
         hosts = benchcore.placement_hosts("block", fab.hosts, min(p, fab.hosts), args.seed)
         for rep in range(args.startup_reps):
             for suffix, _label, settings in VARIANTS:
                 if settings.get("baseline") and not getattr(args, "startup_baseline", None):
                     continue
-                job = {"name": "startup-%s-p%d-%s%d" % (routing, p, suffix.lstrip("_") or "cold", rep + 1),
-                       "collective": "startup", "routing": routing, "placement": "block", "nprocs": p,
-                       "hosts": hosts, "slots": slots, "warm": False, "reps": 1, "tiny_reps": args.startup_calls,
-                       "nimpl": 1, "work": 3.0, "work_per_byte": 0.0, "startup_bcast_bytes": BCAST_BYTES,
-                       "startup_comms": 1}
-                job.update((k, v) for k, v in settings.items() if k != "baseline")
-                if settings.get("baseline"):
-                    job["coll_bench"] = args.startup_baseline
-                jobs.append(job)
+                jobs.append(variant_job(args, routing, p, slots, hosts, rep, suffix, settings))
     return jobs
+
+
+def variant_job(args, routing, p, slots, hosts, rep, suffix, settings):
+    """Repeat ``rep`` (from 0) of a VARIANTS entry at p ranks, ``slots`` a host."""
+    job = {"name": "startup-%s-p%d-%s%d" % (routing, p, suffix.lstrip("_") or "cold", rep + 1),
+           "collective": "startup", "routing": routing, "placement": "block", "nprocs": p,
+           "hosts": hosts, "slots": slots, "warm": False, "reps": 1, "tiny_reps": args.startup_calls,
+           "nimpl": 1, "work": 3.0, "work_per_byte": 0.0, "startup_bcast_bytes": BCAST_BYTES,
+           "startup_comms": 1}
+    job.update((k, v) for k, v in settings.items() if k != "baseline")
+    if settings.get("baseline"):
+        job["coll_bench"] = args.startup_baseline
+    return job
 
 
 def _record(job, metric, samples, **extra):

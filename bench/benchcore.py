@@ -71,6 +71,32 @@ def placement_hosts(kind, nhosts, nprocs, seed=7):
     return order[:nprocs]
 
 
+def placed_hosts(placements, nprocs, nhosts, seed):
+    """(placement, p, hosts) of every placement and process count p in turn, the ranks placed by
+    placement_hosts: the points a job planner loops over."""
+    for placement in placements:
+        for p in nprocs:
+            yield placement, p, placement_hosts(placement, nhosts, p, seed)
+
+
+def job_head(collective, routing, placement, p, hosts, reps):
+    """The fields a planned job of one (collective, routing, placement, p) point starts with."""
+    return {"name": "%s-%s-%s-p%d" % (collective, routing, placement, p), "collective": collective,
+            "routing": routing, "placement": placement, "nprocs": p, "hosts": hosts, "reps": reps}
+
+
+def finish_job(job, job_timeout):
+    """Adds what every planned job ends with: its label, timeout (``job_timeout`` s, else from its
+    estimated work) and work per byte moved (the ETA's progress as samples come)."""
+    job["label"] = "%s/%s p=%d" % (job["routing"], job["placement"], job["nprocs"])
+    job["timeout_s"] = job_timeout or (5 * job["work"] + 300)
+    if "work_per_byte" not in job:
+        sizes = job.get("sizes", [])
+        total_bytes = (sum(s * c for s, c in zip(sizes, job.get("calls") or [1] * len(sizes)))
+                       * job["reps"] * job["nimpl"] * max(1, len(job.get("roots", [0]))))
+        job["work_per_byte"] = (0.8 * job["work"] / total_bytes) if total_bytes else 0.0
+
+
 def bcast_roots(fab, hosts):
     """Roots to measure: rank 0, and the lowest rank on another leaf than rank 0's (if any)."""
     roots = [0]

@@ -1,6 +1,8 @@
 """bench/bench_jobs.py's run_mpi_job with Mininet, mpirun, the route switch and the sampler replaced by
-fakes: the coll_bench command line, the ranks' environment, the log and the job's record pinned.
+fakes: the coll_bench command line, the ranks' environment, the log and the job's record pinned; and
+run_job_with_retries and run_all over fakes: the retry decisions, the results and progress lines.
 No Mininet, no MPI, no root."""
+import json
 import types
 
 import pytest
@@ -8,6 +10,7 @@ import pytest
 import bench_setup  # noqa: F401  (bench/ on sys.path)
 
 import bench_jobs
+import benchcore
 from bench_common import FABRIC_SUBNET
 from sdnmpi.mininet_topos import net, procs
 
@@ -204,3 +207,245 @@ def test_run_mpi_job_defaults_and_slots(fakes):
     assert env == {"SDN_MPI_CONTROLLER": "192.168.7.1:4321", "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET,
                    "SDN_MPI_TIMEOUT_MS": "2000"}
     assert meta["argv"][:3] == ["mpirun", "-np", "8"]
+
+
+# run_job_with_retries and run_all driven with fakes: run_mpi_job, job_records, write_json, the
+# controller/fabric calls, iperf3 and the CPU monitor replaced; their decisions, results and
+# progress lines pinned.
+
+RETRY_JOB = {"name": "bcast-dmodk-block-p4", "label": "dmodk/block p=4", "collective": "bcast", "routing": "dmodk",
+             "placement": "block", "nprocs": 4, "hosts": [1, 2, 3, 4], "roots": [0, 2], "work": 10.0,
+             "work_per_byte": 0.5}
+
+
+def fake_meta(disrupted=(), rc=0, timed_out=False, errors=(), cpu=None):
+    """A run_mpi_job meta dict as run_job_with_retries reads it."""
+    return {"name": "x", "rc": rc, "timed_out": timed_out, "wall_s": 75.0, "disrupted": list(disrupted),
+            "cpu": cpu if cpu is not None else
+            {"busiest_link_weighted_pct": 81.0, "ovs_main_runnable_weighted_pct": 55.4,
+             "foreign_cpu_pct_of_one_cpu": {"median": 3.2}},
+            "routes": {"toggles": 6, "toggle_s_total": 4.25, "revalidate_wait_s_total": 2.5,
+                       "job_flows_hidden": True, "errors": list(errors)},
+            "log": "logs/x.log"}
+
+
+@pytest.fixture
+def retry_bench(monkeypatch, tmp_path):
+    """(bench, progress, calls, written, said, added): run_mpi_job answers from bench.metas in turn, each
+    call's job (copied as passed) in calls; written: copies of what write_json wrote; said and added: the
+    progress lines and work."""
+    calls, written, said, added = [], [], [], []
+    bench = types.SimpleNamespace(args=types.SimpleNamespace(retry_disrupted=1, discovery_timeout=12.0),
+                                  have_sdn_bcast=True, out_dir=str(tmp_path), metas=[], waits=[])
+    bench.wait_ready = bench.waits.append
+
+    def run_mpi_job(bench_, job, progress):
+        calls.append(dict(job))
+        job["done_work"] = 1.5   # what the progress lines counted of it (_show)
+        events, meta = bench.metas.pop(0)
+        return events, meta
+
+    def job_records(bench_, job, events, meta):
+        return [{"metric": "m%d" % k, "job": job["name"]} for k in range(2)]
+
+    monkeypatch.setattr(bench_jobs, "run_mpi_job", run_mpi_job)
+    monkeypatch.setattr(bench_jobs, "job_records", job_records)
+    monkeypatch.setattr(bench_jobs, "write_json",
+                        lambda path, data: written.append((path, json.loads(json.dumps(data)))))
+    progress = types.SimpleNamespace(say=said.append, add=added.append)
+    return bench, progress, calls, written, said, added
+
+
+def test_a_disrupted_job_is_run_again_and_its_first_attempt_superseded(retry_bench, capsys):
+    bench, progress, calls, written, said, added = retry_bench
+    events = [{"bench": "meta", "have_sdn_bcast": True}, {"bench": "check", "ok": True}, {"bench": "sample"}]
+    bench.metas = [(events, fake_meta(disrupted=["the machine stalled"])), ([], fake_meta())]
+    results = {"jobs": [], "records": [], "notes": []}
+    job = dict(RETRY_JOB)
+    bench_jobs.run_job_with_retries(bench, job, progress, results, "/r/results.json")
+    assert bench.waits == [12.0, 12.0]
+    assert [c["work_per_byte"] for c in calls] == [0.5, 0.0] and all(c["done_work"] == 0.0 for c in calls)
+    assert job["done_work"] == 1.5 and job["work_per_byte"] == 0.5   # the second attempt ran a copy
+    assert added == [10.0 - 1.5]
+    first, second = results["jobs"]
+    common = {"collective": "bcast", "routing": "dmodk", "placement": "block", "nprocs": 4, "hosts": [1, 2, 3, 4],
+              "roots": [0, 2]}
+    assert first == dict(fake_meta(disrupted=["the machine stalled"]), attempt=1, superseded=True,
+                         program=events[:2], **common)
+    assert second == dict(fake_meta(), attempt=2, program=[], **common)
+    assert results["records"] == [
+        {"metric": "m0", "job": RETRY_JOB["name"], "attempt": 1, "disrupted": True, "superseded": True},
+        {"metric": "m1", "job": RETRY_JOB["name"], "attempt": 1, "disrupted": True, "superseded": True},
+        {"metric": "m0", "job": RETRY_JOB["name"], "attempt": 2},
+        {"metric": "m1", "job": RETRY_JOB["name"], "attempt": 2}]
+    assert [path for path, _ in written] == ["/r/results.json"] * 2
+    assert [len(data["jobs"]) for _, data in written] == [1, 2] and written[1][1] == results
+    assert results["notes"] == []
+    done = ("job bcast-dmodk-block-p4 done in 1m15s (ok); busiest link at 81% of its rate and ovs-vswitchd's "
+            "forwarding thread 55% busy while data moved, other processes 3% of a CPU; route switches 6 (4.2 s, of "
+            "which 2.5 s waiting for OVS revalidation), job routes overridden for Open MPI: True")
+    assert said == ["job bcast-dmodk-block-p4: dmodk/block p=4, ranks on hosts [1, 2, 3, 4], roots [0, 2]", done,
+                    "job bcast-dmodk-block-p4 DISRUPTED: the machine stalled: running it again",
+                    "job bcast-dmodk-block-p4 (attempt 2): dmodk/block p=4, ranks on hosts [1, 2, 3, 4], roots [0, 2]",
+                    done]
+    assert capsys.readouterr().out == ""
+
+
+def test_the_last_attempt_is_kept_even_when_disrupted(retry_bench):
+    bench, progress, calls, _written, said, added = retry_bench
+    bench.args.retry_disrupted = -3   # as 0: one attempt
+    bench.metas = [([], fake_meta(disrupted=["a", "b"], cpu={}))]
+    results = {"jobs": [], "records": [], "notes": []}
+    bench_jobs.run_job_with_retries(bench, dict(RETRY_JOB, roots=None), progress, results, "/r/results.json")
+    assert len(calls) == 1 and added == [8.5]
+    meta, = results["jobs"]
+    assert "superseded" not in meta and meta["roots"] is None
+    assert results["records"] == [{"metric": "m%d" % k, "job": RETRY_JOB["name"], "attempt": 1, "disrupted": True}
+                                  for k in range(2)]
+    assert said[0] == "job bcast-dmodk-block-p4: dmodk/block p=4, ranks on hosts [1, 2, 3, 4]"
+    assert "busiest link at - of its rate and ovs-vswitchd's forwarding thread - busy while data moved, other " \
+           "processes - of a CPU" in said[1]
+    assert said[2:] == ["job bcast-dmodk-block-p4 DISRUPTED: a; b"]
+
+
+@pytest.mark.parametrize("timed_out, status", [(False, "rc=3"), (True, "TIMED OUT")])
+def test_a_failed_job_is_not_run_again_and_its_log_is_shown(retry_bench, capsys, timed_out, status):
+    """A failed mpirun (rc != 0) is not re-run even when disrupted: its log's tail is printed; route switch
+    errors and a have_sdn_bcast that differs from the build's are said."""
+    bench, progress, calls, _written, said, _added = retry_bench
+    with open(bench.out_dir + "/x.log", "w") as log:
+        log.write("head\n" + "y" * 3000 + "TAIL\n")
+    bench.metas = [([{"bench": "meta", "have_sdn_bcast": False}],
+                    dict(fake_meta(disrupted=["lost links"], rc=3, timed_out=timed_out, errors=["s1: x", "s2: y"]),
+                         log="x.log"))]
+    results = {"jobs": [], "records": [], "notes": []}
+    bench_jobs.run_job_with_retries(bench, dict(RETRY_JOB), progress, results, "/r/results.json")
+    assert len(calls) == 1 and "superseded" not in results["jobs"][0]
+    assert results["notes"] == ["job bcast-dmodk-block-p4: coll_bench says have_sdn_bcast=False, the build "
+                                "detected True"]
+    assert "(%s)" % status in said[1]
+    assert said[2:] == ["job bcast-dmodk-block-p4: route switch errors: s1: x; s2: y",
+                        "job bcast-dmodk-block-p4 DISRUPTED: lost links"]
+    assert capsys.readouterr().out == ("y" * 2995 + "TAIL\n") + "\n"
+
+
+class FakeCpu:
+    """CpuMonitor for run_all: a fixed summary per use."""
+    used = []
+
+    def __init__(self, links):
+        FakeCpu.used.append(links)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def summary(self):
+        return {"busiest_link_weighted_pct": 91.0, "ovs_main_runnable_pct": {"median": 60.0},
+                "foreign_cpu_pct_of_one_cpu": {"median": 2.0}}
+
+
+@pytest.fixture
+def all_bench(monkeypatch):
+    """(bench, log, said): every controller, fabric, iperf3 and job call in order in log."""
+    from sdnmpi.mininet_topos import demo
+    log, said = [], []
+    FakeCpu.used = []
+    clock = iter(float(t) for t in range(0, 1000, 3))
+    monkeypatch.setattr(bench_jobs, "now_s", lambda: next(clock))
+    monkeypatch.setattr(net, "ensure_ovs", lambda: log.append("ensure_ovs"))
+    monkeypatch.setattr(bench_jobs, "CpuMonitor", FakeCpu)
+    hosts = [types.SimpleNamespace(name="h%d" % k) for k in range(1, 9)]
+    fabric = types.SimpleNamespace(hosts=hosts, host_ips=lambda: {"h8": "10.0.0.8"})
+
+    def iperf3(server, client, ip, seconds):
+        log.append(("iperf3", server.name, client.name, ip, seconds))
+        answer = bench.iperf_answers.pop(0) if bench.iperf_answers else 19.0
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def parallel(bench_, seconds):
+        log.append(("parallel", seconds))
+        if bench.parallel_fails:
+            raise RuntimeError("iperf3 missing")
+        return {"flows": [1, 2, 3], "mbit_s": 140.0, "offered_mbit_s": 144.0}
+
+    monkeypatch.setattr(demo, "iperf3", iperf3)
+    monkeypatch.setattr(bench_jobs, "parallel_iperf", parallel)
+    monkeypatch.setattr(bench_jobs, "run_job_with_retries",
+                        lambda bench_, job, progress, results, path: log.append(("job", job["name"], path)))
+    bench = types.SimpleNamespace(
+        args=types.SimpleNamespace(iperf_seconds=5, quick=False, discovery_timeout=30.0), fabric=None,
+        fab_model=benchcore.Fabric(2, 4, 2, 40, 20), iperf_answers=[], parallel_fails=False,
+        stop_controller=lambda: log.append("stop"), start_controller=lambda r: log.append(("start", r)),
+        wait_ready=lambda t: log.append(("wait", t)), link_directions=lambda: ["l1-eth1"])
+
+    def start_fabric():
+        log.append("fabric")
+        bench.fabric = fabric
+    bench.start_fabric = start_fabric
+    return bench, log, types.SimpleNamespace(say=said.append, add=None), said
+
+
+RUN_JOBS = [{"name": n, "routing": n.split("-")[0]} for n in ("dmodk-1", "single-1", "dmodk-2", "ecmp-1")]
+IPERF_LINE = ("iperf3 h1 -> h8 (different leaves) under %s: %s Mbit/s (fabric links 20 Mbit/s); busiest link at 91%% "
+              "of its rate, ovs-vswitchd forwarding thread busy 60%%, other processes 2%% of a CPU")
+
+
+def test_run_all_goes_through_the_routings_in_job_order(all_bench):
+    bench, log, progress, said = all_bench
+    bench.iperf_answers = [19.0, RuntimeError("no route"), RuntimeError("no route")]
+    results = {"notes": [], "cpu_check": {"iperf": []}}
+    bench_jobs.run_all(bench, RUN_JOBS, progress, results, "/r/results.json")
+    iperf = ("iperf3", "h8", "h1", "10.0.0.8", 5)
+    assert log == ["ensure_ovs",
+                   "stop", ("start", "dmodk"), "fabric", ("wait", 30.0), iperf, ("parallel", 5),
+                   ("job", "dmodk-1", "/r/results.json"), ("job", "dmodk-2", "/r/results.json"), "stop",
+                   "stop", ("start", "single"), ("wait", 30.0), iperf, ("job", "single-1", "/r/results.json"), "stop",
+                   "stop", ("start", "ecmp"), ("wait", 30.0), iperf, ("job", "ecmp-1", "/r/results.json"), "stop"]
+    assert FakeCpu.used == [["l1-eth1"]] * 4
+    cpu = FakeCpu(None).summary()
+    entry = {"routing": "dmodk", "client": "h1", "server": "h8", "seconds": 5, "mbit_s": 19.0,
+             "fraction_of_fabric_bw": 19.0 / 20, "foreign_cpu_pct": 2.0, "ovs_main_runnable_pct": 60.0,
+             "busiest_link_weighted_pct": 91.0, "cpu": cpu}
+    failed = dict(entry, mbit_s=None, fraction_of_fabric_bw=None)
+    assert results["cpu_check"]["iperf"] == [entry, dict(failed, routing="single"), dict(failed, routing="ecmp")]
+    assert results["cpu_check"]["parallel"] == {"flows": [1, 2, 3], "mbit_s": 140.0, "offered_mbit_s": 144.0,
+                                                "cpu": cpu, "routing": "dmodk"}
+    assert results["notes"] == ["iperf3 failed under single: no route", "iperf3 failed under ecmp: no route"]
+    assert said == [
+        "starting the fabric: 2 spines, 4 leaves, 2 hosts/leaf, host links 40 Mbit/s, fabric links 20 Mbit/s",
+        "controller up with routing dmodk; fabric discovered and routed in 3.0 s", IPERF_LINE % ("dmodk", "19.0"),
+        "iperf3, 3 UDP flows at once (dmodk): 140.0 Mbit/s of the 144 Mbit/s offered received; busiest link at 91% "
+        "of its rate, ovs-vswitchd forwarding thread busy 60%, other processes 2% of a CPU",
+        "controller up with routing single; fabric discovered and routed in 3.0 s", IPERF_LINE % ("single", "-"),
+        "controller up with routing ecmp; fabric discovered and routed in 3.0 s", IPERF_LINE % ("ecmp", "-")]
+
+
+def test_run_all_quick_and_without_iperf(all_bench):
+    """--quick: iperf3 under the first routing only; a failed parallel check is recorded as its error; no
+    parallel check on unlimited host links; --iperf-seconds 0: none at all."""
+    bench, log, progress, said = all_bench
+    bench.args.quick, bench.parallel_fails = True, True
+    results = {"notes": [], "cpu_check": {"iperf": []}}
+    bench_jobs.run_all(bench, RUN_JOBS, progress, results, "/r/results.json")
+    assert [e for e in log if e[0] in ("iperf3", "parallel")] == [("iperf3", "h8", "h1", "10.0.0.8", 5),
+                                                                  ("parallel", 5)]
+    assert [e["routing"] for e in results["cpu_check"]["iperf"]] == ["dmodk"]
+    assert results["cpu_check"]["parallel"] == {"error": "iperf3 missing", "cpu": FakeCpu(None).summary(),
+                                                "routing": "dmodk"}
+    assert said[3] == ("iperf3, 0 UDP flows at once (dmodk): iperf3 missing of the 0 Mbit/s offered received; busiest "
+                       "link at 91% of its rate, ovs-vswitchd forwarding thread busy 60%, other processes 2% of a CPU")
+    for fab, iperf_seconds, expected in ((benchcore.Fabric(2, 4, 2, 0, 20), 5, ["iperf3"]),
+                                         (benchcore.Fabric(2, 4, 2, 40, 20), 0, [])):
+        del log[:], said[:]
+        bench.fab_model, bench.args.iperf_seconds, bench.fabric = fab, iperf_seconds, None
+        results = {"notes": [], "cpu_check": {"iperf": []}}
+        bench_jobs.run_all(bench, RUN_JOBS[:1], progress, results, "/r/results.json")
+        assert [e[0] for e in log if e[0] in ("iperf3", "parallel")] == expected
+        assert "parallel" not in results["cpu_check"]
+    assert said[0] == ("starting the fabric: 2 spines, 4 leaves, 2 hosts/leaf, host links 40 Mbit/s, fabric links "
+                       "20 Mbit/s")
