@@ -206,6 +206,8 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
                                            1, 1 << 20);
     cfg->alltoall_segment = parse_bytes("SDN_MPI_ALLTOALL_SEGMENT", SDNMPI_DEFAULT_ALLTOALL_SEGMENT, 0);
     cfg->alltoall_grid = parse_bool("SDN_MPI_ALLTOALL_GRID", SDNMPI_DEFAULT_ALLTOALL_GRID);
+    cfg->reduce_chain_min = parse_bytes("SDN_MPI_REDUCE_CHAIN_MIN", SDNMPI_DEFAULT_REDUCE_CHAIN_MIN, 1);
+    cfg->reduce_segment = parse_bytes("SDN_MPI_REDUCE_SEGMENT", SDNMPI_DEFAULT_REDUCE_SEGMENT, 0);
 
     parse_str("SDN_MPI_PLANNER", cfg->planner, sizeof cfg->planner);
     parse_str("SDN_MPI_TRAFFIC", cfg->traffic, sizeof cfg->traffic);

@@ -32,6 +32,8 @@ struct sdnmpi_config {
     int alltoall_window;              /* SDN_MPI_ALLTOALL_WINDOW: exchange steps in flight */
     uint64_t alltoall_segment;        /* SDN_MPI_ALLTOALL_SEGMENT: bytes per message, 0 = a block */
     int alltoall_grid;                /* SDN_MPI_ALLTOALL_GRID: the leaf grid schedule if it fits */
+    uint64_t reduce_chain_min;        /* SDN_MPI_REDUCE_CHAIN_MIN: Reduce's chains from here on */
+    uint64_t reduce_segment;          /* SDN_MPI_REDUCE_SEGMENT: their segment bytes */
     int reorder;                      /* SDN_MPI_REORDER: order the algorithms' ranks by leaf */
     int plan_ahead;                   /* SDN_MPI_PLAN_AHEAD: request the world's plan at Init */
     char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
@@ -85,6 +87,10 @@ struct sdnmpi_config {
  * SDN_MPI_Alltoall). */
 #define SDNMPI_DEFAULT_ALLTOALL_SEGMENT 0
 #define SDNMPI_DEFAULT_ALLTOALL_GRID 1
+/* SDN_MPI_REDUCE_CHAIN_MIN's and SDN_MPI_REDUCE_SEGMENT's defaults: the two pipelined chains
+ * (reduce_chain.c) from 256 KiB on, in 8 KiB segments (libsdnmpi/README.md, SDN_MPI_Reduce). */
+#define SDNMPI_DEFAULT_REDUCE_CHAIN_MIN (256u * 1024u)
+#define SDNMPI_DEFAULT_REDUCE_SEGMENT (8u * 1024u)
 /* SDN_MPI_RECONNECT_TRIES's default: with the back-off (controller.h) about 2 minutes. */
 #define SDNMPI_DEFAULT_RECONNECT_TRIES 20
 #define SDNMPI_MAX_RECONNECT_TRIES 1000

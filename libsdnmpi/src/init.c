@@ -34,6 +34,7 @@ struct agreement {
     int64_t bcast_trees;
     uint64_t alltoall_segment; /* every rank must cut a block into the same messages */
     int64_t alltoall_grid;     /* and run the same steps */
+    uint64_t reduce_chain_min, reduce_segment; /* Reduce's algorithm and segments, alike */
 };
 
 static const char *const reasons[] = {
@@ -131,6 +132,8 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.bcast_datagram = s->cfg.bcast_datagram;
         a.alltoall_segment = s->cfg.alltoall_segment;
         a.alltoall_grid = s->cfg.alltoall_grid;
+        a.reduce_chain_min = s->cfg.reduce_chain_min;
+        a.reduce_segment = s->cfg.reduce_segment;
         a.reason = s->cfg.disable ? R_DISABLED : !s->cfg.has_controller ? R_NO_CONTROLLER : R_ON;
     }
     /* Every rank keeps every rank's fabric address (the flow hints name peers by rank). Whether to
@@ -197,6 +200,8 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.bcast_datagram = (int)a.bcast_datagram;
     s->cfg.alltoall_segment = a.alltoall_segment;
     s->cfg.alltoall_grid = (int)a.alltoall_grid;
+    s->cfg.reduce_chain_min = a.reduce_chain_min;
+    s->cfg.reduce_segment = a.reduce_segment;
     s->initialized = 1;
     if (s->sdn_ok && sdnmpi_traffic_hook_add() != 0)
         sdnmpi_warn("init: no phase hook slot left; MPI_Pcontrol phases are not sent to the controller");

@@ -13,12 +13,15 @@
 #include "log.h"
 #include "plan.h"
 #include "reduce_algorithms.h"
+#include "reduce_chain_sched.h"
 #include "schedule.h"
 #include "sdnmpi.h"
 #include "sdnmpi_testing.h"
 #include "state.h"
+#include "steps_plan.h"
 
-/* What the last SDN_MPI_Reduce did (sdnmpi_testing.h): 1 PMPI, 2 reduce-scatter + gather. */
+/* What the last SDN_MPI_Reduce did (sdnmpi_testing.h): 1 PMPI, 2 reduce-scatter + gather, 3 the
+ * two chains. */
 static int last_path;
 
 int sdnmpi_test_last_reduce(void)
@@ -48,6 +51,26 @@ static int translate(MPI_Comm from, int r, MPI_Comm to, int *out)
     if (b != MPI_GROUP_NULL)
         (void)PMPI_Group_free(&b);
     return rc;
+}
+
+/* The chains' routes: one request per private communicator (steps_plan.h). */
+static struct sdnmpi_steps_kind chain_kind = {"reduce chains", "sdn-optimal",
+                                               sdnmpi_reduce_chain_steps, MPI_KEYVAL_INVALID};
+
+/* Whether this call runs the chains: large enough, and their routes are in place (asked for on
+ * the first such call; a failed request leaves reduce-scatter + gather on the plan's routes). */
+static int use_chains(const struct sdnmpi_plan *plan, uint64_t bytes, int *rc)
+{
+    int p = 0, ok = 0;
+    int64_t id = -1;
+    *rc = MPI_SUCCESS;
+    if (bytes < sdnmpi_g.cfg.reduce_chain_min)
+        return 0;
+    if ((*rc = PMPI_Comm_size(plan->priv, &p)) != MPI_SUCCESS)
+        return 0;
+    const struct sdnmpi_reduce_chains ch = {p, plan->leaf_start, plan->nleaves};
+    *rc = sdnmpi_steps_plan_get(plan->priv, &chain_kind, &ch, &ok, &id);
+    return *rc == MPI_SUCCESS && ok;
 }
 
 SDNMPI_EXPORT int SDN_MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
@@ -108,8 +131,18 @@ SDNMPI_EXPORT int SDN_MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
     const struct sdnmpi_reduce_call call = {
         .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .datatype = datatype,
         .extent = extent, .op = op, .root = proot, .comm = plan->priv, .dist = plan->rab_dist,
-        .ndims = plan->rab_ndims,
+        .ndims = plan->rab_ndims, .leaf_start = plan->leaf_start, .nleaves = plan->nleaves,
+        .segment = (size_t)s->cfg.reduce_segment,
     };
+    int chains = use_chains(plan, bytes, &rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (chains) {
+        last_path = 3;
+        sdnmpi_log("reduce comm=%" PRId64 " count=%d bytes=%" PRIu64 " root=%d: two chains",
+                   plan->comm_id, count, bytes, root);
+        return sdnmpi_reduce_intra_chain(&call);
+    }
     last_path = 2;
     sdnmpi_log("reduce comm=%" PRId64 " count=%d bytes=%" PRIu64 " root=%d: reduce-scatter + gather",
                plan->comm_id, count, bytes, root);

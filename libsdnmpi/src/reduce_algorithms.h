@@ -10,6 +10,7 @@
 #define SDNMPI_REDUCE_ALGORITHMS_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 struct sdnmpi_reduce_call {
     const void *sendbuf;
@@ -22,6 +23,9 @@ struct sdnmpi_reduce_call {
     MPI_Comm comm;
     const int *dist; /* the plan's halving order (plan.h rab_dist) */
     int ndims;
+    const int *leaf_start; /* the plan's leaf layout (plan.h; NULL, 0: unknown) */
+    int nleaves;
+    size_t segment; /* the chain's segment bytes (SDN_MPI_REDUCE_SEGMENT) */
 };
 
 typedef int (*sdnmpi_reduce_fn)(const struct sdnmpi_reduce_call *call);
@@ -29,5 +33,9 @@ typedef int (*sdnmpi_reduce_fn)(const struct sdnmpi_reduce_call *call);
 /* Reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to the root,
  * both over the pairs of recursive doubling (the allreduce plan's routes). */
 int sdnmpi_reduce_intra_redscat_gather(const struct sdnmpi_reduce_call *call);
+
+/* Two pipelined chains, one per half of the vector, along the cycles of reduce_chain_sched.h cut
+ * open at the root (their routes: the plan's reduce steps). Any p >= 2, count >= 2. */
+int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call);
 
 #endif

@@ -65,6 +65,7 @@ MODES = {
     "close_after_register": "closes a connection right after answering its register",
     "silent_plan": "never answers plan_allreduce",
     "error_plan": 'answers plan_allreduce with status "error"',
+    "error_one_step_plan": 'answers plan_allreduce requests of exactly one step with status "error"',
     "silent_bcast": "never answers plan_bcast",
     "hold_bcast": "answers plan_bcast for the communicator's first member as root only; another root's request "
                   "waits for restart(), which cuts it",
@@ -351,7 +352,7 @@ class StubController:
     def _answer_plan(self, req):
         if self.mode == "silent_plan":
             return None
-        if self.mode == "error_plan":
+        if self.mode == "error_plan" or (self.mode == "error_one_step_plan" and len(req.args["steps"]) == 1):
             return reply(req.id, error=REFUSED_PLAN)
         if self.plan_reply is not None:
             return reply(req.id, **self.plan_reply)
