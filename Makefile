@@ -62,7 +62,7 @@ bench-prof: setup
 # two-phases once, about 4 minutes); runs Mininet, so under the machine's lock.
 .PHONY: bench-flowdetect
 bench-flowdetect: setup
-	flock /tmp/sdnmpi-mininet.lock $(PYTHON) bench/bench_flowdetect.py $(ARGS)
+	flock /tmp/sdnmpi-mininet.lock $(PYTHON) bench/bench_flowdetect.py $(if $(QUICK),--quick) $(FLOWDETECT_ARGS)
 
 unit-test: setup
 	$(PYTHON) -m pytest -ra tests/unit $(PYTEST_ARGS)
