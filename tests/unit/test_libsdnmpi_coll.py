@@ -29,9 +29,10 @@ pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not
 mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 
-def run_check(np, expect, env=None, quick=False, seed=None, shell_prefix=None):
-    """coll_check under mpirun; shell_prefix: shell words run before it in each rank (sh -c)."""
-    argv = [CHECK, "--expect", expect, "--seed", seed if seed is not None else 500 + np]
+def run_check(np, expect, env=None, quick=False, seed=None, shell_prefix=None, options=()):
+    """coll_check under mpirun; shell_prefix: shell words run before it in each rank (sh -c);
+    options: more of coll_check's options."""
+    argv = [CHECK, "--expect", expect, "--seed", seed if seed is not None else 500 + np, *options]
     if shell_prefix is not None:
         argv = ["sh", "-c", shell_prefix + ' exec "$0" "$@"'] + argv
     if quick:

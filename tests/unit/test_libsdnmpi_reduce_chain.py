@@ -7,29 +7,20 @@ for (both cycles of reduce_chain_sched.h, in the private communicator's leaf ord
 `leaves=L` puts host i on leaf (i's last octet) % L, so the private communicator's ranks are
 reordered and the two cycles differ (from three leaves on).
 """
-import functools
 import re
 
 import pytest
 
-import check_runner
-import libsdnmpi_harness as harness
+import test_libsdnmpi_coll as coll
 from libsdnmpi_harness import MPIRUN, fake_hosts
-from test_libsdnmpi_coll import CHECK, MPI_TIMEOUT, SUMMARY
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
-
-mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 CHAINS, REDSCAT = 3, 2   # sdnmpi_test_last_reduce()
 
 
 def run_check(np, env, reduce_path, quick=True, shell_prefix=None):
-    argv = [CHECK, "--expect", "sdn", "--seed", 900 + np, "--reduce-path", reduce_path]
-    if shell_prefix is not None:
-        argv = ["sh", "-c", shell_prefix + ' exec "$0" "$@"'] + argv
-    if quick:
-        argv.append("--quick")
-    return check_runner.run_check(np, argv, SUMMARY, env, timeout=MPI_TIMEOUT)
+    return coll.run_check(np, "sdn", env, quick=quick, seed=900 + np, shell_prefix=shell_prefix,
+                          options=("--reduce-path", reduce_path))
 
 
 def leaf_order(np, leaves):
