@@ -88,18 +88,30 @@ def test_chain_plan_routes_both_cycles(built, stub_factory, np, leaves):
 
 
 def test_small_reduces_keep_reduce_scatter_gather(built, stub_factory):
-    """Below SDN_MPI_REDUCE_CHAIN_MIN (default 256 KiB, above all of coll_check's vectors) and with
+    """Below SDN_MPI_REDUCE_CHAIN_MIN (here 1 MiB, above all of coll_check's vectors) and with
     "unlimited", reduce-scatter + gather on the allreduce plan's routes, and no chain plan."""
-    for knob in (None, "unlimited"):
+    for knob in ("1m", "unlimited"):
         stub = stub_factory(leaves=2)
         env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "1",
-               "SDN_MPI_VERBOSE": "1"}
-        if knob:
-            env["SDN_MPI_REDUCE_CHAIN_MIN"] = knob
+               "SDN_MPI_VERBOSE": "1", "SDN_MPI_REDUCE_CHAIN_MIN": knob}
         out = run_check(4, env, REDSCAT)
         assert out["reduce_sdn"] > 0
         assert "reduce-scatter + gather" in out["stderr"]
         assert "cycles plan" not in out["stderr"] and "two chains" not in out["stderr"]
+
+
+def test_default_is_chains_from_64_kib(built, stub_factory):
+    """By default (SDN_MPI_REDUCE_CHAIN_MIN unset) a Reduce of 64 KiB or more runs the chains, a
+    smaller one reduce-scatter + gather: coll_check's largest vectors (4099 elements of 16 bytes,
+    64.06 KiB) run the chains, its 300-element ones do not."""
+    stub = stub_factory(leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "1",
+           "SDN_MPI_VERBOSE": "1"}
+    out = coll.run_check(4, "sdn", env, quick=True, seed=904)
+    chained = [int(b) for b in re.findall(r"reduce comm=\d+ count=\d+ bytes=(\d+) root=\d+: two chains", out["stderr"])]
+    rest = [int(b) for b in re.findall(r"reduce comm=\d+ count=\d+ bytes=(\d+) root=\d+: reduce-scatter", out["stderr"])]
+    assert chained and rest
+    assert min(chained) >= 64 * 1024 > max(rest)
 
 
 def test_chain_knobs_are_world_rank_0s(built, stub_factory):
