@@ -11,9 +11,26 @@
  * another rank's addresses in the Bcast (one word a rank). Init runs once per process. */
 static uint32_t spare[2 * SDNMPI_INIT_SPARE_RANKS];
 
+/* Test only (tests/unit/test_libsdnmpi_init.py), an integer environment variable, else dflt:
+ * SDN_MPI_TEST_INIT_NOMEM=R, world rank R acts as if its allocations failed;
+ * SDN_MPI_TEST_INIT_SPARE=N, the spare counts as N ranks (N < SDNMPI_INIT_SPARE_RANKS: the path
+ * of a larger world, memory agreed first, at a small size). */
+static long test_knob(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    long n = v != NULL && *v != '\0' ? strtol(v, &end, 10) : dflt;
+    return end != NULL && *end == '\0' ? n : dflt;
+}
+
 int sdnmpi_init_gather(int rank, int size, uint32_t ip, struct sdnmpi_init_exchange *x)
 {
-    x->ips = size > 0 && size <= INT_MAX / 8 ? malloc((size_t)size * sizeof *x->ips) : NULL;
+    int fail = test_knob("SDN_MPI_TEST_INIT_NOMEM", -1) == rank;
+    long spare_ranks = test_knob("SDN_MPI_TEST_INIT_SPARE", SDNMPI_INIT_SPARE_RANKS);
+    if (spare_ranks < 0 || spare_ranks > SDNMPI_INIT_SPARE_RANKS)
+        spare_ranks = SDNMPI_INIT_SPARE_RANKS;
+    x->ips = !fail && size > 0 && size <= INT_MAX / 8 ? malloc((size_t)size * sizeof *x->ips)
+                                                       : NULL;
     uint32_t *all = NULL;
     if (rank == 0 && x->ips != NULL)
         all = malloc((size_t)size * 2 * sizeof *all);
@@ -21,7 +38,7 @@ int sdnmpi_init_gather(int rank, int size, uint32_t ip, struct sdnmpi_init_excha
     x->carry = 1;
     int rc = MPI_SUCCESS;
     double t = sdnmpi_clock();
-    if (size > SDNMPI_INIT_SPARE_RANKS) { /* no spare that large: agree on memory first */
+    if (size > spare_ranks) { /* no spare that large: agree on memory first */
         int64_t want = x->nomem, any = 0;
         rc = PMPI_Allreduce(&want, &any, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
         t = sdnmpi_timing_step(SDNMPI_T_INIT_ALLREDUCE, t);
