@@ -53,7 +53,7 @@ PHASES = tuple((base + suffix, "%s, %s" % (what, label), parts)
 # floors()), FLOOR_REPS times each; pooled per p over the run's jobs.
 FLOORS = ("floor_init_mpi", "floor_rtt", "floor_first")
 # The steps of the profile (the "steps" events: largest over the ranks; parts: world rank 0's), in order.
-INIT_STEPS = ("init_allreduce", "init_allgather", "init_rpc", "init_ahead", "init_bcast", "init")
+INIT_STEPS = ("init_allreduce", "init_allgather", "init_gather", "init_rpc", "init_ahead", "init_bcast", "init")
 PLAN_STEPS = ("plan_decide", "plan_request", "plan_allreduce", "plan_scatter", "plan_split", "plan_layout", "plan",
               "call")
 PART_LABELS = {
@@ -64,7 +64,8 @@ PART_LABELS = {
     "plan_ctrl": "controller", "plan_ctrl_plan": "planning", "plan_ctrl_install": "install + barrier",
     "bcast_setup": "comm state (dup, addresses)", "bcast_tree": "tree (request, sockets, agreement)",
     "bcast_request": "tree RPC", "bcast_ctrl": "controller", "bcast_ctrl_install": "install + barrier",
-    "init_allreduce": "Allreduce (memory)", "init_allgather": "Allgather (addresses)", "init_bcast": "Bcast (agreement)",
+    "init_allreduce": "Allreduce (memory)", "init_allgather": "Allgather (addresses)",
+    "init_gather": "Gather (addresses, memory)", "init_bcast": "Bcast (agreement, addresses)",
     "init": "Init", "plan_decide": "leader decides", "plan_allreduce": "Allreduce (outcome)", "plan_scatter": "Scatter",
     "plan_split": "Comm_split", "plan_layout": "layout Bcast", "plan": "plan", "call": "whole call",
 }

@@ -9,6 +9,7 @@
 #include "bcast_plan.h"
 #include "commattr.h"
 #include "controller.h"
+#include "init_exchange.h"
 #include "log.h"
 #include "plan.h"
 #include "plan_ahead.h"
@@ -136,30 +137,23 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.reduce_segment = s->cfg.reduce_segment;
         a.reason = s->cfg.disable ? R_DISABLED : !s->cfg.has_controller ? R_NO_CONTROLLER : R_ON;
     }
-    /* Every rank keeps every rank's fabric address (the flow hints name peers by rank). Whether to
-     * gather at all: world rank 0's decision, and every rank's memory. */
-    s->world_ips = malloc((size_t)size * sizeof *s->world_ips);
-    int64_t gather = (rank != 0 || a.reason == R_ON) && s->world_ips != NULL, all = 0;
+    /* Every rank keeps every rank's fabric address (the flow hints name peers by rank): two
+     * collectives (init_exchange.h), the Gather to world rank 0, which registers, then the Bcast of
+     * its agreement with the addresses. */
+    struct sdnmpi_init_exchange x;
     t = sdnmpi_clock();
-    rc = PMPI_Allreduce(&gather, &all, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-    t_mpi += sdnmpi_timing_step(SDNMPI_T_INIT_ALLREDUCE, t) - t;
+    rc = sdnmpi_init_gather(rank, size, s->fabric_ip, &x);
+    t_mpi += sdnmpi_clock() - t;
+    s->world_ips = x.ips;
     if (rc != MPI_SUCCESS)
         goto out;
-    if (rank == 0 && a.reason == R_ON && !all)
+    if (rank == 0 && a.reason == R_ON && x.nomem)
         a.reason = R_NOMEM;
-    if (all) {
-        t = sdnmpi_clock();
-        rc = PMPI_Allgather(&s->fabric_ip, 1, MPI_UINT32_T, s->world_ips, 1, MPI_UINT32_T,
-                            MPI_COMM_WORLD);
-        t_mpi += sdnmpi_timing_step(SDNMPI_T_INIT_ALLGATHER, t) - t;
-        if (rc != MPI_SUCCESS)
-            goto out;
-        if (rank == 0) {
-            register_job(s->world_ips, size, &a);
-            if (a.ok) {
-                s->job = a.job; /* the trace's traffic ops name the job */
-                sdnmpi_traffic_send_trace(s->world_ips, size);
-            }
+    if (rank == 0 && a.reason == R_ON) {
+        register_job(s->world_ips, size, &a);
+        if (a.ok) {
+            s->job = a.job; /* the trace's traffic ops name the job */
+            sdnmpi_traffic_send_trace(s->world_ips, size);
         }
     } else if (rank == 0) {
         sdnmpi_log("init: %s, falling back to PMPI_Allreduce", reasons[a.reason]);
@@ -167,7 +161,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     if (rank == 0 && !a.ok && s->cfg.traffic[0] != '\0')
         sdnmpi_log("init: SDN_MPI_TRAFFIC not sent: %s", reasons[a.reason]);
     t = sdnmpi_clock();
-    rc = PMPI_Bcast(&a, (int)sizeof a, MPI_BYTE, 0, MPI_COMM_WORLD);
+    rc = sdnmpi_init_bcast(&a, sizeof a, size, &x);
     t_mpi += sdnmpi_timing_step(SDNMPI_T_INIT_BCAST, t) - t;
     if (rc != MPI_SUCCESS)
         goto out;

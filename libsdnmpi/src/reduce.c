@@ -13,12 +13,11 @@
 #include "log.h"
 #include "plan.h"
 #include "reduce_algorithms.h"
-#include "reduce_chain_sched.h"
+#include "cycles.h"
 #include "schedule.h"
 #include "sdnmpi.h"
 #include "sdnmpi_testing.h"
 #include "state.h"
-#include "steps_plan.h"
 
 /* What the last SDN_MPI_Reduce did (sdnmpi_testing.h): 1 PMPI, 2 reduce-scatter + gather, 3 the
  * two chains. */
@@ -53,23 +52,18 @@ static int translate(MPI_Comm from, int r, MPI_Comm to, int *out)
     return rc;
 }
 
-/* The chains' routes: one request per private communicator (steps_plan.h). */
-static struct sdnmpi_steps_kind chain_kind = {"reduce chains", "sdn-optimal",
-                                               sdnmpi_reduce_chain_steps, MPI_KEYVAL_INVALID};
-
 /* Whether this call runs the chains: large enough, and their routes are in place (asked for on
  * the first such call; a failed request leaves reduce-scatter + gather on the plan's routes). */
 static int use_chains(const struct sdnmpi_plan *plan, uint64_t bytes, int *rc)
 {
     int p = 0, ok = 0;
-    int64_t id = -1;
     *rc = MPI_SUCCESS;
     if (bytes < sdnmpi_g.cfg.reduce_chain_min)
         return 0;
     if ((*rc = PMPI_Comm_size(plan->priv, &p)) != MPI_SUCCESS)
         return 0;
-    const struct sdnmpi_reduce_chains ch = {p, plan->leaf_start, plan->nleaves};
-    *rc = sdnmpi_steps_plan_get(plan->priv, &chain_kind, &ch, &ok, &id);
+    const struct sdnmpi_cycles ch = {p, plan->leaf_start, plan->nleaves};
+    *rc = sdnmpi_cycles_routed(plan->priv, &ch, &ok);
     return *rc == MPI_SUCCESS && ok;
 }
 

@@ -34,7 +34,7 @@ typedef int (*sdnmpi_reduce_fn)(const struct sdnmpi_reduce_call *call);
  * both over the pairs of recursive doubling (the allreduce plan's routes). */
 int sdnmpi_reduce_intra_redscat_gather(const struct sdnmpi_reduce_call *call);
 
-/* Two pipelined chains, one per half of the vector, along the cycles of reduce_chain_sched.h cut
+/* Two pipelined chains, one per half of the vector, along the cycles of cycles.h cut
  * open at the root (their routes: the plan's reduce steps). Any p >= 2, count >= 2. */
 int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call);
 

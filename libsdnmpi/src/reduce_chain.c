@@ -1,6 +1,6 @@
 /* reduce_chain.c -- pipelined reduce along two chains that end at the root.
  *
- * The vector is cut in two halves. Half c (0 or 1) travels along cycle c of reduce_chain_sched.h,
+ * The vector is cut in two halves. Half c (0 or 1) travels along cycle c of cycles.h,
  * cut open at the root: it starts at the root's successor in that cycle, and every rank on the way
  * receives the partial result of the ranks before it, reduces its own data in and passes it on,
  * segment by segment (call->segment bytes), so that all hops carry data at once. The root reduces
@@ -16,7 +16,7 @@
 
 #include "allreduce_util.h"
 #include "reduce_algorithms.h"
-#include "reduce_chain_sched.h"
+#include "cycles.h"
 
 struct chain {
     int prev, next; /* -1: this rank starts (no prev) / ends (the root: no next) the chain */
@@ -49,11 +49,11 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
     if (seg_elems < 1)
         seg_elems = 1;
     const size_t half[2] = {count / 2, count - count / 2};
-    const struct sdnmpi_reduce_chains ch = {p, call->leaf_start, call->nleaves};
+    const struct sdnmpi_cycles ch = {p, call->leaf_start, call->nleaves};
     struct chain c[2];
     int nreq = 0;
     for (int i = 0; i < 2; i++) {
-        int prev = sdnmpi_reduce_chain_prev(&ch, i, rank), next = sdnmpi_reduce_chain_next(&ch, i, rank);
+        int prev = sdnmpi_cycle_prev(&ch, i, rank), next = sdnmpi_cycle_next(&ch, i, rank);
         c[i].prev = prev == call->root ? -1 : prev;
         c[i].next = rank == call->root ? -1 : next;
         c[i].first = i == 0 ? 0 : half[0];

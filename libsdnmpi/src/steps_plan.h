@@ -1,5 +1,5 @@
 /* steps_plan.h -- routes for an SDN algorithm's own host-pair steps on a plan's private
- * communicator (the alltoall exchange's permutations, the reduce chains' cycles), asked once per
+ * communicator (the alltoall exchange's permutations, the two cycles of cycles.h), asked once per
  * communicator and kind.
  *
  * The first call on priv for a kind, after the allreduce plan (plan.h: the private communicator,

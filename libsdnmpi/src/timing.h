@@ -41,10 +41,11 @@ enum sdnmpi_tslot {
     SDNMPI_T_BCAST_CTRL_INSTALL, /* ... of which flow and group install until the barriers */
     /* Init's and the plan's steps, this rank (issue 17's profile; each rank's own: the bench
      * reports world rank 0's and the largest over the ranks) */
-    SDNMPI_T_INIT_ALLREDUCE,   /* Init: the Allreduce that agrees on memory */
-    SDNMPI_T_INIT_ALLGATHER,   /* ... the Allgather of the fabric addresses */
-    SDNMPI_T_INIT_BCAST,       /* ... the agreement's Bcast (other ranks: with the wait for world
-                                  rank 0's register) */
+    SDNMPI_T_INIT_ALLREDUCE,   /* Init: the Allreduce that agrees on memory (0: none, a world of
+                                  at most SDNMPI_INIT_SPARE_RANKS; init_exchange.h) */
+    SDNMPI_T_INIT_GATHER,      /* ... the Gather of the fabric addresses (and memory) to rank 0 */
+    SDNMPI_T_INIT_BCAST,       /* ... the agreement's Bcast with every address (other ranks: with
+                                  the wait for world rank 0's register) */
     SDNMPI_T_PLAN_DECIDE,      /* a plan: the leader's order and request (or taking the reply sent
                                   ahead), before its Allreduce (other ranks: their allocations) */
     SDNMPI_T_PLAN_ALLREDUCE,   /* ... the Allreduce of the outcome (with the wait for the leader) */

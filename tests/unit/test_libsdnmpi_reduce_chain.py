@@ -1,7 +1,7 @@
 """libsdnmpi (C): SDN_MPI_Reduce's two pipelined chains (reduce_chain.c) against PMPI_Reduce under
 mpirun on localhost, with the stub controller of libsdnmpi_harness: bit for bit (coll_check's
 small integers are exact in every type), the path every call took, and the routes the library asks
-for (both cycles of reduce_chain_sched.h, in the private communicator's leaf order).
+for (both cycles of cycles.h, in the private communicator's leaf order).
 
 `SDN_MPI_FAKE_HOSTS=N` gives rank r fabric address 10.255.0.(r % N + 1); the stub's locate with
 `leaves=L` puts host i on leaf (i's last octet) % L, so the private communicator's ranks are
@@ -82,24 +82,36 @@ def test_chain_plan_routes_both_cycles(built, stub_factory, np, leaves):
         leaf_of = {hosts[order[pos]]: g for g, n in enumerate(sizes) for pos in range(sum(sizes[:g]), sum(sizes[:g + 1]))}
         assert all(c == (2 if leaf_of[s] == leaf_of[d] else 1) for s, d, c in want[0])
         assert not {(s, d) for s, d, _c in want[0]} & {(d, s) for s, d, _c in want[0]}
-    assert re.search(r"sdnmpi\[%d\]: reduce chains plan comm=\d+ ranks=%d steps=1 pairs=%d "
+    assert re.search(r"sdnmpi\[%d\]: cycles plan comm=\d+ ranks=%d steps=1 pairs=%d "
                      r"planner=sdn-optimal: ok" % (order[0], np, len(want[0])), out["stderr"]), out["stderr"][-3000:]
     assert re.search(r"reduce comm=0 count=\d+ bytes=\d+ root=\d+: two chains", out["stderr"])
 
 
 def test_small_reduces_keep_reduce_scatter_gather(built, stub_factory):
-    """Below SDN_MPI_REDUCE_CHAIN_MIN (default 256 KiB, above all of coll_check's vectors) and with
+    """Below SDN_MPI_REDUCE_CHAIN_MIN (here 1 MiB, above all of coll_check's vectors) and with
     "unlimited", reduce-scatter + gather on the allreduce plan's routes, and no chain plan."""
-    for knob in (None, "unlimited"):
+    for knob in ("1m", "unlimited"):
         stub = stub_factory(leaves=2)
         env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "1",
-               "SDN_MPI_VERBOSE": "1"}
-        if knob:
-            env["SDN_MPI_REDUCE_CHAIN_MIN"] = knob
+               "SDN_MPI_VERBOSE": "1", "SDN_MPI_REDUCE_CHAIN_MIN": knob}
         out = run_check(4, env, REDSCAT)
         assert out["reduce_sdn"] > 0
         assert "reduce-scatter + gather" in out["stderr"]
-        assert "reduce chains plan" not in out["stderr"] and "two chains" not in out["stderr"]
+        assert "cycles plan" not in out["stderr"] and "two chains" not in out["stderr"]
+
+
+def test_default_is_chains_from_64_kib(built, stub_factory):
+    """By default (SDN_MPI_REDUCE_CHAIN_MIN unset) a Reduce of 64 KiB or more runs the chains, a
+    smaller one reduce-scatter + gather: coll_check's largest vectors (4099 elements of 16 bytes,
+    64.06 KiB) run the chains, its 300-element ones do not."""
+    stub = stub_factory(leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "1",
+           "SDN_MPI_VERBOSE": "1"}
+    out = coll.run_check(4, "sdn", env, quick=True, seed=904)
+    chained = [int(b) for b in re.findall(r"reduce comm=\d+ count=\d+ bytes=(\d+) root=\d+: two chains", out["stderr"])]
+    rest = [int(b) for b in re.findall(r"reduce comm=\d+ count=\d+ bytes=(\d+) root=\d+: reduce-scatter", out["stderr"])]
+    assert chained and rest
+    assert min(chained) >= 64 * 1024 > max(rest)
 
 
 def test_chain_knobs_are_world_rank_0s(built, stub_factory):
@@ -124,5 +136,5 @@ def test_refused_chain_plan_keeps_reduce_scatter_gather(built, stub_factory):
            "SDN_MPI_REDUCE_CHAIN_MIN": "0", "SDN_MPI_VERBOSE": "1"}
     out = run_check(6, env, REDSCAT)
     assert out["reduce_sdn"] > 0
-    assert re.search(r"reduce chains plan comm=\d+ ranks=6 steps=1 pairs=\d+: failed", out["stderr"])
+    assert re.search(r"cycles plan comm=\d+ ranks=6 steps=1 pairs=\d+: failed", out["stderr"])
     assert "two chains" not in out["stderr"]

@@ -1,10 +1,12 @@
-/* reduce_chain_sched.c -- see reduce_chain_sched.h. */
-#include "reduce_chain_sched.h"
+/* cycles.c -- see cycles.h. */
+#include "cycles.h"
 
 #include <string.h>
 
+#include "steps_plan.h"
+
 /* The leaf of rank r (0 with no layout). */
-static int leaf_of(const struct sdnmpi_reduce_chains *ch, int r)
+static int leaf_of(const struct sdnmpi_cycles *ch, int r)
 {
     int g = 0;
     while (g + 1 < ch->nleaves && ch->leaf_start[g + 1] <= r)
@@ -12,12 +14,12 @@ static int leaf_of(const struct sdnmpi_reduce_chains *ch, int r)
     return g;
 }
 
-static int has_layout(const struct sdnmpi_reduce_chains *ch)
+static int has_layout(const struct sdnmpi_cycles *ch)
 {
     return ch->leaf_start != NULL && ch->nleaves >= 1 && ch->leaf_start[ch->nleaves] == ch->p;
 }
 
-int sdnmpi_reduce_chain_next(const struct sdnmpi_reduce_chains *ch, int c, int r)
+int sdnmpi_cycle_next(const struct sdnmpi_cycles *ch, int c, int r)
 {
     if (c == 0 || !has_layout(ch))
         return (r + 1) % ch->p;
@@ -27,7 +29,7 @@ int sdnmpi_reduce_chain_next(const struct sdnmpi_reduce_chains *ch, int c, int r
     return ch->leaf_start[(g - 1 + L) % L]; /* the previous leaf's first rank */
 }
 
-int sdnmpi_reduce_chain_prev(const struct sdnmpi_reduce_chains *ch, int c, int r)
+int sdnmpi_cycle_prev(const struct sdnmpi_cycles *ch, int c, int r)
 {
     if (c == 0 || !has_layout(ch))
         return (r - 1 + ch->p) % ch->p;
@@ -39,26 +41,35 @@ int sdnmpi_reduce_chain_prev(const struct sdnmpi_reduce_chains *ch, int c, int r
 
 static int cycle_pairs(const void *ctx, int s, int *src, int *dst)
 {
-    const struct sdnmpi_reduce_chains *ch = ctx;
+    const struct sdnmpi_cycles *ch = ctx;
     int n = 0;
     if (s != 0)
         return 0;
     for (int c = 0; c < 2; c++)
         for (int r = 0; r < ch->p; r++) {
             src[n] = r;
-            dst[n++] = sdnmpi_reduce_chain_next(ch, c, r);
+            dst[n++] = sdnmpi_cycle_next(ch, c, r);
         }
     return n;
 }
 
-int sdnmpi_reduce_chain_steps(const uint32_t *ips, int p, const void *ctx,
+int sdnmpi_cycles_steps(const uint32_t *ips, int p, const void *ctx,
                               struct sdnmpi_host_steps *hs)
 {
-    const struct sdnmpi_reduce_chains *ch = ctx;
+    const struct sdnmpi_cycles *ch = ctx;
     if (ch->p != p) {
         memset(hs, 0, sizeof *hs);
         return -1;
     }
     int rc = sdnmpi_host_steps_from(p, 1, 2 * p, cycle_pairs, ch, ips, (size_t)2 * (size_t)p, hs);
     return rc == SDNMPI_STEPS_OK ? 0 : -1;
+}
+
+static struct sdnmpi_steps_kind kind = {"cycles", "sdn-optimal", sdnmpi_cycles_steps,
+                                         MPI_KEYVAL_INVALID};
+
+int sdnmpi_cycles_routed(MPI_Comm priv, const struct sdnmpi_cycles *ch, int *ok)
+{
+    int64_t id = -1;
+    return sdnmpi_steps_plan_get(priv, &kind, ch, ok, &id);
 }

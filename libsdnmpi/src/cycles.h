@@ -1,0 +1,43 @@
+/* cycles.h -- two cycles over the ranks of a plan's private communicator, ordered leaf by leaf
+ * (plan.h: leaf g holds ranks leaf_start[g] .. leaf_start[g+1]-1), and their routes. The
+ * algorithms that run along them (SDN_MPI_Reduce's chains, reduce_chain.c) take their order and
+ * their routes from here; below them, calling none.
+ *
+ * Cycle 0 visits the leaves in order, cycle 1 in reverse order, both the ranks of a leaf in
+ * order: inside a leaf both go r -> r + 1, and between leaves cycle 0 goes from leaf g's last rank
+ * to leaf g+1's first, cycle 1 from leaf g's last rank to leaf g-1's first (mod the leaves). So
+ * every leaf sends one flow of each cycle out and takes one of each in, and no pair carries the
+ * two cycles in opposite directions. With one or two leaves the cycles coincide.
+ */
+#ifndef SDNMPI_CYCLES_H
+#define SDNMPI_CYCLES_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "schedule.h"
+
+struct sdnmpi_cycles {
+    int p;
+    const int *leaf_start; /* nleaves + 1 entries; NULL (and nleaves 0): one leaf */
+    int nleaves;
+};
+
+/* The successor / predecessor of rank r (0 <= r < p) in cycle c (0 or 1). */
+int sdnmpi_cycle_next(const struct sdnmpi_cycles *ch, int c, int r);
+int sdnmpi_cycle_prev(const struct sdnmpi_cycles *ch, int c, int r);
+
+/* The routes' request: one step holding both cycles' pairs (same-host pairs dropped, duplicates
+ * counted), ranks on hosts ips[r]; ctx is a struct sdnmpi_cycles with ch->p == p
+ * (steps_plan.h's build). 0, or -1 out of memory. */
+int sdnmpi_cycles_steps(const uint32_t *ips, int p, const void *ctx,
+                              struct sdnmpi_host_steps *hs);
+
+/* Collective over priv (the plan's private communicator, ch->p its size) the first time: asks
+ * once per communicator for both cycles' routes, as one step with planner sdn-optimal
+ * (SDN_MPI_PLANNER overrides it; steps_plan.h), and caches the outcome: *ok 1 if they are
+ * installed (or none are needed). Every algorithm along the cycles shares the request. MPI error
+ * code. */
+int sdnmpi_cycles_routed(MPI_Comm priv, const struct sdnmpi_cycles *ch, int *ok);
+
+#endif
