@@ -6,7 +6,9 @@
  * (and the send and receive blocks the same size) is agreed by one PMPI_Allreduce per call before
  * any data moves (allgather_util.h: sdnmpi_blocks_enter, sdnmpi_blocks_agree). Recursive
  * doubling on the allreduce plan's routes when p is a power of two, the ring (contention-free on
- * the leaf-ordered ranks) otherwise.
+ * the leaf-ordered ranks) otherwise; from SDN_MPI_ALLGATHER_CYCLES_MIN bytes on (the whole receive
+ * buffer) two rings at once along the two cycles of cycles.h, when their routes are in place
+ * (asked once per communicator, shared with SDN_MPI_Reduce's chains).
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -14,6 +16,7 @@
 
 #include "allgather_algorithms.h"
 #include "allgather_util.h"
+#include "cycles.h"
 #include "log.h"
 #include "plan.h"
 #include "sdnmpi.h"
@@ -39,12 +42,22 @@ SDNMPI_EXPORT int SDN_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Data
         .sendblock = sendbuf == MPI_IN_PLACE ? (const char *)recvbuf + (size_t)rank * v.block
                                              : sendbuf,
         .recvbuf = recvbuf, .block = (size_t)v.block, .comm = plan->priv, .orig = v.orig,
-        .dist = plan->rab_dist, .ndims = plan->rab_ndims,
+        .dist = plan->rab_dist, .ndims = plan->rab_ndims, .leaf_start = plan->leaf_start,
+        .nleaves = plan->nleaves,
     };
     sdnmpi_allgather_fn algorithm = sdnmpi_allgather_intra_ring;
     const char *name = "ring";
     coll.last_path = 3;
-    if ((v.p & (v.p - 1)) == 0 && (1 << plan->rab_ndims) == v.p) {
+    int cycles = sdnmpi_cycles_use(plan, v.total, sdnmpi_g.cfg.allgather_cycles_min, &rc);
+    if (rc != MPI_SUCCESS) {
+        free(v.orig);
+        return rc;
+    }
+    if (cycles) {
+        algorithm = sdnmpi_allgather_intra_cycles;
+        name = "two cycles";
+        coll.last_path = 4;
+    } else if ((v.p & (v.p - 1)) == 0 && (1 << plan->rab_ndims) == v.p) {
         algorithm = sdnmpi_allgather_intra_rd;
         name = "recursive doubling";
         coll.last_path = 2;
@@ -56,7 +69,8 @@ SDNMPI_EXPORT int SDN_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Data
     return rc;
 }
 
-/* What the last SDN_MPI_Allgather did (sdnmpi_testing.h): 1 PMPI, 2 recursive doubling, 3 ring. */
+/* What the last SDN_MPI_Allgather did (sdnmpi_testing.h): 1 PMPI, 2 recursive doubling, 3 ring,
+ * 4 two cycles. */
 int sdnmpi_test_last_allgather(void)
 {
     return coll.last_path;

@@ -23,6 +23,8 @@ struct sdnmpi_allgather_call {
      * first); recursive doubling runs them in reverse, so the cheapest step moves the most. */
     const int *dist;
     int ndims;
+    const int *leaf_start; /* the plan's leaf layout (plan.h; NULL, 0: unknown), for the cycles */
+    int nleaves;
 };
 
 typedef int (*sdnmpi_allgather_fn)(const struct sdnmpi_allgather_call *call);
@@ -34,5 +36,10 @@ int sdnmpi_allgather_intra_rd(const struct sdnmpi_allgather_call *call);
 /* Ring: p - 1 steps, each rank sends to the next rank of the private communicator (ordered leaf
  * by leaf, so one flow per step leaves and enters each leaf: no link is shared). Any p. */
 int sdnmpi_allgather_intra_ring(const struct sdnmpi_allgather_call *call);
+
+/* Two rings at once, one per half of every block, along the two cycles of cycles.h over the
+ * plan's leaf layout (their routes: sdnmpi_cycles_routed): (p-1) blocks in and out per rank, and
+ * each leaf's traffic out and in on two flows. Any p >= 2. */
+int sdnmpi_allgather_intra_cycles(const struct sdnmpi_allgather_call *call);
 
 #endif

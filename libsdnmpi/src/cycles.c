@@ -73,3 +73,16 @@ int sdnmpi_cycles_routed(MPI_Comm priv, const struct sdnmpi_cycles *ch, int *ok)
     int64_t id = -1;
     return sdnmpi_steps_plan_get(priv, &kind, ch, ok, &id);
 }
+
+int sdnmpi_cycles_use(const struct sdnmpi_plan *plan, uint64_t bytes, uint64_t min, int *rc)
+{
+    int p = 0, ok = 0;
+    *rc = MPI_SUCCESS;
+    if (bytes < min)
+        return 0;
+    if ((*rc = PMPI_Comm_size(plan->priv, &p)) != MPI_SUCCESS)
+        return 0;
+    const struct sdnmpi_cycles ch = {p, plan->leaf_start, plan->nleaves};
+    *rc = sdnmpi_cycles_routed(plan->priv, &ch, &ok);
+    return *rc == MPI_SUCCESS && ok;
+}

@@ -1,7 +1,8 @@
 /* cycles.h -- two cycles over the ranks of a plan's private communicator, ordered leaf by leaf
  * (plan.h: leaf g holds ranks leaf_start[g] .. leaf_start[g+1]-1), and their routes. The
- * algorithms that run along them (SDN_MPI_Reduce's chains, reduce_chain.c) take their order and
- * their routes from here; below them, calling none.
+ * algorithms that run along them (SDN_MPI_Reduce's chains, reduce_chain.c; SDN_MPI_Allgather's
+ * two rings, allgather_cycles.c) take their order and their routes from here, and their
+ * dispatchers the choice (sdnmpi_cycles_use); below them, calling none.
  *
  * Cycle 0 visits the leaves in order, cycle 1 in reverse order, both the ranks of a leaf in
  * order: inside a leaf both go r -> r + 1, and between leaves cycle 0 goes from leaf g's last rank
@@ -15,6 +16,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "plan.h"
 #include "schedule.h"
 
 struct sdnmpi_cycles {
@@ -39,5 +41,11 @@ int sdnmpi_cycles_steps(const uint32_t *ips, int p, const void *ctx,
  * installed (or none are needed). Every algorithm along the cycles shares the request. MPI error
  * code. */
 int sdnmpi_cycles_routed(MPI_Comm priv, const struct sdnmpi_cycles *ch, int *ok);
+
+/* Whether a call of `bytes` runs along the cycles of plan (ok, plan.h): bytes >= min (a knob agreed
+ * at SDN_MPI_Init, so every rank decides alike) and the cycles' routes are in place
+ * (sdnmpi_cycles_routed over plan->priv and its leaf layout, asked on the first such call of any
+ * algorithm; a failed request leaves the caller's other algorithms). *rc: MPI error code. */
+int sdnmpi_cycles_use(const struct sdnmpi_plan *plan, uint64_t bytes, uint64_t min, int *rc);
 
 #endif

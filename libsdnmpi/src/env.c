@@ -208,6 +208,8 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->alltoall_grid = parse_bool("SDN_MPI_ALLTOALL_GRID", SDNMPI_DEFAULT_ALLTOALL_GRID);
     cfg->reduce_chain_min = parse_bytes("SDN_MPI_REDUCE_CHAIN_MIN", SDNMPI_DEFAULT_REDUCE_CHAIN_MIN, 1);
     cfg->reduce_segment = parse_bytes("SDN_MPI_REDUCE_SEGMENT", SDNMPI_DEFAULT_REDUCE_SEGMENT, 0);
+    cfg->allgather_cycles_min = parse_bytes("SDN_MPI_ALLGATHER_CYCLES_MIN",
+                                            SDNMPI_DEFAULT_ALLGATHER_CYCLES_MIN, 1);
 
     parse_str("SDN_MPI_PLANNER", cfg->planner, sizeof cfg->planner);
     parse_str("SDN_MPI_TRAFFIC", cfg->traffic, sizeof cfg->traffic);

@@ -34,6 +34,7 @@ struct sdnmpi_config {
     int alltoall_grid;                /* SDN_MPI_ALLTOALL_GRID: the leaf grid schedule if it fits */
     uint64_t reduce_chain_min;        /* SDN_MPI_REDUCE_CHAIN_MIN: Reduce's chains from here on */
     uint64_t reduce_segment;          /* SDN_MPI_REDUCE_SEGMENT: their segment bytes */
+    uint64_t allgather_cycles_min;    /* SDN_MPI_ALLGATHER_CYCLES_MIN: Allgather's cycles from here on */
     int reorder;                      /* SDN_MPI_REORDER: order the algorithms' ranks by leaf */
     int plan_ahead;                   /* SDN_MPI_PLAN_AHEAD: request the world's plan at Init */
     char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
@@ -93,6 +94,9 @@ struct sdnmpi_config {
  * (libsdnmpi/README.md, SDN_MPI_Reduce). */
 #define SDNMPI_DEFAULT_REDUCE_CHAIN_MIN (64u * 1024u)
 #define SDNMPI_DEFAULT_REDUCE_SEGMENT (8u * 1024u)
+/* SDN_MPI_ALLGATHER_CYCLES_MIN's default: Allgather along the two cycles (allgather_cycles.c)
+ * from a 256 KiB receive buffer on, as Reduce's chains; not measured yet. */
+#define SDNMPI_DEFAULT_ALLGATHER_CYCLES_MIN (256u * 1024u)
 /* SDN_MPI_RECONNECT_TRIES's default: with the back-off (controller.h) about 2 minutes. */
 #define SDNMPI_DEFAULT_RECONNECT_TRIES 20
 #define SDNMPI_MAX_RECONNECT_TRIES 1000

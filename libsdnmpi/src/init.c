@@ -36,6 +36,7 @@ struct agreement {
     uint64_t alltoall_segment; /* every rank must cut a block into the same messages */
     int64_t alltoall_grid;     /* and run the same steps */
     uint64_t reduce_chain_min, reduce_segment; /* Reduce's algorithm and segments, alike */
+    uint64_t allgather_cycles_min; /* Allgather's algorithm, alike */
 };
 
 static const char *const reasons[] = {
@@ -135,6 +136,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.alltoall_grid = s->cfg.alltoall_grid;
         a.reduce_chain_min = s->cfg.reduce_chain_min;
         a.reduce_segment = s->cfg.reduce_segment;
+        a.allgather_cycles_min = s->cfg.allgather_cycles_min;
         a.reason = s->cfg.disable ? R_DISABLED : !s->cfg.has_controller ? R_NO_CONTROLLER : R_ON;
     }
     /* Every rank keeps every rank's fabric address (the flow hints name peers by rank): two
@@ -196,6 +198,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.alltoall_grid = (int)a.alltoall_grid;
     s->cfg.reduce_chain_min = a.reduce_chain_min;
     s->cfg.reduce_segment = a.reduce_segment;
+    s->cfg.allgather_cycles_min = a.allgather_cycles_min;
     s->initialized = 1;
     if (s->sdn_ok && sdnmpi_traffic_hook_add() != 0)
         sdnmpi_warn("init: no phase hook slot left; MPI_Pcontrol phases are not sent to the controller");

@@ -52,21 +52,6 @@ static int translate(MPI_Comm from, int r, MPI_Comm to, int *out)
     return rc;
 }
 
-/* Whether this call runs the chains: large enough, and their routes are in place (asked for on
- * the first such call; a failed request leaves reduce-scatter + gather on the plan's routes). */
-static int use_chains(const struct sdnmpi_plan *plan, uint64_t bytes, int *rc)
-{
-    int p = 0, ok = 0;
-    *rc = MPI_SUCCESS;
-    if (bytes < sdnmpi_g.cfg.reduce_chain_min)
-        return 0;
-    if ((*rc = PMPI_Comm_size(plan->priv, &p)) != MPI_SUCCESS)
-        return 0;
-    const struct sdnmpi_cycles ch = {p, plan->leaf_start, plan->nleaves};
-    *rc = sdnmpi_cycles_routed(plan->priv, &ch, &ok);
-    return *rc == MPI_SUCCESS && ok;
-}
-
 SDNMPI_EXPORT int SDN_MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
                                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
@@ -128,7 +113,8 @@ SDNMPI_EXPORT int SDN_MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
         .ndims = plan->rab_ndims, .leaf_start = plan->leaf_start, .nleaves = plan->nleaves,
         .segment = (size_t)s->cfg.reduce_segment,
     };
-    int chains = use_chains(plan, bytes, &rc);
+    /* the chains when large enough and their routes are in place, else on the plan's routes */
+    int chains = sdnmpi_cycles_use(plan, bytes, s->cfg.reduce_chain_min, &rc);
     if (rc != MPI_SUCCESS)
         return rc;
     if (chains) {

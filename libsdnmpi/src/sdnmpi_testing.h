@@ -37,8 +37,8 @@ int sdnmpi_test_hier_segment(size_t bytes);
 int sdnmpi_test_last_bcast(int *rounds, long long *resent, long long *finished);
 
 /* What the last SDN_MPI_Allgather / SDN_MPI_Reduce / SDN_MPI_Alltoall of this process did: 0 no
- * call yet, 1 PMPI (fallback); allgather 2 recursive doubling, 3 ring; reduce 2 reduce-scatter +
- * gather; alltoall 2 pairwise exchange. */
+ * call yet, 1 PMPI (fallback); allgather 2 recursive doubling, 3 ring, 4 two cycles; reduce 2
+ * reduce-scatter + gather, 3 two chains; alltoall 2 pairwise exchange. */
 int sdnmpi_test_last_allgather(void);
 int sdnmpi_test_last_reduce(void);
 int sdnmpi_test_last_alltoall(void);

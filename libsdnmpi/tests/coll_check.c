@@ -21,6 +21,9 @@
  *          --seed N
  *          --reduce-path N        every Reduce that takes the SDN path takes path N
  *                                 (sdnmpi_test_last_reduce: 2 reduce-scatter + gather, 3 chains)
+ *          --allgather-path N     every Allgather that takes the SDN path takes path N
+ *                                 (sdnmpi_test_last_allgather: 2 recursive doubling, 3 ring,
+ *                                 4 two cycles)
  * Knobs read like the library: SDN_MPI_MIN_BYTES (unset: 64 KiB for these three),
  * SDN_MPI_MAX_BYTES (plain integers here).
  * Rank 0 prints "coll_check: p=P cases=N failures=F allgather sdn=A pmpi=B reduce sdn=C pmpi=D
@@ -54,7 +57,7 @@ static void seed_rng(uint64_t a, uint64_t b, uint64_t c)
 }
 
 static int world_rank, cases, expect_mode; /* 0 any, 1 sdn, 2 pmpi */
-static int quick, reduce_path;
+static int quick, reduce_path, allgather_path;
 static uint64_t min_bytes, max_bytes = UINT64_MAX;
 static int sdn_count[3], pmpi_count[3];
 enum { AG, RED, A2A };
@@ -72,6 +75,8 @@ static void note(int coll, int path, int eligible, const char *what)
         FAIL("%s: took SDN path %d, expected PMPI", what, path);
     if (coll == RED && reduce_path != 0 && path != 1 && path != reduce_path)
         FAIL("%s: took reduce path %d, expected %d", what, path, reduce_path);
+    if (coll == AG && allgather_path != 0 && path != 1 && path != allgather_path)
+        FAIL("%s: took allgather path %d, expected %d", what, path, allgather_path);
 }
 
 /* All ranks of comm agree that every rank's check passed. */
@@ -402,6 +407,8 @@ int main(int argc, char **argv)
             seed = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--reduce-path") && i + 1 < argc)
             reduce_path = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--allgather-path") && i + 1 < argc)
+            allgather_path = atoi(argv[++i]);
     }
     MPI_Init(&argc, &argv);
     const MPI_Op all_ops[NOPS] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR,

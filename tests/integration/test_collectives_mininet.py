@@ -43,7 +43,8 @@ def test_unmodified_binary_gets_sdn_collectives_and_per_step_routes(fabric, plai
            "SDN_MPI_VERBOSE": "1", "LD_PRELOAD": os.path.join(LIBSDNMPI, "libsdnmpi-preload.so")}
     rc, out = fab.mpirun(hosts, [plain_coll, INTS], env=env, timeout=300)
     assert rc == 0 and "plain_coll: ok" in out, out[-4000:]
-    assert re.search(r"sdnmpi\[0\]: allgather comm=0 block=%d bytes=%d: recursive doubling" % (4 * INTS, 4 * INTS * N), out)
+    # 1 MiB: above SDN_MPI_ALLGATHER_CYCLES_MIN's default (256 KiB), the two cycles
+    assert re.search(r"sdnmpi\[0\]: allgather comm=0 block=%d bytes=%d: two cycles" % (4 * INTS, 4 * INTS * N), out)
     assert re.search(r"sdnmpi\[\d\]: reduce comm=0 count=%d bytes=%d root=%d: reduce-scatter \+ gather"
                      % (INTS, 4 * INTS, N - 1), out), out[-4000:]
     assert re.search(r"sdnmpi\[0\]: alltoall comm=\d+ block=%d bytes=%d: pairwise exchange" % (4 * INTS, 4 * INTS * N), out)

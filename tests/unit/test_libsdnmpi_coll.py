@@ -213,7 +213,8 @@ def test_preload_unmodified_binary(built, stub_factory):
     res, _seconds = mpirun(4, [PLAIN], env)
     assert res.returncode == 0, res.stdout + res.stderr[-4000:]
     assert "plain_coll: ok" in res.stdout
-    assert re.search(r"sdnmpi\[0\]: allgather comm=0 block=\d+ bytes=\d+: recursive doubling", res.stderr)
+    # 4 x 64 KiB: from SDN_MPI_ALLGATHER_CYCLES_MIN's default (256 KiB) on, the two cycles
+    assert re.search(r"sdnmpi\[0\]: allgather comm=0 block=65536 bytes=262144: two cycles", res.stderr)
     assert re.search(r"sdnmpi\[0\]: reduce comm=0 count=\d+ bytes=\d+ root=\d+: reduce-scatter \+ gather",
                      res.stderr)
     assert re.search(r"sdnmpi\[0\]: alltoall comm=\d+ block=\d+ bytes=\d+: pairwise exchange", res.stderr)

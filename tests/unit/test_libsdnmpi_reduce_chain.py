@@ -44,6 +44,18 @@ def chain_cycles(sizes):
     return cycles
 
 
+def cycles_request(np, leaves):
+    """The steps of the cycles' routes' request: one step of both cycles' host pairs (the private
+    communicator's leaf order; a pair both cycles use counted twice), as [[src, dst, count]]."""
+    hosts, order, sizes = leaf_order(np, leaves)
+    step = {}
+    for cycle in chain_cycles(sizes):
+        for a, b in cycle:
+            pair = (hosts[order[a]], hosts[order[b]])
+            step[pair] = step.get(pair, 0) + 1
+    return [sorted([s, d, c] for (s, d), c in step.items())]
+
+
 @pytest.mark.parametrize("np,leaves,segment", [(2, 2, "16"), (3, 2, "1"), (5, 3, "40"), (6, 3, "8"),
                                                 (8, 4, "16"), (7, 4, "24")])
 def test_chains_give_pmpis_bits(built, stub_factory, np, leaves, segment):
@@ -70,12 +82,7 @@ def test_chain_plan_routes_both_cycles(built, stub_factory, np, leaves):
     out = run_check(np, env, CHAINS)
     stub.wait_idle()
     hosts, order, sizes = leaf_order(np, leaves)
-    step = {}
-    for cycle in chain_cycles(sizes):
-        for a, b in cycle:
-            pair = (hosts[order[a]], hosts[order[b]])
-            step[pair] = step.get(pair, 0) + 1
-    want = [sorted([s, d, c] for (s, d), c in step.items())]
+    want = cycles_request(np, leaves)
     plans = [r for _i, r in stub.requests("plan_allreduce") if r["steps"] == want]
     assert plans and all(r["planner"] == "sdn-optimal" for r in plans)
     if leaves >= 3:   # the cycles differ between leaves; both run each leaf's pairs the same way
