@@ -45,8 +45,12 @@ def test_unmodified_binary_gets_sdn_collectives_and_per_step_routes(fabric, plai
     assert rc == 0 and "plain_coll: ok" in out, out[-4000:]
     # 1 MiB: above SDN_MPI_ALLGATHER_CYCLES_MIN's default (256 KiB), the two cycles
     assert re.search(r"sdnmpi\[0\]: allgather comm=0 block=%d bytes=%d: two cycles" % (4 * INTS, 4 * INTS * N), out)
-    assert re.search(r"sdnmpi\[\d\]: reduce comm=0 count=%d bytes=%d root=%d: reduce-scatter \+ gather"
+    # 128 KiB: above SDN_MPI_REDUCE_CHAIN_MIN's default (64 KiB), the two chains, on the cycles'
+    # routes (one request for Reduce and Allgather)
+    assert re.search(r"sdnmpi\[\d\]: reduce comm=0 count=%d bytes=%d root=%d: two chains"
                      % (INTS, 4 * INTS, N - 1), out), out[-4000:]
+    assert len(re.findall(r"sdnmpi\[\d+\]: cycles plan comm=\d+ ranks=%d steps=1 pairs=\d+ planner=sdn-optimal: ok"
+                          % N, out)) == 1, out[-4000:]
     assert re.search(r"sdnmpi\[0\]: alltoall comm=\d+ block=%d bytes=%d: pairwise exchange" % (4 * INTS, 4 * INTS * N), out)
     plan = re.search(r"sdnmpi\[\d+\]: alltoall plan comm=(\d+) ranks=%d steps=%d pairs=(\d+) planner=sdn-optimal: ok "
                      r"flows=(\d+)" % (N, N - 1), out)
