@@ -215,6 +215,6 @@ def test_preload_unmodified_binary(built, stub_factory):
     assert "plain_coll: ok" in res.stdout
     # 4 x 64 KiB: from SDN_MPI_ALLGATHER_CYCLES_MIN's default (256 KiB) on, the two cycles
     assert re.search(r"sdnmpi\[0\]: allgather comm=0 block=65536 bytes=262144: two cycles", res.stderr)
-    assert re.search(r"sdnmpi\[0\]: reduce comm=0 count=\d+ bytes=\d+ root=\d+: reduce-scatter \+ gather",
-                     res.stderr)
+    # 64 KiB: from SDN_MPI_REDUCE_CHAIN_MIN's default (64 KiB) on, the two chains
+    assert re.search(r"sdnmpi\[0\]: reduce comm=0 count=\d+ bytes=65536 root=\d+: two chains", res.stderr)
     assert re.search(r"sdnmpi\[0\]: alltoall comm=\d+ block=\d+ bytes=\d+: pairwise exchange", res.stderr)

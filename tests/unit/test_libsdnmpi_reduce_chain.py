@@ -114,7 +114,7 @@ def test_default_is_chains_from_64_kib(built, stub_factory):
     stub = stub_factory(leaves=2)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_MIN_BYTES": "1",
            "SDN_MPI_VERBOSE": "1"}
-    out = coll.run_check(4, "sdn", env, quick=True, seed=904)
+    out = coll.run_check(4, "sdn", env, quick=False, seed=904)
     chained = [int(b) for b in re.findall(r"reduce comm=\d+ count=\d+ bytes=(\d+) root=\d+: two chains", out["stderr"])]
     rest = [int(b) for b in re.findall(r"reduce comm=\d+ count=\d+ bytes=(\d+) root=\d+: reduce-scatter", out["stderr"])]
     assert chained and rest
