@@ -43,9 +43,13 @@ def test_each_kind_planned_at_creation(built, stub_factory, np, nhosts, world_fi
     part); the dup_with_info of the shared split shares its request; the world's dup_with_info
     reuses the world's routes (world_first) or shares its Init request. The ranks of one host ask
     nothing, not even locate (np=6 on 2 hosts: world ranks 1, 3, 5). The idup'ed communicator's
-    first call asks (plan_ahead = 0). One plan request per communicator that needs one."""
+    first call asks (plan_ahead = 0). One plan request per communicator that needs one: the
+    check's 64 KiB Reduce and Allgather stay off the two cycles, whose own request (one more per
+    communicator, at its first such call) test_libsdnmpi_reduce_chain.py and
+    test_libsdnmpi_allgather_cycles.py check."""
     stub = stub_factory(leaves=2)
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1"}
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts), "SDN_MPI_VERBOSE": "1",
+           "SDN_MPI_REDUCE_CHAIN_MIN": "unlimited", "SDN_MPI_ALLGATHER_CYCLES_MIN": "unlimited"}
     out, stderr = run(np, env, "--comms", "2", "--hosts", str(nhosts), "--gap-ms", "300",
                       "--calls", "2" if world_first else "0")
     comms = kinds(out, np)
