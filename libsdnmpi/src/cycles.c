@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "schedule.h"
 #include "steps_plan.h"
 
 /* The leaf of rank r (0 with no layout). */
@@ -53,8 +54,10 @@ static int cycle_pairs(const void *ctx, int s, int *src, int *dst)
     return n;
 }
 
-int sdnmpi_cycles_steps(const uint32_t *ips, int p, const void *ctx,
-                              struct sdnmpi_host_steps *hs)
+/* The routes' request: one step holding both cycles' pairs (same-host pairs dropped, duplicates
+ * counted), ranks on hosts ips[r]; ctx is a struct sdnmpi_cycles with ch->p == p (steps_plan.h's
+ * build). 0, or -1 out of memory. */
+static int cycles_steps(const uint32_t *ips, int p, const void *ctx, struct sdnmpi_host_steps *hs)
 {
     const struct sdnmpi_cycles *ch = ctx;
     if (ch->p != p) {
@@ -65,8 +68,7 @@ int sdnmpi_cycles_steps(const uint32_t *ips, int p, const void *ctx,
     return rc == SDNMPI_STEPS_OK ? 0 : -1;
 }
 
-static struct sdnmpi_steps_kind kind = {"cycles", "sdn-optimal", sdnmpi_cycles_steps,
-                                         MPI_KEYVAL_INVALID};
+static struct sdnmpi_steps_kind kind = {"cycles", "sdn-optimal", cycles_steps, MPI_KEYVAL_INVALID};
 
 int sdnmpi_cycles_routed(MPI_Comm priv, const struct sdnmpi_cycles *ch, int *ok)
 {

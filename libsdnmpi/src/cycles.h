@@ -17,7 +17,6 @@
 #include <stdint.h>
 
 #include "plan.h"
-#include "schedule.h"
 
 struct sdnmpi_cycles {
     int p;
@@ -28,12 +27,6 @@ struct sdnmpi_cycles {
 /* The successor / predecessor of rank r (0 <= r < p) in cycle c (0 or 1). */
 int sdnmpi_cycle_next(const struct sdnmpi_cycles *ch, int c, int r);
 int sdnmpi_cycle_prev(const struct sdnmpi_cycles *ch, int c, int r);
-
-/* The routes' request: one step holding both cycles' pairs (same-host pairs dropped, duplicates
- * counted), ranks on hosts ips[r]; ctx is a struct sdnmpi_cycles with ch->p == p
- * (steps_plan.h's build). 0, or -1 out of memory. */
-int sdnmpi_cycles_steps(const uint32_t *ips, int p, const void *ctx,
-                              struct sdnmpi_host_steps *hs);
 
 /* Collective over priv (the plan's private communicator, ch->p its size) the first time: asks
  * once per communicator for both cycles' routes, as one step with planner sdn-optimal

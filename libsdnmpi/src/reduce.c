@@ -9,11 +9,11 @@
 #include <stdint.h>
 
 #include "allgather_util.h"
+#include "cycles.h"
 #include "dtype.h"
 #include "log.h"
 #include "plan.h"
 #include "reduce_algorithms.h"
-#include "cycles.h"
 #include "schedule.h"
 #include "sdnmpi.h"
 #include "sdnmpi_testing.h"

@@ -19,17 +19,17 @@
 #include "cycles.h"
 
 struct chain {
-    int prev, next; /* -1: this rank starts (no prev) / ends (the root: no next) the chain */
-    size_t first;   /* the half's first element */
-    int nseg;       /* its segments */
-    int done;       /* segments passed on so far */
+    int prev, next;    /* -1: this rank starts (no prev) / ends (the root: no next) the chain */
+    size_t first, len; /* the half: elements [first, first + len) */
+    int nseg;          /* its segments */
+    int done;          /* segments passed on so far */
+    MPI_Request *recv; /* nseg receives (MPI_REQUEST_NULL where none is posted) */
 };
 
 /* Segment k of chain c: elements [*off, *off + *n). */
-static void segment_of(const struct chain *c, size_t seg_elems, size_t half, int k, size_t *off,
-                       int *n)
+static void segment_of(const struct chain *c, size_t seg_elems, int k, size_t *off, int *n)
 {
-    size_t lo = (size_t)k * seg_elems, hi = lo + seg_elems < half ? lo + seg_elems : half;
+    size_t lo = (size_t)k * seg_elems, hi = lo + seg_elems < c->len ? lo + seg_elems : c->len;
     *off = c->first + lo;
     *n = (int)(hi - lo);
 }
@@ -48,7 +48,6 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
     size_t seg_elems = call->segment / ext;
     if (seg_elems < 1)
         seg_elems = 1;
-    const size_t half[2] = {count / 2, count - count / 2};
     const struct sdnmpi_cycles ch = {p, call->leaf_start, call->nleaves};
     struct chain c[2];
     int nreq = 0;
@@ -56,8 +55,9 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
         int prev = sdnmpi_cycle_prev(&ch, i, rank), next = sdnmpi_cycle_next(&ch, i, rank);
         c[i].prev = prev == call->root ? -1 : prev;
         c[i].next = rank == call->root ? -1 : next;
-        c[i].first = i == 0 ? 0 : half[0];
-        c[i].nseg = (int)((half[i] + seg_elems - 1) / seg_elems);
+        c[i].first = i == 0 ? 0 : count / 2;
+        c[i].len = i == 0 ? count / 2 : count - count / 2;
+        c[i].nseg = (int)((c[i].len + seg_elems - 1) / seg_elems);
         c[i].done = 0;
         nreq += c[i].nseg;
     }
@@ -69,26 +69,26 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
     MPI_Request *recv = malloc((size_t)nreq * sizeof *recv), *send = malloc((size_t)nreq * sizeof *send);
     int nsend = 0;
     if (recv == NULL || send == NULL) {
-        rc = MPI_ERR_NO_MEM; /* cannot happen quietly: sdnmpi_scratch aborts; keep the check */
+        rc = MPI_ERR_NO_MEM;
         goto done;
     }
     for (int i = 0; i < nreq; i++)
         recv[i] = MPI_REQUEST_NULL;
+    c[0].recv = recv;
+    c[1].recv = recv + c[0].nseg;
     /* Post every receive first; a chain's start sends its own data at once. */
     for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++)
-        for (int k = 0; k < c[i].nseg && rc == MPI_SUCCESS; k++) {
+        for (int k = 0; c[i].prev >= 0 && k < c[i].nseg && rc == MPI_SUCCESS; k++) {
             size_t off;
             int n;
-            segment_of(&c[i], seg_elems, half[i], k, &off, &n);
-            MPI_Request *r = &recv[(i ? c[0].nseg : 0) + k];
-            if (c[i].prev >= 0)
-                rc = PMPI_Irecv(tmp + off * ext, n, dt, c[i].prev, SDNMPI_TAG + i, comm, r);
+            segment_of(&c[i], seg_elems, k, &off, &n);
+            rc = PMPI_Irecv(tmp + off * ext, n, dt, c[i].prev, SDNMPI_TAG + i, comm, &c[i].recv[k]);
         }
     for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++)
         for (; c[i].prev < 0 && c[i].done < c[i].nseg && rc == MPI_SUCCESS; c[i].done++) {
             size_t off;
             int n;
-            segment_of(&c[i], seg_elems, half[i], c[i].done, &off, &n);
+            segment_of(&c[i], seg_elems, c[i].done, &off, &n);
             rc = PMPI_Isend(mine + off * ext, n, dt, c[i].next, SDNMPI_TAG + i, comm, &send[nsend++]);
         }
     /* Then pass each partial result on as it arrives, each chain in its order. */
@@ -96,16 +96,16 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
         MPI_Request head[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
         for (int i = 0; i < 2; i++)
             if (c[i].done < c[i].nseg)
-                head[i] = recv[(i ? c[0].nseg : 0) + c[i].done];
+                head[i] = c[i].recv[c[i].done];
         int which = MPI_UNDEFINED;
         if ((rc = PMPI_Waitany(2, head, &which, MPI_STATUS_IGNORE)) != MPI_SUCCESS
             || which == MPI_UNDEFINED)
             break;
         struct chain *ci = &c[which];
-        recv[(which ? c[0].nseg : 0) + ci->done] = MPI_REQUEST_NULL;
+        ci->recv[ci->done] = MPI_REQUEST_NULL;
         size_t off;
         int n;
-        segment_of(ci, seg_elems, half[which], ci->done, &off, &n);
+        segment_of(ci, seg_elems, ci->done, &off, &n);
         ci->done++;
         if (ci->next < 0) { /* the root: into the result */
             rc = PMPI_Reduce_local(tmp + off * ext, (char *)call->recvbuf + off * ext, n, dt,
