@@ -12,7 +12,8 @@ import re
 import pytest
 
 import test_libsdnmpi_coll as coll
-from libsdnmpi_harness import MPIRUN, fake_hosts
+from libsdnmpi_checks import leaf_sizes_of
+from libsdnmpi_harness import MPIRUN, fake_hosts, leaf_of
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
 CHAINS, REDSCAT = 3, 2   # sdnmpi_test_last_reduce()
@@ -26,10 +27,8 @@ def run_check(np, env, reduce_path, quick=True, shell_prefix=None):
 def leaf_order(np, leaves):
     """The private communicator's ranks (world ranks, leaf by leaf) and its leaves' sizes."""
     hosts = fake_hosts(np, np)
-    leaf = [int(h.rsplit(".", 1)[1]) % leaves for h in hosts]
-    order = sorted(range(np), key=lambda r: (leaf[r], hosts[r], r))
-    sizes = [leaf.count(g) for g in sorted(set(leaf))]
-    return hosts, order, sizes
+    order = sorted(range(np), key=lambda r: (leaf_of(hosts[r], leaves), hosts[r], r))
+    return hosts, order, leaf_sizes_of(hosts, order, leaves)
 
 
 def chain_cycles(sizes):
@@ -81,13 +80,12 @@ def test_chain_plan_routes_both_cycles(built, stub_factory, np, leaves):
            "SDN_MPI_REDUCE_CHAIN_MIN": "0", "SDN_MPI_VERBOSE": "1"}
     out = run_check(np, env, CHAINS)
     stub.wait_idle()
-    hosts, order, sizes = leaf_order(np, leaves)
+    _hosts, order, _sizes = leaf_order(np, leaves)
     want = cycles_request(np, leaves)
     plans = [r for _i, r in stub.requests("plan_allreduce") if r["steps"] == want]
     assert plans and all(r["planner"] == "sdn-optimal" for r in plans)
     if leaves >= 3:   # the cycles differ between leaves; both run each leaf's pairs the same way
-        leaf_of = {hosts[order[pos]]: g for g, n in enumerate(sizes) for pos in range(sum(sizes[:g]), sum(sizes[:g + 1]))}
-        assert all(c == (2 if leaf_of[s] == leaf_of[d] else 1) for s, d, c in want[0])
+        assert all(c == (2 if leaf_of(s, leaves) == leaf_of(d, leaves) else 1) for s, d, c in want[0])
         assert not {(s, d) for s, d, _c in want[0]} & {(d, s) for s, d, _c in want[0]}
     assert re.search(r"sdnmpi\[%d\]: cycles plan comm=\d+ ranks=%d steps=1 pairs=%d "
                      r"planner=sdn-optimal: ok" % (order[0], np, len(want[0])), out["stderr"]), out["stderr"][-3000:]
