@@ -9,9 +9,9 @@
  * (sdnmpi_cycles_routed), so a leaf's cut carries its traffic on two links, not one: the cut bound.
  * The cycles are decoupled: every receive is posted before any data moves, straight into the
  * user's receive buffer at its block's place (no copy but the own block's), and each half is sent
- * on as soon as it arrives (one Waitany over the two cycles' next receives), so neither cycle waits
- * for the other. Between two ranks of one leaf both cycles run the same direction: each uses its
- * own tag. A half of 0 bytes (1-byte blocks) moves nothing. Any p >= 2.
+ * on as soon as it arrives (one Waitany over the two cycles' next receives, sdnmpi_cycles_waitany),
+ * so neither cycle waits for the other. Between two ranks of one leaf both cycles run the same
+ * direction: each uses its own tag. A half of 0 bytes (1-byte blocks) moves nothing. Any p >= 2.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +23,7 @@
 struct ring {
     int prev, next;
     size_t off, len; /* the half: bytes [off, off + len) of every block */
-    int done;        /* receives handled so far (p - 1 in all) */
     int *origin;     /* origin[k]: the user rank whose half arrives at receive k */
-    MPI_Request *recv;
 };
 
 int sdnmpi_allgather_intra_cycles(const struct sdnmpi_allgather_call *call)
@@ -52,47 +50,36 @@ int sdnmpi_allgather_intra_cycles(const struct sdnmpi_allgather_call *call)
         goto done;
     }
     struct ring ring[2];
+    struct sdnmpi_cycle_recvs rx[2]; /* cycle c's receives: rx[c].n = p - 1, handled: rx[c].done */
     for (int c = 0; c < 2; c++) {
         struct ring *g = &ring[c];
         g->prev = sdnmpi_cycle_prev(&ch, c, rank);
         g->next = sdnmpi_cycle_next(&ch, c, rank);
         g->off = c == 0 ? 0 : block / 2;
         g->len = c == 0 ? block / 2 : block - block / 2;
-        g->done = g->len == 0 ? n : 0;
         g->origin = origin + c * n;
-        g->recv = req + c * n;
+        rx[c] = (struct sdnmpi_cycle_recvs){req + c * n, n, g->len == 0 ? n : 0};
         for (int k = 0, q = rank; k < n; k++) {
             q = sdnmpi_cycle_prev(&ch, c, q);
             g->origin[k] = call->orig[q];
-            g->recv[k] = MPI_REQUEST_NULL;
+            rx[c].recv[k] = MPI_REQUEST_NULL;
         }
     }
     /* Every receive first, then both own halves. */
     for (int c = 0; c < 2; c++)
-        for (int k = ring[c].done; k < n && rc == MPI_SUCCESS; k++)
+        for (int k = rx[c].done; k < n && rc == MPI_SUCCESS; k++)
             rc = PMPI_Irecv(out + (size_t)ring[c].origin[k] * block + ring[c].off, (int)ring[c].len,
-                            MPI_BYTE, ring[c].prev, SDNMPI_TAG + c, comm, &ring[c].recv[k]);
+                            MPI_BYTE, ring[c].prev, SDNMPI_TAG + c, comm, &rx[c].recv[k]);
     for (int c = 0; c < 2 && rc == MPI_SUCCESS; c++)
-        if (ring[c].done < n)
+        if (rx[c].done < n)
             rc = PMPI_Isend(mine + ring[c].off, (int)ring[c].len, MPI_BYTE, ring[c].next,
                             SDNMPI_TAG + c, comm, &send[nsend++]);
     /* Then each half on as it arrives, each cycle in its order. */
-    while (rc == MPI_SUCCESS && (ring[0].done < n || ring[1].done < n)) {
-        MPI_Request head[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-        for (int c = 0; c < 2; c++)
-            if (ring[c].done < n)
-                head[c] = ring[c].recv[ring[c].done];
-        int which = MPI_UNDEFINED;
-        if ((rc = PMPI_Waitany(2, head, &which, MPI_STATUS_IGNORE)) != MPI_SUCCESS
-            || which == MPI_UNDEFINED)
-            break;
-        struct ring *g = &ring[which];
-        int k = g->done++;
-        g->recv[k] = MPI_REQUEST_NULL;
+    int c, k;
+    while (rc == MPI_SUCCESS && sdnmpi_cycles_waitany(rx, &c, &k, &rc))
         if (k < n - 1) /* the last half received stops here: its next rank holds it already */
-            rc = PMPI_Isend(out + (size_t)g->origin[k] * block + g->off, (int)g->len, MPI_BYTE,
-                            g->next, SDNMPI_TAG + which, comm, &send[nsend++]);
-    }
+            rc = PMPI_Isend(out + (size_t)ring[c].origin[k] * block + ring[c].off, (int)ring[c].len,
+                            MPI_BYTE, ring[c].next, SDNMPI_TAG + c, comm, &send[nsend++]);
     if (rc == MPI_SUCCESS && nsend > 0)
         rc = PMPI_Waitall(nsend, send, MPI_STATUSES_IGNORE);
 done:

@@ -40,6 +40,22 @@ int sdnmpi_cycle_prev(const struct sdnmpi_cycles *ch, int c, int r)
     return ch->leaf_start[(g + 1) % L + 1] - 1; /* the next leaf's last rank */
 }
 
+int sdnmpi_cycles_waitany(struct sdnmpi_cycle_recvs rx[2], int *c, int *k, int *rc)
+{
+    MPI_Request head[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    for (int i = 0; i < 2; i++)
+        if (rx[i].done < rx[i].n)
+            head[i] = rx[i].recv[rx[i].done];
+    int which = MPI_UNDEFINED;
+    if ((*rc = PMPI_Waitany(2, head, &which, MPI_STATUS_IGNORE)) != MPI_SUCCESS
+        || which == MPI_UNDEFINED)
+        return 0;
+    *c = which;
+    *k = rx[which].done++;
+    rx[which].recv[*k] = MPI_REQUEST_NULL;
+    return 1;
+}
+
 static int cycle_pairs(const void *ctx, int s, int *src, int *dst)
 {
     const struct sdnmpi_cycles *ch = ctx;

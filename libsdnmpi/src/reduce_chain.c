@@ -8,8 +8,10 @@
  * once (half per chain), the root receives it once: the host-link bound, and because the two
  * cycles leave and enter every leaf once each (over different uplinks when the plan routes them),
  * the cut bound too, plus the pipeline's fill of (p - 1) segments. Every receive is posted before
- * any data moves; sends do not wait for each other, so no rank ever blocks its neighbours. The two
- * chains use their own tags: between two ranks of one leaf both run the same direction.
+ * any data moves; sends do not wait for each other, and one Waitany over both chains' next receives
+ * (sdnmpi_cycles_waitany) passes on whichever arrives first, so no rank ever blocks its neighbours
+ * and neither chain waits for the other. The two chains use their own tags: between two ranks of
+ * one leaf both run the same direction.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +23,6 @@
 struct chain {
     int prev, next;    /* -1: this rank starts (no prev) / ends (the root: no next) the chain */
     size_t first, len; /* the half: elements [first, first + len) */
-    int nseg;          /* its segments */
-    int done;          /* segments passed on so far */
-    MPI_Request *recv; /* nseg receives (MPI_REQUEST_NULL where none is posted) */
 };
 
 /* Segment k of chain c: elements [*off, *off + *n). */
@@ -50,6 +49,7 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
         seg_elems = 1;
     const struct sdnmpi_cycles ch = {p, call->leaf_start, call->nleaves};
     struct chain c[2];
+    struct sdnmpi_cycle_recvs rx[2]; /* chain i's segments: rx[i].n, passed on so far: rx[i].done */
     int nreq = 0;
     for (int i = 0; i < 2; i++) {
         int prev = sdnmpi_cycle_prev(&ch, i, rank), next = sdnmpi_cycle_next(&ch, i, rank);
@@ -57,9 +57,9 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
         c[i].next = rank == call->root ? -1 : next;
         c[i].first = i == 0 ? 0 : count / 2;
         c[i].len = i == 0 ? count / 2 : count - count / 2;
-        c[i].nseg = (int)((c[i].len + seg_elems - 1) / seg_elems);
-        c[i].done = 0;
-        nreq += c[i].nseg;
+        rx[i].n = (int)((c[i].len + seg_elems - 1) / seg_elems);
+        rx[i].done = 0;
+        nreq += rx[i].n;
     }
     const char *mine = call->sendbuf == MPI_IN_PLACE ? call->recvbuf : call->sendbuf;
     if (rank == call->root && call->sendbuf != MPI_IN_PLACE)
@@ -74,46 +74,36 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
     }
     for (int i = 0; i < nreq; i++)
         recv[i] = MPI_REQUEST_NULL;
-    c[0].recv = recv;
-    c[1].recv = recv + c[0].nseg;
+    rx[0].recv = recv;
+    rx[1].recv = recv + rx[0].n;
     /* Post every receive first; a chain's start sends its own data at once. */
     for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++)
-        for (int k = 0; c[i].prev >= 0 && k < c[i].nseg && rc == MPI_SUCCESS; k++) {
+        for (int k = 0; c[i].prev >= 0 && k < rx[i].n && rc == MPI_SUCCESS; k++) {
             size_t off;
             int n;
             segment_of(&c[i], seg_elems, k, &off, &n);
-            rc = PMPI_Irecv(tmp + off * ext, n, dt, c[i].prev, SDNMPI_TAG + i, comm, &c[i].recv[k]);
+            rc = PMPI_Irecv(tmp + off * ext, n, dt, c[i].prev, SDNMPI_TAG + i, comm, &rx[i].recv[k]);
         }
     for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++)
-        for (; c[i].prev < 0 && c[i].done < c[i].nseg && rc == MPI_SUCCESS; c[i].done++) {
+        for (; c[i].prev < 0 && rx[i].done < rx[i].n && rc == MPI_SUCCESS; rx[i].done++) {
             size_t off;
             int n;
-            segment_of(&c[i], seg_elems, c[i].done, &off, &n);
+            segment_of(&c[i], seg_elems, rx[i].done, &off, &n);
             rc = PMPI_Isend(mine + off * ext, n, dt, c[i].next, SDNMPI_TAG + i, comm, &send[nsend++]);
         }
     /* Then pass each partial result on as it arrives, each chain in its order. */
-    while (rc == MPI_SUCCESS && (c[0].done < c[0].nseg || c[1].done < c[1].nseg)) {
-        MPI_Request head[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-        for (int i = 0; i < 2; i++)
-            if (c[i].done < c[i].nseg)
-                head[i] = c[i].recv[c[i].done];
-        int which = MPI_UNDEFINED;
-        if ((rc = PMPI_Waitany(2, head, &which, MPI_STATUS_IGNORE)) != MPI_SUCCESS
-            || which == MPI_UNDEFINED)
-            break;
-        struct chain *ci = &c[which];
-        ci->recv[ci->done] = MPI_REQUEST_NULL;
+    int i, k;
+    while (rc == MPI_SUCCESS && sdnmpi_cycles_waitany(rx, &i, &k, &rc)) {
         size_t off;
         int n;
-        segment_of(ci, seg_elems, ci->done, &off, &n);
-        ci->done++;
-        if (ci->next < 0) { /* the root: into the result */
+        segment_of(&c[i], seg_elems, k, &off, &n);
+        if (c[i].next < 0) { /* the root: into the result */
             rc = PMPI_Reduce_local(tmp + off * ext, (char *)call->recvbuf + off * ext, n, dt,
                                    call->op);
         } else {
             rc = PMPI_Reduce_local(mine + off * ext, tmp + off * ext, n, dt, call->op);
             if (rc == MPI_SUCCESS)
-                rc = PMPI_Isend(tmp + off * ext, n, dt, ci->next, SDNMPI_TAG + which, comm,
+                rc = PMPI_Isend(tmp + off * ext, n, dt, c[i].next, SDNMPI_TAG + i, comm,
                                 &send[nsend++]);
         }
     }
