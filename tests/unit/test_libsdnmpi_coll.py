@@ -163,6 +163,31 @@ def test_alltoall_plan_is_the_exchange_of_the_reordered_ranks(built, stub_factor
     assert "allgather comm=0 " in out["stderr"] and "reduce comm=0 " in out["stderr"]
 
 
+def test_alltoall_plan_sorts_each_step_by_dotted_quads(built, stub_factory):
+    """With ten hosts, 10.255.0.1 .. 10.255.0.10, the dotted-quad order of a step's pairs differs
+    from the numeric one ("10.255.0.10" sorts before "10.255.0.2"): the library sends each step in
+    the dotted-quad order (sdnmpi_host_steps_from, as for every other plan). The order carries no
+    meaning: the controller's schema, which the stub applies to every request, reads the step in
+    numeric order as the same step."""
+    np, leaves = 10, 2
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(np), "SDN_MPI_MIN_BYTES": "1"}
+    out = run_check(np, "sdn", env, quick=True)
+    assert out["alltoall_sdn"] > 0
+    hosts = fake_hosts(np, np)
+    octet = [int(h.rsplit(".", 1)[1]) for h in hosts]
+    # the private communicator's order: by leaf, then by address as a number (plan_leader.c)
+    order = sorted(range(np), key=lambda r: (octet[r] % leaves, octet[r], r))
+    want = pairwise_host_steps([hosts[r] for r in order], [np // leaves] * leaves)
+    plans = [r for _i, r in stub.requests("plan_allreduce") if r.get("planner") == "sdn-optimal"
+             and len(r["steps"]) == np - 1]
+    assert plans and all(r["steps"] == want for r in plans) and stub.errors == []
+    by_number = [sorted(step, key=lambda pair: [tuple(map(int, ip.split("."))) for ip in pair[:2]])
+                 for step in want]
+    assert by_number != want   # the two orders differ here
+    assert harness.request_args(dict(plans[0], steps=by_number)) == harness.request_args(plans[0])
+
+
 def test_planner_knob_overrides_the_alltoall_planner(built, stub_factory):
     stub = stub_factory()
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_PLANNER": "dmodk",
