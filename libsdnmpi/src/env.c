@@ -1,4 +1,5 @@
-/* env.c -- parses the SDN_MPI_* environment knobs. Nothing else reads the environment. */
+/* env.c -- parses the SDN_MPI_* environment knobs. Nothing else in the library reads the
+ * environment (the profiler, libsdnmpi_prof.so, is built without it). */
 #include "env.h"
 
 #include <arpa/inet.h>
@@ -75,7 +76,7 @@ static uint64_t parse_bytes(const char *name, uint64_t dflt, int allow_unlimited
     return read_bytes(name, allow_unlimited, &n) == 1 ? n : dflt;
 }
 
-static long parse_long(const char *name, long dflt, long lo, long hi)
+long sdnmpi_env_long(const char *name, long dflt, long lo, long hi)
 {
     const char *v = env(name);
     if (v == NULL)
@@ -183,9 +184,11 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
         else
             sdnmpi_warn("ignoring SDN_MPI_CONTROLLER=%s (want host:port)", ctrl);
     }
-    cfg->timeout_ms = (int)parse_long("SDN_MPI_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
-    cfg->reconnect_tries = (int)parse_long("SDN_MPI_RECONNECT_TRIES", SDNMPI_DEFAULT_RECONNECT_TRIES, 0,
-                                           SDNMPI_MAX_RECONNECT_TRIES);
+    cfg->timeout_ms = (int)sdnmpi_env_long("SDN_MPI_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, 1,
+                                           MAX_TIMEOUT_MS);
+    cfg->reconnect_tries = (int)sdnmpi_env_long("SDN_MPI_RECONNECT_TRIES",
+                                                SDNMPI_DEFAULT_RECONNECT_TRIES, 0,
+                                                SDNMPI_MAX_RECONNECT_TRIES);
     cfg->min_bytes_set = read_bytes("SDN_MPI_MIN_BYTES", 0, &cfg->min_bytes) == 1;
     if (!cfg->min_bytes_set)
         cfg->min_bytes = 0;
@@ -200,10 +203,10 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
         cfg->hier_segment = segment >= SDNMPI_HIER_SEGMENT_BY_LAYOUT ? UINT64_MAX : segment;
     else
         cfg->hier_segment = SDNMPI_HIER_SEGMENT_BY_LAYOUT;
-    cfg->hier_depth = (int)parse_long("SDN_MPI_HIER_DEPTH", 0, 0, SDNMPI_HIER_MAX_DEPTH);
+    cfg->hier_depth = (int)sdnmpi_env_long("SDN_MPI_HIER_DEPTH", 0, 0, SDNMPI_HIER_MAX_DEPTH);
     parse_str("SDN_MPI_HIER_TRACE", cfg->hier_trace, sizeof cfg->hier_trace);
-    cfg->alltoall_window = (int)parse_long("SDN_MPI_ALLTOALL_WINDOW", SDNMPI_DEFAULT_ALLTOALL_WINDOW,
-                                           1, 1 << 20);
+    cfg->alltoall_window = (int)sdnmpi_env_long("SDN_MPI_ALLTOALL_WINDOW",
+                                                SDNMPI_DEFAULT_ALLTOALL_WINDOW, 1, 1 << 20);
     cfg->alltoall_segment = parse_bytes("SDN_MPI_ALLTOALL_SEGMENT", SDNMPI_DEFAULT_ALLTOALL_SEGMENT, 0);
     cfg->alltoall_grid = parse_bool("SDN_MPI_ALLTOALL_GRID", SDNMPI_DEFAULT_ALLTOALL_GRID);
     cfg->reduce_chain_min = parse_bytes("SDN_MPI_REDUCE_CHAIN_MIN", SDNMPI_DEFAULT_REDUCE_CHAIN_MIN, 1);
@@ -215,8 +218,8 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     parse_str("SDN_MPI_TRAFFIC", cfg->traffic, sizeof cfg->traffic);
     parse_str("SDN_MPI_TRAFFIC_PLANNER", cfg->traffic_planner, sizeof cfg->traffic_planner);
     cfg->traffic_max_bytes = parse_bytes("SDN_MPI_TRAFFIC_MAX_BYTES", SDNMPI_TRAFFIC_DEFAULT_MAX_BYTES, 0);
-    cfg->traffic_min_share = (int)parse_long("SDN_MPI_TRAFFIC_MIN_SHARE", SDNMPI_TRAFFIC_DEFAULT_MIN_SHARE,
-                                             0, 100);
+    cfg->traffic_min_share = (int)sdnmpi_env_long("SDN_MPI_TRAFFIC_MIN_SHARE",
+                                                  SDNMPI_TRAFFIC_DEFAULT_MIN_SHARE, 0, 100);
 
     const char *fip = env("SDN_MPI_FABRIC_IP");
     if (fip != NULL) {
@@ -229,19 +232,21 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
         }
     }
     parse_subnet(cfg);
-    cfg->fake_hosts = (int)parse_long("SDN_MPI_FAKE_HOSTS", 0, 0, SDNMPI_FAKE_HOSTS_MAX);
+    cfg->fake_hosts = (int)sdnmpi_env_long("SDN_MPI_FAKE_HOSTS", 0, 0, SDNMPI_FAKE_HOSTS_MAX);
 
     cfg->bcast_min_bytes = parse_bytes("SDN_MPI_BCAST_MIN_BYTES", SDNMPI_BCAST_DEFAULT_MIN_BYTES, 1);
-    cfg->bcast_min_hosts = (int)parse_long("SDN_MPI_BCAST_MIN_HOSTS", SDNMPI_BCAST_DEFAULT_MIN_HOSTS,
-                                           2, INT_MAX);
-    cfg->bcast_rate_mbps = (int)parse_long("SDN_MPI_BCAST_RATE_MBPS", SDNMPI_BCAST_DEFAULT_RATE_MBPS,
-                                           1, SDNMPI_BCAST_MAX_RATE_MBPS);
-    cfg->bcast_trees = (int)parse_long("SDN_MPI_BCAST_TREES", SDNMPI_BCAST_DEFAULT_TREES, 1,
-                                       SDNMPI_BCAST_MAX_TREES);
-    cfg->bcast_rounds = (int)parse_long("SDN_MPI_BCAST_ROUNDS", SDNMPI_BCAST_DEFAULT_ROUNDS, 1,
-                                        SDNMPI_BCAST_MAX_ROUNDS);
-    cfg->bcast_idle_ms = (int)parse_long("SDN_MPI_BCAST_IDLE_MS", SDNMPI_BCAST_DEFAULT_IDLE_MS, 1,
-                                         SDNMPI_BCAST_MAX_IDLE_MS);
-    cfg->bcast_datagram = (int)parse_long("SDN_MPI_BCAST_DATAGRAM", SDNMPI_BCAST_DEFAULT_DATAGRAM,
-                                          SDNMPI_BCAST_MIN_DATAGRAM, SDNMPI_BCAST_MAX_DATAGRAM);
+    cfg->bcast_min_hosts = (int)sdnmpi_env_long("SDN_MPI_BCAST_MIN_HOSTS",
+                                                SDNMPI_BCAST_DEFAULT_MIN_HOSTS, 2, INT_MAX);
+    cfg->bcast_rate_mbps = (int)sdnmpi_env_long("SDN_MPI_BCAST_RATE_MBPS",
+                                                SDNMPI_BCAST_DEFAULT_RATE_MBPS, 1,
+                                                SDNMPI_BCAST_MAX_RATE_MBPS);
+    cfg->bcast_trees = (int)sdnmpi_env_long("SDN_MPI_BCAST_TREES", SDNMPI_BCAST_DEFAULT_TREES, 1,
+                                            SDNMPI_BCAST_MAX_TREES);
+    cfg->bcast_rounds = (int)sdnmpi_env_long("SDN_MPI_BCAST_ROUNDS", SDNMPI_BCAST_DEFAULT_ROUNDS, 1,
+                                             SDNMPI_BCAST_MAX_ROUNDS);
+    cfg->bcast_idle_ms = (int)sdnmpi_env_long("SDN_MPI_BCAST_IDLE_MS", SDNMPI_BCAST_DEFAULT_IDLE_MS,
+                                              1, SDNMPI_BCAST_MAX_IDLE_MS);
+    cfg->bcast_datagram = (int)sdnmpi_env_long("SDN_MPI_BCAST_DATAGRAM",
+                                               SDNMPI_BCAST_DEFAULT_DATAGRAM,
+                                               SDNMPI_BCAST_MIN_DATAGRAM, SDNMPI_BCAST_MAX_DATAGRAM);
 }

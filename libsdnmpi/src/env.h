@@ -133,6 +133,11 @@ static inline uint64_t sdnmpi_cfg_min_bytes(const struct sdnmpi_config *cfg, uin
  * reported with sdnmpi_warn). */
 void sdnmpi_env_load(struct sdnmpi_config *cfg);
 
+/* The integer knob `name`, or dflt when it is unset, empty or not an integer in lo..hi (then a
+ * warning line, sdnmpi_warn). For knobs read outside sdnmpi_env_load (init_exchange.c's test
+ * knobs). */
+long sdnmpi_env_long(const char *name, long dflt, long lo, long hi);
+
 /* Splits "host:port" / "[v6]:port"; 0 on success. */
 int sdnmpi_env_split_hostport(const char *text, char *host, size_t hostlen, char *port,
                               size_t portlen);

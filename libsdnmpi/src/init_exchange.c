@@ -5,30 +5,22 @@
 #include <mpi.h>
 #include <stdlib.h>
 
+#include "env.h"
 #include "timing.h"
 
 /* Receive space for a rank that could not allocate its own: rank 0's Gather (two words a rank) or
  * another rank's addresses in the Bcast (one word a rank). Init runs once per process. */
 static uint32_t spare[2 * SDNMPI_INIT_SPARE_RANKS];
 
-/* Test only (tests/unit/test_libsdnmpi_init.py), an integer environment variable, else dflt:
- * SDN_MPI_TEST_INIT_NOMEM=R, world rank R acts as if its allocations failed;
- * SDN_MPI_TEST_INIT_SPARE=N, the spare counts as N ranks (N < SDNMPI_INIT_SPARE_RANKS: the path
- * of a larger world, memory agreed first, at a small size). */
-static long test_knob(const char *name, long dflt)
-{
-    const char *v = getenv(name);
-    char *end = NULL;
-    long n = v != NULL && *v != '\0' ? strtol(v, &end, 10) : dflt;
-    return end != NULL && *end == '\0' ? n : dflt;
-}
-
 int sdnmpi_init_gather(int rank, int size, uint32_t ip, struct sdnmpi_init_exchange *x)
 {
-    int fail = test_knob("SDN_MPI_TEST_INIT_NOMEM", -1) == rank;
-    long spare_ranks = test_knob("SDN_MPI_TEST_INIT_SPARE", SDNMPI_INIT_SPARE_RANKS);
-    if (spare_ranks < 0 || spare_ranks > SDNMPI_INIT_SPARE_RANKS)
-        spare_ranks = SDNMPI_INIT_SPARE_RANKS;
+    /* Test only (tests/unit/test_libsdnmpi_init.py): SDN_MPI_TEST_INIT_NOMEM=R, world rank R acts
+     * as if its allocations failed; SDN_MPI_TEST_INIT_SPARE=N, the spare counts as N ranks
+     * (N < SDNMPI_INIT_SPARE_RANKS: the path of a larger world, memory agreed first, at a small
+     * size). */
+    int fail = sdnmpi_env_long("SDN_MPI_TEST_INIT_NOMEM", -1, -1, INT_MAX) == rank;
+    long spare_ranks = sdnmpi_env_long("SDN_MPI_TEST_INIT_SPARE", SDNMPI_INIT_SPARE_RANKS, 0,
+                                       SDNMPI_INIT_SPARE_RANKS);
     x->ips = !fail && size > 0 && size <= INT_MAX / 8 ? malloc((size_t)size * sizeof *x->ips)
                                                        : NULL;
     uint32_t *all = NULL;

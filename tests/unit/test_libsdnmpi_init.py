@@ -46,3 +46,17 @@ def test_a_rank_without_memory_turns_the_path_off_everywhere(built, stub_factory
         assert "sdnmpi[%d]: %s" % (r, FELL_BACK) in out["stderr"], (r, out["stderr"][-3000:])
     stub.wait_idle()
     assert stub.conns == []
+
+
+def test_malformed_test_knobs_are_ignored_like_every_knob(built, stub_factory):
+    """The test knobs are read by env.c like every SDN_MPI_* knob: a value that is not an integer
+    in range is ignored with one warning line per rank, and Init goes on as without it."""
+    np = 4
+    stub = stub_factory()
+    out = run_check(np, "sdn", env_of(stub, np, nomem="1x", spare=-3), quick=True)
+    assert out["rd"] > 0 and FELL_BACK not in out["stderr"]
+    for r in range(np):
+        for warning in ("ignoring SDN_MPI_TEST_INIT_NOMEM=1x (want an integer in -1..2147483647)",
+                        "ignoring SDN_MPI_TEST_INIT_SPARE=-3 (want an integer in 0..4096)"):
+            assert out["stderr"].count("sdnmpi[%d]: %s" % (r, warning)) == 1, (r, out["stderr"][-3000:])
+    check_stub_records(stub, np, HOSTS_PER_P[np])
