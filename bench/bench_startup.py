@@ -66,8 +66,8 @@ PART_LABELS = {
     "bcast_request": "tree RPC", "bcast_ctrl": "controller", "bcast_ctrl_install": "install + barrier",
     "init_allreduce": "Allreduce (memory)", "init_allgather": "Allgather (addresses)",
     "init_gather": "Gather (addresses, memory)", "init_bcast": "Bcast (agreement, addresses)",
-    "init": "Init", "plan_decide": "leader decides", "plan_allreduce": "Allreduce (outcome)", "plan_scatter": "order (Scatter / Bcast)",
-    "plan_split": "making it (Comm_split / create)", "plan_layout": "layout Bcast", "plan": "plan", "call": "whole call",
+    "init": "Init", "plan_decide": "leader decides", "plan_allreduce": "Allreduce (outcome)", "plan_scatter": "Scatter",
+    "plan_split": "Comm_split", "plan_layout": "layout Bcast", "plan": "plan", "call": "whole call",
 }
 
 

@@ -234,38 +234,12 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
     return MPI_SUCCESS;
 }
 
-/* The algorithms' private communicator: comm's ranks in the plan's order (comm rank r becomes
- * rank pos[r]; pos[p..2p) is scratch), made with PMPI_Comm_create, which every rank can call
- * with the same group from what it already has: one context-id agreement, where a split would
- * first gather every rank's colour and key. (Not PMPI_Comm_dup for an unchanged order: it would
- * copy the application's attributes onto it, calling their copy callbacks.) */
-static int make_priv(MPI_Comm comm, int p, int moved, int *pos, MPI_Comm *priv)
-{
-    MPI_Group group = MPI_GROUP_NULL, ordered = MPI_GROUP_NULL;
-    int rc = PMPI_Comm_group(comm, &group);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (moved) {
-        int *incl = pos + p; /* incl[new rank] = comm rank */
-        for (int r = 0; r < p; r++)
-            incl[pos[r]] = r;
-        rc = PMPI_Group_incl(group, p, incl, &ordered);
-    }
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Comm_create(comm, moved ? ordered : group, priv);
-    if (ordered != MPI_GROUP_NULL)
-        (void)PMPI_Group_free(&ordered); /* the communicator holds its own reference */
-    (void)PMPI_Group_free(&group);
-    return rc;
-}
-
 /* Makes and caches the plan of comm (collective): one Allreduce (the outcome, and the agreement
- * that every rank has its memory), a Bcast of the ranks' new positions if the leader reordered
- * them, the PMPI_Comm_create that makes the private communicator (make_priv), and a Bcast of the
- * leaf layout if the leader knows it. (The layout once rode in the Allreduce, with no measurable
- * gain: fewer world collectives before the communicator is made widen Open MPI 4.1.4's window in
- * which a pending MPI_Comm_idup of the same parent hangs it; libsdnmpi/README.md, "Known
- * issues".) */
+ * that every rank has its memory), a Scatter of the ranks' new positions if the leader reordered
+ * them, the split that makes the private communicator, and a Bcast of the leaf layout if the
+ * leader knows it. (The layout once rode in the Allreduce, with no measurable gain: fewer world
+ * collectives before the split widen Open MPI 4.1.4's window in which a pending MPI_Comm_idup of
+ * the same parent hangs the split; libsdnmpi/README.md, "Known issues".) */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
@@ -273,7 +247,7 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     struct sdnmpi_plan *plan = NULL;
     uint32_t *ips = NULL, *ordered = NULL;
     int *pos = NULL, *world = NULL, *leaf_start = NULL;
-    int rank, p, rc;
+    int rank, p, rc, mypos;
     int64_t mine[OUT_N] = {0}, outcome[OUT_N] = {0};
 
     double t_start = sdnmpi_clock();
@@ -289,16 +263,17 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS
         || (rc = PMPI_Comm_size(comm, &p)) != MPI_SUCCESS)
         return rc;
+    mypos = rank;
     plan = calloc(1, sizeof *plan);
     leaf_start = calloc((size_t)p + 1, sizeof *leaf_start); /* every rank: the layout's Bcast */
-    pos = malloc(2 * (size_t)p * sizeof *pos); /* every rank: the order's Bcast, make_priv */
     if (rank == 0) {
         ips = malloc((size_t)p * sizeof *ips);
         ordered = malloc((size_t)p * sizeof *ordered);
+        pos = malloc((size_t)p * sizeof *pos);
         world = malloc((size_t)p * sizeof *world);
     }
-    mine[OUT_FAIL] = plan == NULL || leaf_start == NULL || pos == NULL
-                     || (rank == 0 && (ips == NULL || ordered == NULL || world == NULL));
+    mine[OUT_FAIL] = plan == NULL || leaf_start == NULL
+                     || (rank == 0 && (ips == NULL || ordered == NULL || pos == NULL || world == NULL));
     if (rank == 0 && !mine[OUT_FAIL]
         && (rc = leader_decide(comm, p, ips, ordered, pos, leaf_start, world, mine)) != MPI_SUCCESS)
         mine[OUT_FAIL] = 1; /* the others must not wait for a leader that gave up */
@@ -318,14 +293,13 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         goto done;
     }
     if (outcome[OUT_OK] && outcome[OUT_MOVED]) {
-        if ((rc = PMPI_Bcast(pos, p, MPI_INT, 0, comm)) != MPI_SUCCESS)
+        if ((rc = PMPI_Scatter(pos, 1, MPI_INT, &mypos, 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
             goto fail;
-        ts = sdnmpi_timing_step(SDNMPI_T_PLAN_ORDER, ts);
+        ts = sdnmpi_timing_step(SDNMPI_T_PLAN_SCATTER, ts);
     }
-    if (outcome[OUT_OK]
-        && (rc = make_priv(comm, p, (int)outcome[OUT_MOVED], pos, &priv)) != MPI_SUCCESS)
+    if (outcome[OUT_OK] && (rc = PMPI_Comm_split(comm, 0, mypos, &priv)) != MPI_SUCCESS)
         goto fail;
-    ts = sdnmpi_timing_step(SDNMPI_T_PLAN_COMM, ts);
+    ts = sdnmpi_timing_step(SDNMPI_T_PLAN_SPLIT, ts);
     int nleaves = (int)outcome[OUT_LAYOUT];
     if (outcome[OUT_OK] && nleaves > 0 && nleaves <= p) {
         if ((rc = PMPI_Bcast(leaf_start, nleaves + 1, MPI_INT, 0, comm)) != MPI_SUCCESS)

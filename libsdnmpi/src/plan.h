@@ -7,9 +7,9 @@
  * leaf by leaf (SDN_MPI_REORDER=0 keeps the application's), computes the schedule's host pairs
  * and, unless they are all on one host, sends plan_allreduce to the controller, and orders
  * Rabenseifner's distances by the step loads of the reply; one Allreduce gives every rank the
- * outcome (and the agreement that all have their memory), and PMPI_Comm_create makes the
- * algorithms' private communicator of its ranks in the new order (their messages never mix with
- * the application's). The outcome is cached on the communicator. Later calls only read the
+ * outcome (and the agreement that all have their memory), and the communicator is split in the
+ * new order into the algorithms' private communicator (their messages never mix with the
+ * application's). The outcome is cached on the communicator. Later calls only read the
  * attribute. A request sent ahead for the communicator (plan_ahead.h) gives the leader its order
  * and its reply without a round trip.
  */
@@ -23,7 +23,7 @@
 
 struct sdnmpi_plan {
     int ok;          /* routes are installed (or none are needed): use the SDN algorithms */
-    MPI_Comm priv;   /* the algorithms' private communicator (made from it); MPI_COMM_NULL if !ok */
+    MPI_Comm priv;   /* the algorithms' private communicator (split from it); MPI_COMM_NULL if !ok */
     int64_t comm_id; /* the id sent to the controller; -1 if no request was made */
     int rab_ndims;   /* Rabenseifner's halving order (sdnmpi_rab_order), the same on every rank */
     int rab_dist[SDNMPI_RD_MAX_DIMS];

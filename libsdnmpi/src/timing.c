@@ -32,8 +32,8 @@ static const char *const names_of[SDNMPI_T_N] = {
     [SDNMPI_T_INIT_BCAST] = "init_bcast",
     [SDNMPI_T_PLAN_DECIDE] = "plan_decide",
     [SDNMPI_T_PLAN_ALLREDUCE] = "plan_allreduce",
-    [SDNMPI_T_PLAN_ORDER] = "plan_scatter",
-    [SDNMPI_T_PLAN_COMM] = "plan_split",
+    [SDNMPI_T_PLAN_SCATTER] = "plan_scatter",
+    [SDNMPI_T_PLAN_SPLIT] = "plan_split",
     [SDNMPI_T_PLAN_LAYOUT] = "plan_layout",
 };
 

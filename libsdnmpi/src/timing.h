@@ -49,11 +49,8 @@ enum sdnmpi_tslot {
     SDNMPI_T_PLAN_DECIDE,      /* a plan: the leader's order and request (or taking the reply sent
                                   ahead), before its Allreduce (other ranks: their allocations) */
     SDNMPI_T_PLAN_ALLREDUCE,   /* ... the Allreduce of the outcome (with the wait for the leader) */
-    SDNMPI_T_PLAN_ORDER,       /* ... the Bcast of new positions (0: order unchanged); named
-                                  "plan_scatter", as when it was a Scatter, so that an older
-                                  library's value lands in the same column of the bench */
-    SDNMPI_T_PLAN_COMM,        /* ... the PMPI_Comm_create that makes the private communicator;
-                                  "plan_split", as when it was a split (the same reason) */
+    SDNMPI_T_PLAN_SCATTER,     /* ... the Scatter of new positions (0: order unchanged) */
+    SDNMPI_T_PLAN_SPLIT,       /* ... the split that makes the private communicator */
     SDNMPI_T_PLAN_LAYOUT,      /* ... the leaf layout's Bcast (0: it rode in the Allreduce) */
     SDNMPI_T_N
 };
