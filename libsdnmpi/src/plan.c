@@ -239,7 +239,9 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
  * them, the split that makes the private communicator, and a Bcast of the leaf layout if the
  * leader knows it. (The layout once rode in the Allreduce, with no measurable gain: fewer world
  * collectives before the split widen Open MPI 4.1.4's window in which a pending MPI_Comm_idup of
- * the same parent hangs the split; libsdnmpi/README.md, "Known issues".) */
+ * the same parent hangs the split; libsdnmpi/README.md, "Known issues". For the same reason the
+ * split stays: PMPI_Comm_create of the ordered group, with no allgather, hung that case;
+ * docs/bench-notebook.md, "The plan's communicator without the split".) */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
