@@ -44,6 +44,7 @@ import sys
 import time
 
 import benchcore
+import emulation
 import flowdetect_runs
 
 from sdnmpi.flows import counterlog
@@ -112,6 +113,8 @@ def parse_args(argv):
     p.add_argument("--host-bw", type=float, default=40, help="host links, Mbit/s")
     p.add_argument("--fabric-bw", type=float, default=20, help="switch links, Mbit/s")
     p.add_argument("--interval", type=float, default=1.0, help="--sdnmpi-flow-interval, s")
+    p.add_argument("--queue-packets", type=int, default=0,
+                   help="every rate-limited interface's queue, packets (0: the kernel's, its txqueuelen)")
     p.add_argument("--timeout", type=float, default=300,
                    help="s per mpirun; a run still going then is a stall: its diagnostics go to logs/ and mpirun "
                         "is killed %d s later (a run that ends meanwhile counts)" % flowdetect_runs.DIAG_GRACE_S)
@@ -195,6 +198,9 @@ class Fabric:
             self.fab = FabricNet(FatTreeTopo(k=K, host_bw=args.host_bw, fabric_bw=args.fabric_bw, prefix=prefix),
                                  controller_port=self.ctl.ofp_port, mgmt_prefix=mgmt_subnet)
             self.fab.start()
+            if args.queue_packets:
+                for intf, _rate, _host in emulation.rate_limited(self.fab.net.links, lambda n: n.name.startswith("h")):
+                    emulation.run_tc(intf, emulation.queue_commands(intf.name, args.queue_packets))
             self.fab.start_lldpd(LLDPD, interval=1.0)
             controller_proc.wait_for_topology(self.ctl, switches=SWITCHES, links=LINKS, hosts=HOSTS, timeout=180)
         except BaseException:
