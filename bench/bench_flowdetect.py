@@ -139,6 +139,8 @@ def parse_args(argv):
     bad = [x for x in args.patterns if x not in patterns(1)] + [x for x in args.modes if x not in MODES]
     if bad or args.repeats < 1 or args.bytes < 1 or args.reps < 1 or args.max_consecutive_failures < 0:
         p.error("unknown pattern/mode %s or a count below 1" % ", ".join(bad))
+    if args.queue_packets < 0:
+        p.error("--queue-packets must be >= 0")
     return args
 
 
@@ -199,7 +201,7 @@ class Fabric:
                                  controller_port=self.ctl.ofp_port, mgmt_prefix=mgmt_subnet)
             self.fab.start()
             if args.queue_packets:
-                for intf, _rate, _host in emulation.rate_limited(self.fab.net.links, lambda n: n.name.startswith("h")):
+                for intf, _rate, _host in emulation.rate_limited(self.fab.net.links, lambda n: n in self.fab.net.hosts):
                     emulation.run_tc(intf, emulation.queue_commands(intf.name, args.queue_packets))
             self.fab.start_lldpd(LLDPD, interval=1.0)
             controller_proc.wait_for_topology(self.ctl, switches=SWITCHES, links=LINKS, hosts=HOSTS, timeout=180)
