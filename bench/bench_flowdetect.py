@@ -80,7 +80,9 @@ MGMT_SUBNETS = ("172.30.0.0/16", "172.27.0.0/16", "172.26.0.0/16")
 
 def patterns(nbytes):
     """{name: program steps}: the job routing issue's patterns (two phases: a shift, a 3 s pause,
-    a permutation), then "mice" and "halo2d" (not run by default: recorded for training the
+    a permutation, each marked with MPI_Pcontrol as phases 1 and 2, as the job routing bench's
+    program does: hints go to the rank's current phase and add up in it, so without the marks the
+    permutation's hints joined the shift's and that phase ran as on the default routes), then "mice" and "halo2d" (not run by default: recorded for training the
     learned model): MICE_ROUNDS small all-to-alls (1/64 of the bytes per pair) 0.5 s apart, every
     pair busy at a few % of its link; a 4 x 4 periodic grid's halo exchange (4 neighbours); and
     "perm-phases" (not run by default): the PERM_PHASES permutations back to back, no pause, as a
@@ -90,7 +92,8 @@ def patterns(nbytes):
     b = str(nbytes)
     return {"shift": ["shift", "4", b], "permutation": ["perm", "7", b], "halo3d": ["halo3d", b],
             "alltoall": ["alltoall", str(max(1, nbytes // 8))],
-            "two-phases": ["shift", "4", b, "pause", "3000", "perm", "7", b],
+            "two-phases": ["phase", "1", "shift", "4", b, "phase", "0", "pause", "3000", "phase", "2", "perm", "7", b,
+                           "phase", "0"],
             "mice": ["alltoall", str(max(1, nbytes // 64)), "pause", "500"] * MICE_ROUNDS,
             "halo2d": ["halo2d", b],
             "perm-phases": [x for seed in PERM_PHASES for x in ("perm", str(seed), b)],
