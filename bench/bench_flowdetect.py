@@ -88,10 +88,12 @@ def patterns(nbytes):
     "perm-phases" (not run by default): the PERM_PHASES permutations back to back, no pause, as a
     code whose partners change at every phase (a redistribution after each load balancing);
     "perm-phases-paused" (not run by default): the first PAUSED_PHASES of them, PAUSE_MS of
-    computation between (the program's time leaves the pauses out)."""
+    computation between (the program's time leaves the pauses out). halo3d sends a quarter of
+    ``nbytes`` per neighbour and alltoall a 32nd per peer, so that each of the five takes about
+    half a minute to a minute on the default 5/5 Mbit/s fabric."""
     b = str(nbytes)
-    return {"shift": ["shift", "4", b], "permutation": ["perm", "7", b], "halo3d": ["halo3d", b],
-            "alltoall": ["alltoall", str(max(1, nbytes // 8))],
+    return {"shift": ["shift", "4", b], "permutation": ["perm", "7", b], "halo3d": ["halo3d", str(max(1, nbytes // 4))],
+            "alltoall": ["alltoall", str(max(1, nbytes // 32))],
             "two-phases": ["phase", "1", "shift", "4", b, "phase", "0", "pause", "3000", "phase", "2", "perm", "7", b,
                            "phase", "0"],
             "mice": ["alltoall", str(max(1, nbytes // 64)), "pause", "500"] * MICE_ROUNDS,
@@ -108,13 +110,16 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="bench/bench_flowdetect.py", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--repeats", type=int, default=3, help="runs per pattern and mode")
-    p.add_argument("--bytes", type=int, default=4 << 20, help="bytes per pair and exchange (alltoall: 1/8)")
+    p.add_argument("--bytes", type=int, default=4 << 20,
+                   help="bytes per pair and exchange (halo3d: 1/4, alltoall: 1/32)")
     p.add_argument("--reps", type=int, default=2, help="the program's --reps (each exchange repeated)")
     p.add_argument("--patterns", default=",".join(DEFAULT_PATTERNS),
                    help="comma-separated, of: " + ", ".join(patterns(1)))
     p.add_argument("--modes", default=",".join(MODES), help="comma-separated: " + ", ".join(MODES))
-    p.add_argument("--host-bw", type=float, default=40, help="host links, Mbit/s")
-    p.add_argument("--fabric-bw", type=float, default=20, help="switch links, Mbit/s")
+    p.add_argument("--host-bw", type=float, default=5,
+                   help="host links, Mbit/s (5/5 as the job routing bench's k=4 fabric: link-bound on 2 cores; "
+                        "at 40/20 this emulation is CPU-bound and routing barely shows)")
+    p.add_argument("--fabric-bw", type=float, default=5, help="switch links, Mbit/s")
     p.add_argument("--interval", type=float, default=1.0, help="--sdnmpi-flow-interval, s")
     p.add_argument("--queue-packets", type=int, default=0,
                    help="every rate-limited interface's queue, packets (0: the kernel's, its txqueuelen)")
