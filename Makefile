@@ -24,8 +24,8 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
-# `make bench` (about 3 hours: this about 1 h 15 min, the two runs below about 40 min, job routing and
-# flow detection about 30 min each)
+# `make bench` (about 3 h 20 min: this about 1 h 15 min, the two runs below about 40 min, job routing
+# about 30 min and flow detection about 50 min)
 # or `make bench QUICK=1` (a few minutes per part); ARGS="..." passes options to bench/run.py (fabric
 # size, bandwidths, routings, ...; see bench/README.md); by default it runs at the link rates a probe
 # chooses on the machine (--rates link-bound: the fastest rung where the emulated links, not
@@ -58,8 +58,8 @@ bench-prof: setup
 	$(PYTHON) bench/prof_overhead.py $(ARGS)
 
 # Flow detection without hints (docs/flows.md): the pattern programs on the k=4 fat-tree under
-# none/threshold/learned/hints, about 30 minutes (also part of `make bench`; QUICK=1: permutation and
-# two-phases once, about 4 minutes); runs Mininet, so under the machine's lock.
+# none/threshold/learned/hints at 5/5 Mbit/s, about 50 minutes (also part of `make bench`; QUICK=1:
+# permutation and two-phases once, about 7 minutes); runs Mininet, so under the machine's lock.
 .PHONY: bench-flowdetect
 bench-flowdetect: setup
 	flock /tmp/sdnmpi-mininet.lock $(PYTHON) bench/bench_flowdetect.py $(if $(QUICK),--quick) $(FLOWDETECT_ARGS)

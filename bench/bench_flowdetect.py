@@ -44,6 +44,7 @@ import sys
 import time
 
 import benchcore
+import emulation
 import flowdetect_runs
 
 from sdnmpi.flows import counterlog
@@ -79,17 +80,22 @@ MGMT_SUBNETS = ("172.30.0.0/16", "172.27.0.0/16", "172.26.0.0/16")
 
 def patterns(nbytes):
     """{name: program steps}: the job routing issue's patterns (two phases: a shift, a 3 s pause,
-    a permutation), then "mice" and "halo2d" (not run by default: recorded for training the
+    a permutation, each marked with MPI_Pcontrol as phases 1 and 2, as the job routing bench's
+    program does: hints go to the rank's current phase and add up in it, so without the marks the
+    permutation's hints joined the shift's and that phase ran as on the default routes), then "mice" and "halo2d" (not run by default: recorded for training the
     learned model): MICE_ROUNDS small all-to-alls (1/64 of the bytes per pair) 0.5 s apart, every
     pair busy at a few % of its link; a 4 x 4 periodic grid's halo exchange (4 neighbours); and
     "perm-phases" (not run by default): the PERM_PHASES permutations back to back, no pause, as a
     code whose partners change at every phase (a redistribution after each load balancing);
     "perm-phases-paused" (not run by default): the first PAUSED_PHASES of them, PAUSE_MS of
-    computation between (the program's time leaves the pauses out)."""
+    computation between (the program's time leaves the pauses out). halo3d sends a quarter of
+    ``nbytes`` per neighbour and alltoall a 32nd per peer, so that each of the five takes about
+    half a minute to a minute on the default 5/5 Mbit/s fabric."""
     b = str(nbytes)
-    return {"shift": ["shift", "4", b], "permutation": ["perm", "7", b], "halo3d": ["halo3d", b],
-            "alltoall": ["alltoall", str(max(1, nbytes // 8))],
-            "two-phases": ["shift", "4", b, "pause", "3000", "perm", "7", b],
+    return {"shift": ["shift", "4", b], "permutation": ["perm", "7", b], "halo3d": ["halo3d", str(max(1, nbytes // 4))],
+            "alltoall": ["alltoall", str(max(1, nbytes // 32))],
+            "two-phases": ["phase", "1", "shift", "4", b, "phase", "0", "pause", "3000", "phase", "2", "perm", "7", b,
+                           "phase", "0"],
             "mice": ["alltoall", str(max(1, nbytes // 64)), "pause", "500"] * MICE_ROUNDS,
             "halo2d": ["halo2d", b],
             "perm-phases": [x for seed in PERM_PHASES for x in ("perm", str(seed), b)],
@@ -104,14 +110,19 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="bench/bench_flowdetect.py", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--repeats", type=int, default=3, help="runs per pattern and mode")
-    p.add_argument("--bytes", type=int, default=4 << 20, help="bytes per pair and exchange (alltoall: 1/8)")
+    p.add_argument("--bytes", type=int, default=4 << 20,
+                   help="bytes per pair and exchange (halo3d: 1/4, alltoall: 1/32)")
     p.add_argument("--reps", type=int, default=2, help="the program's --reps (each exchange repeated)")
     p.add_argument("--patterns", default=",".join(DEFAULT_PATTERNS),
                    help="comma-separated, of: " + ", ".join(patterns(1)))
     p.add_argument("--modes", default=",".join(MODES), help="comma-separated: " + ", ".join(MODES))
-    p.add_argument("--host-bw", type=float, default=40, help="host links, Mbit/s")
-    p.add_argument("--fabric-bw", type=float, default=20, help="switch links, Mbit/s")
+    p.add_argument("--host-bw", type=float, default=5,
+                   help="host links, Mbit/s (5/5 as the job routing bench's k=4 fabric: link-bound on 2 cores; "
+                        "at 40/20 this emulation is CPU-bound and routing barely shows)")
+    p.add_argument("--fabric-bw", type=float, default=5, help="switch links, Mbit/s")
     p.add_argument("--interval", type=float, default=1.0, help="--sdnmpi-flow-interval, s")
+    p.add_argument("--queue-packets", type=int, default=0,
+                   help="every rate-limited interface's queue, packets (0: the kernel's, its txqueuelen)")
     p.add_argument("--timeout", type=float, default=300,
                    help="s per mpirun; a run still going then is a stall: its diagnostics go to logs/ and mpirun "
                         "is killed %d s later (a run that ends meanwhile counts)" % flowdetect_runs.DIAG_GRACE_S)
@@ -136,6 +147,8 @@ def parse_args(argv):
     bad = [x for x in args.patterns if x not in patterns(1)] + [x for x in args.modes if x not in MODES]
     if bad or args.repeats < 1 or args.bytes < 1 or args.reps < 1 or args.max_consecutive_failures < 0:
         p.error("unknown pattern/mode %s or a count below 1" % ", ".join(bad))
+    if args.queue_packets < 0:
+        p.error("--queue-packets must be >= 0")
     return args
 
 
@@ -195,6 +208,9 @@ class Fabric:
             self.fab = FabricNet(FatTreeTopo(k=K, host_bw=args.host_bw, fabric_bw=args.fabric_bw, prefix=prefix),
                                  controller_port=self.ctl.ofp_port, mgmt_prefix=mgmt_subnet)
             self.fab.start()
+            if args.queue_packets:
+                for intf, _rate, _host in emulation.rate_limited(self.fab.net.links, lambda n: n in self.fab.net.hosts):
+                    emulation.run_tc(intf, emulation.queue_commands(intf.name, args.queue_packets))
             self.fab.start_lldpd(LLDPD, interval=1.0)
             controller_proc.wait_for_topology(self.ctl, switches=SWITCHES, links=LINKS, hosts=HOSTS, timeout=180)
         except BaseException:

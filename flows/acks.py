@@ -1,5 +1,5 @@
 """TCP ACK streams among busy host pairs (issue 16, docs/flows.md "ACK streams"): a busy pair carries
-data when its payload in the interval, its bytes less ACK_FRAME of headers per packet, alone
+data when its payload in the interval, its bytes less ACK_FRAME (the largest pure ACK) per packet, alone
 reaches PAYLOAD_SHARE of the link (half the busy line); else it carries only the ACKs of its reverse pair's
 data. Without a packet count, the byte ratio: it carries data when its bytes reach ACK_SHARE of its
 reverse pair's. The controller's rule (controller/flowdetect.py `_data_pairs`) and the offline
@@ -8,8 +8,12 @@ import math
 
 import numpy as np
 
-ACK_FRAME = 66       # bytes of a TCP pure ACK as the switch counts them (Ethernet 14, IPv4 20, TCP 20 +
-                     # timestamps 12): headers every frame carries
+ACK_FRAME = 94       # bytes of the largest pure TCP ACK as the switch counts it (Ethernet 14, IPv4 20,
+                     # TCP 20 + 40 of options: timestamps and SACK blocks); a bare one is 66. Pure ACKs
+                     # after a loss or a reordering (a route change) carry SACK blocks: at 66, 29 of
+                     # 431 ACK stream-polls of the 5/5 Mbit/s runs of 2026-11-29 22:00 read as data
+                     # (0.5-0.6 % "payload"), 0 at 94; on the 30 logs before it, 1 more data pair-poll
+                     # of 73391 reads as ACKs (docs/flows.md "ACK streams")
 BUSY_SHARE = 0.01    # a pair sending this share of its link in an interval is busy
 PAYLOAD_SHARE = 0.005  # a busy pair whose payload reaches this share of its link carries data: half
                      # the busy line, since a data pair just over that line loses 0.1-0.3 % of the

@@ -214,3 +214,14 @@ def test_jobroute_rate_passes_extra_mca_to_the_route_bench():
         assert bench.mca == [("btl_tcp_eager_limit", "4194304")]
     finally:
         bench.stop_controller()
+
+
+def test_queue_commands_replace_the_fifo_under_mininets_rate_class():
+    """bench_flowdetect --queue-packets: the FIFO goes under the class Mininet's TCLink makes for
+    the rate (Mininet's own commands, not a copy of them), with the limit asked for."""
+    from mininet.link import TCIntf
+    made, _parent = TCIntf.bwCmds(types.SimpleNamespace(bwParamMax=TCIntf.bwParamMax), bw=5)
+    (cmd,) = emulation.queue_commands("e1-eth3", 50)
+    parent = cmd.split(" parent ")[1].split()[0]
+    assert any("classid %s " % parent in c for c in made)
+    assert cmd.startswith("tc qdisc replace dev e1-eth3 ") and cmd.endswith(" pfifo limit 50")

@@ -143,3 +143,24 @@ def test_a_data_interval_just_over_the_busy_floor_needs_a_lower_payload_floor():
     assert acks.PAYLOAD_SHARE == acks.BUSY_SHARE / 2
     half = acks.split_polls(pairs, counts, packets, LINK)[0]
     assert half["data"] == [(A, B)] and half["acks"] == [(C, D)]
+
+
+@pytest.mark.parametrize("frame", [66, 78, 86, 94])
+def test_ack_streams_with_sack_blocks_carry_no_data(frame):
+    """Pure ACKs after a loss or a route change carry SACK blocks (up to 40 bytes of TCP options):
+    an ACK stream of such frames at 1-3 % of the link is no data pair, at any frame size a pure ACK
+    can have (the 5 Mbit/s runs' misread streams: 151 frames of 86.8 bytes on average)."""
+    link = 625000.0
+    for share in (0.01, 0.02, 0.03):
+        packets = int(share * link // frame)
+        assert not acks.carries_data(packets * frame, packets, 0.9 * link, acks.PAYLOAD_SHARE * link)
+
+
+def test_data_pairs_just_over_the_busy_line_still_carry_data():
+    """Full 1514-byte frames at the busy line (1 % of the link), and a halo pair at 5 % with its
+    reverse's ACKs mixed in (2.2 % of the link in bare ACKs): both carry data."""
+    link = 625000.0
+    full = -(-int(acks.BUSY_SHARE * link) // 1514)
+    assert acks.carries_data(full * 1514, full, 0, acks.PAYLOAD_SHARE * link)
+    halo, ack_frames = int(0.05 * link) // 1514, int(0.022 * link) // 66
+    assert acks.carries_data(halo * 1514 + ack_frames * 66, halo + ack_frames, 0.9 * link, acks.PAYLOAD_SHARE * link)
