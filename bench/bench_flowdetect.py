@@ -83,8 +83,9 @@ def patterns(nbytes):
     a permutation, each marked with MPI_Pcontrol as phases 1 and 2, as the job routing bench's
     program does: hints go to the rank's current phase and add up in it, so without the marks the
     permutation's hints joined the shift's and that phase ran as on the default routes), then
-    "mice" and "halo2d" (not run by default: recorded for training the learned model): MICE_ROUNDS small all-to-alls (1/64 of the bytes per pair) 0.5 s apart, every
-    pair busy at a few % of its link; a 4 x 4 periodic grid's halo exchange (4 neighbours); and
+    "mice" and "halo2d" (not run by default: recorded for training the learned model): MICE_ROUNDS
+    small all-to-alls (1/64 of the bytes per pair) 0.5 s apart, every pair busy at a few % of its
+    link; a 4 x 4 periodic grid's halo exchange (4 neighbours); and
     "perm-phases" (not run by default): the PERM_PHASES permutations back to back, no pause, as a
     code whose partners change at every phase (a redistribution after each load balancing);
     "perm-phases-paused" (not run by default): the first PAUSED_PHASES of them, PAUSE_MS of
