@@ -352,7 +352,8 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    logs = sorted(glob.glob(os.path.join(nl.RESULTS, "flowdetect-*", "counters")))
+    logs = counterlogs.folders_at(sorted(glob.glob(os.path.join(nl.RESULTS, "flowdetect-*", "counters"))),
+                                  *counterlogs.RECORDED_RATE)
     if args.misses:
         misses_report(logs)
         return 0

@@ -160,7 +160,8 @@ def load(halo2d, variants=True):
     folders = [os.path.join(RESULTS, f"flowdetect-{s}", "counters") for s in COMMAND + ((HALO2D,) if halo2d else ())]
     logs, rate, interval = counterlogs.dataset(folders)
     data.update(counterlogs.rescaled(logs, rate * interval, LINK * INTERVAL))
-    every, rate, interval = counterlogs.dataset(sorted(glob.glob(os.path.join(RESULTS, "flowdetect-*", "counters"))))
+    every, rate, interval = counterlogs.dataset(counterlogs.folders_at(
+        sorted(glob.glob(os.path.join(RESULTS, "flowdetect-*", "counters"))), *counterlogs.RECORDED_RATE))
     return data, counterlogs.rescaled(every, rate * interval, LINK * INTERVAL)
 
 

@@ -5,6 +5,7 @@ header naming the pattern. Labels and starts come from the counters themselves
 exists for a real run; pairs that sent nothing are left out. See docs/flows.md."""
 import glob
 import gzip
+import json
 import os
 
 from .. import flows
@@ -14,6 +15,30 @@ from . import flowtraffic
 # the bench's patterns left out of training (its shift, alltoall and mice are trained on)
 TEST_PATTERNS = ("permutation", "halo3d", "two-phases")
 PREFIX = "mininet-"     # names the logs' patterns when they are trained on with simulated runs
+
+
+RECORDED_RATE = (5e6, 1.0)   # link rate B/s and interval s of the bench's fabric until 2026-11-29 22:40
+                             # (40/20 Mbit/s); its 5/5 Mbit/s runs since log 625000 B/s
+
+
+def folders_at(folders, link_rate, interval):
+    """The counter-log folders among ``folders`` whose first log was recorded at ``link_rate`` B/s
+    and ``interval`` s (`dataset` reads logs of one rate only); folders without a readable log are
+    left out."""
+    out = []
+    for folder in folders:
+        found = sorted(glob.glob(os.path.join(folder, "*.jsonl")) + glob.glob(os.path.join(folder, "*.jsonl.gz")))
+        if not found:
+            continue
+        try:
+            opener = gzip.open if found[0].endswith(".gz") else open
+            with opener(found[0], "rt", encoding="utf-8") as f:
+                header = json.loads(f.readline())
+        except (OSError, EOFError, UnicodeDecodeError, ValueError):
+            continue
+        if (header.get("link_rate_Bps"), header.get("interval_s")) == (link_rate, interval):
+            out.append(folder)
+    return out
 
 
 def dataset(folders):

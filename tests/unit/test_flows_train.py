@@ -176,9 +176,10 @@ def test_the_shipped_model_on_every_recorded_halo3d_log():
     flags 97 % of its elephants within 2 polls (version 6: 88 %, version 5: 75 %, the threshold
     64 %), nearly all in the end, and few mice (those of runs on a loaded machine, where pairs
     hovered under the line)."""
-    logs, rate, interval = counterlogs.dataset(sorted(
+    logs, rate, interval = counterlogs.dataset(counterlogs.folders_at(sorted(
         os.path.join(RESULTS, d, "counters") for d in os.listdir(RESULTS)
-        if d.startswith("flowdetect-") and os.path.isdir(os.path.join(RESULTS, d, "counters"))))
+        if d.startswith("flowdetect-") and os.path.isdir(os.path.join(RESULTS, d, "counters"))),
+        *counterlogs.RECORDED_RATE))
     runs = logs["halo3d"]
     assert len(runs) >= 14
     learned = flows.load_model(flows.DEFAULT_MODEL, link_rate=rate, interval=interval)
@@ -242,3 +243,21 @@ def test_a_fabric_variant_is_held_out_with_its_pattern(tmp_path):
     report, _ = train_flows.train(str(tmp_path / "m.json"), window=4, recent=2, test_patterns=("halo2d",), data=data)
     assert (report["halo2d"]["split"], report["halo2d-contended"]["split"]) == ("test", "test")
     assert json.loads((tmp_path / "m.json").read_text())["trained"]["test_patterns"] == ["halo2d", "halo2d-contended"]
+
+
+def test_folders_at_keeps_the_logs_of_one_rate(tmp_path):
+    """The recorded-log analyses read the logs of one link rate (counterlogs.dataset refuses a mix):
+    the folders of another rate, and folders without logs, are left out."""
+    made = {}
+    for name, rate in (("a", 5e6), ("b", 625000.0), ("c", 5e6)):
+        folder = tmp_path / name
+        folder.mkdir()
+        log = flows.CounterLog(str(folder / "x.jsonl"), interval_s=1.0, link_rate_Bps=rate)
+        log.poll(1, {}, {}, {})
+        log.close()
+        made[name] = str(folder)
+    (tmp_path / "empty").mkdir()
+    every = sorted(made.values()) + [str(tmp_path / "empty")]
+    assert counterlogs.folders_at(every, 5e6, 1.0) == [made["a"], made["c"]]
+    assert counterlogs.folders_at(every, 625000.0, 1.0) == [made["b"]]
+    assert counterlogs.folders_at(every, 5e6, 0.5) == []
