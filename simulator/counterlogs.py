@@ -21,18 +21,26 @@ RECORDED_RATE = (5e6, 1.0)   # link rate B/s and interval s of the bench's fabri
                              # (40/20 Mbit/s); its 5/5 Mbit/s runs since log 625000 B/s
 
 
+def _logs(folder):
+    """The counter logs of ``folder``, sorted (*.jsonl and *.jsonl.gz)."""
+    return sorted(glob.glob(os.path.join(folder, "*.jsonl")) + glob.glob(os.path.join(folder, "*.jsonl.gz")))
+
+
+def _open(path):
+    return (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8")
+
+
 def folders_at(folders, link_rate, interval):
     """The counter-log folders among ``folders`` whose first log was recorded at ``link_rate`` B/s
     and ``interval`` s (`dataset` reads logs of one rate only); folders without a readable log are
     left out."""
     out = []
     for folder in folders:
-        found = sorted(glob.glob(os.path.join(folder, "*.jsonl")) + glob.glob(os.path.join(folder, "*.jsonl.gz")))
+        found = _logs(folder)
         if not found:
             continue
         try:
-            opener = gzip.open if found[0].endswith(".gz") else open
-            with opener(found[0], "rt", encoding="utf-8") as f:
+            with _open(found[0]) as f:
                 header = json.loads(f.readline())
         except (OSError, EOFError, UnicodeDecodeError, ValueError):
             continue
@@ -48,15 +56,14 @@ def dataset(folders):
     Error = flows.CounterLogError
     paths = []
     for folder in [folders] if isinstance(folders, str) else folders:
-        found = sorted(glob.glob(os.path.join(folder, "*.jsonl")) + glob.glob(os.path.join(folder, "*.jsonl.gz")))
+        found = _logs(folder)
         if not found:
             raise Error(f"{folder}: no counter logs (*.jsonl, *.jsonl.gz)")
         paths += found
     data, link_rate, interval = {}, None, None
     for path in paths:
         try:
-            opener = gzip.open if path.endswith(".gz") else open
-            with opener(path, "rt", encoding="utf-8") as f:
+            with _open(path) as f:
                 header, pairs, counts = counterlog.read(f.readlines())
         except (OSError, EOFError, UnicodeDecodeError, Error) as exc:
             raise Error(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
