@@ -63,6 +63,21 @@ def test_register_plan_release(service):
     assert call(service, "release", job=job)["error"] == "unknown job %d" % job
 
 
+def test_a_steps_pairs_are_a_multiset(service):
+    """docs/rpc.md: a step's pairs listed in another order, or a pair listed twice with its count
+    split, are the same plan (answered from the cache, switches untouched); a pair's count is part
+    of it (a larger count is a new plan)."""
+    job = register(service)
+    a, b, c, d = IPS[0], IPS[-1], IPS[1], IPS[-2]
+    first = call(service, "plan_allreduce", job=job, comm=0, steps=[[[a, b, 2], [c, d, 1]], [[b, a, 1]]])
+    assert first["status"] == "ok" and not first["cached"]
+    batches = len(service.switches.batches)
+    same = call(service, "plan_allreduce", job=job, comm=0, steps=[[[c, d, 1], [a, b, 1], [a, b, 1]], [[b, a, 1]]])
+    assert same["status"] == "ok" and same["cached"] and len(service.switches.batches) == batches
+    more = call(service, "plan_allreduce", job=job, comm=0, steps=[[[c, d, 1], [a, b, 2], [a, b, 1]], [[b, a, 1]]])
+    assert more["status"] == "ok" and not more["cached"]
+
+
 def test_locate_gives_each_hosts_leaf(service):
     job = register(service)
     hosts = IPS[:5] + ["10.99.0.1", IPS[0]]
