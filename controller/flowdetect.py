@@ -34,6 +34,7 @@ import time
 
 from sdnmpi import flows
 from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, PAYLOAD_SHARE, carries_data  # noqa: F401  (ACK_*: named here too)
+from sdnmpi.flows.hold import HOLD_SHARE, FlagHold
 from sdnmpi.flows.tracker import packets_counted
 from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
 
@@ -77,7 +78,8 @@ def from_settings(settings):
     if settings.flow_log:
         log = flows.CounterLog(settings.flow_log, interval_s=settings.flow_interval, link_rate_Bps=link_rate,
                                classifier="learned" if isinstance(clf, flows.LearnedClassifier) else "threshold")
-    return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs, log=log)
+    return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs, log=log,
+                         hold_share=settings.flow_hold_share)
 
 
 def _overrides(routes):
@@ -88,7 +90,7 @@ def _overrides(routes):
 
 
 class FlowDetection:
-    def __init__(self, classifier, router=DEFAULT_ROUTER, max_entries=None, log=None):
+    def __init__(self, classifier, router=DEFAULT_ROUTER, max_entries=None, log=None, hold_share=HOLD_SHARE):
         self.classifier = classifier
         self.log = log             # flows.CounterLog (--sdnmpi-flow-log) or None
         self.router = router
@@ -105,6 +107,7 @@ class FlowDetection:
         self.seen = {}             # job id -> the poll that first saw it registered
         self.released = collections.deque(maxlen=RECENT)   # declared routes released (`_check_declared`)
         self.quiet = collections.Counter()   # (src, dst) detected -> complete polls in a row under the busy line
+        self.hold = FlagHold(hold_share)     # jobs whose flagged pairs end by the next poll (`_judge_flags`)
 
     @property
     def kind(self):
@@ -157,12 +160,13 @@ class FlowDetection:
             self.log.poll(self.counters["polls"], readings, self.counting.job_of, newly, self.counting.complete,
                           packets=packets)
         stale = self._age() if self.counting.complete else {}
+        resumed = self._judge_flags(jobs) if self.counting.complete else []
         found = {}
         for pair, delay in sorted(newly.items()):
             job_id = self.counting.job_of.get(pair)
             if job_id in jobs.jobs:
                 found.setdefault(job_id, []).append((pair[0], pair[1], delay))
-        for job_id in sorted(set(stale) - set(found)):   # (with new elephants: `_route` below)
+        for job_id in sorted((set(stale) | set(resumed)) - set(found)):   # (with new elephants: `_route` below)
             job = jobs.jobs.get(job_id)
             if job is None or self.hinted(job):
                 continue
@@ -172,6 +176,7 @@ class FlowDetection:
                 self._declare(service, job, {}, [], "removed: their phase is over")
         for job_id, elephants in sorted(found.items()):
             job = jobs.jobs[job_id]
+            self.hold.flagged(job_id, [(s, d) for s, d, _ in elephants])
             for src, dst, delay in elephants:
                 self.recent.append((job_id, src, dst, delay))
                 self.counters["elephants"] += 1
@@ -193,6 +198,7 @@ class FlowDetection:
         for job_id in list(self.seen):
             if job_id not in jobs.jobs:
                 del self.seen[job_id]
+                self.hold.forget(job_id)
         for job_id in jobs.jobs:
             self.seen.setdefault(job_id, self.counters["polls"])
         for job_id in list(self.detected):
@@ -204,6 +210,7 @@ class FlowDetection:
                 LOG.info("flow detection: job %d idle, %d detected pairs released", job_id, len(self.detected[job_id]))
                 self.book.rearm(list(self.detected[job_id]))
                 self.detected[job_id] = {}
+                self.hold.forget(job_id)
 
     def _age(self):
         """{job id: [pairs]}: the detected pairs that sent under BUSY_SHARE of the link in
@@ -231,6 +238,30 @@ class FlowDetection:
             LOG.info("flow detection: job %d: %d detected pairs quiet for %d polls: left out of its demand",
                      job_id, len(gone), STALE_POLLS)
         return stale
+
+    def _judge_flags(self, jobs):
+        """At a complete poll: the pairs flagged since the last one are judged (flows.hold.FlagHold:
+        held when still a busy data pair); a job whose flags mostly end by then is left to the
+        fabric (`_route`), one log line when that starts and one when it stops. Returns the jobs
+        routed again: their detected pairs are routed now."""
+        floor = self._busy_line()
+        busy = set(self._data_pairs([p for p, b in self.book.latest().items() if b >= floor]))
+        held, idle, changed = self.hold.judge(busy)
+        self.counters["flags_held"] += held
+        self.counters["flags_short_lived"] += idle
+        resumed = []
+        for job_id, short in sorted(changed.items()):
+            kept, judged = self.hold.tally(job_id)
+            if short:
+                self.counters["short_lived_jobs"] += 1
+                LOG.info("flow detection: job %d: %d of its last %d flagged pairs were idle by the next poll (under "
+                         "%d %% busy): its detected pairs are left to the fabric until more of them last "
+                         "(--sdnmpi-flow-hold-share)", job_id, judged - kept, judged, round(100 * self.hold.share))
+            elif job_id in jobs.jobs:
+                resumed.append(job_id)
+                LOG.info("flow detection: job %d: %d of its last %d flagged pairs stayed busy: its detected pairs are "
+                         "routed again", job_id, kept, judged)
+        return resumed
 
     def _count_packets(self, readings, now):
         """The latest interval's packets of the pairs whose switch reported a packet count (``now``
@@ -385,6 +416,10 @@ class FlowDetection:
     def _route(self, service, job, new):
         detected = dict(self.detected.get(job.id, {}))
         detected.update(new)
+        if self.hold.short_lived(job.id):    # no plan, no route change (logged by `_judge_flags`)
+            self.detected[job.id] = detected
+            self.counters["left_short_lived"] += len(new)
+            return
         choice, score = self._choice(service, job, detected)
         if choice != "planned":
             self.detected[job.id] = detected
@@ -422,4 +457,4 @@ class FlowDetection:
                 "counters": dict(sorted(self.counters.items())),
                 "jobs": {str(j): len(p) for j, p in sorted(self.detected.items())},
                 "recent": [{"job": j, "src": s, "dst": d, "delay_polls": t} for j, s, d, t in self.recent],
-                "released": list(self.released)}
+                "released": list(self.released), "hold": self.hold.to_json()}
