@@ -27,6 +27,9 @@ its next declaration wakes the job. Within a busy job, a phase's end: a detected
 under BUSY_SHARE of the link for STALE_POLLS complete polls in a row leaves the job's detected
 demand (`_age`), which is declared again without it, so that the next phase's pairs are planned
 against the pairs that run, not against the last phase's idle ones; it may be flagged again.
+Short-lived flags (flows.hold): a job whose flagged pairs mostly go idle within HOLD_POLLS polls
+(an all-to-all's, over before a route could pay) is left to the fabric, no plan and no route
+change, until its flags last again (`_judge_flags`, --sdnmpi-flow-hold-share).
 """
 import collections
 import logging
@@ -36,9 +39,9 @@ from sdnmpi import flows
 from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, PAYLOAD_SHARE, carries_data  # noqa: F401  (ACK_*: named here too)
 from sdnmpi.flows.hold import HOLD_SHARE, FlagHold
 from sdnmpi.flows.tracker import packets_counted
-from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
+from sdnmpi.primitives import pairs, reroute
 
-from . import jobtraffic, rpc_traffic
+from . import flowchoice, jobtraffic, rpc_traffic
 from . import rpc_schema as schema
 from .flowcount import CountingTable
 
@@ -80,13 +83,6 @@ def from_settings(settings):
                                classifier="learned" if isinstance(clf, flows.LearnedClassifier) else "threshold")
     return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs, log=log,
                          hold_share=settings.flow_hold_share)
-
-
-def _overrides(routes):
-    """The paths a PhaseRoutes installs ({} for none, or for pairs left to the fabric): its pairs'
-    and their reverse pairs' (the ACKs' routes, --sdnmpi-traffic-reverse-routes). A busy reverse
-    pair that carries data is scored where its packets go, not on its default path."""
-    return routes.routed_paths() if routes is not None else {}
 
 
 class FlowDetection:
@@ -254,13 +250,14 @@ class FlowDetection:
             kept, judged = self.hold.tally(job_id)
             if short:
                 self.counters["short_lived_jobs"] += 1
-                LOG.info("flow detection: job %d: %d of its last %d flagged pairs were idle by the next poll (under "
-                         "%d %% busy): its detected pairs are left to the fabric until more of them last "
-                         "(--sdnmpi-flow-hold-share)", job_id, judged - kept, judged, round(100 * self.hold.share))
+                LOG.info("flow detection: job %d: %d of its last %d flagged pairs went idle within %d polls (under "
+                         "%d %% lasted): its detected pairs are left to the fabric until more of them last "
+                         "(--sdnmpi-flow-hold-share)", job_id, judged - kept, judged, self.hold.polls,
+                         round(100 * self.hold.share))
             elif job_id in jobs.jobs:
                 resumed.append(job_id)
-                LOG.info("flow detection: job %d: %d of its last %d flagged pairs stayed busy: its detected pairs are "
-                         "routed again", job_id, kept, judged)
+                LOG.info("flow detection: job %d: %d of its last %d flagged pairs stayed busy for %d polls: its "
+                         "detected pairs are routed again", job_id, kept, judged, self.hold.polls)
         return resumed
 
     def _count_packets(self, readings, now):
@@ -306,18 +303,6 @@ class FlowDetection:
         floor = PAYLOAD_SHARE * self._link_bytes()
         return [p for p in busy if carries_data(latest.get(p, 0), self.packets.get(p), latest.get(p[::-1], 0), floor)]
 
-    def _default_model(self, core, graph, ip_pairs):
-        """(default paths model, {ip: mac}) for the pairs, or (None, None) when they cannot be
-        judged: a default routing the pair routers do not model, a host not in the topology."""
-        model = PAIR_ROUTERS.get(core.routing)
-        mac = {}
-        for ip in {ip for pair in ip_pairs for ip in pair}:
-            host = core.topology.host_by_ip(ip)
-            if host is None or host.mac not in graph:
-                return None, None
-            mac[ip] = host.mac
-        return model, (mac if model is not None else None)
-
     def _check_declared(self, service, job):
         """Withdraws the declaration of a job that declared its traffic (a profile, hints) when its
         routes load the job's busy data pairs' (`_data_pairs`) busiest link more than the default
@@ -326,14 +311,14 @@ class FlowDetection:
         it declares again, and its flagged pairs are routed as detected ones (`_route_flagged`)."""
         current = {}
         for phase in sorted(job.traffic.routes):
-            current.update(_overrides(job.traffic.routes[phase]))
+            current.update(flowchoice.overrides(job.traffic.routes[phase]))
         busy = self._data_pairs(self._busy(job.id))
         if not current or not busy:
             self.mismatch.pop(job.id, None)
             return
         core = service.core
         graph = core.topology.graph()
-        model, mac = self._default_model(core, graph, busy)
+        model, mac = flowchoice.default_model(core, graph, busy)
         if model is None:
             return
         flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in busy]
@@ -385,33 +370,13 @@ class FlowDetection:
         (the installed routes) or 'default' (no job routes); and the scores. ('planned', None)
         when it cannot be judged: a default routing the pair routers do not model, a host not in
         the topology, a plan that fails (the declaration then reports it)."""
-        core = service.core
-        graph = core.topology.graph()
         busy = set(self._busy(job.id))
         acks = busy - set(self._data_pairs(busy)) - set(detected)
         if acks:
             LOG.info("flow detection: job %d: %d busy pairs carry only TCP ACKs: left out of the routing choice",
                      job.id, len(acks))
         busy = (busy - acks) | set(detected)
-        model, mac = self._default_model(core, graph, busy)
-        if model is None:
-            return "planned", None
-        saved = job.traffic.copy()
-        try:           # the plan the declaration would install (state only, put back)
-            jobtraffic.declare(core, service.jobs, job, PHASE, [(s, d, b) for (s, d), b in sorted(detected.items())],
-                               router=self.router, install=False)
-            planned = job.traffic.routes.get(PHASE)
-        except jobtraffic.TrafficError:
-            return "planned", None
-        finally:
-            job.traffic = saved
-        flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in sorted(busy)]
-        try:
-            default = model(graph, flows_)
-        except ValueError:
-            return "planned", None
-        return reroute.choose(graph, flows_, default, _overrides(saved.routes.get(PHASE)), _overrides(planned),
-                              base=jobtraffic.others_load(graph, service.jobs, job))
+        return flowchoice.choose(service, job, PHASE, detected, busy, self.router)
 
     def _route(self, service, job, new):
         detected = dict(self.detected.get(job.id, {}))

@@ -10,10 +10,10 @@ import types
 import pytest
 
 from sdnmpi import flows
-import sdnmpi.flows.hold  # noqa: F401  (flows.hold)
 from sdnmpi.controller import flowdetect, options
 from sdnmpi.controller.jobs import JobTable
 from sdnmpi.flows import counterlog
+from sdnmpi.flows.hold import HOLD_SHARE
 from sdnmpi.primitives import fattree
 
 from test_flowdetect import LINK, fab, poll, register, threshold  # noqa: F401  (fab: the fixture)
@@ -64,14 +64,14 @@ def test_the_recorded_all_to_all_is_left_to_the_fabric(make_fabric, caplog):
     Before the rule the controller installed sdn-optimal routes at 6 polls and moved 59 busy data
     pairs mid-transfer (the same replay with the rule off, below); with it nothing is installed."""
     with caplog.at_level(logging.INFO, logger=LOGGER):
-        fd, job, seen = replay(make_fabric, ALLTOALL, flows.hold.HOLD_SHARE)
+        fd, job, seen = replay(make_fabric, ALLTOALL, HOLD_SHARE)
     assert all(paths == {} and moved == [] for paths, moved in seen)
     assert "routed" not in fd.counters and fd.counters["elephants"] == 196
     assert fd.counters["left_short_lived"] == 167 and fd.counters["short_lived_jobs"] == 1
     assert fd.counters["flags_held"] + fd.counters["flags_short_lived"] == 195    # the last poll's flag pending
     lines = [r.getMessage() for r in caplog.records if "left to the fabric until" in r.getMessage()]
-    assert lines == ["flow detection: job %d: 16 of its last 16 flagged pairs were idle by the next poll (under "
-                     "50 %% busy): its detected pairs are left to the fabric until more of them last "
+    assert lines == ["flow detection: job %d: 16 of its last 16 flagged pairs went idle within 2 polls (under "
+                     "50 %% lasted): its detected pairs are left to the fabric until more of them last "
                      "(--sdnmpi-flow-hold-share)" % job.id]
     assert fd.to_json()["hold"] == {str(job.id): {"held": 0, "judged": 16, "short_lived": True}}
     # the rule off: the same counters route pairs and move running ones
@@ -84,7 +84,7 @@ def test_the_recorded_all_to_all_is_left_to_the_fabric(make_fabric, caplog):
 def test_recorded_long_flows_are_routed_as_without_the_rule(make_fabric, name):
     """A permutation and the two phases at 5/5 Mbit/s: the same routes at every poll as with the
     rule off, every flag routed."""
-    fd, _job, seen = replay(make_fabric, name, flows.hold.HOLD_SHARE)
+    fd, _job, seen = replay(make_fabric, name, HOLD_SHARE)
     off, _job, seen_off = replay(make_fabric, name, 0.0)
     assert [paths for paths, _ in seen] == [paths for paths, _ in seen_off]
     assert fd.counters["routed"] == fd.counters["elephants"] > 10
@@ -112,7 +112,7 @@ def test_a_dense_phase_then_lasting_elephants_are_routed_again(fab, caplog):
     assert {(s, d) for s, d, _ in job.traffic.demands[flowdetect.PHASE]} == set(burst) and routes
     with caplog.at_level(logging.INFO, logger=LOGGER):
         step([])                                  # every burst over: 4 idle verdicts
-    assert fd.hold.short_lived(job.id) and "4 of its last 4 flagged pairs were idle" in caplog.text
+    assert fd.hold.short_lived(job.id) and "4 of its last 4 flagged pairs went idle within 2 polls" in caplog.text
     assert len(step(perm)[job.id]) == len(perm) == 11
     # left to the fabric: no plan, no route change (the bursts' routes stay until they all go quiet)
     assert fd.counters["left_short_lived"] == 11 and job.flows() == routes
@@ -121,13 +121,13 @@ def test_a_dense_phase_then_lasting_elephants_are_routed_again(fab, caplog):
     with caplog.at_level(logging.INFO, logger=LOGGER):
         step(perm)                                # held: routed again, at this poll
     assert not fd.hold.short_lived(job.id)
-    assert "11 of its last 15 flagged pairs stayed busy: its detected pairs are routed again" in caplog.text
+    assert "11 of its last 15 flagged pairs stayed busy for 2 polls: its detected pairs are routed again" in caplog.text
     assert {(s, d) for s, d, _ in job.traffic.demands[flowdetect.PHASE]} == set(perm) and job.flows()
     sim.check_job_routes(job)
     sim.check_tables_consistent()
 
 
 def test_the_option_sets_the_share():
-    assert options.Settings().flow_hold_share == flows.hold.HOLD_SHARE
+    assert options.Settings().flow_hold_share == HOLD_SHARE
     fd = flowdetect.from_settings(options.Settings(flow_detection="threshold", flow_hold_share=0.25))
     assert fd.hold.share == 0.25

@@ -1,14 +1,12 @@
 """flows/hold.py: a job whose flagged pairs end before they can be routed is short-lived (its
 detected pairs are left to the fabric), on synthetic flag series and on the live flags of counter
 logs recorded on Mininet at the bench's 5/5 Mbit/s. The controller's side: test_flowdetect_hold.py."""
-import gzip
 import os
 
-import numpy as np
 import pytest
 
-from sdnmpi.flows import counterlog
-from sdnmpi.flows.acks import BUSY_SHARE
+import bench_setup  # noqa: F401  (puts bench/ on sys.path)
+import flowdetect_hold as hold_tool
 from sdnmpi.flows.hold import HOLD_MEMORY, HOLD_MIN, HOLD_POLLS, HOLD_SHARE, FlagHold
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -106,33 +104,20 @@ def test_share_zero_never_leaves_a_job_to_the_fabric():
     assert not hold.short_lived(1) and hold.tally(1) == (0, 16)
 
 
-def _live_flags(name):
-    """(per poll: the busy pairs, the pairs flagged live) of a recorded counter log."""
-    with gzip.open(os.path.join(RESULTS, name), "rt") as f:
-        lines = f.read().splitlines(True)
-    header, names, counts = counterlog.read(lines)
-    line = BUSY_SHARE * header["link_rate_Bps"] * header["interval_s"]
-    polls = counterlog._parse(lines)[1]
-    return [({names[i] for i in np.nonzero(counts[:, t] >= line)[0]},
-             [(s, d) for s, d, _n in p.get("flagged", ())]) for t, p in enumerate(polls)]
-
-
 def _left(name):
     """(flags left to the fabric, flags routed) when the log's live flags are judged by FlagHold."""
-    hold, left, routed = FlagHold(), 0, 0
-    for busy, flagged in _live_flags(name):
-        hold.judge(busy)
-        if flagged:
-            left += len(flagged) if hold.short_lived(1) else 0
-            routed += 0 if hold.short_lived(1) else len(flagged)
-            hold.flagged(1, flagged)
-    return left, routed
+    return hold_tool.left(hold_tool.read(os.path.join(RESULTS, name))[2], HOLD_SHARE, HOLD_POLLS)
 
 
 def test_the_recorded_all_to_all_is_left_to_the_fabric_after_its_first_flags():
     """5/5 Mbit/s, 196 live flags, 0.43 precision: the first two polls' flags (4 + 25) are judged
     routable, every later one is left to the fabric (its pairs end within a poll or two)."""
     assert _left(ALLTOALL) == (167, 29)
+    polls = hold_tool.read(os.path.join(RESULTS, ALLTOALL))[2]
+    # busy for the 2 polls after the flag: 10 of 195 (the last poll's flag not judged); 1 poll: 63
+    assert hold_tool.held_share(polls, 2) == (10, 195) and hold_tool.held_share(polls, 1) == (63, 195)
+    # judged on 1 poll, the start of its second round (12 of 18 flags last one more poll) is routed
+    assert hold_tool.left(polls, HOLD_SHARE, 1) == (157, 39)
 
 
 @pytest.mark.parametrize("name", LONG_FLOWS)
@@ -140,3 +125,9 @@ def test_recorded_long_flows_are_never_left_to_the_fabric(name):
     """Shift, permutation, two-phases and halo3d at 5/5 Mbit/s: every live flag is routable."""
     left, routed = _left(name)
     assert left == 0 and routed > 10
+
+
+def test_the_tool_tables_patterns_by_rate(tmp_path):
+    table = hold_tool.table([os.path.join(RESULTS, ALLTOALL)], [1, 2], HOLD_SHARE).splitlines()
+    assert table[2:] == ["| alltoall | 625000 | 1 | 1 | 63 / 195 | 0.32 | 0.32 | 157 (1) | 39 |",
+                         "| alltoall | 625000 | 1 | 2 | 10 / 195 | 0.05 | 0.05 | 167 (1) | 29 |"]
