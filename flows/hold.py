@@ -5,10 +5,11 @@ Detection routes a pair at the poll that flags it, one or two polls after its by
 routing a running pair moves it: at link-bound rates a moved TCP flow takes 1-2 s to reach its
 rate again through the fabric's 1000-packet queues. That pays for a flow that goes on for seconds
 (a shift's, a permutation's, a halo's), not for one that is over about when it is flagged (an
-all-to-all's pair: 128 KiB at 5 Mbit/s, about a poll). On every counter log recorded on Mininet up
-to 2026-11-30 (40/20 and 5/5 Mbit/s, 1 s polls), the share of the live flags whose pair was still
-busy at the next poll: shift, permutation, two-phases, halo2d, halo3d 0.95-1.00 per pattern (0.91
-in the worst log), all-to-all 0.10-0.32.
+all-to-all's pair: 128 KiB at 5 Mbit/s, about a poll). On the counter logs recorded on Mininet at
+the bench's 5/5 Mbit/s up to 2026-11-30 (bench/flowdetect_hold.py), the share of the live flags
+whose pair was still busy at both polls after the flag: shift, permutation, two-phases and halo3d
+0.86-1.00 per pattern, all-to-all 0.05 (at the next poll alone: 0.32, as a round's first flags
+last one more poll).
 
 `FlagHold` keeps per job the outcomes of its last HOLD_MEMORY flags, each judged at the first
 complete poll after it: held when the pair is still busy (the caller's busy data pairs). A job with
