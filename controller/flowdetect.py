@@ -27,6 +27,9 @@ its next declaration wakes the job. Within a busy job, a phase's end: a detected
 under BUSY_SHARE of the link for STALE_POLLS complete polls in a row leaves the job's detected
 demand (`_age`), which is declared again without it, so that the next phase's pairs are planned
 against the pairs that run, not against the last phase's idle ones; it may be flagged again.
+Short-lived flags (flows.hold): a job whose flagged pairs mostly go idle within HOLD_POLLS polls
+(an all-to-all's, over before a route could pay) is left to the fabric, no plan and no route
+change, until its flags last again (`_judge_flags`, --sdnmpi-flow-hold-share).
 """
 import collections
 import logging
@@ -34,10 +37,11 @@ import time
 
 from sdnmpi import flows
 from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, PAYLOAD_SHARE, carries_data  # noqa: F401  (ACK_*: named here too)
+from sdnmpi.flows.hold import HOLD_SHARE, FlagHold
 from sdnmpi.flows.tracker import packets_counted
-from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
+from sdnmpi.primitives import pairs, reroute
 
-from . import jobtraffic, rpc_traffic
+from . import flowchoice, jobtraffic, rpc_traffic
 from . import rpc_schema as schema
 from .flowcount import CountingTable
 
@@ -77,18 +81,12 @@ def from_settings(settings):
     if settings.flow_log:
         log = flows.CounterLog(settings.flow_log, interval_s=settings.flow_interval, link_rate_Bps=link_rate,
                                classifier="learned" if isinstance(clf, flows.LearnedClassifier) else "threshold")
-    return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs, log=log)
-
-
-def _overrides(routes):
-    """The paths a PhaseRoutes installs ({} for none, or for pairs left to the fabric): its pairs'
-    and their reverse pairs' (the ACKs' routes, --sdnmpi-traffic-reverse-routes). A busy reverse
-    pair that carries data is scored where its packets go, not on its default path."""
-    return routes.routed_paths() if routes is not None else {}
+    return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs, log=log,
+                         hold_share=settings.flow_hold_share)
 
 
 class FlowDetection:
-    def __init__(self, classifier, router=DEFAULT_ROUTER, max_entries=None, log=None):
+    def __init__(self, classifier, router=DEFAULT_ROUTER, max_entries=None, log=None, hold_share=HOLD_SHARE):
         self.classifier = classifier
         self.log = log             # flows.CounterLog (--sdnmpi-flow-log) or None
         self.router = router
@@ -105,6 +103,7 @@ class FlowDetection:
         self.seen = {}             # job id -> the poll that first saw it registered
         self.released = collections.deque(maxlen=RECENT)   # declared routes released (`_check_declared`)
         self.quiet = collections.Counter()   # (src, dst) detected -> complete polls in a row under the busy line
+        self.hold = FlagHold(hold_share)     # jobs whose flagged pairs end by the next poll (`_judge_flags`)
 
     @property
     def kind(self):
@@ -157,12 +156,13 @@ class FlowDetection:
             self.log.poll(self.counters["polls"], readings, self.counting.job_of, newly, self.counting.complete,
                           packets=packets)
         stale = self._age() if self.counting.complete else {}
+        resumed = self._judge_flags(jobs) if self.counting.complete else []
         found = {}
         for pair, delay in sorted(newly.items()):
             job_id = self.counting.job_of.get(pair)
             if job_id in jobs.jobs:
                 found.setdefault(job_id, []).append((pair[0], pair[1], delay))
-        for job_id in sorted(set(stale) - set(found)):   # (with new elephants: `_route` below)
+        for job_id in sorted((set(stale) | set(resumed)) - set(found)):   # (with new elephants: `_route` below)
             job = jobs.jobs.get(job_id)
             if job is None or self.hinted(job):
                 continue
@@ -172,6 +172,7 @@ class FlowDetection:
                 self._declare(service, job, {}, [], "removed: their phase is over")
         for job_id, elephants in sorted(found.items()):
             job = jobs.jobs[job_id]
+            self.hold.flagged(job_id, [(s, d) for s, d, _ in elephants])
             for src, dst, delay in elephants:
                 self.recent.append((job_id, src, dst, delay))
                 self.counters["elephants"] += 1
@@ -193,6 +194,7 @@ class FlowDetection:
         for job_id in list(self.seen):
             if job_id not in jobs.jobs:
                 del self.seen[job_id]
+                self.hold.forget(job_id)
         for job_id in jobs.jobs:
             self.seen.setdefault(job_id, self.counters["polls"])
         for job_id in list(self.detected):
@@ -204,6 +206,7 @@ class FlowDetection:
                 LOG.info("flow detection: job %d idle, %d detected pairs released", job_id, len(self.detected[job_id]))
                 self.book.rearm(list(self.detected[job_id]))
                 self.detected[job_id] = {}
+                self.hold.forget(job_id)
 
     def _age(self):
         """{job id: [pairs]}: the detected pairs that sent under BUSY_SHARE of the link in
@@ -231,6 +234,31 @@ class FlowDetection:
             LOG.info("flow detection: job %d: %d detected pairs quiet for %d polls: left out of its demand",
                      job_id, len(gone), STALE_POLLS)
         return stale
+
+    def _judge_flags(self, jobs):
+        """At a complete poll: the pairs flagged since the last one are judged (flows.hold.FlagHold:
+        held when still a busy data pair); a job whose flags mostly end by then is left to the
+        fabric (`_route`), one log line when that starts and one when it stops. Returns the jobs
+        routed again: their detected pairs are routed now."""
+        floor = self._busy_line()
+        busy = set(self._data_pairs([p for p, b in self.book.latest().items() if b >= floor]))
+        held, idle, changed = self.hold.judge(busy)
+        self.counters["flags_held"] += held
+        self.counters["flags_short_lived"] += idle
+        resumed = []
+        for job_id, short in sorted(changed.items()):
+            kept, judged = self.hold.tally(job_id)
+            if short:
+                self.counters["short_lived_jobs"] += 1
+                LOG.info("flow detection: job %d: %d of its last %d flagged pairs went idle within %d polls (under "
+                         "%d %% lasted): its detected pairs are left to the fabric until more of them last "
+                         "(--sdnmpi-flow-hold-share)", job_id, judged - kept, judged, self.hold.polls,
+                         round(100 * self.hold.share))
+            elif job_id in jobs.jobs:
+                resumed.append(job_id)
+                LOG.info("flow detection: job %d: %d of its last %d flagged pairs stayed busy for %d polls: its "
+                         "detected pairs are routed again", job_id, kept, judged, self.hold.polls)
+        return resumed
 
     def _count_packets(self, readings, now):
         """The latest interval's packets of the pairs whose switch reported a packet count (``now``
@@ -275,18 +303,6 @@ class FlowDetection:
         floor = PAYLOAD_SHARE * self._link_bytes()
         return [p for p in busy if carries_data(latest.get(p, 0), self.packets.get(p), latest.get(p[::-1], 0), floor)]
 
-    def _default_model(self, core, graph, ip_pairs):
-        """(default paths model, {ip: mac}) for the pairs, or (None, None) when they cannot be
-        judged: a default routing the pair routers do not model, a host not in the topology."""
-        model = PAIR_ROUTERS.get(core.routing)
-        mac = {}
-        for ip in {ip for pair in ip_pairs for ip in pair}:
-            host = core.topology.host_by_ip(ip)
-            if host is None or host.mac not in graph:
-                return None, None
-            mac[ip] = host.mac
-        return model, (mac if model is not None else None)
-
     def _check_declared(self, service, job):
         """Withdraws the declaration of a job that declared its traffic (a profile, hints) when its
         routes load the job's busy data pairs' (`_data_pairs`) busiest link more than the default
@@ -295,14 +311,14 @@ class FlowDetection:
         it declares again, and its flagged pairs are routed as detected ones (`_route_flagged`)."""
         current = {}
         for phase in sorted(job.traffic.routes):
-            current.update(_overrides(job.traffic.routes[phase]))
+            current.update(flowchoice.overrides(job.traffic.routes[phase]))
         busy = self._data_pairs(self._busy(job.id))
         if not current or not busy:
             self.mismatch.pop(job.id, None)
             return
         core = service.core
         graph = core.topology.graph()
-        model, mac = self._default_model(core, graph, busy)
+        model, mac = flowchoice.default_model(core, graph, busy)
         if model is None:
             return
         flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in busy]
@@ -354,37 +370,21 @@ class FlowDetection:
         (the installed routes) or 'default' (no job routes); and the scores. ('planned', None)
         when it cannot be judged: a default routing the pair routers do not model, a host not in
         the topology, a plan that fails (the declaration then reports it)."""
-        core = service.core
-        graph = core.topology.graph()
         busy = set(self._busy(job.id))
         acks = busy - set(self._data_pairs(busy)) - set(detected)
         if acks:
             LOG.info("flow detection: job %d: %d busy pairs carry only TCP ACKs: left out of the routing choice",
                      job.id, len(acks))
         busy = (busy - acks) | set(detected)
-        model, mac = self._default_model(core, graph, busy)
-        if model is None:
-            return "planned", None
-        saved = job.traffic.copy()
-        try:           # the plan the declaration would install (state only, put back)
-            jobtraffic.declare(core, service.jobs, job, PHASE, [(s, d, b) for (s, d), b in sorted(detected.items())],
-                               router=self.router, install=False)
-            planned = job.traffic.routes.get(PHASE)
-        except jobtraffic.TrafficError:
-            return "planned", None
-        finally:
-            job.traffic = saved
-        flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in sorted(busy)]
-        try:
-            default = model(graph, flows_)
-        except ValueError:
-            return "planned", None
-        return reroute.choose(graph, flows_, default, _overrides(saved.routes.get(PHASE)), _overrides(planned),
-                              base=jobtraffic.others_load(graph, service.jobs, job))
+        return flowchoice.choose(service, job, PHASE, detected, busy, self.router)
 
     def _route(self, service, job, new):
         detected = dict(self.detected.get(job.id, {}))
         detected.update(new)
+        if self.hold.short_lived(job.id):    # no plan, no route change (logged by `_judge_flags`)
+            self.detected[job.id] = detected
+            self.counters["left_short_lived"] += len(new)
+            return
         choice, score = self._choice(service, job, detected)
         if choice != "planned":
             self.detected[job.id] = detected
@@ -422,4 +422,4 @@ class FlowDetection:
                 "counters": dict(sorted(self.counters.items())),
                 "jobs": {str(j): len(p) for j, p in sorted(self.detected.items())},
                 "recent": [{"job": j, "src": s, "dst": d, "delay_polls": t} for j, s, d, t in self.recent],
-                "released": list(self.released)}
+                "released": list(self.released), "hold": self.hold.to_json()}

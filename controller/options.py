@@ -10,6 +10,7 @@ import dataclasses
 from ryu import cfg
 
 from sdnmpi import flows
+from sdnmpi.flows.hold import HOLD_SHARE
 from sdnmpi.primitives import DEFAULT_ROUTING, PAIR_ROUTERS
 
 from .access import parse_networks
@@ -91,6 +92,10 @@ OPTS = [
                help="pair router for detected elephants"),
     cfg.IntOpt("sdnmpi-flow-max-pairs", default=DEFAULT_MAX_ENTRIES, min=1,
                help="counting entries (job host pairs) fabric-wide at most; pairs beyond are not counted"),
+    cfg.FloatOpt("sdnmpi-flow-hold-share", default=HOLD_SHARE, min=0.0, max=1.0,
+                 help="flow detection: a job whose flagged pairs were still busy at the next poll in under this "
+                      "share of its last flags (flows.hold: 16, at least 4 judged) is left to the default routes "
+                      "until more of them last (short flows such as an all-to-all's); 0: never"),
     cfg.StrOpt("sdnmpi-flow-log", default="",
                help="flow detection: append every poll's byte counters to this file (JSON lines, for "
                     "sdnmpi-sim train-flows --counter-logs; empty: no log)"),
@@ -140,6 +145,7 @@ class Settings:
     flow_model: str = ""
     flow_router: str = flowdetect.DEFAULT_ROUTER
     flow_max_pairs: int = DEFAULT_MAX_ENTRIES
+    flow_hold_share: float = HOLD_SHARE
     flow_log: str = ""
     elide_default_hops: bool = True
     traffic_reverse_routes: bool = True

@@ -1,0 +1,56 @@
+"""Flow detection's routing choice (issue 16, docs/flows.md "Routing"): whether a job's detected
+pairs get the router's plan, keep the installed routes or go back to the default routes, scored
+on the job's busy data pairs by primitives.reroute.choose; and the default-paths model the
+declared-routes check (controller/flowdetect.py `_check_declared`) scores with too."""
+from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
+
+from . import jobtraffic
+
+
+def overrides(routes):
+    """The paths a PhaseRoutes installs ({} for none, or for pairs left to the fabric): its pairs'
+    and their reverse pairs' (the ACKs' routes, --sdnmpi-traffic-reverse-routes). A busy reverse
+    pair that carries data is scored where its packets go, not on its default path."""
+    return routes.routed_paths() if routes is not None else {}
+
+
+def default_model(core, graph, ip_pairs):
+    """(default paths model, {ip: mac}) for the pairs, or (None, None) when they cannot be
+    judged: a default routing the pair routers do not model, a host not in the topology."""
+    model = PAIR_ROUTERS.get(core.routing)
+    mac = {}
+    for ip in {ip for pair in ip_pairs for ip in pair}:
+        host = core.topology.host_by_ip(ip)
+        if host is None or host.mac not in graph:
+            return None, None
+        mac[ip] = host.mac
+    return model, (mac if model is not None else None)
+
+
+def choose(service, job, phase, detected, busy, router):
+    """(name, scores) of reroute.choose for ``detected`` {(src ip, dst ip): bytes} declared as the
+    job's ``phase`` with ``router``, scored over ``busy`` (the job's busy data pairs and the detected
+    ones): 'planned', 'current' (the installed routes) or 'default'. ('planned', None) when it
+    cannot be judged: a default routing the pair routers do not model, a host not in the
+    topology, a plan that fails (the declaration then reports it)."""
+    core = service.core
+    graph = core.topology.graph()
+    model, mac = default_model(core, graph, busy)
+    if model is None:
+        return "planned", None
+    saved = job.traffic.copy()
+    try:           # the plan the declaration would install (state only, put back)
+        jobtraffic.declare(core, service.jobs, job, phase, [(s, d, b) for (s, d), b in sorted(detected.items())],
+                           router=router, install=False)
+        planned = job.traffic.routes.get(phase)
+    except jobtraffic.TrafficError:
+        return "planned", None
+    finally:
+        job.traffic = saved
+    flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in sorted(busy)]
+    try:
+        default = model(graph, flows_)
+    except ValueError:
+        return "planned", None
+    return reroute.choose(graph, flows_, default, overrides(saved.routes.get(phase)), overrides(planned),
+                          base=jobtraffic.others_load(graph, service.jobs, job))
