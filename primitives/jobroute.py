@@ -15,9 +15,9 @@ from .jobroute_optimal import sdn_optimal
 LOG = logging.getLogger(__name__)
 
 
-def sdn_adaptive(graph, demand, load=None, seed=None):
+def sdn_adaptive(graph, demand, load=None, seed=None, previous=None):
     flows = pairs.checked(graph, demand)
     if pairs.node_load(flows) <= 1:
-        return sdn_optimal(graph, flows, load)
+        return sdn_optimal(graph, flows, load, previous=previous)
     return pairs.FabricRoutes(pair_routing.ecmp(graph, flows), "ecmp")
 
