@@ -1,0 +1,213 @@
+"""Route moves when a phase is planned again with more pairs (no Mininet): fresh plan vs incremental.
+
+Flow detection declares a job's phase 0 again each time it flags new pairs (hints do the same as
+they accumulate), and the controller plans the phase again. A running pair whose path changes is
+*moved* (at 5 Mbit/s a moved flow loses 1-2 s getting back to full rate, docs/flows.md). For each
+case: a random demand (a permutation without fixed points, or ``density`` of them merged) with
+random byte counts, its pairs in a random arrival order cut into ``batches`` equal batches; after
+each batch the demand so far is planned
+
+- ``fresh``: from scratch (the router alone, as before ``previous=``), and
+- ``incremental``: with the previous plan's paths passed as ``previous=`` (jobroute_incremental.py),
+
+and the pairs of the earlier batches whose path differs from the previous plan's (in that mode) are
+counted as moved. ``--least``: for the rows without another job's load, also the least number of
+moves any routing with the fresh plan's busiest link (flows) could make from the incremental mode's
+previous plan, by an integer program over every pair's shortest paths (scipy.optimize.milp). Every plan's busiest link (flows, and bytes for the byte variant, with the other
+job's load) is compared with the fresh plan's of the same demand and with the cut bound
+(jobroute_optimal.lower_bound, the demand alone).
+
+``--load``: another job's random permutation, planned by the same router, is on the fabric first
+(the planner then deals colours to uplinks by load, ``_deal_by_load``).
+
+    nice -n 19 .venv/bin/python bench/replan_moves.py [--cases 200] [--seed 1] [--json OUT]
+
+The table it prints is in docs/jobroute.md ("Re-planning a phase with more pairs").
+"""
+import argparse
+import json
+import os
+import random
+import sys
+
+import networkx as nx
+import numpy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs  # noqa: E402
+from sdnmpi.primitives.jobroute_optimal import lower_bound  # noqa: E402
+
+# (label, builder, arguments)
+FABRICS = {
+    "k4": ("k=4 fat-tree (16 hosts)", "kary", (4,)),
+    "k4-3": ("k=4, 3 hosts per edge (tapered 3:2)", "kary", (4, 3)),
+    "k6": ("k=6 fat-tree (54 hosts)", "kary", (6,)),
+    "ls": ("leaf-spine 2 spines x 4 leaves x 4 hosts (2:1)", "leaf_spine", (2, 4, 4)),
+}
+# (fabric, router, batches, density, load)
+DEFAULT_RUNS = [
+    ("k4", "sdn-optimal", 2, 1, False),
+    ("k4", "sdn-optimal", 3, 1, False),
+    ("k4", "sdn-optimal", 4, 1, False),
+    ("k4", "sdn-optimal", 2, 2, False),
+    ("k4", "sdn-optimal", 2, 1, True),
+    ("k4", "sdn-optimal-bytes", 2, 1, False),
+    ("k4-3", "sdn-optimal", 2, 1, False),
+    ("k6", "sdn-optimal", 2, 1, False),
+    ("k6", "sdn-optimal", 4, 1, False),
+    ("ls", "sdn-optimal", 2, 1, False),
+    ("ls", "sdn-optimal", 2, 2, False),
+]
+
+
+def random_demand(hosts, rng, density):
+    flows = []
+    for _ in range(density):
+        perm = hosts[:]
+        rng.shuffle(perm)
+        flows += [pairs.Flow(a, b, rng.randint(1, 1000)) for a, b in zip(hosts, perm) if a != b]
+    merged = pairs.merge(flows)
+    rng.shuffle(merged)
+    return merged
+
+
+def least_moves(graph, demand, previous, bound):
+    """The fewest pairs of ``previous`` ({pair: path}) that any routing of ``demand`` on shortest
+    paths with at most ``bound`` flows on every directed switch link must move (an integer program;
+    each pair picks one of its shortest paths)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    columns, cost = [], []                 # per variable: (flow index, path); cost 1 = a move
+    for i, f in enumerate(demand):
+        for path in nx.all_shortest_paths(graph, f.src, f.dst):
+            columns.append((i, path))
+            old = previous.get((f.src, f.dst))
+            cost.append(1.0 if old is not None and old != path else 0.0)
+    links = {}
+    rows, cols = [], []
+    for j, (i, path) in enumerate(columns):
+        rows.append(i)
+        cols.append(j)
+    one = numpy.zeros((len(demand), len(columns)))
+    one[rows, cols] = 1
+    for j, (i, path) in enumerate(columns):
+        for link in pairs.switch_links(graph, path):
+            links.setdefault(link, []).append(j)
+    cap = numpy.zeros((len(links), len(columns)))
+    for r, js in enumerate(links.values()):
+        cap[r, js] = 1
+    result = milp(numpy.array(cost), integrality=numpy.ones(len(columns)), bounds=Bounds(0, 1),
+                  constraints=[LinearConstraint(one, 1, 1), LinearConstraint(cap, 0, bound)])
+    if not result.success:
+        raise RuntimeError("no routing within %d flows per link: %s" % (bound, result.message))
+    return round(result.fun)
+
+
+def busiest(graph, demand, paths, load, by_bytes):
+    total = pairs.link_load(graph, demand, paths, base=load)
+    return (total.max_flows(), round(total.max_bytes(), 6)) if by_bytes else (total.max_flows(),)
+
+
+def run_case(graph, router, batches, density, with_load, rng, least=False):
+    """One case: {mode: moved old pairs} and the quality checks, summed over the re-plans."""
+    hosts = fabric.hosts(graph)
+    route = PAIR_ROUTERS[router]
+    by_bytes = router.endswith("-bytes")
+    load = None
+    if with_load:
+        other = random_demand(hosts, rng, 1)
+        load = pairs.link_load(graph, other, route(graph, other))
+    order = random_demand(hosts, rng, density)
+    cuts = [round(len(order) * b / batches) for b in range(1, batches + 1)]
+    out = {"old": 0, "moved": {"fresh": 0, "incremental": 0}, "replans": 0, "worse": 0, "better": 0,
+           "above_bound": {"fresh": 0, "incremental": 0}, "least": 0}
+    before = {"fresh": None, "incremental": None}
+    for cut in cuts:
+        demand = pairs.merge(order[:cut])
+        fresh = route(graph, demand, load=load)
+        incremental = route(graph, demand, load=load, previous=before["incremental"])
+        bound = lower_bound(graph, demand)
+        if least and before["incremental"] is not None:
+            out["least"] += least_moves(graph, demand, before["incremental"],
+                                        pairs.link_load(graph, demand, fresh).max_flows())
+        for mode, paths in (("fresh", fresh), ("incremental", incremental)):
+            if before[mode] is not None:
+                kept = [p for p in before[mode] if p in paths]
+                out["moved"][mode] += sum(1 for p in kept if paths[p] != before[mode][p])
+            if pairs.link_load(graph, demand, paths).max_flows() > bound:
+                out["above_bound"][mode] += 1
+            before[mode] = dict(paths)
+        if cut != cuts[0]:
+            out["old"] += old            # the pairs of the earlier batches (``order`` has no repeats)
+            out["replans"] += 1
+        f, i = busiest(graph, demand, fresh, load, by_bytes), busiest(graph, demand, incremental, load, by_bytes)
+        out["worse"] += i > f
+        out["better"] += i < f
+        old = cut
+    return out
+
+
+def run(spec, router, batches, density, with_load, cases, seed, least=False):
+    label, builder, args = FABRICS[spec]
+    graph = getattr(fattree, builder)(*args)
+    rng = random.Random("%s/%s/%d/%d/%s/%d" % (spec, router, batches, density, with_load, seed))
+    total = {"old": 0, "moved": {"fresh": 0, "incremental": 0}, "replans": 0, "worse": 0, "better": 0,
+             "above_bound": {"fresh": 0, "incremental": 0}, "least": 0}
+    least = least and not with_load
+    for _ in range(cases):
+        one = run_case(graph, router, batches, density, with_load, rng, least)
+        for key in ("old", "replans", "worse", "better", "least"):
+            total[key] += one[key]
+        for key in ("moved", "above_bound"):
+            for mode in total[key]:
+                total[key][mode] += one[key][mode]
+    fresh, inc = total["moved"]["fresh"], total["moved"]["incremental"]
+    total.update(fabric=label, router=router, batches=batches, density=density, load=with_load, cases=cases,
+                 plans=cases * batches, cut=1 - inc / fresh if fresh else 0.0)
+    if not least:
+        total["least"] = None
+    return total
+
+
+def table(results):
+    lines = ["| fabric | router | demand | batches | other job | re-plans | old pairs | moved: fresh | "
+             "moved: incremental | least possible | fewer | incremental worse / better than fresh | above the cut bound "
+             "(fresh / incremental) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append("| %s | %s | %s | %d | %s | %d | %d | %d (%.1f %%) | %d (%.1f %%) | %s | %.0f %% | %d / %d | %d / %d of %d |" % (
+            r["fabric"], r["router"], "permutation" if r["density"] == 1 else "%d permutations" % r["density"],
+            r["batches"], "yes" if r["load"] else "no", r["replans"], r["old"],
+            r["moved"]["fresh"], 100.0 * r["moved"]["fresh"] / max(r["old"], 1),
+            r["moved"]["incremental"], 100.0 * r["moved"]["incremental"] / max(r["old"], 1),
+            "-" if r["least"] is None else "%d (%.1f %%)" % (r["least"], 100.0 * r["least"] / max(r["old"], 1)),
+            100 * r["cut"], r["worse"], r["better"], r["above_bound"]["fresh"], r["above_bound"]["incremental"],
+            r["plans"]))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=int, default=200, help="random demands per row (default 200)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="write the results here too")
+    parser.add_argument("--least", action="store_true",
+                        help="also the least possible moves (an integer program per re-plan; minutes)")
+    args = parser.parse_args(argv)
+    results = []
+    for spec, router, batches, density, with_load in DEFAULT_RUNS:
+        results.append(run(spec, router, batches, density, with_load, args.cases, args.seed, args.least))
+        print(table(results[-1:]).splitlines()[-1], flush=True)
+    print()
+    print(table(results))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(results, out, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
