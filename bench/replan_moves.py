@@ -25,7 +25,6 @@ job's load) is compared with the fresh plan's of the same demand and with the cu
 The table it prints is in docs/jobroute.md ("Re-planning a phase with more pairs").
 """
 import argparse
-import json
 import os
 import random
 import sys
@@ -35,9 +34,11 @@ import numpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+for _path in (ROOT, HERE):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
+from bench_common import write_json  # noqa: E402
 from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs  # noqa: E402
 from sdnmpi.primitives.jobroute_optimal import lower_bound  # noqa: E402
 
@@ -204,8 +205,7 @@ def main(argv=None):
     print()
     print(table(results))
     if args.json:
-        with open(args.json, "w") as out:
-            json.dump(results, out, indent=1)
+        write_json(args.json, results)
     return 0
 
 

@@ -39,20 +39,12 @@ def bipartite_edge_colouring(edges):
 
 def _flip(edges, colours, at, free, start, a, b):
     """Swaps colours a and b along the alternating path that leaves ``start`` with colour a."""
-    path, node, colour = [], start, a
-    while colour in at[node]:
-        e = at[node][colour]
-        path.append(e)
+    path = _alternating_path(edges, at, start, a, b)
+    _swap(edges, colours, at, path, a, b)
+    node = start
+    for e in path:
         x, y = edges[e]
         node = y if node == x else x
-        colour = b if colour == a else a
-    for e in path:
-        for end in edges[e]:
-            del at[end][colours[e]]
-    for e in path:
-        colours[e] = b if colours[e] == a else a
-        for end in edges[e]:
-            at[end][colours[e]] = e
     # Only the two ends of the path change which of a, b they use.
     for end in (start, node):
         for c in (a, b):
@@ -122,17 +114,12 @@ def _cheapest_flip(edges, colours, at, group, origin, u, v, fu, fv):
                 if best is None or key < best[0]:
                     best = (key, path, a, b)
     _key, path, a, b = best
-    for e in path:
-        for end in edges[e]:
-            del at[end][colours[e]]
-    for e in path:
-        colours[e] = b if colours[e] == a else a
-        for end in edges[e]:
-            at[end][colours[e]] = e
+    _swap(edges, colours, at, path, a, b)
     return a
 
 
 def _alternating_path(edges, at, start, a, b):
+    """The edges of the a/b alternating path that leaves ``start`` with colour a, in order."""
     path, node, colour = [], start, a
     while colour in at[node]:
         e = at[node][colour]
@@ -141,6 +128,17 @@ def _alternating_path(edges, at, start, a, b):
         node = y if node == x else x
         colour = b if colour == a else a
     return path
+
+
+def _swap(edges, colours, at, path, a, b):
+    """Swaps colours a and b on the edges of ``path`` (an alternating path)."""
+    for e in path:
+        for end in edges[e]:
+            del at[end][colours[e]]
+    for e in path:
+        colours[e] = b if colours[e] == a else a
+        for end in edges[e]:
+            at[end][colours[e]] = e
 
 
 def _moved(group, origin, colour):
