@@ -7,22 +7,26 @@ case: a random demand (a permutation without fixed points, or ``density`` of the
 random byte counts, its pairs in a random arrival order cut into ``batches`` equal batches; after
 each batch the demand so far is planned
 
-- ``fresh``: from scratch (the router alone, as before ``previous=``), and
+- ``fresh``: from scratch (the router alone, as before ``previous=``),
 - ``incremental``: with the previous plan's paths passed as ``previous=`` (jobroute_incremental.py),
+  what the controller does (controller/jobtraffic.py), and
+- ``seeded``: the same, and the pairs not planned yet seeded with their D-mod-K paths (where they
+  run on the default routes until then; not what the controller does),
 
 and the pairs of the earlier batches whose path differs from the previous plan's (in that mode) are
-counted as moved. ``--least``: for the rows without another job's load, also the least number of
-moves any routing with the fresh plan's busiest link (flows) could make from the incremental mode's
-previous plan, by an integer program over every pair's shortest paths (scipy.optimize.milp). Every plan's busiest link (flows, and bytes for the byte variant, with the other
-job's load) is compared with the fresh plan's of the same demand and with the cut bound
-(jobroute_optimal.lower_bound, the demand alone).
+counted as moved (first table), the new pairs whose path differs from their D-mod-K path too (second
+table). ``--least``: for the rows without another job's load, also the least number of moves of
+earlier pairs that any routing with the fresh plan's busiest link (flows) could make from the
+incremental mode's previous plan, by an integer program over every pair's shortest paths
+(scipy.optimize.milp). Every plan's busiest link (flows, and bytes for the byte variant, with the
+other job's load) is compared with the fresh plan's of the same demand and with the cut bound
+(jobroute_optimal.lower_bound, the demand alone). Rows with "other job": another job's random
+permutation, planned by the same router, is on the fabric first (the planner then deals colours to
+uplinks by load, ``_deal_by_load``).
 
-``--load``: another job's random permutation, planned by the same router, is on the fabric first
-(the planner then deals colours to uplinks by load, ``_deal_by_load``).
+    nice -n 19 .venv/bin/python bench/replan_moves.py [--cases 200] [--seed 1] [--least] [--json OUT]
 
-    nice -n 19 .venv/bin/python bench/replan_moves.py [--cases 200] [--seed 1] [--json OUT]
-
-The table it prints is in docs/jobroute.md ("Re-planning a phase with more pairs").
+The tables it prints are in docs/jobroute.md ("Re-planning a phase with more pairs").
 """
 import argparse
 import os
@@ -39,7 +43,7 @@ for _path in (ROOT, HERE):
         sys.path.insert(0, _path)
 
 from bench_common import write_json  # noqa: E402
-from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs  # noqa: E402
+from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pair_routing, pairs  # noqa: E402
 from sdnmpi.primitives.jobroute_optimal import lower_bound  # noqa: E402
 
 # (label, builder, arguments)
@@ -49,6 +53,7 @@ FABRICS = {
     "k6": ("k=6 fat-tree (54 hosts)", "kary", (6,)),
     "ls": ("leaf-spine 2 spines x 4 leaves x 4 hosts (2:1)", "leaf_spine", (2, 4, 4)),
 }
+MODES = ("fresh", "incremental", "seeded")
 # (fabric, router, batches, density, load)
 DEFAULT_RUNS = [
     ("k4", "sdn-optimal", 2, 1, False),
@@ -112,8 +117,13 @@ def busiest(graph, demand, paths, load, by_bytes):
     return (total.max_flows(), round(total.max_bytes(), 6)) if by_bytes else (total.max_flows(),)
 
 
+def empty():
+    return {"old": 0, "new": 0, "replans": 0, "plans": 0, "least": 0,
+            **{key: dict.fromkeys(MODES, 0) for key in ("moved", "moved_new", "above_bound", "worse", "better")}}
+
+
 def run_case(graph, router, batches, density, with_load, rng, least=False):
-    """One case: {mode: moved old pairs} and the quality checks, summed over the re-plans."""
+    """One case: moves and quality checks of each mode, summed over its plans (see `empty`)."""
     hosts = fabric.hosts(graph)
     route = PAIR_ROUTERS[router]
     by_bytes = router.endswith("-bytes")
@@ -123,30 +133,31 @@ def run_case(graph, router, batches, density, with_load, rng, least=False):
         load = pairs.link_load(graph, other, route(graph, other))
     order = random_demand(hosts, rng, density)
     cuts = [round(len(order) * b / batches) for b in range(1, batches + 1)]
-    out = {"old": 0, "moved": {"fresh": 0, "incremental": 0}, "replans": 0, "worse": 0, "better": 0,
-           "above_bound": {"fresh": 0, "incremental": 0}, "least": 0}
-    before = {"fresh": None, "incremental": None}
+    out, before, old = empty(), dict.fromkeys(MODES, {}), 0
     for cut in cuts:
         demand = pairs.merge(order[:cut])
-        fresh = route(graph, demand, load=load)
-        incremental = route(graph, demand, load=load, previous=before["incremental"])
+        default = pair_routing.dmodk(graph, demand)        # where a pair not yet planned runs
+        plans = {"fresh": route(graph, demand, load=load),
+                 "incremental": route(graph, demand, load=load, previous=before["incremental"]),
+                 "seeded": route(graph, demand, load=load, previous={**default, **before["seeded"]})}
         bound = lower_bound(graph, demand)
-        if least and before["incremental"] is not None:
+        if least and before["incremental"]:
             out["least"] += least_moves(graph, demand, before["incremental"],
-                                        pairs.link_load(graph, demand, fresh).max_flows())
-        for mode, paths in (("fresh", fresh), ("incremental", incremental)):
-            if before[mode] is not None:
-                kept = [p for p in before[mode] if p in paths]
-                out["moved"][mode] += sum(1 for p in kept if paths[p] != before[mode][p])
-            if pairs.link_load(graph, demand, paths).max_flows() > bound:
-                out["above_bound"][mode] += 1
+                                        pairs.link_load(graph, demand, plans["fresh"]).max_flows())
+        fresh = busiest(graph, demand, plans["fresh"], load, by_bytes)
+        for mode, paths in plans.items():
+            now = {**default, **before[mode]}
+            out["moved"][mode] += sum(1 for p in before[mode] if paths[p] != now[p])
+            out["moved_new"][mode] += sum(1 for p in default if p not in before[mode] and paths[p] != now[p])
+            out["above_bound"][mode] += pairs.link_load(graph, demand, paths).max_flows() > bound
+            mine = busiest(graph, demand, paths, load, by_bytes)
+            out["worse"][mode] += mine > fresh
+            out["better"][mode] += mine < fresh
             before[mode] = dict(paths)
-        if cut != cuts[0]:
-            out["old"] += old            # the pairs of the earlier batches (``order`` has no repeats)
-            out["replans"] += 1
-        f, i = busiest(graph, demand, fresh, load, by_bytes), busiest(graph, demand, incremental, load, by_bytes)
-        out["worse"] += i > f
-        out["better"] += i < f
+        out["old"] += old                # the pairs of the earlier batches (``order`` has no repeats)
+        out["new"] += cut - old
+        out["replans"] += cut != cuts[0]
+        out["plans"] += 1
         old = cut
     return out
 
@@ -155,38 +166,61 @@ def run(spec, router, batches, density, with_load, cases, seed, least=False):
     label, builder, args = FABRICS[spec]
     graph = getattr(fattree, builder)(*args)
     rng = random.Random("%s/%s/%d/%d/%s/%d" % (spec, router, batches, density, with_load, seed))
-    total = {"old": 0, "moved": {"fresh": 0, "incremental": 0}, "replans": 0, "worse": 0, "better": 0,
-             "above_bound": {"fresh": 0, "incremental": 0}, "least": 0}
+    total = empty()
     least = least and not with_load
     for _ in range(cases):
         one = run_case(graph, router, batches, density, with_load, rng, least)
-        for key in ("old", "replans", "worse", "better", "least"):
-            total[key] += one[key]
-        for key in ("moved", "above_bound"):
-            for mode in total[key]:
-                total[key][mode] += one[key][mode]
-    fresh, inc = total["moved"]["fresh"], total["moved"]["incremental"]
-    total.update(fabric=label, router=router, batches=batches, density=density, load=with_load, cases=cases,
-                 plans=cases * batches, cut=1 - inc / fresh if fresh else 0.0)
+        for key, value in one.items():
+            if isinstance(value, dict):
+                for mode in value:
+                    total[key][mode] += value[mode]
+            else:
+                total[key] += value
+    total.update(fabric=label, router=router, batches=batches, density=density, load=with_load, cases=cases)
     if not least:
         total["least"] = None
     return total
 
 
+def _pct(n, of):
+    return "%d (%.1f %%)" % (n, 100.0 * n / max(of, 1))
+
+
+def _row_head(r):
+    return "| %s | %s | %s | %d | %s |" % (
+        r["fabric"], r["router"], "permutation" if r["density"] == 1 else "%d permutations" % r["density"],
+        r["batches"], "yes" if r["load"] else "no")
+
+
 def table(results):
+    """Moves of the earlier batches' pairs, fresh against incremental, and the quality checks."""
     lines = ["| fabric | router | demand | batches | other job | re-plans | old pairs | moved: fresh | "
-             "moved: incremental | least possible | fewer | incremental worse / better than fresh | above the cut bound "
-             "(fresh / incremental) |",
+             "moved: incremental | least possible | fewer | incremental worse / better than fresh | "
+             "above the cut bound (fresh / incremental) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        lines.append("| %s | %s | %s | %d | %s | %d | %d | %d (%.1f %%) | %d (%.1f %%) | %s | %.0f %% | %d / %d | %d / %d of %d |" % (
-            r["fabric"], r["router"], "permutation" if r["density"] == 1 else "%d permutations" % r["density"],
-            r["batches"], "yes" if r["load"] else "no", r["replans"], r["old"],
-            r["moved"]["fresh"], 100.0 * r["moved"]["fresh"] / max(r["old"], 1),
-            r["moved"]["incremental"], 100.0 * r["moved"]["incremental"] / max(r["old"], 1),
-            "-" if r["least"] is None else "%d (%.1f %%)" % (r["least"], 100.0 * r["least"] / max(r["old"], 1)),
-            100 * r["cut"], r["worse"], r["better"], r["above_bound"]["fresh"], r["above_bound"]["incremental"],
-            r["plans"]))
+        fresh, inc = r["moved"]["fresh"], r["moved"]["incremental"]
+        lines.append("%s %d | %d | %s | %s | %s | %.0f %% | %d / %d | %d / %d of %d |" % (
+            _row_head(r), r["replans"], r["old"], _pct(fresh, r["old"]), _pct(inc, r["old"]),
+            "-" if r["least"] is None else _pct(r["least"], r["old"]), 100 * (1 - inc / fresh) if fresh else 0,
+            r["worse"]["incremental"], r["better"]["incremental"],
+            r["above_bound"]["fresh"], r["above_bound"]["incremental"], r["plans"]))
+    return "\n".join(lines)
+
+
+def seeded_table(results):
+    """Every running pair's moves, the new ones' counted from their D-mod-K paths, in all 3 modes."""
+    lines = ["| fabric | router | demand | batches | other job | new pairs moved off D-mod-K: fresh / incremental / "
+             "seeded | old pairs moved: fresh / incremental / seeded | all moves: fresh / incremental / seeded | "
+             "seeded worse / better than fresh | seeded above the cut bound |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        every = {m: r["moved"][m] + r["moved_new"][m] for m in MODES}
+        lines.append("%s %s | %s | %s | %d / %d | %d of %d |" % (
+            _row_head(r), " / ".join(_pct(r["moved_new"][m], r["new"]) for m in MODES),
+            " / ".join(_pct(r["moved"][m], r["old"]) for m in MODES),
+            " / ".join(_pct(every[m], r["new"] + r["old"]) for m in MODES),
+            r["worse"]["seeded"], r["better"]["seeded"], r["above_bound"]["seeded"], r["plans"]))
     return "\n".join(lines)
 
 
@@ -204,6 +238,8 @@ def main(argv=None):
         print(table(results[-1:]).splitlines()[-1], flush=True)
     print()
     print(table(results))
+    print()
+    print(seeded_table(results))
     if args.json:
         write_json(args.json, results)
     return 0

@@ -176,10 +176,10 @@ def route_checked(graph, flows, load=None, by_bytes=False, tree=None, leaf=None,
         paths = improve(graph, flows, paths, load, by_bytes)
     if previous is not None:
         # Nothing new (the rip-up's or another router's paths need not be a colouring's): the
-        # previous paths stay if they load the busiest link no more.
+        # previous paths stay if they load the busiest link no more, in flows and (by_bytes) bytes.
         same = incremental.unchanged(tree, flows, leaf or pairs.leaves_of(graph, flows), previous)
-        if same is not None and _busiest(graph, flows, same, load, by_bytes) <= \
-                _busiest(graph, flows, paths, load, by_bytes) * (1 + 1e-9):
+        if same is not None and all(_busiest(graph, flows, same, load, b) <= _busiest(graph, flows, paths, load, b)
+                                    * (1 + 1e-9) for b in {False, by_bytes}):
             return same
     return paths
 

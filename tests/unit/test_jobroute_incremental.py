@@ -207,16 +207,19 @@ def test_previous_paths_that_do_not_fit_are_planned_anew():
     assert max_flows(graph, demand, paths) == lower_bound(graph, demand)
 
 
-def test_a_previous_plan_of_another_router_keeps_what_fits():
-    """D-mod-K's paths of a permutation as the previous plan: the plan is optimal and keeps more
-    of them than a fresh plan does."""
+@pytest.mark.parametrize("router", [sdn_optimal, sdn_optimal_bytes])
+@pytest.mark.parametrize("density", [1, 2])
+def test_a_previous_plan_of_another_router_keeps_what_fits(router, density):
+    """D-mod-K's paths for every pair as the previous plan (nothing new): the plan reaches the cut
+    bound (D-mod-K's paths are kept whole only where they do; the byte variant's fewer bytes on
+    the busiest link never win over more flows) and keeps more of them than a fresh plan does."""
     graph = topology(("kary", (4,)))
     kept = collections.Counter()
     for seed in range(20):
-        demand = random_demand(graph, random.Random(seed), 1)
+        demand = random_demand(graph, random.Random(seed), density)
         dmodk = pair_routing.dmodk(graph, demand)
-        fresh, incremental = sdn_optimal(graph, demand), sdn_optimal(graph, demand, previous=dmodk)
-        assert max_flows(graph, demand, incremental) == lower_bound(graph, demand)
+        fresh, incremental = router(graph, demand), router(graph, demand, previous=dmodk)
+        assert max_flows(graph, demand, incremental) == lower_bound(graph, demand), seed
         kept["fresh"] += len(dmodk) - len(moved(dmodk, fresh))
         kept["incremental"] += len(dmodk) - len(moved(dmodk, incremental))
     assert kept["incremental"] > kept["fresh"], kept
