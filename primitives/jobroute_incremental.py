@@ -49,15 +49,16 @@ def _uplinks_of(tree, a, b, m, path):
 
 def colour_level(edges, ups, kept_uplinks, balanced):
     """Colours of one level's bipartite multigraph ``edges`` [(source-side node, destination-side
-    node)] with max-degree D colours, and ``group``: the uplink index (0 .. ``ups``-1) each colour
-    stands for, at most ceil(D / ups) colours per uplink. ``kept_uplinks[i]``: the uplink flow i took
-    in the previous plan (None: a new flow, or one already moved below this level). Old flows keep
-    their uplinks as far as the per-uplink cap allows; the others are coloured by Kempe flips that
-    move the fewest old ones. ``balanced``: every colour gets its uplink here (as ``c mod ups``
-    does); otherwise colours no old flow needs get None, for the caller to deal by load."""
+    node)] and ``group``: the uplink index (0 .. ``ups``-1) each colour stands for. Max degree D:
+    every uplink gets cap = ceil(D / ups) colours, so it carries at most cap flows of every switch,
+    the bound of the fresh plan's D colours (which leave some uplinks floor(D / ups)); the slack
+    keeps old flows where D colours could not. ``kept_uplinks[i]``: the uplink flow i took in the
+    previous plan (None: a new flow, or one already moved below this level). Old flows keep their
+    uplinks up to cap per switch; the others are coloured by Kempe flips that move the fewest old
+    ones. ``balanced``: every colour gets its uplink here; otherwise colours that no old flow needs
+    get None, for the caller to deal by load (at most cap per uplink)."""
     degree = collections.Counter(end for edge in edges for end in edge)
-    delta = max(degree.values(), default=0)
-    cap = math.ceil(delta / ups) if delta else 0
+    cap = math.ceil(max(degree.values(), default=0) / ups)
     kept, count = [None] * len(edges), collections.Counter()
     for i, g in enumerate(kept_uplinks):
         if g is not None and g < ups and all(count[end, g] < cap for end in edges[i]):
@@ -65,27 +66,18 @@ def colour_level(edges, ups, kept_uplinks, balanced):
             for end in edges[i]:
                 count[end, g] += 1
     need = [max((n for (_end, h), n in count.items() if h == g), default=0) for g in range(ups)]
-    while sum(need) > delta:          # old flows that no colouring with delta colours keeps
-        g = max(range(ups), key=lambda h: (need[h], -h))
-        need[g] -= 1
-        for i in reversed(range(len(edges))):
-            if kept[i] == g and any(count[end, g] > need[g] for end in edges[i]):
-                kept[i] = None
-                for end in edges[i]:
-                    count[end, g] -= 1
     group = [g for g in range(ups) for _ in range(need[g])]
-    for _ in range(delta - len(group)):
-        if balanced:
-            group.append(min(range(ups), key=lambda h: (group.count(h), h)))
-        else:
-            group.append(None)
+    if balanced:
+        group += [g for g in range(ups) for _ in range(cap - need[g])]
+    else:
+        group += [None] * (cap * ups - len(group))
     keep = [None] * len(edges)
     for g in range(ups):
         members = [i for i, h in enumerate(kept) if h == g]
         ids = [c for c, h in enumerate(group) if h == g]
         for i, slot in zip(members, bipartite_edge_colouring([edges[i] for i in members])):
             keep[i] = ids[slot]
-    return extend_colouring(edges, delta, keep, group), group
+    return extend_colouring(edges, cap * ups, keep, group), group
 
 
 def unchanged(tree, flows, leaf, previous):

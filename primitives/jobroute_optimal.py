@@ -176,10 +176,11 @@ def route_checked(graph, flows, load=None, by_bytes=False, tree=None, leaf=None,
         paths = improve(graph, flows, paths, load, by_bytes)
     if previous is not None:
         # Nothing new (the rip-up's or another router's paths need not be a colouring's): the
-        # previous paths stay if they load the busiest link no more, in flows and (by_bytes) bytes.
+        # previous paths stay if they load the busiest link no more, in flows and (by_bytes) bytes,
+        # with the other jobs' load and without (the job's own flows keep the plan's bound).
         same = incremental.unchanged(tree, flows, leaf or pairs.leaves_of(graph, flows), previous)
-        if same is not None and all(_busiest(graph, flows, same, load, b) <= _busiest(graph, flows, paths, load, b)
-                                    * (1 + 1e-9) for b in {False, by_bytes}):
+        if same is not None and all(_busiest(graph, flows, same, base, b) <= _busiest(graph, flows, paths, base, b)
+                                    * (1 + 1e-9) for b in {False, by_bytes} for base in (None, load)):
             return same
     return paths
 

@@ -235,3 +235,17 @@ def test_a_topology_change_that_breaks_the_tree_falls_back_to_greedy():
     paths = sdn_optimal(graph, demand, previous=first)
     assert set(paths) == {(f.src, f.dst) for f in demand}
     assert all(graph.has_edge(x, y) for path in paths.values() for x, y in zip(path, path[1:]))
+
+
+def test_previous_paths_above_the_jobs_own_bound_are_not_kept_under_other_jobs_load():
+    """With another job's routes on the fabric, D-mod-K's paths as the previous plan of the same
+    pairs can tie the plan's busiest link (the other job's flows dominate it) while putting two of
+    this job's flows on one link: they are not kept whole, the job's own flows stay at the bound."""
+    graph = topology(("kary", (4,)))
+    for seed in range(30):
+        rng = random.Random(seed)
+        other = random_demand(graph, rng, 1)
+        load = pairs.link_load(graph, other, sdn_optimal(graph, other))
+        demand = random_demand(graph, rng, 1)[::2]
+        paths = sdn_optimal(graph, demand, load, previous=pair_routing.dmodk(graph, demand))
+        assert max_flows(graph, demand, paths) == lower_bound(graph, demand), seed
