@@ -220,8 +220,9 @@ def colour_paths(graph, tree, ends, load=None, by_bytes=False, weights=None, pre
     """The level-by-level colouring of flows between leaves ``ends`` [(source leaf, destination
     leaf), a != b], ``weights`` their bytes (with ``by_bytes``). Returns {flow index: switch path
     tuple, source leaf ... destination leaf}, in the order the flows reach their turning point.
-    ``previous``: per flow, its switch path in an earlier plan or None; given, every level is
-    coloured incrementally (jobroute_incremental.py). Raises NotATree (the caller falls back to
+    ``previous``: per flow, its switch path in an earlier plan or None; a level where some flow
+    still has its previous path's uplink is coloured incrementally (jobroute_incremental.py), the
+    others as without ``previous``. Raises NotATree (the caller falls back to
     greedy) and DemandError (leaves with no path)."""
     aware = by_bytes or (load is not None and bool(load.flows)) or tree.tapered_above
     total = load.copy() if load is not None else pairs.LinkLoad()
@@ -239,17 +240,16 @@ def colour_paths(graph, tree, ends, load=None, by_bytes=False, weights=None, pre
         ups = _uplinks(tree, here, there)
         # left nodes: source-side switches (dpids, ints >= 0); right: ~dpid of destination-side ones
         edges = list(zip(here, [~sw for sw in there]))
-        fixed = {}
-        if kept is None:
-            colours = bipartite_edge_colouring(edges)
-        else:
-            colours, group = incremental.colour_level(
-                edges, ups, [kept[i] and kept[i][level] for i in active], balanced=not aware)
+        level_kept = [kept[i] and kept[i][level] for i in active] if kept else ()
+        if any(g is not None for g in level_kept):
+            colours, group = incremental.colour_level(edges, ups, level_kept, balanced=not aware)
             fixed = {c: g for c, g in enumerate(group) if g is not None}
+        else:                                   # nothing to keep at this level: the fresh colouring
+            colours, group, fixed = bipartite_edge_colouring(edges), None, {}
         if aware:
             group = _deal_by_load(graph, tree, (here, there), [weights[i] if by_bytes else 1 for i in active],
                                   [meet[i] > level + 1 for i in active], colours, ups, total, by_bytes, fixed)
-        elif kept is None:
+        elif group is None:
             group = [c % ups for c in range(max(colours, default=-1) + 1)]
         climbing, level = ([], [], []), level + 1
         for i, s, d, c in zip(active, here, there, colours):

@@ -176,6 +176,16 @@ def test_nothing_new_moves_nothing(spec, density):
         assert again == first or busiest[1] < busiest[0]
 
 
+def test_no_previous_path_to_keep_plans_as_without_previous():
+    graph = topology(("kary", (6,)))
+    for seed in range(5):
+        demand = random_demand(graph, random.Random(seed), 1 + seed % 2)
+        fresh = sdn_optimal(graph, demand)
+        assert sdn_optimal(graph, demand, previous={}) == fresh
+        other = {(f.dst, f.src): [f.dst, f.src] for f in demand}         # no path of a demand pair
+        assert sdn_optimal(graph, demand, previous=other) == fresh
+
+
 def test_pairs_gone_leave_the_others_in_place_on_a_permutation():
     graph = topology(("kary", (4,)))
     for seed in range(10):
