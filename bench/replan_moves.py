@@ -224,14 +224,18 @@ def seeded_table(results):
     return "\n".join(lines)
 
 
-def main(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=200, help="random demands per row (default 200)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the results here too")
     parser.add_argument("--least", action="store_true",
                         help="also the least possible moves (an integer program per re-plan; minutes)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     results = []
     for spec, router, batches, density, with_load in DEFAULT_RUNS:
         results.append(run(spec, router, batches, density, with_load, args.cases, args.seed, args.least))

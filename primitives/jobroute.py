@@ -5,7 +5,7 @@ SDN-optimal (jobroute_optimal.py) routes it contention-free. A denser demand can
 without sharing links anyway, and the fabric's multipath spreads it with no controller state: the
 router returns ``pairs.FabricRoutes(paths, "ecmp")``, the paths the project's one ECMP model
 (``pair_routing.ecmp``) hashes the pairs onto, which the simulator uses and the controller leaves
-to the default ECMP groups.
+to the default ECMP groups. ``previous``: as for SDN-optimal (used in the sparse case only).
 """
 import logging
 
