@@ -109,12 +109,12 @@ def test_replanning_keeps_the_fresh_plans_busiest_link_on_random_demands(spec, s
 @pytest.mark.parametrize("spec", [("kary", (4,)), ("kary", (6,)), ("kary", (4, 3)), ("leaf_spine", (2, 4, 4))])
 def test_replanning_moves_far_fewer_running_pairs_than_a_fresh_plan(spec):
     """30 random permutations, half the pairs first: the incremental plans move under half as many
-    running pairs as fresh plans do (bench/replan_moves.py: 62-98 % fewer), and no single re-plan
-    moves more than the fresh one by more than a pair."""
+    running pairs as fresh plans do (bench/replan_moves.py: 59-99.5 % fewer), and no re-plan moves
+    more than the fresh one (not a theorem: none did in 60 seeds of each of these fabrics)."""
     total = collections.Counter()
     for seed in range(30):
         moves = check_replan(spec, seed, 1, 2)
-        assert moves["incremental"] <= moves["fresh"] + 1, seed
+        assert moves["incremental"] <= moves["fresh"], seed
         total.update(moves)
     assert total["fresh"] > 0
     assert total["incremental"] < total["fresh"] / 2, total
