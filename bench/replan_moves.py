@@ -25,6 +25,7 @@ permutation, planned by the same router, is on the fabric first (the planner the
 uplinks by load, ``_deal_by_load``).
 
     nice -n 19 .venv/bin/python bench/replan_moves.py [--cases 200] [--seed 1] [--least] [--json OUT]
+    nice -n 19 .venv/bin/python bench/replan_moves.py --scale      # 1024-4096 hosts, CPU time
 
 The tables it prints are in docs/jobroute.md ("Re-planning a phase with more pairs").
 """
@@ -32,6 +33,7 @@ import argparse
 import os
 import random
 import sys
+import time
 
 import networkx as nx
 import numpy
@@ -44,7 +46,7 @@ for _path in (ROOT, HERE):
 
 from bench_common import write_json  # noqa: E402
 from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pair_routing, pairs  # noqa: E402
-from sdnmpi.primitives.jobroute_optimal import lower_bound  # noqa: E402
+from sdnmpi.primitives.jobroute_optimal import lower_bound, sdn_optimal  # noqa: E402
 
 # (label, builder, arguments)
 FABRICS = {
@@ -224,11 +226,45 @@ def seeded_table(results):
     return "\n".join(lines)
 
 
+# (label, builder, arguments) of the --scale rows: one demand each, half its pairs first
+SCALE_FABRICS = [("k=16 fat-tree (1024 hosts)", "kary", (16,)),
+                 ("k=24 fat-tree (3456 hosts)", "kary", (24,)),
+                 ("leaf-spine 32 x 64 x 64 (4096 hosts, 2:1)", "leaf_spine", (32, 64, 64))]
+
+
+def scale(seed):
+    """Large trees: one random order of a demand of 1 and of 4 permutations, half its pairs first,
+    then all: moved old pairs and the planner's CPU time, fresh and incremental."""
+    lines = ["| fabric | demand | old pairs | moved: fresh | moved: incremental | CPU s: fresh / incremental | "
+             "busiest link (flows): fresh / incremental |", "|---|---|---|---|---|---|---|"]
+    for label, builder, args in SCALE_FABRICS:
+        graph = getattr(fattree, builder)(*args)
+        for density in (1, 4):
+            order = random_demand(fabric.hosts(graph), random.Random("%s/%d/%d" % (label, density, seed)), density)
+            half = pairs.merge(order[:len(order) // 2])
+            demand = pairs.merge(order)
+            before = sdn_optimal(graph, half)
+            plans, cpu = {}, {}
+            for mode, previous in (("fresh", None), ("incremental", before)):
+                start = time.process_time()
+                plans[mode] = sdn_optimal(graph, demand, previous=previous)
+                cpu[mode] = time.process_time() - start
+            moved = {m: sum(1 for p in before if plans[m][p] != before[p]) for m in plans}
+            lines.append("| %s | %s | %d | %s | %s | %.2f / %.2f | %d / %d |" % (
+                label, "permutation" if density == 1 else "%d permutations" % density, len(half),
+                _pct(moved["fresh"], len(half)), _pct(moved["incremental"], len(half)), cpu["fresh"],
+                cpu["incremental"], *(pairs.link_load(graph, demand, plans[m]).max_flows() for m in plans)))
+            print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=200, help="random demands per row (default 200)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the results here too")
+    parser.add_argument("--scale", action="store_true",
+                        help="only the large trees (1024-4096 hosts): moves and the planner's CPU time")
     parser.add_argument("--least", action="store_true",
                         help="also the least possible moves (an integer program per re-plan; minutes)")
     return parser
@@ -236,6 +272,10 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if args.scale:
+        print()
+        print(scale(args.seed))
+        return 0
     results = []
     for spec, router, batches, density, with_load in DEFAULT_RUNS:
         results.append(run(spec, router, batches, density, with_load, args.cases, args.seed, args.least))
