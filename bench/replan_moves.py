@@ -273,8 +273,9 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     if args.scale:
+        text = scale(args.seed)
         print()
-        print(scale(args.seed))
+        print(text)
         return 0
     results = []
     for spec, router, batches, density, with_load in DEFAULT_RUNS:
