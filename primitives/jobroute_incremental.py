@@ -6,9 +6,10 @@ accumulate; a plan made from scratch gives the running pairs new paths ("moves":
 flow loses 1-2 s getting back to full rate, docs/flows.md). With the previous plan's paths
 (``previous=``), each level's colouring starts from the colours those paths stand for and colours
 only the new flows, flipping Kempe chains (colouring.extend_colouring) that move the fewest old
-flows to another uplink. The number of colours is still the level's max degree, each uplink still
-gets at most ceil(D / U) of them, so the plan's bound on flows per link is the fresh plan's
-(tests/unit/test_jobroute_incremental.py; moves measured in bench/replan_moves.py, docs/jobroute.md).
+flows to another uplink. Every uplink gets ceil(D / U) colours (D the level's max degree, U its
+uplinks), so no switch sends more than ceil(D / U) flows up one uplink: the fresh plan's bound on
+flows per link (tests/unit/test_jobroute_incremental.py; moves measured in bench/replan_moves.py,
+docs/jobroute.md, "Re-planning a phase with more pairs").
 
 A previous path that the colouring could not have given on this tree (a host that moved, a link
 that is gone, a path of another router) counts as no previous path: that pair is planned anew.
@@ -24,10 +25,7 @@ def previous_uplinks(tree, ends, meet, previous):
     leaf, or None) takes at each level, or None when that path is not an up-down path of ``tree``
     between the flow's leaves ``ends[i]`` that turns at level ``meet[i]`` with the g-th uplinks of
     both sides meeting."""
-    out = []
-    for (a, b), m, path in zip(ends, meet, previous):
-        out.append(_uplinks_of(tree, a, b, m, path))
-    return out
+    return [_uplinks_of(tree, a, b, m, path) for (a, b), m, path in zip(ends, meet, previous)]
 
 
 def _uplinks_of(tree, a, b, m, path):
