@@ -8,10 +8,13 @@ demand. A phase k >= 1 is wanted while a rank is inside it (each rank is in at m
 
 A wanted phase with a demand is planned once and kept (its plan sees the load of every other job's
 installed phases, so two jobs sharing links are planned together); its paths become per-job flows
-under the job's cookie and priority (controller/jobroutes.py). A phase no longer wanted loses its
-routes. The reverse of every routed pair (its TCP ACKs) follows the reverse of the pair's path, and
-a 2-cycle of the demand gets mutually reverse paths where that loads no link more
-(``--sdnmpi-traffic-reverse-routes``, on by default; primitives/reverse.py); a pair's own routed data
+under the job's cookie and priority (controller/jobroutes.py). A phase planned again (declared
+again, e.g. by flow detection as it flags more pairs or by accumulating hints, or after a topology
+change) hands its installed paths to the router, and SDN-optimal / SDN-adaptive keep the pairs that
+still fit on them (primitives/jobroute_incremental.py: same bound on flows per link, far fewer
+running pairs moved). A phase no longer wanted loses its routes. The reverse of every routed pair
+(its TCP ACKs) follows the reverse of the pair's path, and a 2-cycle of the demand gets mutually
+reverse paths where that loads no link more (``--sdnmpi-traffic-reverse-routes``, on by default; primitives/reverse.py); a pair's own routed data
 always wins over a reverse route. A router that returns ``pairs.FabricRoutes`` (sdn-adaptive on a dense demand) leaves the
 pairs to the default routes: nothing is installed, but its modelled paths still count as load.
 A plan that does not load the busiest link less than the default routes would (a tie on a demand
@@ -33,6 +36,7 @@ before. A job's collective plans (Job.plans) override its traffic routes where b
 same host pair.
 """
 import dataclasses
+import inspect
 import ipaddress
 import logging
 
@@ -292,18 +296,22 @@ def _sync(core, jobs, job, replan=()):
     routes and is logged."""
     t = job.traffic
     wanted = t.wanted()
+    previous = {}
     for phase in [p for p in t.routes if p not in wanted or p in replan]:
-        del t.routes[phase]
+        previous[phase] = t.routes.pop(phase)
     for phase in sorted(wanted - set(t.routes)):
         try:
-            t.routes[phase] = plan(core, jobs, job, phase)
+            t.routes[phase] = plan(core, jobs, job, phase, previous=previous.get(phase))
         except TrafficError as err:
             LOG.warning("job %d phase %d: default routes: %s", job.id, phase, err)
 
 
-def plan(core, jobs, job, phase):
+def plan(core, jobs, job, phase, previous=None):
     """PhaseRoutes of ``job``'s ``phase`` on the current topology, with the load of every other
-    job's installed phases; raises TrafficError."""
+    job's installed phases; raises TrafficError. ``previous``: the PhaseRoutes the phase had until
+    now, if any: a router that takes ``previous=`` (SDN-optimal and SDN-adaptive) keeps its pairs'
+    paths where an optimal plan allows (primitives/jobroute_incremental.py), so re-declaring a phase
+    with more pairs (flow detection, accumulating hints) moves few of the running ones."""
     graph = core.topology.graph()
     mac_of, ip_of = {}, {}
     for src, dst, _nbytes in job.traffic.demands[phase]:
@@ -316,8 +324,9 @@ def plan(core, jobs, job, phase):
     demand = pairs.merge(pairs.Flow(mac_of[s], mac_of[d], b) for s, d, b in job.traffic.demands[phase])
     router = job.traffic.routers[phase]
     load = others_load(graph, jobs, job)
+    keep = _previous_paths(PAIR_ROUTERS[router], previous)
     try:
-        paths = PAIR_ROUTERS[router](graph, demand, load=load)
+        paths = PAIR_ROUTERS[router](graph, demand, load=load, **keep)
     except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
     paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, load)
@@ -337,6 +346,15 @@ def plan(core, jobs, job, phase):
              "NL_D %d", job.id, phase, router, len(demand), len(routes.flows), len(routes.reverse_flows),
              ", left to %s" % policy if policy else "", routes.max_flows, routes.nl_d)
     return routes
+
+
+def _previous_paths(router, previous):
+    """{"previous": the installed paths of ``previous``} for a router that takes them, else {}."""
+    if previous is None or previous.fabric_policy or not previous.paths:
+        return {}
+    if "previous" not in inspect.signature(router).parameters:
+        return {}
+    return {"previous": previous.paths}
 
 
 def _unless_default_as_good(core, graph, job, phase, router, demand, paths, base):

@@ -46,17 +46,20 @@ import numpy
 from . import fabric, pairs
 from .colouring import bipartite_edge_colouring, colour_classes
 from .jobroute_greedy import place
+from . import jobroute_incremental as incremental
 from .jobroute_ripup import improve
 
 LOG = logging.getLogger(__name__)
 
 
-def sdn_optimal(graph, demand, load=None, seed=None):
-    return _route(graph, demand, load, by_bytes=False)
+def sdn_optimal(graph, demand, load=None, seed=None, previous=None):
+    """``previous``: the paths ({(src, dst): host path}) of this demand's earlier plan, if any: the
+    pairs that still fit keep them where an optimal plan allows (jobroute_incremental.py)."""
+    return _route(graph, demand, load, by_bytes=False, previous=previous)
 
 
-def sdn_optimal_bytes(graph, demand, load=None, seed=None):
-    return _route(graph, demand, load, by_bytes=True)
+def sdn_optimal_bytes(graph, demand, load=None, seed=None, previous=None):
+    return _route(graph, demand, load, by_bytes=True, previous=previous)
 
 
 class NotATree(ValueError):
@@ -145,19 +148,20 @@ def cut_bound(tree, leaf_flows):
     return bound
 
 
-def _route(graph, demand, load, by_bytes):
-    return route_checked(graph, pairs.checked(graph, demand), load, by_bytes)
+def _route(graph, demand, load, by_bytes, previous=None):
+    return route_checked(graph, pairs.checked(graph, demand), load, by_bytes, previous=previous)
 
 
-def route_checked(graph, flows, load=None, by_bytes=False, tree=None, leaf=None):
+def route_checked(graph, flows, load=None, by_bytes=False, tree=None, leaf=None, previous=None):
     """The router on ``flows`` already checked and merged (pairs.checked); ``tree``: the graph's
     `Tree` if the caller has it (None: built here; False: the graph is known not to be a tree);
-    ``leaf``: {host: its switch} for the flows' hosts if the caller has it (None: looked up here)."""
+    ``leaf``: {host: its switch} for the flows' hosts if the caller has it (None: looked up here);
+    ``previous``: as for `sdn_optimal`."""
     try:
         if tree is False:
             raise NotATree("not a multi-rooted tree")
         tree = tree or Tree(graph)
-        paths = _colour_levels(graph, tree, flows, load, by_bytes, leaf)
+        paths = _colour_levels(graph, tree, flows, load, by_bytes, leaf, previous)
     except NotATree as err:
         LOG.info("not a fat-tree (%s): greedy routing instead", err)
         return place(graph, flows, load, by_bytes)
@@ -170,6 +174,14 @@ def route_checked(graph, flows, load=None, by_bytes=False, tree=None, leaf=None)
         # Dealing whole colour classes cannot always keep a mouse off an elephant's link: moves
         # that lower the busiest link's bytes and keep its flow count (NL_D on full bisection).
         paths = improve(graph, flows, paths, load, by_bytes)
+    if previous is not None:
+        # Nothing new (the rip-up's or another router's paths need not be a colouring's): the
+        # previous paths stay if they load the busiest link no more, in flows and (by_bytes) bytes,
+        # with the other jobs' load and without (the job's own flows keep the plan's bound).
+        same = incremental.unchanged(tree, flows, leaf or pairs.leaves_of(graph, flows), previous)
+        if same is not None and all(_busiest(graph, flows, same, base, b) <= _busiest(graph, flows, paths, base, b)
+                                    * (1 + 1e-9) for b in {False, by_bytes} for base in (None, load)):
+            return same
     return paths
 
 
@@ -178,7 +190,7 @@ def _busiest(graph, flows, paths, load, by_bytes):
     return total.max_bytes() if by_bytes else total.max_flows()
 
 
-def _colour_levels(graph, tree, flows, load, by_bytes, leaf=None):
+def _colour_levels(graph, tree, flows, load, by_bytes, leaf=None, previous=None):
     leaf = pairs.leaves_of(graph, flows) if leaf is None else leaf
     paths, inter = {}, []
     for flow in flows:
@@ -189,17 +201,29 @@ def _colour_levels(graph, tree, flows, load, by_bytes, leaf=None):
             inter.append(flow)
     ends = [(leaf[flow.src], leaf[flow.dst]) for flow in inter]
     weights = [flow.bytes for flow in inter] if by_bytes else None
-    for i, switches in colour_paths(graph, tree, ends, load, by_bytes, weights).items():
+    if previous is not None:
+        previous = [_switches(previous.get((flow.src, flow.dst)), flow) for flow in inter]
+    for i, switches in colour_paths(graph, tree, ends, load, by_bytes, weights, previous).items():
         flow = inter[i]
         paths[flow.src, flow.dst] = [flow.src, *switches, flow.dst]
     return paths
 
 
-def colour_paths(graph, tree, ends, load=None, by_bytes=False, weights=None):
+def _switches(path, flow):
+    """The switch part of a previous host path of ``flow``, or None if it is not one of its paths."""
+    if not path or len(path) < 3 or path[0] != flow.src or path[-1] != flow.dst:
+        return None
+    return tuple(path[1:-1])
+
+
+def colour_paths(graph, tree, ends, load=None, by_bytes=False, weights=None, previous=None):
     """The level-by-level colouring of flows between leaves ``ends`` [(source leaf, destination
     leaf), a != b], ``weights`` their bytes (with ``by_bytes``). Returns {flow index: switch path
     tuple, source leaf ... destination leaf}, in the order the flows reach their turning point.
-    Raises NotATree (the caller falls back to greedy) and DemandError (leaves with no path)."""
+    ``previous``: per flow, its switch path in an earlier plan or None; a level where some flow
+    still has its previous path's uplink is coloured incrementally (jobroute_incremental.py), the
+    others as without ``previous``. Raises NotATree (the caller falls back to
+    greedy) and DemandError (leaves with no path)."""
     aware = by_bytes or (load is not None and bool(load.flows)) or tree.tapered_above
     total = load.copy() if load is not None else pairs.LinkLoad()
     meet_level, tree_ups, done = tree.meet_level, tree.ups, {}
@@ -208,21 +232,30 @@ def colour_paths(graph, tree, ends, load=None, by_bytes=False, weights=None):
     for a, b in filter(missing.__contains__, ends):   # in order: a DemandError names the first
         meet_level(a, b)
     meet = list(map(known.__getitem__, ends))
+    kept = None if previous is None else incremental.previous_uplinks(tree, ends, meet, previous)
     # climbed[i]: the switches flow i went up through on the source side (leaf first) and, top
     # first, on the destination side, once it has climbed a level
     climbed, active, here, there, level = {}, range(len(ends)), [a for a, _b in ends], [b for _a, b in ends], 0
     while active:
         ups = _uplinks(tree, here, there)
         # left nodes: source-side switches (dpids, ints >= 0); right: ~dpid of destination-side ones
-        colours = bipartite_edge_colouring(list(zip(here, [~sw for sw in there])))
+        edges = list(zip(here, [~sw for sw in there]))
+        level_kept = [kept[i] and kept[i][level] for i in active] if kept else ()
+        if any(g is not None for g in level_kept):
+            colours, group = incremental.colour_level(edges, ups, level_kept, balanced=not aware)
+            fixed = {c: g for c, g in enumerate(group) if g is not None}
+        else:                                   # nothing to keep at this level: the fresh colouring
+            colours, group, fixed = bipartite_edge_colouring(edges), None, {}
         if aware:
             group = _deal_by_load(graph, tree, (here, there), [weights[i] if by_bytes else 1 for i in active],
-                                  [meet[i] > level + 1 for i in active], colours, ups, total, by_bytes)
-        else:
+                                  [meet[i] > level + 1 for i in active], colours, ups, total, by_bytes, fixed)
+        elif group is None:
             group = [c % ups for c in range(max(colours, default=-1) + 1)]
         climbing, level = ([], [], []), level + 1
         for i, s, d, c in zip(active, here, there, colours):
             g = group[c]
+            if kept is not None and kept[i] and kept[i][level - 1] != g:
+                kept[i] = None                   # moved: new switches above, nothing kept there
             u, v = tree_ups[s][g], tree_ups[d][g]
             if level < meet[i]:
                 lo, hi = climbed.get(i) or ((s,), (d,))
@@ -249,16 +282,17 @@ def _uplinks(tree, here, there):
     return counts.pop()
 
 
-def _deal_by_load(graph, tree, ends, weights, climbs, colours, ups, total, by_bytes):
-    """{colour: uplink index}: colour classes heaviest first, each to the uplink index whose busiest
-    link (existing load plus the class's flows) is least loaded, at most ceil(colours / U) per
-    index. Loads of the level's links are numpy matrices (switch x uplink index). Flows that climb
+def _deal_by_load(graph, tree, ends, weights, climbs, colours, ups, total, by_bytes, fixed=None):
+    """{colour: uplink index}: ``fixed`` ({colour: uplink index}) as given, then the other colour
+    classes heaviest first, each to the uplink index whose busiest link (existing load plus the
+    class's flows) is least loaded, at most ceil(D / U) per index (D the level's max degree: the
+    number of colours of a fresh colouring). Loads of the level's links are numpy matrices (switch x uplink index). Flows that climb
     further also count, per switch of the next level, against that switch's uplinks (so on a tree
     tapered above the leaves the flows that leave the pod are spread over its aggregations first).
     ``ends``: the flows' (source-side, destination-side) switches at this level as two lists;
     ``weights``: their bytes or 1; ``climbs``: whether each flow climbs further."""
     classes = colour_classes(colours)
-    cap = math.ceil(len(classes) / ups)
+    cap = math.ceil(max(max(collections.Counter(side).values(), default=0) for side in ends) / ups)
     metric = total.bytes if by_bytes else total.flows
     weight = numpy.array(weights, dtype=float)
     climbs = numpy.array(climbs, dtype=bool)
@@ -275,20 +309,23 @@ def _deal_by_load(graph, tree, ends, weights, climbs, colours, ups, total, by_by
         ahead.append((at, numpy.array([[above[n] for n in tree.ups[sw]] for sw in index]),
                       numpy.array([max(len(tree.ups[n]), 1) for n in above], dtype=float),
                       numpy.zeros(len(above))))
-    taken, group = numpy.zeros(ups), {}
-    order = sorted(classes, key=lambda c: (-weight[classes[c]].sum(), c))
+    taken, group, fixed = numpy.zeros(ups), {}, fixed or {}
+    order = sorted(classes, key=lambda c: (c not in fixed, -weight[classes[c]].sum(), c))
     for c in order:
         members = numpy.array(classes[c])
-        worst = numpy.where(taken >= cap, numpy.inf, 0.0)
-        for at, load, capacity in sides:
-            rows = at[members]
-            worst = numpy.maximum(worst, (load[rows] + weight[members, None] / capacity[rows]).max(axis=0))
         climbing = members[climbs[members]]
-        for at, above, uplinks, count in ahead:
-            if len(climbing):
-                nxt = above[at[climbing]]
-                worst = numpy.maximum(worst, ((count[nxt] + weight[climbing, None]) / uplinks[nxt]).max(axis=0))
-        g = int(numpy.argmin(worst))
+        if c in fixed:
+            g = fixed[c]
+        else:
+            worst = numpy.where(taken >= cap, numpy.inf, 0.0)
+            for at, load, capacity in sides:
+                rows = at[members]
+                worst = numpy.maximum(worst, (load[rows] + weight[members, None] / capacity[rows]).max(axis=0))
+            for at, above, uplinks, count in ahead:
+                if len(climbing):
+                    nxt = above[at[climbing]]
+                    worst = numpy.maximum(worst, ((count[nxt] + weight[climbing, None]) / uplinks[nxt]).max(axis=0))
+            g = int(numpy.argmin(worst))
         taken[g] += 1
         group[c] = g
         for at, load, capacity in sides:
