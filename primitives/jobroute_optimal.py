@@ -287,8 +287,9 @@ def _deal_by_load(graph, tree, ends, weights, climbs, colours, ups, total, by_by
     classes heaviest first, each to the uplink index whose busiest link (existing load plus the
     class's flows) is least loaded, at most ceil(D / U) per index (D the level's max degree: the
     number of colours of a fresh colouring). Loads of the level's links are numpy matrices (switch
-    x uplink index). Flows that climb further also count, per switch of the next level, against that switch's uplinks (so on a tree
-    tapered above the leaves the flows that leave the pod are spread over its aggregations first).
+    x uplink index). Flows that climb further also count, per switch of the next level, against
+    that switch's uplinks (so on a tree tapered above the leaves the flows that leave the pod are
+    spread over its aggregations first).
     ``ends``: the flows' (source-side, destination-side) switches at this level as two lists;
     ``weights``: their bytes or 1; ``climbs``: whether each flow climbs further."""
     classes = colour_classes(colours)
