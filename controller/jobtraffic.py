@@ -15,8 +15,9 @@ still fit on them (primitives/jobroute_incremental.py: same bound on flows per l
 running pairs moved). A phase no longer wanted loses its routes. The reverse of every routed pair
 (its TCP ACKs) follows the reverse of the pair's path, and a 2-cycle of the demand gets mutually
 reverse paths where that loads no link more (``--sdnmpi-traffic-reverse-routes``, on by default;
-primitives/reverse.py); a pair's own routed data always wins over a reverse route. A router that returns ``pairs.FabricRoutes`` (sdn-adaptive on a dense demand) leaves the
-pairs to the default routes: nothing is installed, but its modelled paths still count as load.
+primitives/reverse.py); a pair's own routed data always wins over a reverse route. A router that
+returns ``pairs.FabricRoutes`` (sdn-adaptive on a dense demand) leaves the pairs to the default
+routes: nothing is installed, but its modelled paths still count as load.
 A plan that does not load the busiest link less than the default routes would (a tie on a demand
 denser than a permutation; worse on any demand) is left out the same way, with one log line:
 flow detection's guard (primitives/reroute.py), applied to declared demands (docs/jobroute.md,
