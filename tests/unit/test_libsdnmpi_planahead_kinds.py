@@ -159,15 +159,17 @@ def test_plans_made_while_an_idup_of_their_communicator_is_pending(built, stub_f
     assert stub.errors == []
 
 
-def test_plans_split_when_a_rank_lacks_the_library_communicator(built, stub_factory):
+@pytest.mark.parametrize("knob", [{"SDN_MPI_TEST_NO_LIBCOMM": "1"}, {"SDN_MPI_LIB_COMM": "0"}])
+def test_plans_split_without_the_library_communicator(built, stub_factory, knob):
     """World rank 1 acts as if making the library's communicator at SDN_MPI_Init had failed
-    (SDN_MPI_TEST_NO_LIBCOMM=1): every rank learns it from the plan's Allreduce and every plan,
-    the world's included, splits its communicator as before plan_comm.h; results bit-exact, the SDN
-    path kept (no idup here: the split may hang against one)."""
+    (SDN_MPI_TEST_NO_LIBCOMM=1: every rank learns it from the plan's Allreduce), or world rank 0's
+    SDN_MPI_LIB_COMM=0 turns it off for all: every plan, the world's included, splits its
+    communicator as before plan_comm.h; results bit-exact, the SDN path kept (no idup here: the
+    split may hang against one)."""
     stub = stub_factory(leaves=2)
-    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_TEST_NO_LIBCOMM": "1",
-           "SDN_MPI_VERBOSE": "1"}
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1", **knob}
     out, stderr = run(4, env, "--comms", "4", "--rounds", "4")
     assert out["first"] == RD
     assert idup_line(out) == (4, 0, PRIV_SPLIT, 8, 0, 8)
-    assert "sdnmpi[1]: init: the library's communicator could not be made" in stderr
+    failed = "sdnmpi[1]: init: the library's communicator could not be made" in stderr
+    assert failed == ("SDN_MPI_TEST_NO_LIBCOMM" in knob)
