@@ -53,7 +53,8 @@ PHASES = tuple((base + suffix, "%s, %s" % (what, label), parts)
 # floors()), FLOOR_REPS times each; pooled per p over the run's jobs.
 FLOORS = ("floor_init_mpi", "floor_rtt", "floor_first")
 # The steps of the profile (the "steps" events: largest over the ranks; parts: world rank 0's), in order.
-INIT_STEPS = ("init_allreduce", "init_allgather", "init_gather", "init_rpc", "init_ahead", "init_bcast", "init")
+INIT_STEPS = ("init_allreduce", "init_allgather", "init_gather", "init_rpc", "init_ahead", "init_bcast", "init_libcomm",
+              "init")
 PLAN_STEPS = ("plan_decide", "plan_request", "plan_allreduce", "plan_scatter", "plan_split", "plan_layout", "plan",
               "call")
 PART_LABELS = {
@@ -66,8 +67,9 @@ PART_LABELS = {
     "bcast_request": "tree RPC", "bcast_ctrl": "controller", "bcast_ctrl_install": "install + barrier",
     "init_allreduce": "Allreduce (memory)", "init_allgather": "Allgather (addresses)",
     "init_gather": "Gather (addresses, memory)", "init_bcast": "Bcast (agreement, addresses)",
-    "init": "Init", "plan_decide": "leader decides", "plan_allreduce": "Allreduce (outcome)", "plan_scatter": "Scatter",
-    "plan_split": "Comm_split", "plan_layout": "layout Bcast", "plan": "plan", "call": "whole call",
+    "init_libcomm": "library comm",
+    "init": "Init", "plan_decide": "leader decides", "plan_allreduce": "Allreduce (outcome)", "plan_scatter": "Scatter / order",
+    "plan_split": "private comm", "plan_layout": "layout Bcast", "plan": "plan", "call": "whole call",
 }
 
 

@@ -195,6 +195,7 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->max_bytes = parse_bytes("SDN_MPI_MAX_BYTES", UINT64_MAX, 1);
     cfg->reorder = parse_bool("SDN_MPI_REORDER", 1);
     cfg->plan_ahead = parse_bool("SDN_MPI_PLAN_AHEAD", 1);
+    cfg->lib_comm = parse_bool("SDN_MPI_LIB_COMM", 1);
     cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN, 1);
     cfg->hier_min = parse_bytes("SDN_MPI_HIER_MIN", SDNMPI_DEFAULT_HIER_MIN, 1);
     /* unset or malformed: by the leaf layout; a byte count as large as that marker: unlimited */

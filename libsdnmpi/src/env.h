@@ -37,6 +37,8 @@ struct sdnmpi_config {
     uint64_t allgather_cycles_min;    /* SDN_MPI_ALLGATHER_CYCLES_MIN: Allgather's cycles from here on */
     int reorder;                      /* SDN_MPI_REORDER: order the algorithms' ranks by leaf */
     int plan_ahead;                   /* SDN_MPI_PLAN_AHEAD: request the world's plan at Init */
+    int lib_comm;                     /* SDN_MPI_LIB_COMM: the library's own communicator
+                                         (plan_comm.h) */
     char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
     int has_fabric_ip;                /* SDN_MPI_FABRIC_IP */
     uint32_t fabric_ip;               /*   network byte order */

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "plan.h"
 #include "plan_ahead.h"
+#include "plan_comm.h"
 #include "reconnect.h"
 #include "sdnmpi.h"
 #include "state.h"
@@ -28,7 +29,7 @@ struct agreement {
     int64_t reason; /* index into reasons[] when !ok */
     uint64_t min_bytes, max_bytes, rab_min;
     int64_t min_bytes_set;
-    int64_t reorder, plan_ahead;
+    int64_t reorder, plan_ahead, lib_comm;
     char planner[SDNMPI_PLANNER_MAX];
     uint64_t bcast_min_bytes;
     int64_t bcast_min_hosts, bcast_rate_mbps, bcast_rounds, bcast_idle_ms, bcast_datagram;
@@ -124,6 +125,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.rab_min = s->cfg.rab_min;
         a.reorder = s->cfg.reorder;
         a.plan_ahead = s->cfg.plan_ahead;
+        a.lib_comm = s->cfg.lib_comm;
         memcpy(a.planner, s->cfg.planner, sizeof a.planner);
         a.bcast_min_bytes = s->cfg.bcast_min_bytes;
         a.bcast_min_hosts = s->cfg.bcast_min_hosts;
@@ -185,6 +187,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.rab_min = a.rab_min;
     s->cfg.reorder = (int)a.reorder;
     s->cfg.plan_ahead = (int)a.plan_ahead;
+    s->cfg.lib_comm = (int)a.lib_comm;
     memcpy(s->cfg.planner, a.planner, sizeof a.planner);
     s->cfg.planner[sizeof s->cfg.planner - 1] = '\0';
     s->cfg.bcast_min_bytes = a.bcast_min_bytes;
@@ -203,6 +206,14 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     if (s->sdn_ok && sdnmpi_traffic_hook_add() != 0)
         sdnmpi_warn("init: no phase hook slot left; MPI_Pcontrol phases are not sent to the controller");
     sdnmpi_plan_ahead_start(); /* world rank 0, if it may: the world's plan request */
+    /* the plans' parent (plan_comm.h), made while nothing of the application's can be pending on
+     * the world (and while the controller plans the world's request just sent); without it
+     * (SDN_MPI_LIB_COMM=0, or a failure, logged) the plans split their communicators */
+    if (s->sdn_ok && s->cfg.lib_comm) {
+        t = sdnmpi_clock();
+        (void)sdnmpi_plan_comm_init();
+        t_mpi += sdnmpi_clock() - t;
+    }
     if (rank != 0) {
         if (s->sdn_ok)
             sdnmpi_log("init: job %" PRId64 ", SDN path on", s->job.id);
@@ -235,8 +246,9 @@ SDNMPI_EXPORT int SDN_MPI_Finalize(void)
     int rc3 = sdnmpi_reconnect_keyval_free();
     int rc4 = sdnmpi_commattr_keyval_free(&s->ahead_keyval); /* the release below reads a reply
                                                                left first */
+    int rc5 = sdnmpi_plan_comm_free(); /* after the world's plan, which may share it */
     if (rc == MPI_SUCCESS)
-        rc = rc2 != MPI_SUCCESS ? rc2 : rc3 != MPI_SUCCESS ? rc3 : rc4;
+        rc = rc2 != MPI_SUCCESS ? rc2 : rc3 != MPI_SUCCESS ? rc3 : rc4 != MPI_SUCCESS ? rc4 : rc5;
     /* Every rank is done with its plans and its data before the routes go away. */
     int brc = PMPI_Barrier(MPI_COMM_WORLD);
     if (pthread_mutex_lock(&s->lock) == 0) {

@@ -12,6 +12,7 @@
 #include "hier_layout.h"
 #include "log.h"
 #include "plan_ahead.h"
+#include "plan_comm.h"
 #include "plan_leader.h"
 #include "rpc.h"
 #include "schedule.h"
@@ -23,7 +24,7 @@ static int plan_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)comm, (void)keyval, (void)extra;
     struct sdnmpi_plan *plan = attr;
-    if (plan->priv != MPI_COMM_NULL) {
+    if (plan->priv != MPI_COMM_NULL && plan->priv_from != SDNMPI_PRIV_LIBWORLD) {
         /* During MPI_Finalize's own teardown of leaked communicators MPI is past freeing
          * anything; it reclaims the duplicate itself. */
         int finalized = 1;
@@ -179,7 +180,7 @@ static void record_plan_time(double t_start, int64_t x0)
 
 /* Returned, uncached, when some rank could not allocate: every rank then falls back for this
  * call and tries again on the next one. */
-static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, -1, 0, {0}, NULL, 0, 0, 0, 0};
+static const struct sdnmpi_plan no_plan = {0, MPI_COMM_NULL, 0, -1, 0, {0}, NULL, 0, 0, 0, 0};
 
 /* What rank 0 decides and every rank needs: combined with a bitwise-or Allreduce, to which every
  * other rank adds only its out-of-memory flag (so the one collective is also the agreement). */
@@ -191,7 +192,10 @@ enum {
     OUT_NDIMS,                           /* Rabenseifner's distances: how many, then them */
     OUT_DIST,
     OUT_LAYOUT = OUT_DIST + SDNMPI_RD_MAX_DIMS, /* the number of leaves, and the leader's */
-    OUT_N = OUT_LAYOUT + 3               /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT */
+    OUT_NOLIB = OUT_LAYOUT + 3,          /* SDN_MPI_HIER_MIN and SDN_MPI_HIER_SEGMENT; then: some
+                                            rank has no library communicator (plan_comm.h) */
+    OUT_TAG,                             /* the private communicator's creation tag */
+    OUT_N
 };
 
 size_t sdnmpi_plan_outcome_bytes(void)
@@ -235,21 +239,21 @@ static int leader_decide(MPI_Comm comm, int p, uint32_t *ips, uint32_t *ordered,
 }
 
 /* Makes and caches the plan of comm (collective): one Allreduce (the outcome, and the agreement
- * that every rank has its memory), a Scatter of the ranks' new positions if the leader reordered
- * them, the split that makes the private communicator, and a Bcast of the leaf layout if the
- * leader knows it. (The layout once rode in the Allreduce, with no measurable gain: fewer world
- * collectives before the split widen Open MPI 4.1.4's window in which a pending MPI_Comm_idup of
- * the same parent hangs the split; libsdnmpi/README.md, "Known issues". For the same reason the
- * split stays: PMPI_Comm_create of the ordered group, with no allgather, hung that case;
- * docs/bench-notebook.md, "The plan's communicator without the split".) */
+ * that every rank has its memory and the library's communicator), the private communicator
+ * (plan_comm.h: nothing to make for the world in its own order; else, if the leader reordered the
+ * ranks, a Bcast of the order and a group's creation on the library's communicator), and a Bcast
+ * of the leaf layout if the leader knows it. Without the library's communicator on every rank:
+ * a Scatter of the new positions if reordered, and the split of comm, as before plan_comm.h
+ * (Open MPI 4.1.4 may hang that split while an MPI_Comm_idup of comm is pending;
+ * libsdnmpi/README.md, "Known issues"). */
 static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
     MPI_Comm priv = MPI_COMM_NULL;
     struct sdnmpi_plan *plan = NULL;
     uint32_t *ips = NULL, *ordered = NULL;
-    int *pos = NULL, *world = NULL, *leaf_start = NULL;
-    int rank, p, rc, mypos;
+    int *pos = NULL, *world = NULL, *leaf_start = NULL, *order = NULL;
+    int rank, p, rc, mypos, shared = 0, lib = s->libworld != MPI_COMM_NULL;
     int64_t mine[OUT_N] = {0}, outcome[OUT_N] = {0};
 
     double t_start = sdnmpi_clock();
@@ -268,17 +272,28 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     mypos = rank;
     plan = calloc(1, sizeof *plan);
     leaf_start = calloc((size_t)p + 1, sizeof *leaf_start); /* every rank: the layout's Bcast */
+    if (lib) /* every rank: the order's Bcast, then the group's */
+        order = malloc((size_t)p * 2 * sizeof *order);
     if (rank == 0) {
         ips = malloc((size_t)p * sizeof *ips);
         ordered = malloc((size_t)p * sizeof *ordered);
         pos = malloc((size_t)p * sizeof *pos);
         world = malloc((size_t)p * sizeof *world);
     }
-    mine[OUT_FAIL] = plan == NULL || leaf_start == NULL
+    mine[OUT_FAIL] = plan == NULL || leaf_start == NULL || (lib && order == NULL)
                      || (rank == 0 && (ips == NULL || ordered == NULL || pos == NULL || world == NULL));
+    mine[OUT_NOLIB] = !lib;
     if (rank == 0 && !mine[OUT_FAIL]
         && (rc = leader_decide(comm, p, ips, ordered, pos, leaf_start, world, mine)) != MPI_SUCCESS)
         mine[OUT_FAIL] = 1; /* the others must not wait for a leader that gave up */
+    if (rank == 0 && !mine[OUT_FAIL] && mine[OUT_OK] && lib) {
+        if (pthread_mutex_lock(&s->lock) == 0) {
+            mine[OUT_TAG] = sdnmpi_plan_comm_tag_locked();
+            (void)pthread_mutex_unlock(&s->lock);
+        } else {
+            mine[OUT_NOLIB] = 1; /* no tag: split, as without the library's communicator */
+        }
+    }
     double ts = sdnmpi_timing_step(SDNMPI_T_PLAN_DECIDE, t_start);
     int arc = PMPI_Allreduce(mine, outcome, OUT_N, MPI_INT64_T, MPI_BOR, comm);
     ts = sdnmpi_timing_step(SDNMPI_T_PLAN_ALLREDUCE, ts);
@@ -294,12 +309,25 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
         *out = &no_plan;
         goto done;
     }
-    if (outcome[OUT_OK] && outcome[OUT_MOVED]) {
+    int use_lib = !outcome[OUT_NOLIB];
+    if (outcome[OUT_OK] && outcome[OUT_MOVED] && use_lib) { /* every rank: the whole order */
+        int *all = rank == 0 ? pos : order + p;
+        if ((rc = PMPI_Bcast(all, p, MPI_INT, 0, comm)) != MPI_SUCCESS)
+            goto fail;
+        for (int r = 0; r < p; r++)
+            order[all[r] >= 0 && all[r] < p ? all[r] : r] = r; /* the leader's is a permutation */
+        ts = sdnmpi_timing_step(SDNMPI_T_PLAN_SCATTER, ts);
+    } else if (outcome[OUT_OK] && outcome[OUT_MOVED]) {
         if ((rc = PMPI_Scatter(pos, 1, MPI_INT, &mypos, 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
             goto fail;
         ts = sdnmpi_timing_step(SDNMPI_T_PLAN_SCATTER, ts);
     }
-    if (outcome[OUT_OK] && (rc = PMPI_Comm_split(comm, 0, mypos, &priv)) != MPI_SUCCESS)
+    if (outcome[OUT_OK] && use_lib)
+        rc = sdnmpi_plan_comm_make(comm, p, outcome[OUT_MOVED] ? order : NULL,
+                                   (int)outcome[OUT_TAG], &priv, &shared);
+    else if (outcome[OUT_OK])
+        rc = PMPI_Comm_split(comm, 0, mypos, &priv);
+    if (rc != MPI_SUCCESS)
         goto fail;
     ts = sdnmpi_timing_step(SDNMPI_T_PLAN_SPLIT, ts);
     int nleaves = (int)outcome[OUT_LAYOUT];
@@ -323,10 +351,15 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     plan->priv = MPI_COMM_NULL;
     if ((rc = PMPI_Comm_set_attr(comm, s->keyval, plan)) != MPI_SUCCESS)
         goto fail;
-    plan->priv = priv; /* owned by the attribute from here on (MPI_COMM_NULL if !ok) */
+    plan->priv = priv; /* owned by the attribute from here on (MPI_COMM_NULL if !ok), unless */
+    plan->priv_from = !plan->ok ? SDNMPI_PRIV_NONE  /* it is the library's communicator */
+                      : shared  ? SDNMPI_PRIV_LIBWORLD
+                      : use_lib ? SDNMPI_PRIV_GROUP
+                                : SDNMPI_PRIV_SPLIT;
     *out = plan;
     record_plan_time(t_start, x0);
 done:
+    free(order);
     free(leaf_start);
     free(ips);
     free(ordered);
@@ -338,12 +371,13 @@ fail:
     if (plan != NULL)
         free(plan->leaf_start);
     free(plan);
+    free(order);
     free(leaf_start);
     free(ips);
     free(ordered);
     free(pos);
     free(world);
-    if (priv != MPI_COMM_NULL)
+    if (priv != MPI_COMM_NULL && !shared)
         (void)PMPI_Comm_free(&priv); /* already failing: report the first error */
     return rc;
 }

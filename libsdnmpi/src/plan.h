@@ -7,9 +7,9 @@
  * leaf by leaf (SDN_MPI_REORDER=0 keeps the application's), computes the schedule's host pairs
  * and, unless they are all on one host, sends plan_allreduce to the controller, and orders
  * Rabenseifner's distances by the step loads of the reply; one Allreduce gives every rank the
- * outcome (and the agreement that all have their memory), and the communicator is split in the
- * new order into the algorithms' private communicator (their messages never mix with the
- * application's). The outcome is cached on the communicator. Later calls only read the
+ * outcome (and the agreement that all have their memory), and the algorithms get a private
+ * communicator in the new order (their messages never mix with the application's), made from the
+ * library's own communicator (plan_comm.h), or split from the communicator without one. The outcome is cached on the communicator. Later calls only read the
  * attribute. A request sent ahead for the communicator (plan_ahead.h) gives the leader its order
  * and its reply without a round trip.
  */
@@ -21,9 +21,20 @@
 
 #include "schedule.h"
 
+/* Where a plan's private communicator came from (plan_comm.h; sdnmpi_test_plan_priv). */
+enum sdnmpi_priv_from {
+    SDNMPI_PRIV_NONE = 0,     /* none (!ok) */
+    SDNMPI_PRIV_LIBWORLD = 1, /* the library's communicator itself (MPI_COMM_WORLD, its order) */
+    SDNMPI_PRIV_GROUP = 2,    /* a group's creation on the library's communicator */
+    SDNMPI_PRIV_SPLIT = 3,    /* the split of the application's communicator (no library one) */
+};
+
 struct sdnmpi_plan {
     int ok;          /* routes are installed (or none are needed): use the SDN algorithms */
-    MPI_Comm priv;   /* the algorithms' private communicator (split from it); MPI_COMM_NULL if !ok */
+    MPI_Comm priv;   /* the algorithms' private communicator (plan_comm.h: made from the library's
+                        communicator, or split from it); MPI_COMM_NULL if !ok */
+    int priv_from;   /* enum sdnmpi_priv_from; SDNMPI_PRIV_LIBWORLD: priv is the library's
+                        communicator itself, never freed with the plan */
     int64_t comm_id; /* the id sent to the controller; -1 if no request was made */
     int rab_ndims;   /* Rabenseifner's halving order (sdnmpi_rab_order), the same on every rank */
     int rab_dist[SDNMPI_RD_MAX_DIMS];

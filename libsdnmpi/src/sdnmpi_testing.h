@@ -17,6 +17,11 @@ int sdnmpi_test_last_path(void);
  * shared libraries: link libsdnmpi.a. */
 int sdnmpi_test_force_allreduce(int path);
 
+/* Where the private communicator of comm's allreduce plan came from (enum sdnmpi_priv_from,
+ * plan.h: 0 none, 1 the library's communicator itself, 2 a group's creation on it, 3 the split of
+ * comm), or -1 if comm has no plan. */
+int sdnmpi_test_plan_priv(MPI_Comm comm);
+
 /* Makes this process's hierarchical allreduce keep up to `depth` segments in its pipeline's first
  * step (allreduce_hier.c) instead of SDN_MPI_HIER_DEPTH's (or the default depth); 0 restores
  * those. Each rank's own, as SDN_MPI_HIER_DEPTH (it changes no message); the bench's variants

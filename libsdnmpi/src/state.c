@@ -10,6 +10,7 @@ struct sdnmpi_state sdnmpi_g = {
     .ahead_keyval = MPI_KEYVAL_INVALID,
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .conn = {.fd = -1, .next_id = 1},
+    .libworld = MPI_COMM_NULL,
     .timing = {[0 ... SDNMPI_T_N - 1] = -1.0},
 };
 

@@ -6,6 +6,7 @@
  * caches (Allreduce plans, Bcast trees), and this process's controller connection. It is written
  * by SDN_MPI_Init and SDN_MPI_Finalize; after Init the only fields that change are `conn`,
  * `comms_led` (under `lock`, when this process leads a communicator's plan request),
+ * `plans_led` (under `lock`, plan_comm.h), `libworld` (SDN_MPI_Finalize frees it),
  * `job`, `reg_gen`, `world_calls`, `reg_lost` (reconnect.c, after a lost registration) and
  * `last_path`, `last_bcast` (test hooks) and `timing` (timing.c, at Init and when a plan
  * is made). Per-communicator state lives in MPI attributes (plan.c,
@@ -75,6 +76,11 @@ struct sdnmpi_state {
     struct sdnmpi_conn conn;  /* this process's controller connection (world rank 0: the one
                                  that registered the job) */
     int64_t comms_led;        /* sub-communicator plans this process has led (for comm ids) */
+    MPI_Comm libworld;        /* the library's own copy of MPI_COMM_WORLD, parent of the plans'
+                                 private communicators (plan_comm.h), or MPI_COMM_NULL */
+    int plan_tag_ub;          /* MPI_TAG_UB, read at Init (plan_comm.h) */
+    int64_t plans_led;        /* plans this process has led a private communicator's creation
+                                 for (their tags; under `lock`) */
     int ahead_keyval;         /* communicator attribute of the plans requested ahead or reused
                                  (plan_ahead.h), or MPI_KEYVAL_INVALID */
     int last_path;            /* enum sdnmpi_path of the last SDN_MPI_Allreduce (test hook) */

@@ -14,6 +14,17 @@ SDNMPI_EXPORT int sdnmpi_test_last_path(void)
     return sdnmpi_g.last_path;
 }
 
+/* Hidden (not SDNMPI_EXPORT), as those below. */
+int sdnmpi_test_plan_priv(MPI_Comm comm)
+{
+    void *val = NULL;
+    int flag = 0;
+    if (sdnmpi_g.keyval == MPI_KEYVAL_INVALID
+        || PMPI_Comm_get_attr(comm, sdnmpi_g.keyval, &val, &flag) != MPI_SUCCESS || !flag)
+        return -1;
+    return ((const struct sdnmpi_plan *)val)->priv_from;
+}
+
 /* Hidden (not SDNMPI_EXPORT): the shared libraries export only the API and the hook above. */
 int sdnmpi_test_last_bcast(int *rounds, long long *resent, long long *finished)
 {

@@ -49,9 +49,14 @@ enum sdnmpi_tslot {
     SDNMPI_T_PLAN_DECIDE,      /* a plan: the leader's order and request (or taking the reply sent
                                   ahead), before its Allreduce (other ranks: their allocations) */
     SDNMPI_T_PLAN_ALLREDUCE,   /* ... the Allreduce of the outcome (with the wait for the leader) */
-    SDNMPI_T_PLAN_SCATTER,     /* ... the Scatter of new positions (0: order unchanged) */
-    SDNMPI_T_PLAN_SPLIT,       /* ... the split that makes the private communicator */
+    SDNMPI_T_PLAN_SCATTER,     /* ... the Scatter of new positions, or with the library's
+                                  communicator the Bcast of the order (0: order unchanged) */
+    SDNMPI_T_PLAN_SPLIT,       /* ... making the private communicator (plan_comm.h: nothing for
+                                  the world in its order, else a group's creation on the
+                                  library's communicator; without it the split) */
     SDNMPI_T_PLAN_LAYOUT,      /* ... the leaf layout's Bcast (0: it rode in the Allreduce) */
+    SDNMPI_T_INIT_LIBCOMM,     /* Init: making the library's own communicator (plan_comm.h; -1:
+                                  not made, the SDN path is off) */
     SDNMPI_T_N
 };
 

@@ -1,8 +1,8 @@
 /* planahead_check.c -- the world's plan requested at SDN_MPI_Init (libsdnmpi/src/plan_ahead.h),
  * for tests/unit/test_libsdnmpi_planahead.py.
  *
- *   planahead_check [--wait-file PATH] [--gap-ms N] [--count N] [--calls 0|2] [--comms 1|2]
- *                   [--hosts N]
+ *   planahead_check [--wait-file PATH] [--gap-ms N] [--count N] [--calls 0|2] [--comms 1-4]
+ *                   [--hosts N] [--rounds N]
  *
  * SDN_MPI_Init; with --wait-file, world rank 0 waits (up to 60 s) until PATH exists (the stub
  * controller creates it when it receives plan_allreduce: the request arrived before any
@@ -14,7 +14,9 @@
  * (paths as sdnmpi_test_last_path; ahead, age, request: the plan's timing slots plan_ahead,
  * plan_ahead_age, plan_request, -1 if not recorded; init: SDN_MPI_Init's seconds, slowest rank).
  * --comms 1: then the communicators of planahead_comms.c (their plans requested at creation);
- * --comms 2: those of planahead_kinds.c (--hosts: SDN_MPI_FAKE_HOSTS).
+ * --comms 2: those of planahead_kinds.c (--hosts: SDN_MPI_FAKE_HOSTS);
+ * --comms 3: --rounds N (20) communicators planned while an idup of them is pending
+ * (planahead_idup.c); --comms 4: the same without the idups.
  * Exit 1 on a mismatch. */
 #include <errno.h>
 #include <mpi.h>
@@ -96,7 +98,7 @@ int main(int argc, char **argv)
 {
     const char *wait_path = NULL;
     long gap_ms = 0;
-    int count = 64, calls = 2, comms = 0, hosts = 0;
+    int count = 64, calls = 2, comms = 0, hosts = 0, rounds = 20;
     check_prog = "planahead_check";
     check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
     int p = 0;
@@ -115,6 +117,8 @@ int main(int argc, char **argv)
             comms = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--hosts") == 0)
             hosts = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--rounds") == 0)
+            rounds = atoi(argv[i + 1]);
         else
             FAIL("unknown option %s", argv[i]);
     }
@@ -138,6 +142,8 @@ int main(int argc, char **argv)
         comms_check(count, gap_ms);
     else if (comms == 2)
         kinds_check(count, gap_ms, hosts);
+    else if (comms == 3 || comms == 4)
+        idup_check(count, rounds, comms == 3);
     long long all = 0;
     check_mpi(PMPI_Allreduce(&failures, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD),
               "PMPI_Allreduce");

@@ -30,4 +30,8 @@ void first_calls_report(int n, const char *const *names, const MPI_Comm *comms, 
  * SDN_MPI_Comm_create_group and MPI_Comm_idup (planahead_kinds.c); hosts: SDN_MPI_FAKE_HOSTS. */
 void kinds_check(int count, long gap_ms, int hosts);
 
+/* `rounds` communicators whose first SDN_MPI_Allreduce runs while an MPI_Comm_idup of them is
+ * pending (idup 0: no idups; planahead_idup.c); world rank 0 prints a planahead_idup line. */
+void idup_check(int count, int rounds, int idup);
+
 #endif

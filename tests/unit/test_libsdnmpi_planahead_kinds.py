@@ -126,3 +126,50 @@ def test_preload_new_kinds_bit_exact(built, stub_factory):
     assert pre.stderr.count(", sent ahead at creation)") == 4    # the halves, shared, group
     assert re.search(r"sdnmpi\[0\]: plan comm=0 ranks=%d .*: ok, the routes of the same group's plan" % np,
                      pre.stderr)
+
+
+IDUP = re.compile(r"planahead_idup: rounds=(\d+) idup=(\d) world=(-?\d+) sdn=(\d+) group=(\d+) split=(\d+)")
+# sdnmpi_test_plan_priv: where a plan's private communicator came from (libsdnmpi/src/plan.h)
+PRIV_LIBWORLD, PRIV_GROUP, PRIV_SPLIT = 1, 2, 3
+
+
+def idup_line(out):
+    """planahead_check --comms 3|4's line: (rounds, idup, world, sdn, group, split)."""
+    m = IDUP.search(out["stdout"])
+    assert m, out["stdout"]
+    return tuple(int(v) for v in m.groups())
+
+
+@pytest.mark.parametrize("np,nhosts,leaves,world", [(6, 2, 2, PRIV_GROUP), (4, 4, None, PRIV_LIBWORLD)])
+def test_plans_made_while_an_idup_of_their_communicator_is_pending(built, stub_factory, np, nhosts, leaves, world):
+    """20 communicators (MPI_Comm_dup of the world, MPI_Comm_split in reverse order), each planned
+    by its first SDN_MPI_Allreduce while an MPI_Comm_idup of it is pending, then the idup'ed one's
+    first call: every plan's private communicator is a group's creation on the library's own
+    communicator (plan_comm.h), never made from the application's communicator, whose context-id
+    agreement Open MPI 4.1.4 may hang against the pending idup's. The world's plan uses the
+    library's communicator itself where the ranks keep the world's order (no leaves known), a
+    group's creation on it where the leader reorders them by leaf (2 leaves: the fake hosts
+    alternate). Every call took the SDN path, bit-exact (no hang: the job's timeout)."""
+    stub = stub_factory(leaves=leaves)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(nhosts)}
+    out, _ = run(np, env, "--comms", "3", "--rounds", "20")
+    assert out["first"] == RD
+    assert idup_line(out) == (20, 1, world, 40, 40, 0)
+    stub.wait_idle()
+    assert stub.errors == []
+
+
+@pytest.mark.parametrize("knob", [{"SDN_MPI_TEST_NO_LIBCOMM": "1"}, {"SDN_MPI_LIB_COMM": "0"}])
+def test_plans_split_without_the_library_communicator(built, stub_factory, knob):
+    """World rank 1 acts as if making the library's communicator at SDN_MPI_Init had failed
+    (SDN_MPI_TEST_NO_LIBCOMM=1: every rank learns it from the plan's Allreduce), or world rank 0's
+    SDN_MPI_LIB_COMM=0 turns it off for all: every plan, the world's included, splits its
+    communicator as before plan_comm.h; results bit-exact, the SDN path kept (no idup here: the
+    split may hang against one)."""
+    stub = stub_factory(leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "4", "SDN_MPI_VERBOSE": "1", **knob}
+    out, stderr = run(4, env, "--comms", "4", "--rounds", "4")
+    assert out["first"] == RD
+    assert idup_line(out) == (4, 0, PRIV_SPLIT, 8, 0, 8)
+    failed = "sdnmpi[1]: init: the library's communicator could not be made" in stderr
+    assert failed == ("SDN_MPI_TEST_NO_LIBCOMM" in knob)

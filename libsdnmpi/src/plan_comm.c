@@ -1,0 +1,86 @@
+/* plan_comm.c -- the library's own communicator and the plans' private ones (plan_comm.h). */
+#include "plan_comm.h"
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "env.h"
+
+#include "log.h"
+#include "state.h"
+#include "timing.h"
+
+int sdnmpi_plan_comm_init(void)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    MPI_Group world = MPI_GROUP_NULL;
+    MPI_Comm made = MPI_COMM_NULL;
+    void *ub = NULL;
+    int flag = 0;
+    double t = sdnmpi_clock();
+    s->libworld = MPI_COMM_NULL;
+    int rc = PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    s->plan_tag_ub = rc == MPI_SUCCESS && flag && ub != NULL ? *(int *)ub : 32767; /* MPI's least */
+    if ((rc = PMPI_Comm_group(MPI_COMM_WORLD, &world)) == MPI_SUCCESS)
+        rc = PMPI_Comm_create(MPI_COMM_WORLD, world, &made);
+    if (world != MPI_GROUP_NULL)
+        (void)PMPI_Group_free(&world); /* only a local handle: nothing to do about a failure */
+    (void)sdnmpi_timing_step(SDNMPI_T_INIT_LIBCOMM, t);
+    /* Test only (test_libsdnmpi_planahead_kinds.py): SDN_MPI_TEST_NO_LIBCOMM=R, world rank R
+     * acts as if the creation had failed on it alone (the plans must then agree to split). */
+    if (rc == MPI_SUCCESS && made != MPI_COMM_NULL
+        && sdnmpi_env_long("SDN_MPI_TEST_NO_LIBCOMM", -1, -1, INT_MAX) == s->world_rank) {
+        (void)PMPI_Comm_free(&made); /* test only: a failure here is the test's to see */
+        rc = MPI_ERR_COMM;
+    }
+    if (rc != MPI_SUCCESS || made == MPI_COMM_NULL) {
+        sdnmpi_log("init: the library's communicator could not be made (MPI error %d); plans "
+                   "split their communicators", rc);
+        return rc;
+    }
+    s->libworld = made;
+    return MPI_SUCCESS;
+}
+
+int sdnmpi_plan_comm_free(void)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    if (s->libworld == MPI_COMM_NULL)
+        return MPI_SUCCESS;
+    return PMPI_Comm_free(&s->libworld);
+}
+
+int sdnmpi_plan_comm_tag_locked(void)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    int64_t span = (int64_t)s->plan_tag_ub - SDNMPI_PLAN_COMM_TAG0 + 1;
+    if (span < 1)
+        span = 1;
+    /* leaders differ by world rank, a leader's plans by its count: distinct until it wraps */
+    int64_t v = s->world_rank + (int64_t)s->world_size * s->plans_led++;
+    return SDNMPI_PLAN_COMM_TAG0 + (int)(v % span);
+}
+
+int sdnmpi_plan_comm_make(MPI_Comm comm, int p, const int *order, int tag, MPI_Comm *priv,
+                          int *shared)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    MPI_Group group = MPI_GROUP_NULL, ordered = MPI_GROUP_NULL;
+    *priv = MPI_COMM_NULL;
+    *shared = 0;
+    if (comm == MPI_COMM_WORLD && order == NULL) {
+        *priv = s->libworld;
+        *shared = 1;
+        return MPI_SUCCESS;
+    }
+    int rc = PMPI_Comm_group(comm, &group);
+    if (rc == MPI_SUCCESS && order != NULL)
+        rc = PMPI_Group_incl(group, p, order, &ordered);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_create_group(s->libworld, order != NULL ? ordered : group, tag, priv);
+    if (ordered != MPI_GROUP_NULL)
+        (void)PMPI_Group_free(&ordered); /* local handles: nothing to do about a failure */
+    if (group != MPI_GROUP_NULL)
+        (void)PMPI_Group_free(&group);
+    return rc;
+}
