@@ -68,7 +68,8 @@ PART_LABELS = {
     "init_allreduce": "Allreduce (memory)", "init_allgather": "Allgather (addresses)",
     "init_gather": "Gather (addresses, memory)", "init_bcast": "Bcast (agreement, addresses)",
     "init_libcomm": "library comm",
-    "init": "Init", "plan_decide": "leader decides", "plan_allreduce": "Allreduce (outcome)", "plan_scatter": "Scatter / order",
+    "init": "Init", "plan_decide": "leader decides", "plan_allreduce": "Allreduce (outcome)",
+    "plan_scatter": "Scatter / order",
     "plan_split": "private comm", "plan_layout": "layout Bcast", "plan": "plan", "call": "whole call",
 }
 
