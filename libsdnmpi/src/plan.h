@@ -10,8 +10,9 @@
  * outcome (and the agreement that all have their memory), and the algorithms get a private
  * communicator in the new order (their messages never mix with the application's), made from the
  * library's own communicator (plan_comm.h), or split from the communicator without one. The
- * outcome is cached on the communicator. Later calls only read the attribute. A request sent ahead for the communicator (plan_ahead.h) gives the leader its order
- * and its reply without a round trip.
+ * outcome is cached on the communicator. Later calls only read the attribute. A request sent
+ * ahead for the communicator (plan_ahead.h) gives the leader its order and its reply without a
+ * round trip.
  */
 #ifndef SDNMPI_PLAN_H
 #define SDNMPI_PLAN_H
