@@ -18,8 +18,6 @@ rule's errors on the same polls. ``--polls`` lists every poll's split (errors ma
 ``--payload-share S`` tries the payload rule with another payload floor than the controller's.
 """
 import argparse
-import glob
-import gzip
 import json
 import os
 import sys
@@ -29,6 +27,7 @@ import jobroute_report
 
 from sdnmpi.flows import acks, counterlog
 from sdnmpi.primitives.fattree import host_ip
+from sdnmpi.simulator import counterlogs
 
 RANKS = 16            # the bench's k=4 fat-tree: 16 hosts, one rank each
 ARGS = {"shift": 2, "perm": 2, "halo2d": 1, "halo3d": 1, "alltoall": 1, "phase": 1, "pause": 1, "skew": 1,
@@ -120,8 +119,7 @@ def check(lines, n=RANKS, payload_share=acks.PAYLOAD_SHARE):
 
 
 def _logs(folder):
-    base = os.path.join(folder, "counters") if os.path.isdir(os.path.join(folder, "counters")) else folder
-    found = sorted(glob.glob(os.path.join(base, "*.jsonl")) + glob.glob(os.path.join(base, "*.jsonl.gz")))
+    found = counterlogs.log_files(counterlogs.counters_folder(folder))
     if not found:
         raise counterlog.CounterLogError(f"{folder}: no counter logs (*.jsonl, *.jsonl.gz)")
     return found
@@ -129,7 +127,7 @@ def _logs(folder):
 
 def _read(path):
     try:
-        with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
+        with counterlogs.open_log(path) as f:
             return f.readlines()
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise counterlog.CounterLogError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None

@@ -12,8 +12,6 @@ DIR: a results folder (its counters/) or a folder of *.jsonl[.gz] logs.
 """
 import argparse
 import collections
-import glob
-import gzip
 import os
 
 import numpy as np
@@ -23,19 +21,17 @@ import benchcore  # noqa: F401  (puts the tree on sys.path)
 from sdnmpi.flows import counterlog
 from sdnmpi.flows.acks import BUSY_SHARE
 from sdnmpi.flows.hold import HOLD_POLLS, HOLD_SHARE, FlagHold
+from sdnmpi.simulator import counterlogs
 
 
 def logs(folders):
     for d in folders:
-        sub = os.path.join(d, "counters")
-        base = sub if os.path.isdir(sub) else d
-        yield from sorted(glob.glob(os.path.join(base, "*.jsonl.gz")) + glob.glob(os.path.join(base, "*.jsonl")))
+        yield from counterlogs.log_files(counterlogs.counters_folder(d))
 
 
 def read(path):
     """(pattern, link rate B/s, per poll: (busy pairs, pairs flagged live))."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
+    with counterlogs.open_log(path) as f:
         lines = f.read().splitlines(True)
     header, names, counts = counterlog.read(lines)
     line = BUSY_SHARE * header["link_rate_Bps"] * header["interval_s"]

@@ -21,12 +21,19 @@ RECORDED_RATE = (5e6, 1.0)   # link rate B/s and interval s of the bench's fabri
                              # (40/20 Mbit/s); its 5/5 Mbit/s runs since log 625000 B/s
 
 
-def _logs(folder):
+def log_files(folder):
     """The counter logs of ``folder``, sorted (*.jsonl and *.jsonl.gz)."""
     return sorted(glob.glob(os.path.join(folder, "*.jsonl")) + glob.glob(os.path.join(folder, "*.jsonl.gz")))
 
 
-def _open(path):
+def counters_folder(folder):
+    """``folder``'s counters/ when it has one (a bench results folder), else ``folder``."""
+    sub = os.path.join(folder, "counters")
+    return sub if os.path.isdir(sub) else folder
+
+
+def open_log(path):
+    """A counter log opened for reading as text, gzip'ed (*.gz) or plain."""
     return (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8")
 
 
@@ -36,11 +43,11 @@ def folders_at(folders, link_rate, interval):
     left out."""
     out = []
     for folder in folders:
-        found = _logs(folder)
+        found = log_files(folder)
         if not found:
             continue
         try:
-            with _open(found[0]) as f:
+            with open_log(found[0]) as f:
                 header = json.loads(f.readline())
         except (OSError, EOFError, UnicodeDecodeError, ValueError):
             continue
@@ -56,14 +63,14 @@ def dataset(folders):
     Error = flows.CounterLogError
     paths = []
     for folder in [folders] if isinstance(folders, str) else folders:
-        found = _logs(folder)
+        found = log_files(folder)
         if not found:
             raise Error(f"{folder}: no counter logs (*.jsonl, *.jsonl.gz)")
         paths += found
     data, link_rate, interval = {}, None, None
     for path in paths:
         try:
-            with _open(path) as f:
+            with open_log(path) as f:
                 header, pairs, counts = counterlog.read(f.readlines())
         except (OSError, EOFError, UnicodeDecodeError, Error) as exc:
             raise Error(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
