@@ -144,6 +144,27 @@ def all_logs(rules):
         print(f"\nEvery recorded log at {link_rate * 8 / 1e6:g} Mbit/s ({len(at)} folders, "
               f"{sum(len(r) for r in data.values())} runs):\n")
         table(model, data, set(), rules)
+        print("\nAn elephant's first busy (partial) interval, % of the link: p10, p25, median, p75, p90\n")
+        for pattern, runs in sorted(data.items()):
+            v = first_busy(runs, link_rate * interval)
+            if v:
+                print(f"- {pattern} ({len(v)} elephants): " + ", ".join(f"{q:.1f}" for q in
+                                                                      np.percentile(v, [10, 25, 50, 75, 90]) * 100))
+
+
+def first_busy(runs, link_bytes):
+    """The scaled bytes of each elephant's last age-0 interval (first busy one, `classify.BUSY`) up to
+    the poll after its start: the partial interval an age-0 rule judges."""
+    out = []
+    for run in runs:
+        ages = flows.pair_ages(run.counts, train_flows.DEFAULT_WINDOW, link_bytes, classify.BUSY)
+        x = run.counts / link_bytes
+        for i in np.nonzero(run.labels)[0]:
+            young = np.nonzero((ages[i] == 0) & (x[i] >= classify.BUSY))[0]
+            young = young[young <= run.starts[i] + 1]
+            if len(young):
+                out.append(x[i, young[-1]])
+    return out
 
 
 def build_parser():
