@@ -17,7 +17,8 @@ each batch the demand so far is planned
 
 and the pairs of the earlier batches whose path differs from the previous plan's (in that mode) are
 counted as moved (first table), the new pairs whose path differs from their D-mod-K path too (second
-table, with the seeded plans that are the unseeded one because the seeds alone moved more). ``--least``: for the rows without another job's load, also the least number of moves of
+table, with the seeded plans that are the unseeded one because the seeds alone moved more).
+``--least``: for the rows without another job's load, also the least number of moves of
 earlier pairs that any routing with the fresh plan's busiest link (flows) could make from the
 incremental mode's previous plan, by an integer program over every pair's shortest paths
 (scipy.optimize.milp). Every plan's busiest link (flows, and bytes for the byte variant, with the
