@@ -9,7 +9,8 @@ they run wherever the plan's bound on flows per link allows: the same busiest li
 fewer running pairs moved (bench/replan_moves.py). `plan` makes that a rule per plan: it also
 plans without the seeds and keeps whichever moves fewer running pairs at no higher busiest link
 (the incremental colouring keeps seeds greedily, so on a few demands a plan from scratch happens to
-match more default paths: 5 of 1320 random ones measured, leaf-spines mostly).
+match more default paths: 25 of 2640 random first plans measured, SDN-optimal and its byte variant
+on 11 fabrics, 20 of them on leaf-spines).
 
 Only deterministic default routings seed (SEEDABLE): under D-mod-K and single-path routing a
 pair's path is a function of the topology and the pair, and ``PAIR_ROUTERS`` models it exactly. An
