@@ -11,6 +11,8 @@ One Mininet fabric (FatTreeTopo k=4, userspace OVS, D-mod-K default routes) per 
 sends with SDN_MPI_Flow_hints), ``threshold`` and ``learned``. Every run is one mpirun of
 libsdnmpi/tests/traffic_patterns over all 16 hosts under LD_PRELOAD=libsdnmpi-preload.so, so the
 job is registered (and released at MPI_Finalize) in every mode. Modes alternate within a repeat.
+Mode "learned-noseed" (not run by default) is learned detection on its own fabric whose controller
+plans detected pairs from scratch (``--nosdnmpi-flow-seed``), for an A/B of primitives/seeding.py.
 ``--interleave`` starts every set-up's fabric at once (each with its own prefix, management subnet
 and controller) and runs the modes in turn within each repeat, the first mode rotating from one
 repeat to the next, so that a slow spell of a shared machine falls on every mode alike.
@@ -59,8 +61,12 @@ PRELOAD = os.path.join(LIB, "libsdnmpi-preload.so")
 LLDPD = os.path.join(ROOT, "lldpd", "sdnmpi-lldpd")
 K = 4
 SWITCHES, LINKS, HOSTS = 5 * K * K // 4, K ** 3 // 2, K ** 3 // 4
-MODES = ("none", "threshold", "learned", "hints")
-DETECTION = {"none": "none", "hints": "none", "threshold": "threshold", "learned": "learned"}
+MODES = ("none", "threshold", "learned", "hints", "learned-noseed")
+DEFAULT_MODES = MODES[:4]
+DETECTION = {"none": "none", "hints": "none", "threshold": "threshold", "learned": "learned",
+             "learned-noseed": "learned-noseed"}
+# set-up -> (--sdnmpi-flow-detection, further controller options)
+SETUP_ARGS = {"learned-noseed": ("learned", ("--nosdnmpi-flow-seed",))}
 EXCHANGE_RE = re.compile(r"^traffic_patterns: pattern=\S+ bytes=\d+ reps=\d+ ranks=\d+ seconds=([0-9.eE+-]+)", re.M)
 ELEPHANT_RE = re.compile(r"flow detection \((\w+)\): job (\d+): elephant (\S+) -> (\S+) after (\d+) polls")
 
@@ -74,8 +80,13 @@ PERM_PHASES = (51, 18, 41, 24)
 # go idle (controller/jobidle.py: under 1 Mbit/s for 5 s, port stats every 2 s), so detection
 # forgets the last phase's pairs and every phase starts on the default routes.
 PAUSED_PHASES, PAUSE_MS = 3, 8000
-PREFIXES = ("fd", "fe", "ff")                      # --interleave: one fabric per set-up at once
-MGMT_SUBNETS = ("172.30.0.0/16", "172.27.0.0/16", "172.26.0.0/16")
+PREFIXES = ("fd", "fe", "ff", "fc")                # --interleave: one fabric per set-up at once
+MGMT_SUBNETS = ("172.30.0.0/16", "172.27.0.0/16", "172.26.0.0/16", "172.25.0.0/16")
+
+
+def setup_args(setup):
+    """(--sdnmpi-flow-detection value, further controller options) of a detection set-up."""
+    return SETUP_ARGS.get(setup, (setup, ()))
 
 
 def patterns(nbytes):
@@ -116,7 +127,7 @@ def parse_args(argv):
     p.add_argument("--reps", type=int, default=2, help="the program's --reps (each exchange repeated)")
     p.add_argument("--patterns", default=",".join(DEFAULT_PATTERNS),
                    help="comma-separated, of: " + ", ".join(patterns(1)))
-    p.add_argument("--modes", default=",".join(MODES), help="comma-separated: " + ", ".join(MODES))
+    p.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated: " + ", ".join(MODES))
     p.add_argument("--host-bw", type=float, default=5,
                    help="host links, Mbit/s (5/5 as the job routing bench's k=4 fabric: link-bound on 2 cores; "
                         "at 40/20 this emulation is CPU-bound and routing barely shows)")
@@ -177,7 +188,8 @@ def plan_text(args):
     for detections, runs in schedule(args.modes, args.patterns, args.repeats, args.interleave):
         lines.append("fabrics at once: " + ", ".join(
             "%s (--sdnmpi-flow-detection %s, prefix %s, management %s)" % (
-                "/".join(m for m in args.modes if DETECTION[m] == d), d, PREFIXES[i], MGMT_SUBNETS[i])
+                "/".join(m for m in args.modes if DETECTION[m] == d), " ".join((setup_args(d)[0],) + setup_args(d)[1]),
+                PREFIXES[i], MGMT_SUBNETS[i])
             for i, d in enumerate(detections)))
         lines += ["  %s %s #%d: traffic_patterns --reps %d %s" % (p, m, rep, args.reps, " ".join(steps[p]))
                   for rep, p, m in runs]
@@ -189,14 +201,15 @@ class Fabric:
 
     def __init__(self, args, detection, log_dir, prefix=PREFIXES[0], mgmt_subnet=MGMT_SUBNETS[0]):
         self.rpc_port = controller_proc.free_port()
+        kind, options = setup_args(detection)
         extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.rpc_port),
-                 "--sdnmpi-flow-detection", detection, "--sdnmpi-flow-interval", str(args.interval),
-                 "--sdnmpi-link-capacity", str(args.host_bw * 1e6))
+                 "--sdnmpi-flow-detection", kind, "--sdnmpi-flow-interval", str(args.interval),
+                 "--sdnmpi-link-capacity", str(args.host_bw * 1e6)) + options
         self.counter_log = None
         if detection != "none":
             self.counter_log = os.path.join(log_dir, "counters-%s.jsonl" % detection)
             extra += ("--sdnmpi-flow-log", self.counter_log)
-        if detection == "learned" and args.model:
+        if kind == "learned" and args.model:
             extra += ("--sdnmpi-flow-model", args.model)
         self.log_dir, self.log_path = log_dir, os.path.join(log_dir, "ryu-%s.log" % detection)
         self.ctl = controller_proc.start_controller(controller_proc.free_port(), controller_proc.free_port(),
@@ -325,7 +338,7 @@ def summary(results, pattern_names, modes, failed=()):
             rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 p, mode, "%d + %d failed" % (len(runs), lost) if lost else len(runs),
                 "%.2f" % med if runs else "-", versus(med, median_of(p, "none")), versus(med, median_of(p, "hints")),
-                statistics.median(len(r["detected"]) for r in runs) if runs and mode in ("threshold", "learned")
+                statistics.median(len(r["detected"]) for r in runs) if runs and DETECTION[mode] != "none"
                 else "-",
                 elephants if scored else "-",
                 "%.2f" % (sum(s["true_flags"] for s in scored) / flagged) if flagged else "-",
@@ -334,7 +347,8 @@ def summary(results, pattern_names, modes, failed=()):
     return "\n".join(rows)
 
 
-RATIOS = (("learned", "threshold"), ("learned", "hints"), ("threshold", "hints"))
+RATIOS = (("learned", "threshold"), ("learned", "hints"), ("threshold", "hints"), ("learned", "learned-noseed"),
+          ("learned-noseed", "hints"))
 
 
 def ratio_lines(results, pattern_names):

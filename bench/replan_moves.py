@@ -9,13 +9,16 @@ each batch the demand so far is planned
 
 - ``fresh``: from scratch (the router alone, as before ``previous=``),
 - ``incremental``: with the previous plan's paths passed as ``previous=`` (jobroute_incremental.py),
-  what the controller does (controller/jobtraffic.py), and
+  what the controller does for a declared phase (hints adding up; controller/jobtraffic.py), and
 - ``seeded``: the same, and the pairs not planned yet seeded with their D-mod-K paths (where they
-  run on the default routes until then; not what the controller does),
+  run on the default routes until then), the better of that and ``incremental`` by moves
+  (primitives.seeding.plan): what the controller does for flow detection's plans
+  (--sdnmpi-flow-seed, on by default) and ``sdnmpi-sim job --detected``,
 
 and the pairs of the earlier batches whose path differs from the previous plan's (in that mode) are
 counted as moved (first table), the new pairs whose path differs from their D-mod-K path too (second
-table). ``--least``: for the rows without another job's load, also the least number of moves of
+table, with the seeded plans that are the unseeded one because the seeds alone moved more).
+``--least``: for the rows without another job's load, also the least number of moves of
 earlier pairs that any routing with the fresh plan's busiest link (flows) could make from the
 incremental mode's previous plan, by an integer program over every pair's shortest paths
 (scipy.optimize.milp). Every plan's busiest link (flows, and bytes for the byte variant, with the
@@ -45,7 +48,7 @@ for _path in (ROOT, HERE):
         sys.path.insert(0, _path)
 
 from bench_common import write_json  # noqa: E402
-from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pair_routing, pairs  # noqa: E402
+from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pair_routing, pairs, seeding  # noqa: E402
 from sdnmpi.primitives.jobroute_optimal import lower_bound, sdn_optimal  # noqa: E402
 
 # (label, builder, arguments)
@@ -120,7 +123,7 @@ def busiest(graph, demand, paths, load, by_bytes):
 
 
 def empty():
-    return {"old": 0, "new": 0, "replans": 0, "plans": 0, "least": 0,
+    return {"old": 0, "new": 0, "replans": 0, "plans": 0, "least": 0, "fallback": 0,
             **{key: dict.fromkeys(MODES, 0) for key in ("moved", "moved_new", "above_bound", "worse", "better")}}
 
 
@@ -141,12 +144,14 @@ def run_case(graph, router, batches, density, with_load, rng, least=False):
         default = pair_routing.dmodk(graph, demand)        # where a pair not yet planned runs
         plans = {"fresh": route(graph, demand, load=load),
                  "incremental": route(graph, demand, load=load, previous=before["incremental"]),
-                 "seeded": route(graph, demand, load=load, previous={**default, **before["seeded"]})}
+                 "seeded": seeding.plan(route, graph, demand, "dmodk", load=load, previous=before["seeded"] or None)}
         bound = lower_bound(graph, demand)
         if least and before["incremental"]:
             out["least"] += least_moves(graph, demand, before["incremental"],
                                         pairs.link_load(graph, demand, plans["fresh"]).max_flows())
         fresh = busiest(graph, demand, plans["fresh"], load, by_bytes)
+        seeds = seeding.running_paths(graph, demand, "dmodk", before["seeded"])
+        out["fallback"] += plans["seeded"] != route(graph, demand, load=load, previous=seeds)
         for mode, paths in plans.items():
             now = {**default, **before[mode]}
             out["moved"][mode] += sum(1 for p in before[mode] if paths[p] != now[p])
@@ -214,14 +219,16 @@ def seeded_table(results):
     """Every running pair's moves, the new ones' counted from their D-mod-K paths, in all 3 modes."""
     lines = ["| fabric | router | demand | batches | other job | new pairs moved off D-mod-K: fresh / incremental / "
              "seeded | old pairs moved: fresh / incremental / seeded | all moves: fresh / incremental / seeded | "
+             "seeded plans that kept the unseeded one (it moved fewer) | "
              "seeded worse / better than fresh | seeded above the cut bound |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         every = {m: r["moved"][m] + r["moved_new"][m] for m in MODES}
-        lines.append("%s %s | %s | %s | %d / %d | %d of %d |" % (
+        lines.append("%s %s | %s | %s | %d | %d / %d | %d of %d |" % (
             _row_head(r), " / ".join(_pct(r["moved_new"][m], r["new"]) for m in MODES),
             " / ".join(_pct(r["moved"][m], r["old"]) for m in MODES),
             " / ".join(_pct(every[m], r["new"] + r["old"]) for m in MODES),
+            r["fallback"],
             r["worse"]["seeded"], r["better"]["seeded"], r["above_bound"]["seeded"], r["plans"]))
     return "\n".join(lines)
 

@@ -27,9 +27,10 @@ def default_model(core, graph, ip_pairs):
     return model, (mac if model is not None else None)
 
 
-def choose(service, job, phase, detected, busy, router):
+def choose(service, job, phase, detected, busy, router, running=False):
     """(name, scores) of reroute.choose for ``detected`` {(src ip, dst ip): bytes} declared as the
-    job's ``phase`` with ``router``, scored over ``busy`` (the job's busy data pairs and the detected
+    job's ``phase`` with ``router`` (``running``: seeded where the pairs run, as the declaration
+    will be: jobtraffic.declare), scored over ``busy`` (the job's busy data pairs and the detected
     ones): 'planned', 'current' (the installed routes) or 'default'. ('planned', None) when it
     cannot be judged: a default routing the pair routers do not model, a host not in the
     topology, a plan that fails (the declaration then reports it)."""
@@ -41,7 +42,7 @@ def choose(service, job, phase, detected, busy, router):
     saved = job.traffic.copy()
     try:           # the plan the declaration would install (state only, put back)
         jobtraffic.declare(core, service.jobs, job, phase, [(s, d, b) for (s, d), b in sorted(detected.items())],
-                           router=router, install=False)
+                           router=router, install=False, running=running)
         planned = job.traffic.routes.get(phase)
     except jobtraffic.TrafficError:
         return "planned", None

@@ -8,7 +8,10 @@ then calls `detect`: the readings go to a `flows.PairCounters` over the classifi
 its job's detected demand. That demand is the job's phase 0 (wanted while the job is not
 dormant), declared through the same path as the RPC op `traffic` (jobtraffic.declare, confirmed
 and rolled back by rpc_traffic.install) with the router ``--sdnmpi-flow-router`` (sdn-optimal),
-so the routes carry the job's cookie and priority. Unless that plan loads the job's busiest link
+so the routes carry the job's cookie and priority. The flagged pairs are running: with
+``--sdnmpi-flow-seed`` (on) the plan starts from where each runs (its installed or reverse route,
+else its D-mod-K or single-path default path; primitives/seeding.py) and keeps it there wherever
+the plan's bound allows. Unless that plan loads the job's busiest link
 more than its installed routes or the default routes do, counted over every busy data pair of
 the job (`_data_pairs`: TCP ACK streams left out) with the undetected ones on their default paths
 (primitives.reroute): then the detected pairs stay where they are (halo3d: D-mod-K is optimal,
@@ -82,12 +85,14 @@ def from_settings(settings):
         log = flows.CounterLog(settings.flow_log, interval_s=settings.flow_interval, link_rate_Bps=link_rate,
                                classifier="learned" if isinstance(clf, flows.LearnedClassifier) else "threshold")
     return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs, log=log,
-                         hold_share=settings.flow_hold_share)
+                         hold_share=settings.flow_hold_share, seed=settings.flow_seed)
 
 
 class FlowDetection:
-    def __init__(self, classifier, router=DEFAULT_ROUTER, max_entries=None, log=None, hold_share=HOLD_SHARE):
+    def __init__(self, classifier, router=DEFAULT_ROUTER, max_entries=None, log=None, hold_share=HOLD_SHARE,
+                 seed=True):
         self.classifier = classifier
+        self.seed = seed           # plans keep the flagged pairs where they run (--sdnmpi-flow-seed)
         self.log = log             # flows.CounterLog (--sdnmpi-flow-log) or None
         self.router = router
         self.counting = CountingTable() if max_entries is None else CountingTable(max_entries)
@@ -376,7 +381,7 @@ class FlowDetection:
             LOG.info("flow detection: job %d: %d busy pairs carry only TCP ACKs: left out of the routing choice",
                      job.id, len(acks))
         busy = (busy - acks) | set(detected)
-        return flowchoice.choose(service, job, PHASE, detected, busy, self.router)
+        return flowchoice.choose(service, job, PHASE, detected, busy, self.router, running=self.seed)
 
     def _route(self, service, job, new):
         detected = dict(self.detected.get(job.id, {}))
@@ -405,7 +410,7 @@ class FlowDetection:
         """Declares ``demand`` as the job's phase 0 (confirmed); False if it failed."""
         try:
             installed = rpc_traffic.install(service, job, lambda: jobtraffic.declare(
-                service.core, service.jobs, job, PHASE, demand, router=self.router))
+                service.core, service.jobs, job, PHASE, demand, router=self.router, running=self.seed))
         except schema.RpcError as err:
             self.counters["route_failures"] += 1
             LOG.warning("flow detection: job %d: detected pairs not routed: %s", job.id, err)
@@ -417,7 +422,8 @@ class FlowDetection:
         return True
 
     def to_json(self):
-        return {"classifier": self.kind, "router": self.router, "counting_entries": self.counting.entries(),
+        return {"classifier": self.kind, "router": self.router, "seed": self.seed,
+                "counting_entries": self.counting.entries(),
                 "uncounted_pairs": self.counting.left_out,
                 "counters": dict(sorted(self.counters.items())),
                 "jobs": {str(j): len(p) for j, p in sorted(self.detected.items())},

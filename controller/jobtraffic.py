@@ -37,11 +37,10 @@ before. A job's collective plans (Job.plans) override its traffic routes where b
 same host pair.
 """
 import dataclasses
-import inspect
 import ipaddress
 import logging
 
-from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute, reverse
+from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute, reverse, seeding
 
 from . import jobroutes
 
@@ -195,12 +194,14 @@ def node_load(demand):
     return pairs.node_load([pairs.Flow(*e) for e in demand])
 
 
-def declare(core, jobs, job, phase, demand, add=False, router=None, install=True):
+def declare(core, jobs, job, phase, demand, add=False, router=None, install=True, running=False):
     """Sets (``add``: adds to) phase ``phase``'s demand, routed by ``router`` (None: the phase's
     router so far, else DEFAULT_ROUTER); an empty demand without ``add`` removes the phase. Wakes
     a dormant job. A wanted phase is planned again. Checks everything before changing anything
     (TrafficError). Returns the messages (``install`` False: the traffic state only, no messages
-    and the jobs' installed flows untouched, for a caller that puts the state back)."""
+    and the jobs' installed flows untouched, for a caller that puts the state back). ``running``:
+    the demand's pairs run now (flow detection's flags, --sdnmpi-flow-seed): the plan keeps each
+    where it runs (`plan`)."""
     _check_phase(phase)
     if router is not None and router not in PAIR_ROUTERS:
         raise TrafficError("unknown router %r (known: %s)" % (router, ", ".join(sorted(PAIR_ROUTERS))))
@@ -221,7 +222,7 @@ def declare(core, jobs, job, phase, demand, add=False, router=None, install=True
         t.demands.pop(phase, None)
         t.routers.pop(phase, None)
     t.dormant = False
-    _sync(core, jobs, job, replan={phase})
+    _sync(core, jobs, job, replan={phase}, running={phase} if running else ())
     return jobroutes.sync_jobs(core, jobs) if install else []
 
 
@@ -291,10 +292,10 @@ def _check_rank(job, rank):
         raise TrafficError("bad rank %r for a job of %d ranks" % (rank, len(job.hosts)))
 
 
-def _sync(core, jobs, job, replan=()):
+def _sync(core, jobs, job, replan=(), running=()):
     """Installed phases := wanted phases: unwanted ones dropped, wanted ones not installed (or in
-    ``replan``) planned. A phase that cannot be routed (a host not in the topology) keeps no
-    routes and is logged."""
+    ``replan``) planned (those in ``running`` seeded where their pairs run, `plan`). A phase that
+    cannot be routed (a host not in the topology) keeps no routes and is logged."""
     t = job.traffic
     wanted = t.wanted()
     previous = {}
@@ -302,17 +303,22 @@ def _sync(core, jobs, job, replan=()):
         previous[phase] = t.routes.pop(phase)
     for phase in sorted(wanted - set(t.routes)):
         try:
-            t.routes[phase] = plan(core, jobs, job, phase, previous=previous.get(phase))
+            t.routes[phase] = plan(core, jobs, job, phase, previous=previous.get(phase), running=phase in running)
         except TrafficError as err:
             LOG.warning("job %d phase %d: default routes: %s", job.id, phase, err)
 
 
-def plan(core, jobs, job, phase, previous=None):
+def plan(core, jobs, job, phase, previous=None, running=False):
     """PhaseRoutes of ``job``'s ``phase`` on the current topology, with the load of every other
     job's installed phases; raises TrafficError. ``previous``: the PhaseRoutes the phase had until
     now, if any: a router that takes ``previous=`` (SDN-optimal and SDN-adaptive) keeps its pairs'
     paths where an optimal plan allows (primitives/jobroute_incremental.py), so re-declaring a phase
-    with more pairs (flow detection, accumulating hints) moves few of the running ones."""
+    with more pairs (flow detection, accumulating hints) moves few of the running ones.
+    ``running``: the demand's pairs run now (flow detection's): a pair without a path in
+    ``previous`` is seeded with the path it takes now, its reverse route or its default path under
+    a deterministic default routing (primitives.seeding.plan), so the first plan of detected pairs
+    moves few of them too. A declared demand (profile, hints) runs after its plan:
+    not seeded."""
     graph = core.topology.graph()
     mac_of, ip_of = {}, {}
     for src, dst, _nbytes in job.traffic.demands[phase]:
@@ -327,7 +333,11 @@ def plan(core, jobs, job, phase, previous=None):
     load = others_load(graph, jobs, job)
     keep = _previous_paths(PAIR_ROUTERS[router], previous)
     try:
-        paths = PAIR_ROUTERS[router](graph, demand, load=load, **keep)
+        if running:
+            paths = seeding.plan(PAIR_ROUTERS[router], graph, demand, core.routing, load=load,
+                                 installed=previous.routed_paths() if previous is not None else {}, **keep)
+        else:
+            paths = PAIR_ROUTERS[router](graph, demand, load=load, **keep)
     except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
     paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, load)
@@ -353,7 +363,7 @@ def _previous_paths(router, previous):
     """{"previous": the installed paths of ``previous``} for a router that takes them, else {}."""
     if previous is None or previous.fabric_policy or not previous.paths:
         return {}
-    if "previous" not in inspect.signature(router).parameters:
+    if not seeding.takes_previous(router):
         return {}
     return {"previous": previous.paths}
 

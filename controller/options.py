@@ -96,6 +96,11 @@ OPTS = [
                  help="flow detection: a job whose flagged pairs were still busy at the next poll in under this "
                       "share of its last flags (flows.hold: 16, at least 4 judged) is left to the default routes "
                       "until more of them last (short flows such as an all-to-all's); 0: never"),
+    cfg.BoolOpt("sdnmpi-flow-seed", default=True,
+                help="flow detection: plan detected pairs from where they run (their installed or reverse route, "
+                     "else their default path under dmodk or single; not ecmp, whose switch hash the controller "
+                     "does not know), keeping each there wherever the plan's busiest link allows "
+                     "(primitives/seeding.py); --nosdnmpi-flow-seed plans their first routes from scratch"),
     cfg.StrOpt("sdnmpi-flow-log", default="",
                help="flow detection: append every poll's byte counters to this file (JSON lines, for "
                     "sdnmpi-sim train-flows --counter-logs; empty: no log)"),
@@ -147,6 +152,7 @@ class Settings:
     flow_max_pairs: int = DEFAULT_MAX_ENTRIES
     flow_hold_share: float = HOLD_SHARE
     flow_log: str = ""
+    flow_seed: bool = True
     elide_default_hops: bool = True
     traffic_reverse_routes: bool = True
 

@@ -53,6 +53,10 @@ def parser():
     j.add_argument("--fabric-default", metavar="ROUTER",
                    help="model the controller: the router's plan only where it beats this default "
                         "routing's (dmodk, ecmp, single), as it installs a declared demand")
+    j.add_argument("--detected", action="store_true",
+                   help="model flow detection's plan of the demand (with --fabric-default): its pairs run on the "
+                        "default routes when flagged, and the plan keeps each on its default path wherever its "
+                        "busiest link allows (dmodk, single; --sdnmpi-flow-seed)")
     j.add_argument("--seed", type=int, default=0)
     j.add_argument("--phase", type=int, default=0, help="trace phase (0 = whole run)")
     j.add_argument("--link-bw", type=_positive, default=job.DEFAULT_LINK_BW,
@@ -82,13 +86,14 @@ def run_job(args):
     placement = job.place(graph, trace.n_procs, args.hosts, args.mapping, rng=rng)
     demand, flows = job.host_demand(phase.traffic_matrix(), phase.tx_messages > 0,
                                     placement.rank_host, trace.file_order)
-    routed = job.route(graph, demand, flows, args.router, seed=args.seed, fabric_default=args.fabric_default)
+    routed = job.route(graph, demand, flows, args.router, seed=args.seed, fabric_default=args.fabric_default,
+                       detected=args.detected)
     max_bytes, max_flows = job.maxima(graph, routed.link_bytes, routed.link_flows)
     links = job.link_report(graph, routed.link_bytes, routed.link_flows)
     name = {n: d.get("name") or n for n, d in graph.nodes(data=True)}
     result = {"topology": graph.graph.get("name", args.topology), "trace": args.trace,
               "n_procs": trace.n_procs, "phase": args.phase, "router": args.router,
-              "fabric_default": args.fabric_default,
+              "fabric_default": args.fabric_default, "detected": args.detected,
               "hosts": args.hosts, "mapping": args.mapping, "seed": args.seed,
               "host_list": [name[h] for h in placement.hosts], "host_pairs": len(demand),
               "max_link_bytes": max_bytes, "max_link_flows": max_flows,

@@ -12,7 +12,7 @@ import random
 import networkx as nx
 import numpy as np
 
-from ..primitives import PAIR_ROUTERS, pairs, paths, reroute
+from ..primitives import PAIR_ROUTERS, pairs, paths, reroute, seeding
 from . import timemodel
 
 LOG = logging.getLogger(__name__)
@@ -193,15 +193,21 @@ def bandwidths(graph, link_bw=DEFAULT_LINK_BW):
                      for i, (u, v) in enumerate(idx.links)])
 
 
-def route(graph, demand, flows, router="dmodk", seed=None, base=None, fabric_default=None):
+def route(graph, demand, flows, router="dmodk", seed=None, base=None, fabric_default=None, detected=False):
     """Routes ``demand`` with the registered pair router on top of ``base`` (link-id array of
     bytes / capacity already on the fabric). With ``fabric_default`` (a router's name: the
     controller's default routing), the routes are what the controller installs for a declared
     demand on such a fabric: the plan only where it beats the default routes
-    (primitives.reroute.unless_default_as_good), else the default paths."""
+    (primitives.reroute.unless_default_as_good), else the default paths. ``detected`` (needs
+    ``fabric_default``): the demand's pairs were flagged by flow detection while running on the
+    default routes, so the plan is seeded with their default paths as the controller's is
+    (primitives.seeding.plan, --sdnmpi-flow-seed; no seeds on ECMP) and keeps them there
+    wherever its busiest link allows."""
     fn = router_of(router)
     if fabric_default is not None:
         router_of(fabric_default)
+    elif detected:
+        raise SimError("a detected demand runs on the default routes: give --fabric-default")
     load = None
     if base is not None and base.any():
         idx = paths.index(graph)
@@ -210,7 +216,10 @@ def route(graph, demand, flows, router="dmodk", seed=None, base=None, fabric_def
             if idx.switch_link[i]:
                 load.bytes[idx.links[i]] = float(base[i])
     try:
-        routes = fn(graph, demand, load=load, seed=seed)
+        if detected:
+            routes = seeding.plan(fn, graph, pairs.merge(demand), fabric_default, load=load)
+        else:
+            routes = fn(graph, demand, load=load, seed=seed)
         if fabric_default is not None:
             routes, _ = reroute.unless_default_as_good(graph, demand, routes, fabric_default, load)
     except (ValueError, nx.NetworkXException) as exc:  # e.g. hosts without a path between them

@@ -16,7 +16,7 @@ from sdnmpi.controller import constants as C
 from sdnmpi.controller import flowdetect, jobroutes, jobtraffic, options
 from sdnmpi.controller.jobs import JobTable
 from sdnmpi.flows import cost
-from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs, reroute
+from sdnmpi.primitives import PAIR_ROUTERS, fabric, fattree, pairs, reroute, seeding
 
 import test_reroute
 
@@ -174,9 +174,10 @@ def test_an_elephant_is_routed_by_the_planner_under_the_job_cookie_and_a_mouse_i
     assert job.traffic.demands == {0: [(big[0], big[1], sent[big])]} and job.traffic.routers[0] == "sdn-optimal"
     routes = job.traffic.routes[0]
     src, dst = sim.mac_of_ip(big[0]), sim.mac_of_ip(big[1])
-    want = PAIR_ROUTERS["sdn-optimal"](sim.core.topology.graph(), [pairs.Flow(src, dst, sent[big])],
-                                       load=pairs.LinkLoad())[(src, dst)]
-    assert routes.paths[(src, dst)] == want and route_of(sim, src, dst) == want[1:-1]
+    # the planner's path seeded with where it runs (--sdnmpi-flow-seed): alone, it keeps its D-mod-K path
+    want = seeding.plan(PAIR_ROUTERS["sdn-optimal"], sim.core.topology.graph(), [pairs.Flow(src, dst, sent[big])],
+                        "dmodk", load=pairs.LinkLoad())[(src, dst)]
+    assert routes.paths[(src, dst)] == want and route_of(sim, src, dst) == want[1:-1] == default[big]
     # its hops: job flows at the job's priority where installed, the default routes where elided
     assert {dpid for dpid, _s, _d in job.flows()} == set(want[1:-1]) and set(job.flows()) >= set(job.installed)
     sim.check_job_routes(job)
