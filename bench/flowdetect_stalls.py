@@ -111,7 +111,7 @@ def report(found):
     return lines
 
 
-def main(argv=None):
+def build_parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folders", nargs="+", metavar="DIR")
     ap.add_argument("--patterns", default="", help="comma-separated patterns (default: all)")
@@ -119,7 +119,11 @@ def main(argv=None):
                     help="a poll with the job's bytes under this many host-link intervals is stalled")
     ap.add_argument("--crawl-polls", type=int, default=3,
                     help="a pair with data in this many stalled polls crawled")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     patterns = {p for p in args.patterns.split(",") if p}
     print("\n".join(report(rows(args.folders, patterns, args.stall, args.crawl_polls))))
 
