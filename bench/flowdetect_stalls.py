@@ -5,7 +5,9 @@ counters/), offline: per run, the seconds in which the job moved data, the secon
 ``--stall`` of one host link), and the pairs that crawled through the stall (data segments in at
 least ``--crawl-polls`` stalled polls: a pair that holds up the round's end). With the run's own
 time from the folder's results.json, the spread of the runs can be split into data moved and
-stall (a pattern's own pauses, as two-phases', count as stalled). No lock needed.
+stall (a pattern's own pauses, as two-phases', count as stalled). With the folder's
+logs/*-sockets.txt (`bench_flowdetect.py --sockets-every`), one line a file on the hosts' TCP:
+slow handshakes and sockets that crawled with data to send. No lock needed.
 
     .venv/bin/python bench/flowdetect_stalls.py DIR [DIR ...] [--patterns alltoall] [--stall 0.5]
 
@@ -13,8 +15,10 @@ DIR: a results folder of bench/bench_flowdetect.py (counters/ and results.json).
 """
 import argparse
 import collections
+import glob
 import json
 import os
+import re
 
 import numpy as np
 
@@ -64,6 +68,50 @@ def stalls(lines, stall=0.5, crawl_polls=3):
         crawlers.append((src, dst, float(np.nanmedian(own)), reverse))
     return header, {"moving_s": float(seconds[span].sum() - seconds[stalled].sum()),
                     "stalled_s": float(seconds[stalled].sum()), "crawlers": crawlers}
+
+
+SLOW_PACING = 100e3   # bit/s: a socket with unsent data paced under this crawls
+SLOW_HANDSHAKE = 500  # ms: a minimum RTT over this came from a handshake that waited or was lost
+SAMPLE_RE = re.compile(r"^## t=([0-9.]+) (\S+)", re.M)
+
+
+def socket_samples(text):
+    """[(t, host, local, peer, {field: value})] of each established socket in a
+    `--sockets-every` file (``ss -tni`` per host under ``## t=T HOST`` lines): the congestion
+    control ("cc"), and as numbers Send-Q, minrtt (ms), cwnd and pacing_rate (bit/s) where given."""
+    out = []
+    heads = list(SAMPLE_RE.finditer(text))
+    for n, head in enumerate(heads):
+        body = text[head.end():heads[n + 1].start() if n + 1 < len(heads) else len(text)].splitlines()
+        for i, line in enumerate(body[:-1]):
+            f = line.split()
+            if len(f) < 4 or not f[0].isdigit() or not body[i + 1].startswith("\t"):
+                continue
+            info = body[i + 1].split()
+            fields = {"cc": info[0], "send_q": float(f[1])}
+            for key, pattern in (("minrtt", r"minrtt:([0-9.]+)"), ("cwnd", r"cwnd:(\d+)"),
+                                 ("pacing_rate", r"pacing_rate (\d+)bps")):
+                m = re.search(pattern, body[i + 1])
+                if m:
+                    fields[key] = float(m.group(1))
+            out.append((float(head.group(1)), head.group(2), f[2], f[3], fields))
+    return out
+
+
+def socket_summary(text):
+    """One line of a `--sockets-every` file: congestion controls seen, samples, those with a
+    minimum RTT over SLOW_HANDSHAKE ms (and the highest), and the sockets that held unsent data
+    while paced under SLOW_PACING bit/s (and the most samples one did)."""
+    samples = socket_samples(text)
+    if not samples:
+        return "no socket samples"
+    cc = sorted({s[4]["cc"] for s in samples})
+    rtts = [s[4]["minrtt"] for s in samples if "minrtt" in s[4]]
+    crawl = collections.Counter((s[1], s[2], s[3]) for s in samples
+                                if s[4]["send_q"] > 0 and s[4].get("pacing_rate", SLOW_PACING) < SLOW_PACING)
+    return (f"congestion control {', '.join(cc)}; {len(samples)} socket samples, {sum(r > SLOW_HANDSHAKE for r in rtts)} "
+            f"with a minimum RTT over {SLOW_HANDSHAKE} ms (highest {max(rtts, default=0):.0f} ms); {len(crawl)} sockets "
+            f"held unsent data paced under {SLOW_PACING / 1e3:g} kbit/s, for up to {max(crawl.values(), default=0)} samples")
 
 
 def rows(folders, patterns=None, stall=0.5, crawl_polls=3):
@@ -126,6 +174,10 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     patterns = {p for p in args.patterns.split(",") if p}
     print("\n".join(report(rows(args.folders, patterns, args.stall, args.crawl_polls))))
+    for folder in args.folders:
+        for path in sorted(glob.glob(os.path.join(folder, "logs", "*-sockets.txt"))):
+            with open(path, encoding="utf-8") as f:
+                print(f"- {os.path.basename(os.path.normpath(folder))} {os.path.basename(path)}: {socket_summary(f.read())}")
 
 
 if __name__ == "__main__":

@@ -55,3 +55,27 @@ def test_the_slow_recorded_alltoall_run_lost_its_time_to_a_crawling_pair():
     assert max(moving) - min(moving) < 6                      # the data moved in about the same time in every run
     lines = stalls_tool.report(list(found.values()))
     assert any(line.startswith("- run seconds against stalled seconds, 10 runs") for line in lines)
+
+
+SS = """## t=100.000 h1 (exit 0)
+Recv-Q Send-Q Local Address:Port  Peer Address:Port Process
+0      5000     10.0.0.1:1024      10.0.0.2:40000
+\t bbr wscale:9,9 rto:3300 rtt:1099/549.5 mss:1448 cwnd:1 pacing_rate 29592bps minrtt:1099
+0      0        10.0.0.1:1025      10.0.0.3:40001
+\t bbr wscale:9,9 rto:208 rtt:5/2 mss:1448 cwnd:10 pacing_rate 65984904bps minrtt:4.5
+## t=101.000 h1 (exit 0)
+Recv-Q Send-Q Local Address:Port  Peer Address:Port Process
+0      3552     10.0.0.1:1024      10.0.0.2:40000
+\t bbr wscale:9,9 rto:3300 rtt:1099/549.5 mss:1448 cwnd:1 pacing_rate 29592bps minrtt:1099
+"""
+
+
+def test_socket_samples_read_ss_and_the_summary_counts_slow_handshakes_and_crawling_sockets():
+    samples = stalls_tool.socket_samples(SS)
+    assert [(t, h, local) for t, h, local, _peer, _f in samples] == [
+        (100.0, "h1", "10.0.0.1:1024"), (100.0, "h1", "10.0.0.1:1025"), (101.0, "h1", "10.0.0.1:1024")]
+    assert samples[0][4] == {"cc": "bbr", "send_q": 5000.0, "minrtt": 1099.0, "cwnd": 1.0, "pacing_rate": 29592.0}
+    assert stalls_tool.socket_summary(SS) == (
+        "congestion control bbr; 3 socket samples, 2 with a minimum RTT over 500 ms (highest 1099 ms); 1 sockets "
+        "held unsent data paced under 100 kbit/s, for up to 2 samples")
+    assert stalls_tool.socket_summary("") == "no socket samples"
