@@ -138,6 +138,13 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=300,
                    help="s per mpirun; a run still going then is a stall: its diagnostics go to logs/ and mpirun "
                         "is killed %d s later (a run that ends meanwhile counts)" % flowdetect_runs.DIAG_GRACE_S)
+    p.add_argument("--cc", choices=("reno", "bbr"), default=None,
+                   help="the hosts' TCP congestion control (per network namespace; default: the machine's)")
+    p.add_argument("--preconnect", action="store_true",
+                   help="Open MPI opens every rank pair's connection in MPI_Init (mpi_preconnect_mpi), before the "
+                        "timed exchanges, instead of at a pair's first message")
+    p.add_argument("--sockets-every", type=float, default=0, metavar="S",
+                   help="every S s of a run, each host's `ss -tni` to logs/PATTERN-MODE-REP-sockets.txt (0: never)")
     p.add_argument("--max-consecutive-failures", type=int, default=flowdetect_runs.MAX_CONSECUTIVE_FAILURES,
                    metavar="N", help="a failed run is recorded and the next one runs; N failed runs in a row stop "
                                      "the bench (the fabric is probably broken); 0: never")
@@ -159,6 +166,8 @@ def parse_args(argv):
     bad = [x for x in args.patterns if x not in patterns(1)] + [x for x in args.modes if x not in MODES]
     if bad or args.repeats < 1 or args.bytes < 1 or args.reps < 1 or args.max_consecutive_failures < 0:
         p.error("unknown pattern/mode %s or a count below 1" % ", ".join(bad))
+    if args.sockets_every < 0:
+        p.error("--sockets-every must be >= 0")
     if args.queue_packets < 0:
         p.error("--queue-packets must be >= 0")
     return args
@@ -225,6 +234,10 @@ class Fabric:
             if args.queue_packets:
                 for intf, _rate, _host in emulation.rate_limited(self.fab.net.links, lambda n: n in self.fab.net.hosts):
                     emulation.run_tc(intf, emulation.queue_commands(intf.name, args.queue_packets))
+            if args.cc:
+                for n in range(1, HOSTS + 1):
+                    subprocess.run(procs.in_host(self.fab.host("h%d" % n), [
+                        "sysctl", "-qw", "net.ipv4.tcp_congestion_control=" + args.cc]), check=True)
             self.fab.start_lldpd(LLDPD, interval=1.0)
             controller_proc.wait_for_topology(self.ctl, switches=SWITCHES, links=LINKS, hosts=HOSTS, timeout=180)
         except BaseException:
@@ -259,8 +272,13 @@ class Fabric:
         hosts = ["h%d" % n for n in range(1, HOSTS + 1)]
         stem = os.path.join(self.log_dir, "%(pattern)s-%(mode)s-%(rep)s" % tags if tags else "run")
         watch = flowdetect_runs.StallWatch(args.timeout, lambda: self.stall_diagnostics(stem + "-stall", hosts))
-        with watch:
-            rc, out = self.fab.mpirun(hosts, argv, env=env, timeout=args.timeout + flowdetect_runs.DIAG_GRACE_S)
+        sockets = flowdetect_runs.SocketSampler(stem + "-sockets.txt", [
+            (h, procs.in_host(self.fab.host(h), ["ss", "-tni", "state", "established"])) for h in hosts],
+            args.sockets_every)
+        with watch, sockets:
+            preconnect = {"mca": (("mpi_preconnect_mpi", "1"),)} if args.preconnect else {}
+            rc, out = self.fab.mpirun(hosts, argv, env=env, timeout=args.timeout + flowdetect_runs.DIAG_GRACE_S,
+                                      **preconnect)
         self.last_stall = watch.files
         m = re.search(r"^traffic_patterns: ranks=\d+ ok seconds=([0-9.eE+-]+)", out or "", re.M)
         if rc != 0 or not m:

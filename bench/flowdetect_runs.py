@@ -110,6 +110,39 @@ class StallWatch:
         return False
 
 
+class SocketSampler:
+    """While the ``with`` body runs, every ``every_s`` seconds (0: never) appends the output of
+    ``commands`` ([(title, argv)], e.g. each host's ``ss -tni``) to ``path``, each under a line
+    ``## t=UNIX_TIME TITLE``, from a thread; ``path`` is in ``files`` once written."""
+
+    def __init__(self, path, commands, every_s):
+        self.path, self.commands, self.every_s = path, list(commands), float(every_s)
+        self.files = []
+        self._stop, self._thread = threading.Event(), None
+
+    def _loop(self):
+        with open(self.path, "a", encoding="utf-8") as f:
+            while not self._stop.wait(self.every_s):
+                for title, argv in self.commands:
+                    now = time.time()
+                    status, out = _run_cmd(argv, DIAG_CMD_TIMEOUT_S)
+                    f.write("## t=%.3f %s (exit %s)\n%s\n" % (now, title, status, _cut(out, DIAG_CMD_MAX_BYTES)))
+                f.flush()
+
+    def __enter__(self):
+        if self.every_s > 0 and self.commands:
+            self.files = [self.path]
+            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        return False
+
+
 def save_output(path, out):
     """A failed run's whole output to ``path`` (its end kept within OUTPUT_MAX_BYTES); the path."""
     out = out or ""

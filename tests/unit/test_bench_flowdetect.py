@@ -3,6 +3,8 @@ that D-mod-K collides in every phase where SDN-optimal does not), the run order 
 --interleave, --dry-run, and the ratio lines with their bootstrap interval."""
 import collections
 
+import pytest
+
 import bench_setup  # noqa: F401  (puts bench/ on sys.path)
 import bench_flowdetect
 import jobroute_report
@@ -180,3 +182,13 @@ def test_past_stop_is_never_without_stop_after_and_from_its_time_on_with_it(monk
     assert not bench_flowdetect.past_stop(bench_flowdetect.parse_args([]), 0.0)
     args = bench_flowdetect.parse_args(["--stop-after", "45"])
     assert bench_flowdetect.past_stop(args, 100.0) and not bench_flowdetect.past_stop(args, 100.5)
+
+
+def test_host_tcp_options_default_to_the_machine_and_refuse_a_congestion_control_the_namespaces_cannot_take():
+    args = bench_flowdetect.parse_args([])
+    assert args.cc is None and not args.preconnect and args.sockets_every == 0
+    args = bench_flowdetect.parse_args(["--cc", "reno", "--preconnect", "--sockets-every", "1"])
+    assert (args.cc, args.preconnect, args.sockets_every) == ("reno", True, 1.0)
+    for bad in (["--cc", "cubic"], ["--sockets-every", "-1"]):      # cubic: not in tcp_allowed_congestion_control
+        with pytest.raises(SystemExit):
+            bench_flowdetect.parse_args(bad)

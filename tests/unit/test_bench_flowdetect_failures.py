@@ -2,7 +2,9 @@
 a failed run is recorded and the schedule goes on, N failures in a row stop it, a stall's
 diagnostics are taken while mpirun still runs, and results.md / the exit status say so."""
 import json
+import re
 import threading
+import time
 
 import pytest
 
@@ -236,3 +238,25 @@ def test_results_md_lists_runs_that_went_past_the_timeout_and_ended_in_the_grace
            "- shift none #2: 301.50 s; files: logs/shift-none-2-stall-ss.txt" in text
     results["shift"]["none"][0].pop("past_timeout_files")
     assert "past --timeout" not in bench_flowdetect.tables(results, ["shift"], ["none"])
+
+
+def test_socket_sampler_writes_each_command_under_a_timed_title_until_the_run_ends(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(flowdetect_runs, "_run_cmd", lambda argv, timeout: calls.append(argv) or (0, "ESTAB x"))
+    path = str(tmp_path / "r-sockets.txt")
+    with flowdetect_runs.SocketSampler(path, [("h1", ["ss", "1"]), ("h2", ["ss", "2"])], 0.05) as sampler:
+        while len(calls) < 4:
+            time.sleep(0.01)
+    rounds = len(calls)
+    time.sleep(0.2)
+    assert len(calls) == rounds and sampler.files == [path]    # stopped with the run
+    text = open(path).read()
+    assert re.search(r"^## t=\d+\.\d{3} h1 \(exit 0\)\nESTAB x$", text, re.M)
+    assert text.count("## t=") == rounds and text.index(" h1 ") < text.index(" h2 ")
+
+
+def test_socket_sampler_off_runs_nothing_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(flowdetect_runs, "_run_cmd", lambda argv, timeout: pytest.fail("ran %s" % argv))
+    with flowdetect_runs.SocketSampler(str(tmp_path / "s.txt"), [("h1", ["ss"])], 0) as sampler:
+        time.sleep(0.05)
+    assert sampler.files == [] and not (tmp_path / "s.txt").exists()
