@@ -3,13 +3,14 @@
  * (and MPI_Allgather, MPI_Reduce, MPI_Alltoall, and MPI_Comm_dup, MPI_Comm_dup_with_info,
  * MPI_Comm_split, MPI_Comm_split_type, MPI_Comm_create, MPI_Comm_create_group, which plan the new
  * communicator's routes ahead; MPI_Comm_idup is not wrapped: its communicator is planned by its
- * first collective, comm_create.c).
+ * first collective, comm_create.c; it and the other creations are in preload_comm.c).
  * The library itself calls only PMPI_* functions, so nothing here recurses. MPI_Init,
  * MPI_Init_thread, MPI_Pcontrol and MPI_Finalize call the next definition (chain.h), so that the
  * profiler preloaded next to this library sees them too. */
 #include "chain.h"
 #include "log.h"
 #include "sdnmpi.h"
+#include "state.h"
 
 typedef int (*init_fn)(int *, char ***);
 typedef int (*init_thread_fn)(int *, char ***, int, int *);
@@ -18,6 +19,7 @@ typedef int (*finalize_fn)(void);
 
 static void init_sdn(void)
 {
+    sdnmpi_g.preloaded = 1; /* SDN_MPI_LIB_COMM's default: deferred (plan_comm.h) */
     int rc = SDN_MPI_Init();
     if (rc != MPI_SUCCESS)
         sdnmpi_warn("SDN_MPI_Init failed with MPI error %d; MPI_Allreduce and MPI_Bcast stay plain",
