@@ -34,14 +34,14 @@ static int parse_bool(const char *name, int dflt)
     return dflt;
 }
 
-/* SDN_MPI_LIB_COMM (plan_comm.h): 0 (off), 1 (made at Init), "defer" (started at Init, completed
- * where first needed); unset or malformed: -1, chosen at Init. */
+/* SDN_MPI_LIB_COMM (plan_comm.h): 0 (off), 1 (made at Init: the default, also when malformed),
+ * "defer" (completed where first needed). */
 static int parse_lib_comm(void)
 {
     const char *v = env("SDN_MPI_LIB_COMM");
     if (v != NULL && (!strcasecmp(v, "defer") || !strcmp(v, "2")))
         return 2;
-    return parse_bool("SDN_MPI_LIB_COMM", -1);
+    return parse_bool("SDN_MPI_LIB_COMM", 1);
 }
 
 /* A non-negative integer with an optional binary suffix k/m/g; "unlimited" gives UINT64_MAX if

@@ -10,7 +10,6 @@
 #include "chain.h"
 #include "log.h"
 #include "sdnmpi.h"
-#include "state.h"
 
 typedef int (*init_fn)(int *, char ***);
 typedef int (*init_thread_fn)(int *, char ***, int, int *);
@@ -19,7 +18,6 @@ typedef int (*finalize_fn)(void);
 
 static void init_sdn(void)
 {
-    sdnmpi_g.preloaded = 1; /* SDN_MPI_LIB_COMM's default: deferred (plan_comm.h) */
     int rc = SDN_MPI_Init();
     if (rc != MPI_SUCCESS)
         sdnmpi_warn("SDN_MPI_Init failed with MPI error %d; MPI_Allreduce and MPI_Bcast stay plain",

@@ -50,8 +50,6 @@ struct sdnmpi_bcast_stats {
 
 struct sdnmpi_state {
     int initialized;          /* SDN_MPI_Init ran (successfully or falling back) */
-    int preloaded;            /* SDN_MPI_Init called by the preload library's MPI_Init (every
-                                 communicator creation call is then the library's: plan_comm.h) */
     int finalized;            /* SDN_MPI_Finalize ran */
     int world_rank;           /* -1 before Init */
     int world_size;
