@@ -146,7 +146,6 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
      * its agreement with the addresses. */
     struct sdnmpi_init_exchange x;
     t = sdnmpi_clock();
-    (void)sdnmpi_plan_comm_start(); /* the plans' parent: its agreement rides along (plan_comm.h) */
     rc = sdnmpi_init_gather(rank, size, s->fabric_ip, &x);
     t_mpi += sdnmpi_clock() - t;
     s->world_ips = x.ips;
@@ -207,12 +206,15 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     if (s->sdn_ok && sdnmpi_traffic_hook_add() != 0)
         sdnmpi_warn("init: no phase hook slot left; MPI_Pcontrol phases are not sent to the controller");
     sdnmpi_plan_ahead_start(); /* world rank 0, if it may: the world's plan request */
-    /* the plans' parent (plan_comm.h), started at Init's start: completed here (kept, or freed
-     * without the SDN path or with SDN_MPI_LIB_COMM=0: the plans then split their communicators),
-     * or left under way (deferred) */
-    t = sdnmpi_clock();
-    (void)sdnmpi_plan_comm_settle(s->sdn_ok ? s->cfg.lib_comm : SDNMPI_LIB_COMM_OFF);
-    t_mpi += sdnmpi_clock() - t;
+    /* the plans' parent (plan_comm.h), made (or started, deferred) while nothing of the
+     * application's can be pending on the world (and while the controller plans the world's
+     * request just sent); without it (SDN_MPI_LIB_COMM=0, or a failure, logged) the plans split
+     * their communicators */
+    if (s->sdn_ok && s->cfg.lib_comm != SDNMPI_LIB_COMM_OFF) {
+        t = sdnmpi_clock();
+        (void)sdnmpi_plan_comm_init(s->cfg.lib_comm == SDNMPI_LIB_COMM_DEFER);
+        t_mpi += sdnmpi_clock() - t;
+    }
     if (rank != 0) {
         if (s->sdn_ok)
             sdnmpi_log("init: job %" PRId64 ", SDN path on", s->job.id);

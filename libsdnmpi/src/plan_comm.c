@@ -40,55 +40,33 @@ static int adopt(int rc, MPI_Comm made)
     return MPI_SUCCESS;
 }
 
-int sdnmpi_plan_comm_start(void)
+int sdnmpi_plan_comm_init(int deferred)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
+    MPI_Group world = MPI_GROUP_NULL;
+    MPI_Comm made = MPI_COMM_NULL;
     void *ub = NULL;
     int flag = 0;
+    double t = sdnmpi_clock();
     s->libworld = MPI_COMM_NULL;
     int rc = PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     s->plan_tag_ub = rc == MPI_SUCCESS && flag && ub != NULL ? *(int *)ub : 32767; /* MPI's least */
-    rc = PMPI_Comm_idup(MPI_COMM_WORLD, &deferred_comm, &deferred_req);
-    if (rc != MPI_SUCCESS) {
-        sdnmpi_log("init: the library's communicator could not be started (MPI error %d); plans "
-                   "split their communicators", rc);
-        return rc;
-    }
-    atomic_store_explicit(&pending, 1, memory_order_release);
-    return MPI_SUCCESS;
-}
-
-/* Completes the idup (wait_lock held, pending): keep it as libworld, or free it. */
-static int complete_locked(int keep)
-{
-    int rc = PMPI_Wait(&deferred_req, MPI_STATUS_IGNORE);
-    MPI_Comm made = deferred_comm;
-    deferred_comm = MPI_COMM_NULL;
-    if (keep)
-        rc = adopt(rc, made);
-    else if (rc == MPI_SUCCESS && made != MPI_COMM_NULL)
-        rc = PMPI_Comm_free(&made);
-    atomic_store_explicit(&pending, 0, memory_order_release);
-    return rc;
-}
-
-int sdnmpi_plan_comm_settle(int mode)
-{
-    if (!atomic_load_explicit(&pending, memory_order_acquire))
-        return MPI_SUCCESS; /* its start failed: logged */
-    if (mode == SDNMPI_LIB_COMM_DEFER) {
+    if (deferred) {
+        rc = PMPI_Comm_idup(MPI_COMM_WORLD, &deferred_comm, &deferred_req);
+        (void)sdnmpi_timing_step(SDNMPI_T_INIT_LIBCOMM, t);
+        if (rc != MPI_SUCCESS)
+            return adopt(rc, MPI_COMM_NULL);
+        atomic_store_explicit(&pending, 1, memory_order_release);
         sdnmpi_log("init: the library's communicator started (deferred: completed where first "
                    "needed)");
         return MPI_SUCCESS;
     }
-    double t = sdnmpi_clock();
-    if (pthread_mutex_lock(&wait_lock) != 0)
-        return MPI_ERR_OTHER; /* Init runs before any other thread can use the library */
-    int rc = complete_locked(mode == SDNMPI_LIB_COMM_BLOCK);
-    (void)pthread_mutex_unlock(&wait_lock);
-    if (mode == SDNMPI_LIB_COMM_BLOCK)
-        (void)sdnmpi_timing_step(SDNMPI_T_INIT_LIBCOMM, t);
-    return rc;
+    if ((rc = PMPI_Comm_group(MPI_COMM_WORLD, &world)) == MPI_SUCCESS)
+        rc = PMPI_Comm_create(MPI_COMM_WORLD, world, &made);
+    if (world != MPI_GROUP_NULL)
+        (void)PMPI_Group_free(&world); /* only a local handle: nothing to do about a failure */
+    (void)sdnmpi_timing_step(SDNMPI_T_INIT_LIBCOMM, t);
+    return adopt(rc, made);
 }
 
 int sdnmpi_plan_comm_ready(void)
@@ -102,10 +80,14 @@ int sdnmpi_plan_comm_ready(void)
     int rc = MPI_SUCCESS;
     if (atomic_load_explicit(&pending, memory_order_acquire)) { /* not completed by another thread */
         double t = sdnmpi_clock();
-        rc = complete_locked(1);
+        rc = PMPI_Wait(&deferred_req, MPI_STATUS_IGNORE);
+        MPI_Comm made = deferred_comm;
+        deferred_comm = MPI_COMM_NULL;
+        rc = adopt(rc, made);
         double waited = sdnmpi_timing_step(SDNMPI_T_LIBCOMM_WAIT, t) - t;
         if (rc == MPI_SUCCESS)
             sdnmpi_log("the library's communicator completed (waited %.1f ms)", waited * 1e3);
+        atomic_store_explicit(&pending, 0, memory_order_release);
     }
     (void)pthread_mutex_unlock(&wait_lock);
     return rc;

@@ -7,6 +7,13 @@
  * MPI library's own function, unchanged. */
 #include "plan_comm.h"
 #include "sdnmpi.h"
+#include "sdnmpi_testing.h"
+
+/* Test hook (sdnmpi_testing.h), exported by the preload library alone. */
+SDNMPI_EXPORT int sdnmpi_test_libworld_pending(void)
+{
+    return sdnmpi_plan_comm_pending();
+}
 
 SDNMPI_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {

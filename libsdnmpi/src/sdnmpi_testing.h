@@ -22,7 +22,8 @@ int sdnmpi_test_force_allreduce(int path);
  * comm), or -1 if comm has no plan. */
 int sdnmpi_test_plan_priv(MPI_Comm comm);
 
-/* 1 while the library's deferred communicator is under way (plan_comm.h), else 0. Exported. */
+/* 1 while the library's deferred communicator is under way (plan_comm.h), else 0. Only in the
+ * preload library (preload_comm.c), exported: plain_worldcomms finds it with dlsym. */
 int sdnmpi_test_libworld_pending(void);
 
 /* Makes this process's hierarchical allreduce keep up to `depth` segments in its pipeline's first

@@ -3,7 +3,6 @@
 #include "controller.h"
 #include "log.h"
 #include "plan.h"
-#include "plan_comm.h"
 #include "reconnect.h"
 #include "sdnmpi.h"
 #include "sdnmpi_testing.h"
@@ -26,14 +25,8 @@ int sdnmpi_test_plan_priv(MPI_Comm comm)
     return ((const struct sdnmpi_plan *)val)->priv_from;
 }
 
-/* Exported too (plain_worldcomms finds it with dlsym under the preload library): 1 while the
- * library's deferred communicator is under way (plan_comm.h), else 0. */
-SDNMPI_EXPORT int sdnmpi_test_libworld_pending(void)
-{
-    return sdnmpi_plan_comm_pending();
-}
-
-/* Hidden (not SDNMPI_EXPORT): the shared libraries export only the API and the hooks above. */
+/* Hidden (not SDNMPI_EXPORT): the shared libraries export only the API and the hook above (and the
+ * preload library sdnmpi_test_libworld_pending, preload_comm.c). */
 int sdnmpi_test_last_bcast(int *rounds, long long *resent, long long *finished)
 {
     const struct sdnmpi_bcast_stats *st = &sdnmpi_g.last_bcast;

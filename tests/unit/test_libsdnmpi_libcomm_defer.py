@@ -1,7 +1,6 @@
 """The library's own communicator started at SDN_MPI_Init and completed where first needed
 (SDN_MPI_LIB_COMM=defer; libsdnmpi/src/plan_comm.h), with a stub controller under mpirun on
-localhost; and by default, started before Init's first collective and completed at its end. Its
-creation is an MPI_Comm_idup of the world, whose
+localhost. The deferred creation is an MPI_Comm_idup of the world, whose
 context-id agreement has the id of any creation on MPI_COMM_WORLD in Open MPI 4.1: every such
 creation the library sees must complete it first. An unmodified program (plain_worldcomms) makes
 communicators of the world right after MPI_Init under the preload library, in several orders; the
@@ -74,8 +73,8 @@ def test_finalize_while_it_is_under_way(built, stub_factory):
 @pytest.mark.parametrize("value", ["1", "0", None])
 def test_preload_blocking_or_off(built, stub_factory, value):
     """SDN_MPI_LIB_COMM=1 (the default) under the preload library: made at Init (nothing under way
-    when the program starts); 0: none kept (started with Init, freed at its end; plans split, so
-    no idup here: Open MPI 4.1.4 may hang the split beside it). Results bit-exact either way."""
+    when the program starts); 0: none at all (plans split, so no idup here: Open MPI 4.1.4 may hang
+    the split beside it). Results bit-exact either way."""
     np = 4
     stub = stub_factory(leaves=2)
     knob = {} if value is None else {"SDN_MPI_LIB_COMM": value}
