@@ -13,6 +13,7 @@
 #include "log.h"
 #include "mcast.h"
 #include "plan.h"
+#include "plan_comm.h"
 #include "rpc.h"
 #include "sock.h"
 #include "state.h"
@@ -84,6 +85,7 @@ static int comm_create(MPI_Comm comm, struct sdnmpi_bcast_comm **out)
     int rank, p, rc;
 
     *out = NULL;
+    sdnmpi_plan_comm_ready_for(comm); /* a dup of the world must not run beside the deferred one */
     if ((rc = PMPI_Comm_dup(comm, &priv)) != MPI_SUCCESS)
         return rc;
     if ((rc = PMPI_Comm_rank(priv, &rank)) != MPI_SUCCESS

@@ -2,8 +2,11 @@
  * SDN_MPI_Comm_split_type, SDN_MPI_Comm_create, SDN_MPI_Comm_create_group: the MPI library's own,
  * then the new communicator's plan requested ahead (plan_ahead.h). MPI_Comm_idup has none: its
  * communicator is not valid before its request completes, so its first collective plans
- * (libsdnmpi/README.md, "MPI_Comm_idup: no plan-ahead, by design"). */
+ * (libsdnmpi/README.md, "MPI_Comm_idup: no plan-ahead, by design").
+ * Each first completes the library's communicator if it is still under way and comm is
+ * MPI_COMM_WORLD (plan_comm.h: the two creations would share Open MPI's agreement id). */
 #include "plan_ahead.h"
+#include "plan_comm.h"
 #include "sdnmpi.h"
 
 /* The MPI call's return code rc; on success, the plan of *newcomm (made from parent) requested
@@ -19,32 +22,38 @@ static int made(int rc, MPI_Comm parent, const MPI_Comm *newcomm)
 
 SDNMPI_EXPORT int SDN_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    sdnmpi_plan_comm_ready_for(comm);
     return made(PMPI_Comm_dup(comm, newcomm), comm, newcomm);
 }
 
 SDNMPI_EXPORT int SDN_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    sdnmpi_plan_comm_ready_for(comm);
     return made(PMPI_Comm_dup_with_info(comm, info, newcomm), comm, newcomm);
 }
 
 SDNMPI_EXPORT int SDN_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    sdnmpi_plan_comm_ready_for(comm);
     return made(PMPI_Comm_split(comm, color, key, newcomm), comm, newcomm);
 }
 
 SDNMPI_EXPORT int SDN_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                                           MPI_Comm *newcomm)
 {
+    sdnmpi_plan_comm_ready_for(comm);
     return made(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), comm, newcomm);
 }
 
 SDNMPI_EXPORT int SDN_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    sdnmpi_plan_comm_ready_for(comm);
     return made(PMPI_Comm_create(comm, group, newcomm), comm, newcomm);
 }
 
 SDNMPI_EXPORT int SDN_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                             MPI_Comm *newcomm)
 {
+    sdnmpi_plan_comm_ready_for(comm);
     return made(PMPI_Comm_create_group(comm, group, tag, newcomm), comm, newcomm);
 }

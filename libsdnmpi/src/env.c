@@ -34,6 +34,16 @@ static int parse_bool(const char *name, int dflt)
     return dflt;
 }
 
+/* SDN_MPI_LIB_COMM (plan_comm.h): 0 (off), 1 (made at Init: the default, also when malformed),
+ * "defer" (completed where first needed). */
+static int parse_lib_comm(void)
+{
+    const char *v = env("SDN_MPI_LIB_COMM");
+    if (v != NULL && (!strcasecmp(v, "defer") || !strcmp(v, "2")))
+        return 2;
+    return parse_bool("SDN_MPI_LIB_COMM", 1);
+}
+
 /* A non-negative integer with an optional binary suffix k/m/g; "unlimited" gives UINT64_MAX if
  * allowed. 1: set and read into *out; 0: unset; -1: malformed (one warning line). */
 static int read_bytes(const char *name, int allow_unlimited, uint64_t *out)
@@ -195,7 +205,7 @@ void sdnmpi_env_load(struct sdnmpi_config *cfg)
     cfg->max_bytes = parse_bytes("SDN_MPI_MAX_BYTES", UINT64_MAX, 1);
     cfg->reorder = parse_bool("SDN_MPI_REORDER", 1);
     cfg->plan_ahead = parse_bool("SDN_MPI_PLAN_AHEAD", 1);
-    cfg->lib_comm = parse_bool("SDN_MPI_LIB_COMM", 1);
+    cfg->lib_comm = parse_lib_comm();
     cfg->rab_min = parse_bytes("SDN_MPI_RABENSEIFNER_MIN", SDNMPI_DEFAULT_RAB_MIN, 1);
     cfg->hier_min = parse_bytes("SDN_MPI_HIER_MIN", SDNMPI_DEFAULT_HIER_MIN, 1);
     /* unset or malformed: by the leaf layout; a byte count as large as that marker: unlimited */

@@ -38,7 +38,7 @@ struct sdnmpi_config {
     int reorder;                      /* SDN_MPI_REORDER: order the algorithms' ranks by leaf */
     int plan_ahead;                   /* SDN_MPI_PLAN_AHEAD: request the world's plan at Init */
     int lib_comm;                     /* SDN_MPI_LIB_COMM: the library's own communicator
-                                         (plan_comm.h) */
+                                         (plan_comm.h: SDNMPI_LIB_COMM_*) */
     char planner[SDNMPI_PLANNER_MAX]; /* SDN_MPI_PLANNER: "" = controller default */
     int has_fabric_ip;                /* SDN_MPI_FABRIC_IP */
     uint32_t fabric_ip;               /*   network byte order */

@@ -206,12 +206,13 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     if (s->sdn_ok && sdnmpi_traffic_hook_add() != 0)
         sdnmpi_warn("init: no phase hook slot left; MPI_Pcontrol phases are not sent to the controller");
     sdnmpi_plan_ahead_start(); /* world rank 0, if it may: the world's plan request */
-    /* the plans' parent (plan_comm.h), made while nothing of the application's can be pending on
-     * the world (and while the controller plans the world's request just sent); without it
-     * (SDN_MPI_LIB_COMM=0, or a failure, logged) the plans split their communicators */
-    if (s->sdn_ok && s->cfg.lib_comm) {
+    /* the plans' parent (plan_comm.h), made (or started, deferred) while nothing of the
+     * application's can be pending on the world (and while the controller plans the world's
+     * request just sent); without it (SDN_MPI_LIB_COMM=0, or a failure, logged) the plans split
+     * their communicators */
+    if (s->sdn_ok && s->cfg.lib_comm != SDNMPI_LIB_COMM_OFF) {
         t = sdnmpi_clock();
-        (void)sdnmpi_plan_comm_init();
+        (void)sdnmpi_plan_comm_init(s->cfg.lib_comm == SDNMPI_LIB_COMM_DEFER);
         t_mpi += sdnmpi_clock() - t;
     }
     if (rank != 0) {

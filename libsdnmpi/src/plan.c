@@ -253,10 +253,12 @@ static int plan_create(MPI_Comm comm, const struct sdnmpi_plan **out)
     struct sdnmpi_plan *plan = NULL;
     uint32_t *ips = NULL, *ordered = NULL;
     int *pos = NULL, *world = NULL, *leaf_start = NULL, *order = NULL;
-    int rank, p, rc, mypos, shared = 0, lib = s->libworld != MPI_COMM_NULL;
+    int rank, p, rc, mypos, shared = 0;
     int64_t mine[OUT_N] = {0}, outcome[OUT_N] = {0};
 
     double t_start = sdnmpi_clock();
+    (void)sdnmpi_plan_comm_ready(); /* deferred (plan_comm.h): complete it; a failure leaves none */
+    int lib = s->libworld != MPI_COMM_NULL;
     int64_t x0 = s->conn.exchanges;
     sdnmpi_timing_set(SDNMPI_T_PLAN_LOCATE, 0.0);
     sdnmpi_timing_set(SDNMPI_T_PLAN_REQUEST, 0.0);

@@ -2,6 +2,8 @@
 #include "plan_comm.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "env.h"
@@ -10,22 +12,18 @@
 #include "state.h"
 #include "timing.h"
 
-int sdnmpi_plan_comm_init(void)
+/* The deferred creation (plan_comm.h): its communicator and request until completed; `pending` is
+ * 1 from its start until sdnmpi_plan_comm_ready has completed it (read without the lock: the
+ * cheap check; written under `wait_lock`). */
+static MPI_Comm deferred_comm = MPI_COMM_NULL;
+static MPI_Request deferred_req = MPI_REQUEST_NULL;
+static atomic_int pending;
+static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* libworld = made if the creation (rc) succeeded; else logs and leaves it MPI_COMM_NULL. */
+static int adopt(int rc, MPI_Comm made)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
-    MPI_Group world = MPI_GROUP_NULL;
-    MPI_Comm made = MPI_COMM_NULL;
-    void *ub = NULL;
-    int flag = 0;
-    double t = sdnmpi_clock();
-    s->libworld = MPI_COMM_NULL;
-    int rc = PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    s->plan_tag_ub = rc == MPI_SUCCESS && flag && ub != NULL ? *(int *)ub : 32767; /* MPI's least */
-    if ((rc = PMPI_Comm_group(MPI_COMM_WORLD, &world)) == MPI_SUCCESS)
-        rc = PMPI_Comm_create(MPI_COMM_WORLD, world, &made);
-    if (world != MPI_GROUP_NULL)
-        (void)PMPI_Group_free(&world); /* only a local handle: nothing to do about a failure */
-    (void)sdnmpi_timing_step(SDNMPI_T_INIT_LIBCOMM, t);
     /* Test only (test_libsdnmpi_planahead_kinds.py): SDN_MPI_TEST_NO_LIBCOMM=R, world rank R
      * acts as if the creation had failed on it alone (the plans must then agree to split). */
     if (rc == MPI_SUCCESS && made != MPI_COMM_NULL
@@ -36,15 +34,80 @@ int sdnmpi_plan_comm_init(void)
     if (rc != MPI_SUCCESS || made == MPI_COMM_NULL) {
         sdnmpi_log("init: the library's communicator could not be made (MPI error %d); plans "
                    "split their communicators", rc);
-        return rc;
+        return rc != MPI_SUCCESS ? rc : MPI_ERR_COMM;
     }
     s->libworld = made;
     return MPI_SUCCESS;
 }
 
+int sdnmpi_plan_comm_init(int deferred)
+{
+    struct sdnmpi_state *s = &sdnmpi_g;
+    MPI_Group world = MPI_GROUP_NULL;
+    MPI_Comm made = MPI_COMM_NULL;
+    void *ub = NULL;
+    int flag = 0;
+    double t = sdnmpi_clock();
+    s->libworld = MPI_COMM_NULL;
+    int rc = PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    s->plan_tag_ub = rc == MPI_SUCCESS && flag && ub != NULL ? *(int *)ub : 32767; /* MPI's least */
+    if (deferred) {
+        rc = PMPI_Comm_idup(MPI_COMM_WORLD, &deferred_comm, &deferred_req);
+        (void)sdnmpi_timing_step(SDNMPI_T_INIT_LIBCOMM, t);
+        if (rc != MPI_SUCCESS)
+            return adopt(rc, MPI_COMM_NULL);
+        atomic_store_explicit(&pending, 1, memory_order_release);
+        sdnmpi_log("init: the library's communicator started (deferred: completed where first "
+                   "needed)");
+        return MPI_SUCCESS;
+    }
+    if ((rc = PMPI_Comm_group(MPI_COMM_WORLD, &world)) == MPI_SUCCESS)
+        rc = PMPI_Comm_create(MPI_COMM_WORLD, world, &made);
+    if (world != MPI_GROUP_NULL)
+        (void)PMPI_Group_free(&world); /* only a local handle: nothing to do about a failure */
+    (void)sdnmpi_timing_step(SDNMPI_T_INIT_LIBCOMM, t);
+    return adopt(rc, made);
+}
+
+int sdnmpi_plan_comm_ready(void)
+{
+    if (!atomic_load_explicit(&pending, memory_order_acquire))
+        return MPI_SUCCESS;
+    if (pthread_mutex_lock(&wait_lock) != 0) {
+        sdnmpi_warn("plan_comm: cannot lock the library's communicator");
+        return MPI_ERR_OTHER;
+    }
+    int rc = MPI_SUCCESS;
+    if (atomic_load_explicit(&pending, memory_order_acquire)) { /* not completed by another thread */
+        double t = sdnmpi_clock();
+        rc = PMPI_Wait(&deferred_req, MPI_STATUS_IGNORE);
+        MPI_Comm made = deferred_comm;
+        deferred_comm = MPI_COMM_NULL;
+        rc = adopt(rc, made);
+        double waited = sdnmpi_timing_step(SDNMPI_T_LIBCOMM_WAIT, t) - t;
+        if (rc == MPI_SUCCESS)
+            sdnmpi_log("the library's communicator completed (waited %.1f ms)", waited * 1e3);
+        atomic_store_explicit(&pending, 0, memory_order_release);
+    }
+    (void)pthread_mutex_unlock(&wait_lock);
+    return rc;
+}
+
+int sdnmpi_plan_comm_pending(void)
+{
+    return atomic_load_explicit(&pending, memory_order_acquire);
+}
+
+void sdnmpi_plan_comm_ready_for(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_WORLD)
+        (void)sdnmpi_plan_comm_ready(); /* a failure leaves libworld NULL: logged, plans split */
+}
+
 int sdnmpi_plan_comm_free(void)
 {
     struct sdnmpi_state *s = &sdnmpi_g;
+    (void)sdnmpi_plan_comm_ready(); /* a failure: nothing made, nothing to free */
     if (s->libworld == MPI_COMM_NULL)
         return MPI_SUCCESS;
     return PMPI_Comm_free(&s->libworld);

@@ -3,10 +3,10 @@
  * owns (issue 17: the first plan and install under 20 ms at p = 8).
  *
  * At SDN_MPI_Init (SDN path on) every rank makes `sdnmpi_g.libworld`: PMPI_Comm_create of
- * MPI_COMM_WORLD's group (not a dup: no application attribute is copied). The application never
- * sees it, so it never has a communicator creation of its own pending on it, and it is made
- * before the application gets control back, so nothing of the application's is pending on the
- * world either (the preload library's MPI_Init).
+ * MPI_COMM_WORLD's group (not a dup: no application attribute is copied; deferred: an idup,
+ * below). The application never sees it, so it never has a communicator creation of its own
+ * pending on it, and it is made before the application gets control back, so nothing of the
+ * application's is pending on the world either (the preload library's MPI_Init).
  *
  * A plan's private communicator (plan.c) is then
  *   - MPI_COMM_WORLD's plan, ranks in the world's own order: libworld itself (nothing to make;
@@ -27,6 +27,19 @@
  * Fallback: without libworld (the SDN path off, or its creation failed on some rank: every rank
  * ors its own lack into the plan's Allreduce, so all agree), the plan splits the application's
  * communicator as before.
+ *
+ * Deferred (SDN_MPI_LIB_COMM=defer, not the default: measured, the first collective then pays
+ * what Init saves): Init only starts libworld, PMPI_Comm_idup of MPI_COMM_WORLD (no non-blocking
+ * create exists), and the first place that needs it completes it (sdnmpi_plan_comm_ready): a
+ * plan, the Bcast state, SDN_MPI_Finalize and every communicator creation on MPI_COMM_WORLD the
+ * library sees (comm_create.c, preload.c, preload_comm.c). The last is what keeps the hang away:
+ * the idup's context-id agreement has the id of any creation on MPI_COMM_WORLD, (0 << 32 | 0) in
+ * Open MPI 4.1's comm_cid.c, so both would run their allreduces on the world at once. A linked
+ * application's own MPI_Comm_split (...) of MPI_COMM_WORLD is not seen by the library: linked,
+ * deferring is for applications that make none before their first SDN collective. The idup copies
+ * the attributes of MPI_COMM_WORLD that have a copy callback (the library's own have none; under
+ * the preload library the application has set none yet; a linked application's set before
+ * SDN_MPI_Init are, and deleted at Finalize).
  */
 #ifndef SDNMPI_PLAN_COMM_H
 #define SDNMPI_PLAN_COMM_H
@@ -37,11 +50,31 @@
  * algorithms: SDNMPI_TAG, the hierarchical pipeline's 0x2000 + 0xfff). */
 #define SDNMPI_PLAN_COMM_TAG0 0x4000
 
-/* SDN_MPI_Init, every rank (collective over MPI_COMM_WORLD): makes sdnmpi_g.libworld (and
- * records SDNMPI_T_INIT_LIBCOMM); on failure leaves it MPI_COMM_NULL. MPI error code. */
-int sdnmpi_plan_comm_init(void);
+/* SDN_MPI_LIB_COMM's values (env.h: cfg.lib_comm; world rank 0's, agreed at Init). */
+enum { SDNMPI_LIB_COMM_OFF = 0, SDNMPI_LIB_COMM_BLOCK = 1, SDNMPI_LIB_COMM_DEFER = 2 };
 
-/* SDN_MPI_Finalize, after the plans are gone: frees libworld. MPI error code. */
+/* SDN_MPI_Init, every rank (collective over MPI_COMM_WORLD), once the agreement says the SDN path
+ * is on: makes sdnmpi_g.libworld (blocking), or starts it (deferred: sdnmpi_plan_comm_ready
+ * completes it), and records SDNMPI_T_INIT_LIBCOMM; on failure leaves it MPI_COMM_NULL (logged).
+ * MPI error code. */
+int sdnmpi_plan_comm_init(int deferred);
+
+/* Completes a deferred libworld if it is still under way (PMPI_Wait; else a flag's read), so that
+ * sdnmpi_g.libworld is final afterwards (MPI_COMM_NULL if the creation failed). Call it before
+ * reading sdnmpi_g.libworld and before any communicator creation on MPI_COMM_WORLD. Any thread;
+ * one waits, the others block until it is done. Collective in effect: it waits for every world
+ * rank to take part in the idup (each does, in any MPI call that progresses). MPI error code. */
+int sdnmpi_plan_comm_ready(void);
+
+/* 1 while the deferred creation is under way (not yet completed by sdnmpi_plan_comm_ready). */
+int sdnmpi_plan_comm_pending(void);
+
+/* sdnmpi_plan_comm_ready if comm is MPI_COMM_WORLD (a creation on it would share the deferred
+ * creation's agreement id), else nothing. */
+void sdnmpi_plan_comm_ready_for(MPI_Comm comm);
+
+/* SDN_MPI_Finalize, after the plans are gone: completes libworld if deferred, then frees it.
+ * MPI error code. */
 int sdnmpi_plan_comm_free(void);
 
 /* The leader of a plan, with sdnmpi_g.lock held: the tag of its private communicator's creation

@@ -3,7 +3,7 @@
  * (and MPI_Allgather, MPI_Reduce, MPI_Alltoall, and MPI_Comm_dup, MPI_Comm_dup_with_info,
  * MPI_Comm_split, MPI_Comm_split_type, MPI_Comm_create, MPI_Comm_create_group, which plan the new
  * communicator's routes ahead; MPI_Comm_idup is not wrapped: its communicator is planned by its
- * first collective, comm_create.c).
+ * first collective, comm_create.c; it and the other creations are in preload_comm.c).
  * The library itself calls only PMPI_* functions, so nothing here recurses. MPI_Init,
  * MPI_Init_thread, MPI_Pcontrol and MPI_Finalize call the next definition (chain.h), so that the
  * profiler preloaded next to this library sees them too. */

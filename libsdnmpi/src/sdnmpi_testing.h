@@ -22,6 +22,10 @@ int sdnmpi_test_force_allreduce(int path);
  * comm), or -1 if comm has no plan. */
 int sdnmpi_test_plan_priv(MPI_Comm comm);
 
+/* 1 while the library's deferred communicator is under way (plan_comm.h), else 0. Only in the
+ * preload library (preload_comm.c), exported: plain_worldcomms finds it with dlsym. */
+int sdnmpi_test_libworld_pending(void);
+
 /* Makes this process's hierarchical allreduce keep up to `depth` segments in its pipeline's first
  * step (allreduce_hier.c) instead of SDN_MPI_HIER_DEPTH's (or the default depth); 0 restores
  * those. Each rank's own, as SDN_MPI_HIER_DEPTH (it changes no message); the bench's variants

@@ -25,7 +25,8 @@ int sdnmpi_test_plan_priv(MPI_Comm comm)
     return ((const struct sdnmpi_plan *)val)->priv_from;
 }
 
-/* Hidden (not SDNMPI_EXPORT): the shared libraries export only the API and the hook above. */
+/* Hidden (not SDNMPI_EXPORT): the shared libraries export only the API and the hook above (and the
+ * preload library sdnmpi_test_libworld_pending, preload_comm.c). */
 int sdnmpi_test_last_bcast(int *rounds, long long *resent, long long *finished)
 {
     const struct sdnmpi_bcast_stats *st = &sdnmpi_g.last_bcast;

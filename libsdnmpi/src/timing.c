@@ -36,6 +36,7 @@ static const char *const names_of[SDNMPI_T_N] = {
     [SDNMPI_T_PLAN_SPLIT] = "plan_split",
     [SDNMPI_T_PLAN_LAYOUT] = "plan_layout",
     [SDNMPI_T_INIT_LIBCOMM] = "init_libcomm",
+    [SDNMPI_T_LIBCOMM_WAIT] = "libcomm_wait",
 };
 
 double sdnmpi_clock(void)

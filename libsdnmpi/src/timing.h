@@ -56,7 +56,9 @@ enum sdnmpi_tslot {
                                   library's communicator; without it the split) */
     SDNMPI_T_PLAN_LAYOUT,      /* ... the leaf layout's Bcast (0: it rode in the Allreduce) */
     SDNMPI_T_INIT_LIBCOMM,     /* Init: making the library's own communicator (plan_comm.h; -1:
-                                  not made, the SDN path is off) */
+                                  not made, the SDN path is off; deferred: its start) */
+    SDNMPI_T_LIBCOMM_WAIT,     /* the deferred creation's completion, where it was first needed
+                                  (plan_comm.h; -1: none) */
     SDNMPI_T_N
 };
 
