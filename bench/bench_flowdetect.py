@@ -117,8 +117,7 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=300,
                    help="s per mpirun; a run still going then is a stall: its diagnostics go to logs/ and mpirun "
                         "is killed %d s later (a run that ends meanwhile counts)" % flowdetect_runs.DIAG_GRACE_S)
-    emulation.add_arguments(p)
-    p.set_defaults(ovs_sndbuf=0, ack_class="off")   # the settings of every flow-detection run so far
+    emulation.add_arguments(p)      # on by default since 2026-11-30 06:00, as in the other benches; runs before: off
     p.add_argument("--cc", choices=("reno", "bbr"), default=None,
                    help="the hosts' TCP congestion control (per network namespace; default: the machine's)")
     p.add_argument("--preconnect", action="store_true",

@@ -1,7 +1,7 @@
 """bench/bench_flowdetect.py's fabric: a controller with one detection set-up (``--sdnmpi-flow-detection``
 and the set-up's further options) and its 16-host k=4 fat-tree (FatTreeTopo, userspace OVS, D-mod-K
 default routes), with the run's emulation settings (--queue-packets, --cc, and bench/emulation.py's
---ovs-sndbuf and --ack-class, off by default here), and one mpirun of the
+--ovs-sndbuf and --ack-class, on by default as in the other benches), and one mpirun of the
 pattern program on it (`Fabric.run`: its time, the pairs the controller flagged, its counter log
 slice, and at a stall the diagnostics of flowdetect_runs).
 """

@@ -187,10 +187,10 @@ def test_past_stop_is_never_without_stop_after_and_from_its_time_on_with_it(monk
 def test_host_tcp_options_default_to_the_machine_and_refuse_a_congestion_control_the_namespaces_cannot_take():
     args = bench_flowdetect.parse_args([])
     assert args.cc is None and not args.preconnect and args.sockets_every == 0
-    assert (args.ovs_sndbuf, args.ack_class) == (0, "off")       # as every flow-detection run so far
-    assert bench_flowdetect.parse_args(["--ack-class", "on", "--ovs-sndbuf", "4194304"]).ack_class == "on"
+    assert (args.ovs_sndbuf, args.ack_class) == (4 << 20, "on")  # the other benches' emulation choices
+    assert bench_flowdetect.parse_args(["--ack-class", "off", "--ovs-sndbuf", "0"]).ack_class == "off"
     args = bench_flowdetect.parse_args(["--cc", "reno", "--preconnect", "--sockets-every", "1"])
     assert (args.cc, args.preconnect, args.sockets_every) == ("reno", True, 1.0)
-    for bad in (["--cc", "cubic"], ["--sockets-every", "-1"], ["--queue-packets", "100", "--ack-class", "on"]):      # cubic: not in tcp_allowed_congestion_control
+    for bad in (["--cc", "cubic"], ["--sockets-every", "-1"], ["--queue-packets", "100"]):      # cubic: not in tcp_allowed_congestion_control
         with pytest.raises(SystemExit):
             bench_flowdetect.parse_args(bad)
