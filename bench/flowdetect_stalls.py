@@ -109,9 +109,10 @@ def socket_summary(text):
     rtts = [s[4]["minrtt"] for s in samples if "minrtt" in s[4]]
     crawl = collections.Counter((s[1], s[2], s[3]) for s in samples
                                 if s[4]["send_q"] > 0 and s[4].get("pacing_rate", SLOW_PACING) < SLOW_PACING)
-    return (f"congestion control {', '.join(cc)}; {len(samples)} socket samples, {sum(r > SLOW_HANDSHAKE for r in rtts)} "
-            f"with a minimum RTT over {SLOW_HANDSHAKE} ms (highest {max(rtts, default=0):.0f} ms); {len(crawl)} sockets "
-            f"held unsent data paced under {SLOW_PACING / 1e3:g} kbit/s, for up to {max(crawl.values(), default=0)} samples")
+    slow = sum(r > SLOW_HANDSHAKE for r in rtts)
+    return (f"congestion control {', '.join(cc)}; {len(samples)} socket samples, {slow} with a minimum RTT "
+            f"over {SLOW_HANDSHAKE} ms (highest {max(rtts, default=0):.0f} ms); {len(crawl)} sockets held unsent "
+            f"data paced under {SLOW_PACING / 1e3:g} kbit/s, for up to {max(crawl.values(), default=0)} samples")
 
 
 def rows(folders, patterns=None, stall=0.5, crawl_polls=3):
@@ -177,7 +178,8 @@ def main(argv=None):
     for folder in args.folders:
         for path in sorted(glob.glob(os.path.join(folder, "logs", "*-sockets.txt"))):
             with open(path, encoding="utf-8") as f:
-                print(f"- {os.path.basename(os.path.normpath(folder))} {os.path.basename(path)}: {socket_summary(f.read())}")
+                summary = socket_summary(f.read())
+            print(f"- {os.path.basename(os.path.normpath(folder))} {os.path.basename(path)}: {summary}")
 
 
 if __name__ == "__main__":
