@@ -1,6 +1,6 @@
 /* preload_comm.c -- transparent mode: the communicator creations on MPI_COMM_WORLD that preload.c
  * does not plan ahead, wrapped only to complete the library's communicator first if it is still
- * under way (SDN_MPI_LIB_COMM=defer, the preload library's default; plan_comm.h): each makes its
+ * under way (SDN_MPI_LIB_COMM=defer, opt-in; plan_comm.h): each makes its
  * communicator with a context-id agreement on its parent, which on MPI_COMM_WORLD would have the
  * deferred creation's id. MPI_Win_* and MPI_File_open duplicate their communicator inside Open
  * MPI; MPI_Intercomm_create agrees on its local communicator (and talks on the bridge). Then the
