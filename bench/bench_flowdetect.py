@@ -47,6 +47,7 @@ import time
 import benchcore
 import emulation
 import flowdetect_runs
+import host_cc
 from flowdetect_fabric import (EXCHANGE_RE, HOSTS, K, LIB, LLDPD, MGMT_SUBNETS, PREFIXES,  # noqa: F401
                                PRELOAD, PROGRAM, ROOT, Fabric, setup_args)
 
@@ -118,8 +119,9 @@ def parse_args(argv):
                    help="s per mpirun; a run still going then is a stall: its diagnostics go to logs/ and mpirun "
                         "is killed %d s later (a run that ends meanwhile counts)" % flowdetect_runs.DIAG_GRACE_S)
     emulation.add_arguments(p)      # on by default since 2026-11-30 06:00, as in the other benches; runs before: off
-    p.add_argument("--cc", choices=("reno", "bbr"), default=None,
-                   help="the hosts' TCP congestion control (per network namespace; default: the machine's)")
+    p.add_argument("--cc", choices=host_cc.CHOICES, default=None,
+                   help="the hosts' TCP congestion control (per network namespace; default: the machine's; "
+                        "cubic is put on tcp_allowed_congestion_control for the run: bench/host_cc.py)")
     p.add_argument("--preconnect", action="store_true",
                    help="Open MPI opens every rank pair's connection in MPI_Init (mpi_preconnect_mpi), before the "
                         "timed exchanges, instead of at a pair's first message")

@@ -14,6 +14,7 @@ import sys
 import benchcore
 import emulation
 import flowdetect_runs
+import host_cc
 
 from sdnmpi.flows import counterlog
 from sdnmpi.mininet_topos import controller_proc, procs
@@ -58,7 +59,7 @@ class Fabric:
         self.log_dir, self.log_path = log_dir, os.path.join(log_dir, "ryu-%s.log" % detection)
         self.ctl = controller_proc.start_controller(controller_proc.free_port(), controller_proc.free_port(),
                                                     routing="dmodk", extra_args=extra, log_path=self.log_path)
-        self.fab = self.emulation = None
+        self.fab = self.emulation = self.allowed_cc = None
         self.last_exchanges = []      # seconds of each exchange of the last run
         self.last_stall = []          # the last run's stall diagnostics (it ran past --timeout and ended)
         try:
@@ -73,6 +74,7 @@ class Fabric:
             self.emulation = emulation.Emulation.from_args(args)
             self.emulation.apply(limited)
             if args.cc:
+                self.allowed_cc = host_cc.AllowedCongestion(args.cc).allow()
                 for n in range(1, HOSTS + 1):
                     subprocess.run(procs.in_host(self.fab.host("h%d" % n), [
                         "sysctl", "-qw", "net.ipv4.tcp_congestion_control=" + args.cc]), check=True)
@@ -144,4 +146,6 @@ class Fabric:
             self.emulation.restore(tc=False)      # ovs-vswitchd's buffer back; the ACK classes go with the fabric
         if self.fab is not None:
             self.fab.stop()
+        if self.allowed_cc is not None:
+            self.allowed_cc.restore()
         self.ctl.stop()
