@@ -47,8 +47,7 @@ def stalls(lines, stall=0.5, crawl_polls=3):
     """The header and {"moving_s", "stalled_s", "crawlers": [(src, dst, median data packets a
     stalled poll, its reverse pair's median packets or None)]} of one counter log's lines; None when
     the job never had a busy poll."""
-    header, pairs, counts, packets = counterlog.read_packets(lines)
-    times = np.array([p["t"] for p in counterlog._parse(lines)[1]], dtype=float)
+    header, pairs, counts, packets, times, _flags = counterlog.read_log(lines)
     link = header["link_rate_Bps"]
     seconds = np.diff(times, prepend=times[0] - header["interval_s"]) if len(times) else times
     rate = counts.sum(axis=0) / (link * np.maximum(seconds, 1e-9))
