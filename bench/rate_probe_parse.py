@@ -11,7 +11,6 @@ ROUTING_TABLE = 1                  # controller/constants.py TABLE: the routes
 OUTPUT_RE = re.compile(r"^output:(\d+)$")
 TABLE_RE = re.compile(r"\btable=(\d+)")
 PACKETS_RE = re.compile(r"\bn_packets=(\d+)")
-SKMEM_RE = re.compile(r"\*:(?P<dev>\S+)\s.*?skmem:\((?P<mem>[^)]*)\)")
 QDISC_RE = re.compile(r"Sent (?P<bytes>\d+) bytes (?P<pkts>\d+) pkt \(dropped (?P<dropped>\d+), "
                       r"overlimits (?P<overlimits>\d+) requeues (?P<requeues>\d+)\)")
 BACKLOG_RE = re.compile(r"backlog (?P<bytes>\d+)b (?P<pkts>\d+)p")
@@ -119,12 +118,11 @@ def packet_socket_drops(ss_text, names=None):
     """{interface: packets dropped} of the packet sockets bound to an interface (`ss -0 -m`:
     ovs-vswitchd's receive socket on each of its ports; the ``d`` field of skmem)."""
     out = {}
-    for m in SKMEM_RE.finditer(ss_text):
-        dev = m.group("dev")
-        if names is not None and dev not in names:
+    for sock in ss_sockets.packet_sockets(ss_text):
+        dev = sock["local"][2:] if sock["local"].startswith("*:") else None
+        if dev is None or names is not None and dev not in names:
             continue
-        mem = dict(re.findall(r"([a-z]+)(\d+)", m.group("mem")))
-        out[dev] = out.get(dev, 0) + int(mem.get("d", 0))
+        out[dev] = out.get(dev, 0) + sock["skmem"].get("d", 0)
     return out
 
 

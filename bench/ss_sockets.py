@@ -1,7 +1,9 @@
-"""The one reader of `ss -ti` texts for the bench tools (bench/rate_probe_parse.py's ss_tcp,
-bench/flowdetect_stalls.py's socket samples, bench/hpcc_pairs.py's rank pairs): each socket of
-the text as a record. Reads the forms the tools run: with or without -n, -p, -H and the State
-column (``ss -ti state established`` prints none). Pure functions, text in, dicts out."""
+"""The one reader of `ss` texts for the bench tools: `sockets` reads `ss -ti` (bench/rate_probe_parse.py's
+ss_tcp, bench/flowdetect_stalls.py's socket samples, bench/hpcc_pairs.py's rank pairs), each socket of
+the text as a record, in the forms the tools run: with or without -n, -p, -H and the State column
+(``ss -ti state established`` prints none); `packet_sockets` reads `ss -0 -m -p` (the packet sockets
+of bench/rate_probe_parse.py's drops and bench/ovs_sendbuf.py's send socket). Pure functions, text in,
+dicts out."""
 import re
 
 UNITS = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
@@ -13,6 +15,9 @@ INFO = {"rtt_ms": re.compile(r"\brtt:([\d.]+)/"), "cwnd": re.compile(r"\bcwnd:(\
         "bytes_acked": re.compile(r"\bbytes_acked:(\d+)"), "minrtt": re.compile(r"\bminrtt:([\d.]+)"),
         "pacing_rate": re.compile(r"\bpacing_rate ([\d.]+[KMG]?)bps")}
 USERS = re.compile(r"\busers:\(\(\"(?P<process>[^\"]*)\",pid=(?P<pid>\d+),")
+USER = re.compile(r"\(\"(?P<process>[^\"]*)\",pid=(?P<pid>\d+),fd=(?P<fd>\d+)\)")
+PACKET = re.compile(r"^(?P<netid>p_\S+)\s+\d+\s+\d+\s+(?P<local>\S+)\s+(?P<peer>\S+)\s+(?:users:\((?P<users>.*?)\)\s+)?"
+                    r"skmem:\((?P<mem>[^)]*)\)", re.M)
 
 
 def rate_value(text):
@@ -67,3 +72,13 @@ def sockets(text):
         sock, info = _head(line), []
     close()
     return out
+
+
+def packet_sockets(text):
+    """[{netid, local, peer, users: [(process, pid, fd)], skmem: {field: number}}] of each packet
+    socket with its memory in an ``ss -0 -m [-p]`` text, in order: local is "*:DEV" for a socket
+    bound to interface DEV, "[0]:*" for one bound to none; skmem's d counts the packets it dropped,
+    t the bytes charged to its send buffer, tb that buffer's size."""
+    return [{"netid": m["netid"], "local": m["local"], "peer": m["peer"],
+             "users": [(u["process"], int(u["pid"]), int(u["fd"])) for u in USER.finditer(m["users"] or "")],
+             "skmem": {k: int(v) for k, v in re.findall(r"([a-z]+)(\d+)", m["mem"])}} for m in PACKET.finditer(text)]

@@ -205,6 +205,20 @@ def test_send_sockets_of_ovs_vswitchd_only():
     assert [(pid, fd, mem["t"], mem["tb"]) for pid, fd, mem in got] == [(23066, 47, 78336, 212992)]
 
 
+def test_packet_sockets_of_a_recorded_probe():
+    """`ss -0 -m -p` as a rate probe saved it (raw/counters-*.txt.gz): ovs-vswitchd's one send socket
+    and a receive socket on each of the 80 switch ports, none of which had dropped a packet."""
+    path = os.path.join(bench_setup.ROOT, "bench", "results", "rate-probe-20261128-165754", "raw",
+                        "counters-perm-sndbuf-r1-before.txt.gz")
+    with gzip.open(path, "rt") as f:
+        text = f.read()
+    drops = parse.packet_socket_drops(text)
+    assert len(drops) == 80 and set(drops.values()) == {0} and "rpa1-eth4" in drops
+    assert parse.packet_socket_drops(text, {"rpa1-eth4", "nowhere"}) == {"rpa1-eth4": 0}
+    got = ovs_sendbuf.send_sockets(text)
+    assert [(pid, fd, mem["t"], mem["tb"]) for pid, fd, mem in got] == [(23066, 47, 0, 212992)]
+
+
 def test_use_sampler_records_the_charged_bytes():
     readings = [(47, {"t": 0, "tb": 10000}), (None, {}), (47, {"t": 9000, "tb": 10000}), (47, {"t": 4000, "tb": 10000}),
                 (47, {"t": 7800, "tb": 10000})]

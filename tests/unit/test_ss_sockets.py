@@ -61,3 +61,15 @@ def test_rates_in_units_with_and_without_numeric_output():
     assert ss_sockets.info_fields("bbr delivery_rate 1.5Kbps pacing_rate 2Gbps") == {
         "delivery_rate": 1500.0, "pacing_rate": 2e9}
 
+
+def test_packet_sockets_with_their_processes_and_memory():
+    text = ("Netid Recv-Q Send-Q Local Address:Port Peer Address:PortProcess\n"
+            "p_raw 0 0 [0]:* * users:((\"ovs-vswitchd\",pid=7,fd=47),(\"child\",pid=8,fd=47)) "
+            "skmem:(r0,rb212992,t78336,tb4194304,f0,w0,o0,bl0,d2)\n"
+            "p_raw 0 0 *:s1-eth1 * skmem:(r0,rb212992,t0,tb212992,f0,w0,o176,bl0,d12)\n"
+            "ESTAB 0 0 10.0.0.1:1 10.0.0.2:2\n")
+    got = ss_sockets.packet_sockets(text)
+    assert [(s["local"], s["peer"], s["users"]) for s in got] == [
+        ("[0]:*", "*", [("ovs-vswitchd", 7, 47), ("child", 8, 47)]), ("*:s1-eth1", "*", [])]
+    assert got[0]["skmem"] == {"r": 0, "rb": 212992, "t": 78336, "tb": 4194304, "f": 0, "w": 0, "o": 0, "bl": 0, "d": 2}
+    assert got[1]["skmem"]["d"] == 12 and ss_sockets.packet_sockets("") == []
