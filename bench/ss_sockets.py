@@ -14,7 +14,6 @@ INFO = {"rtt_ms": re.compile(r"\brtt:([\d.]+)/"), "cwnd": re.compile(r"\bcwnd:(\
         "delivery_rate": re.compile(r"\bdelivery_rate ([\d.]+[KMG]?)bps"),
         "bytes_acked": re.compile(r"\bbytes_acked:(\d+)"), "minrtt": re.compile(r"\bminrtt:([\d.]+)"),
         "pacing_rate": re.compile(r"\bpacing_rate ([\d.]+[KMG]?)bps")}
-USERS = re.compile(r"\busers:\(\(\"(?P<process>[^\"]*)\",pid=(?P<pid>\d+),")
 USER = re.compile(r"\(\"(?P<process>[^\"]*)\",pid=(?P<pid>\d+),fd=(?P<fd>\d+)\)")
 PACKET = re.compile(r"^(?P<netid>p_\S+)\s+\d+\s+\d+\s+(?P<local>\S+)\s+(?P<peer>\S+)\s+(?:users:\((?P<users>.*?)\)\s+)?"
                     r"skmem:\((?P<mem>[^)]*)\)", re.M)
@@ -32,7 +31,7 @@ def _head(line):
     state = words.pop(0) if words and not words[0].isdigit() else None
     if len(words) < 4 or not words[0].isdigit() or not words[1].isdigit():
         return None
-    users = USERS.search(line)
+    users = USER.search(line)            # -p: users:(("process",pid=P,fd=F),...), the first
     return {"state": state, "recv_q": float(words[0]), "send_q": float(words[1]), "local": words[2],
             "peer": words[3], "process": users["process"] if users else None,
             "pid": int(users["pid"]) if users else None}
