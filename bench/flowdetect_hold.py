@@ -33,13 +33,12 @@ def read(path):
     """(pattern, link rate B/s, per poll: (busy pairs, pairs flagged live))."""
     with counterlogs.open_log(path) as f:
         lines = f.read().splitlines(True)
-    header, names, counts = counterlog.read(lines)
+    header, names, counts, _packets, _times, flags = counterlog.read_log(lines, with_packets=False)
     line = BUSY_SHARE * header["link_rate_Bps"] * header["interval_s"]
-    polls = counterlog._parse(lines)[1]
     pattern = header.get("pattern") or os.path.basename(path).split("-")[0]
     return pattern, header["link_rate_Bps"], [
-        ({names[i] for i in np.nonzero(counts[:, t] >= line)[0]}, [(s, d) for s, d, _n in p.get("flagged", ())])
-        for t, p in enumerate(polls)]
+        ({names[i] for i in np.nonzero(counts[:, t] >= line)[0]}, [(s, d) for s, d, _n in flagged])
+        for t, flagged in enumerate(flags)]
 
 
 def held_share(polls, k):

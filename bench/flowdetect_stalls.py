@@ -23,6 +23,7 @@ import re
 import numpy as np
 
 import benchcore  # noqa: F401  (puts the tree on sys.path)
+import ss_sockets
 
 from sdnmpi.flows import counterlog
 from sdnmpi.simulator import counterlogs
@@ -47,8 +48,7 @@ def stalls(lines, stall=0.5, crawl_polls=3):
     """The header and {"moving_s", "stalled_s", "crawlers": [(src, dst, median data packets a
     stalled poll, its reverse pair's median packets or None)]} of one counter log's lines; None when
     the job never had a busy poll."""
-    header, pairs, counts, packets = counterlog.read_packets(lines)
-    times = np.array([p["t"] for p in counterlog._parse(lines)[1]], dtype=float)
+    header, pairs, counts, packets, times, _flags = counterlog.read_log(lines)
     link = header["link_rate_Bps"]
     seconds = np.diff(times, prepend=times[0] - header["interval_s"]) if len(times) else times
     rate = counts.sum(axis=0) / (link * np.maximum(seconds, 1e-9))
@@ -77,24 +77,18 @@ SAMPLE_RE = re.compile(r"^## t=([0-9.]+) (\S+)", re.M)
 
 def socket_samples(text):
     """[(t, host, local, peer, {field: value})] of each established socket in a
-    `--sockets-every` file (``ss -tni`` per host under ``## t=T HOST`` lines): the congestion
-    control ("cc"), and as numbers Send-Q, minrtt (ms), cwnd and pacing_rate (bit/s) where given."""
+    `--sockets-every` file (``ss -tni state established`` per host under ``## t=T HOST`` lines: no
+    State column; sockets listed with one, and those without -i's information, are not read): the
+    congestion control ("cc"), and as numbers Send-Q, minrtt (ms), cwnd and pacing_rate (bit/s) where
+    given."""
     out = []
     heads = list(SAMPLE_RE.finditer(text))
     for n, head in enumerate(heads):
-        body = text[head.end():heads[n + 1].start() if n + 1 < len(heads) else len(text)].splitlines()
-        for i, line in enumerate(body[:-1]):
-            f = line.split()
-            if len(f) < 4 or not f[0].isdigit() or not body[i + 1].startswith("\t"):
-                continue
-            info = body[i + 1].split()
-            fields = {"cc": info[0], "send_q": float(f[1])}
-            for key, pattern in (("minrtt", r"minrtt:([0-9.]+)"), ("cwnd", r"cwnd:(\d+)"),
-                                 ("pacing_rate", r"pacing_rate (\d+)bps")):
-                m = re.search(pattern, body[i + 1])
-                if m:
-                    fields[key] = float(m.group(1))
-            out.append((float(head.group(1)), head.group(2), f[2], f[3], fields))
+        body = text[head.end():heads[n + 1].start() if n + 1 < len(heads) else len(text)]
+        for sock in ss_sockets.sockets(body):
+            if sock["state"] is None and sock["cc"] is not None:
+                fields = {key: sock[key] for key in ("cc", "send_q", "minrtt", "cwnd", "pacing_rate") if key in sock}
+                out.append((float(head.group(1)), head.group(2), sock["local"], sock["peer"], fields))
     return out
 
 

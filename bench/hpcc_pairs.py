@@ -25,9 +25,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import jobroute_hpcc  # noqa: E402
+import ss_sockets  # noqa: E402
 
-_SOCK = re.compile(r"^\d+\s+\d+\s+(?P<l>\S+)\s+(?P<r>\S+)\s+users:\(\(\"[^\"]*\",pid=(?P<pid>\d+),")
-_ACKED = re.compile(r"bytes_acked:(\d+)")
 _MARK = re.compile(r"^(Begin|End) of (\S+) section\.", re.M)
 
 
@@ -47,17 +46,10 @@ def pair_bytes(ss_text, rank_of):
     """{(i, j): bytes acked} from ``ss -tinpH state established`` output: every socket's
     bytes_acked (what it sent), from the rank of its process to the rank of the process holding
     the other end (``rank_of(pid)``, None for a process that is not a rank). Sockets are keyed by
-    (local, remote) address: accepted sockets share their listener's local address."""
-    socks, last = {}, None
-    for line in ss_text.splitlines():
-        m = None if line[:1].isspace() else _SOCK.match(line)
-        if m:
-            last = (m["l"], m["r"], int(m["pid"]))
-            continue
-        a = _ACKED.search(line)
-        if a and last:
-            socks[last[0], last[1]] = (last[2], int(a.group(1)))
-            last = None
+    (local, remote) address: accepted sockets share their listener's local address. A socket that
+    sent nothing shows no bytes_acked and is left out, and with it what its peer sent it."""
+    socks = {(s["local"], s["peer"]): (s["pid"], int(s["bytes_acked"])) for s in ss_sockets.sockets(ss_text)
+             if s["state"] is None and s["pid"] is not None and "bytes_acked" in s}
     pairs = {}
     for (laddr, raddr), (pid, acked) in socks.items():
         peer = socks.get((raddr, laddr), (None,))[0]

@@ -15,16 +15,15 @@ probe (bench/rate_probe.py) sets it only for its own measurements and puts the o
 """
 import ctypes
 import os
-import re
 import socket
 import subprocess
 import threading
 
+import ss_sockets
+
 OVS_PIDFILE = "/var/run/openvswitch/ovs-vswitchd.pid"
 SYS_PIDFD_GETFD = 438              # x86_64 and every architecture with the common syscall table
 SO_SNDBUFFORCE = 32
-SEND_SOCKET_RE = re.compile(r'^p_raw\s+\d+\s+\d+\s+\[0\]:\*\s+\*\s+users:\(\("(?P<comm>[^"]+)",pid=(?P<pid>\d+),'
-                            r'fd=(?P<fd>\d+)\)\)\s+skmem:\((?P<mem>[^)]*)\)', re.M)
 
 
 def ovs_pid(pidfile=OVS_PIDFILE):
@@ -37,11 +36,9 @@ def send_sockets(ss_text, comm="ovs-vswitchd"):
     """[(pid, fd, {skmem field: value})] of ``comm``'s packet sockets bound to no interface and no
     protocol (`ss -0 -m -p`: "[0]:*"), the ones netdev-linux sends with; skmem's t is the bytes
     charged to the send buffer, tb its size."""
-    out = []
-    for m in SEND_SOCKET_RE.finditer(ss_text):
-        if m["comm"] == comm:
-            out.append((int(m["pid"]), int(m["fd"]), {k: int(v) for k, v in re.findall(r"([a-z]+)(\d+)", m["mem"])}))
-    return out
+    return [(sock["users"][0][1], sock["users"][0][2], sock["skmem"]) for sock in ss_sockets.packet_sockets(ss_text)
+            if sock["netid"] == "p_raw" and (sock["local"], sock["peer"]) == ("[0]:*", "*")
+            and len(sock["users"]) == 1 and sock["users"][0][0] == comm]
 
 
 def read_send_socket(pid):

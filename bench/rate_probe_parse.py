@@ -4,22 +4,18 @@ switches' flow tables. Pure functions (text in, dicts out), so tests run without
 import json
 import re
 
+import ss_sockets
 from bench_flows import parse_flow
 
 ROUTING_TABLE = 1                  # controller/constants.py TABLE: the routes
 OUTPUT_RE = re.compile(r"^output:(\d+)$")
 TABLE_RE = re.compile(r"\btable=(\d+)")
 PACKETS_RE = re.compile(r"\bn_packets=(\d+)")
-SKMEM_RE = re.compile(r"\*:(?P<dev>\S+)\s.*?skmem:\((?P<mem>[^)]*)\)")
 QDISC_RE = re.compile(r"Sent (?P<bytes>\d+) bytes (?P<pkts>\d+) pkt \(dropped (?P<dropped>\d+), "
                       r"overlimits (?P<overlimits>\d+) requeues (?P<requeues>\d+)\)")
 BACKLOG_RE = re.compile(r"backlog (?P<bytes>\d+)b (?P<pkts>\d+)p")
-SS_FIELDS = {"rtt_ms": re.compile(r"\brtt:([\d.]+)/"), "cwnd": re.compile(r"\bcwnd:(\d+)"),
-             "retrans_total": re.compile(r"\bretrans:\d+/(\d+)"), "unacked": re.compile(r"\bunacked:(\d+)"),
-             "bbr_bw": re.compile(r"\bbbr:\(bw:([\d.]+[KMG]?)bps"), "bbr_mrtt_ms": re.compile(r"\bmrtt:([\d.]+)"),
-             "delivery_rate": re.compile(r"\bdelivery_rate ([\d.]+[KMG]?)bps"),
-             "bytes_acked": re.compile(r"\bbytes_acked:(\d+)")}
-UNITS = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
+SS_FIELDS = ("rtt_ms", "cwnd", "retrans_total", "unacked", "bbr_bw", "bbr_mrtt_ms", "delivery_rate",
+             "bytes_acked")                  # ss_tcp's fields of ss_sockets.sockets' records
 
 
 def flow_entries(text):
@@ -122,12 +118,11 @@ def packet_socket_drops(ss_text, names=None):
     """{interface: packets dropped} of the packet sockets bound to an interface (`ss -0 -m`:
     ovs-vswitchd's receive socket on each of its ports; the ``d`` field of skmem)."""
     out = {}
-    for m in SKMEM_RE.finditer(ss_text):
-        dev = m.group("dev")
-        if names is not None and dev not in names:
+    for sock in ss_sockets.packet_sockets(ss_text):
+        dev = sock["local"][2:] if sock["local"].startswith("*:") else None
+        if dev is None or names is not None and dev not in names:
             continue
-        mem = dict(re.findall(r"([a-z]+)(\d+)", m.group("mem")))
-        out[dev] = out.get(dev, 0) + int(mem.get("d", 0))
+        out[dev] = out.get(dev, 0) + sock["skmem"].get("d", 0)
     return out
 
 
@@ -161,22 +156,13 @@ def htb_rate(text):
     return m.group(1) if m else None
 
 
-def rate_value(text):
-    """'4.5Mbps'-style numbers of ss ('4.5M') in units."""
-    return float(text[:-1]) * UNITS[text[-1]] if text[-1] in UNITS else float(text)
-
-
 def ss_tcp(text):
     """The TCP connection with the most bytes acked in an `ss -tin` text (an iperf3 sender's
     data connection, not its control connection): {rtt_ms, cwnd, retrans_total, unacked, bbr_bw,
     bbr_mrtt_ms, delivery_rate, bytes_acked} (bits/s for the rates), or {}."""
     best = {}
-    for block in re.split(r"\n(?=ESTAB|\S)", text):
-        rec = {}
-        for name, rx in SS_FIELDS.items():
-            m = rx.search(block)
-            if m:
-                rec[name] = rate_value(m.group(1)) if name in ("bbr_bw", "delivery_rate") else float(m.group(1))
+    for sock in ss_sockets.sockets(text):
+        rec = {name: sock[name] for name in SS_FIELDS if name in sock}
         if rec.get("bytes_acked", -1) > best.get("bytes_acked", -1):
             best = rec
     return best

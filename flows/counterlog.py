@@ -15,7 +15,8 @@ read alike. `CounterLog` writes it (the controller, ``--sdnmpi-flow-log``); a wr
 warning line and the log stops, detection goes on. `read` parses a log (or a slice of one with its
 header) into per-interval byte counts, pairs x polls, the way `PairCounters` differences them;
 `read_packets` adds the packets per interval, counted the way the controller counts them
-(`FlowDetection._count_packets`), NaN where unknown (every interval of a version 1 log). A line
+(`FlowDetection._count_packets`), NaN where unknown (every interval of a version 1 log); `read_log`
+adds each poll's time and flags (one parse for the tools that need them too). A line
 that is not JSON or not of the format, or another version, is a `CounterLogError` naming the line.
 `label` marks the
 pairs the counters show as elephants: an interval with >= ``fraction`` of the link's bytes inside
@@ -24,6 +25,7 @@ sent through the whole interval; less is start-up chatter such as MPI's connecti
 start is the interval in which that heavy run can have begun: the busy interval just before the
 first such interval (it may hold the run's partial beginning), else that interval itself.
 """
+import collections
 import json
 import logging
 import time
@@ -38,6 +40,7 @@ FORMAT = "sdnmpi-flow-counters"
 VERSION = 2                  # written
 VERSIONS = (1, 2)            # read
 FIELDS = {1: "[src, dst, job, bytes]", 2: "[src, dst, job, bytes, packets]"}
+Log = collections.namedtuple("Log", "header pairs counts packets times flags")     # read_log
 
 
 class CounterLogError(ValueError):
@@ -154,10 +157,9 @@ def _parse(lines):
     return header, polls
 
 
-def _matrices(lines, with_packets=True):
-    """(header, pairs, bytes, packets) per interval, pairs x polls (`read`, `read_packets`);
-    packets None unless ``with_packets``."""
-    header, polls = _parse(lines)
+def _matrices(header, polls, with_packets=True):
+    """(pairs, bytes, packets) per interval, pairs x polls, of a parsed log (`read`, `read_packets`,
+    `read_log`); packets None unless ``with_packets``."""
     pairs = sorted({(c[0], c[1]) for p in polls for c in p.get("counts", ())})
     index = {p: i for i, p in enumerate(pairs)}
     counts = np.zeros((len(pairs), len(polls)))
@@ -173,7 +175,7 @@ def _matrices(lines, with_packets=True):
                 continue
             n = packets_counted(last_packets, pair, c[4] if len(c) > 4 else None)
             packets[i, t] = np.nan if n is None else n
-    return header, pairs, counts, packets
+    return pairs, counts, packets
 
 
 def read(lines):
@@ -181,15 +183,27 @@ def read(lines):
     or 2): bytes per interval, a pair's first reading counted whole (its entry was installed since
     the poll before), a lower reading than the last (entry re-installed) counted whole, a missing
     one 0."""
-    header, pairs, counts, _packets = _matrices(lines, with_packets=False)
-    return header, pairs, counts
+    log = read_log(lines, with_packets=False)
+    return log.header, log.pairs, log.counts
 
 
 def read_packets(lines):
     """(header, pairs, counts, packets) of `read` with the packets per interval (pairs x polls),
     counted the same way; NaN where unknown: no packet count (version 1, or the switch reported
     none), or the interval after one without (its packets would span both intervals)."""
-    return _matrices(lines)
+    log = read_log(lines)
+    return log.header, log.pairs, log.counts, log.packets
+
+
+def read_log(lines, with_packets=True):
+    """A `Log` of a counter log's lines, parsed once: `read_packets`' header, pairs, counts and
+    packets (None unless ``with_packets``), and per poll (a column of counts) its time (the line's
+    "t", s since the epoch; NaN where it has none) and its newly flagged pairs [(src, dst, polls)]."""
+    header, polls = _parse(lines)
+    pairs, counts, packets = _matrices(header, polls, with_packets)
+    times = np.array([p["t"] if isinstance(p.get("t"), (int, float)) else np.nan for p in polls], dtype=float)
+    flags = [[tuple(f) for f in p.get("flagged", ())] for p in polls]
+    return Log(header, pairs, counts, packets, times, flags)
 
 
 def cut(lines, first, tags):

@@ -1,6 +1,7 @@
 """bench/flowdetect_stalls.py: a run's seconds split into data moved and stall, and the pairs that
 crawled through the stall, on a synthetic counter log with a known answer and on an all-to-all
 log recorded on Mininet at 5/5 Mbit/s."""
+import gzip
 import json
 import os
 
@@ -79,3 +80,21 @@ def test_socket_samples_read_ss_and_the_summary_counts_slow_handshakes_and_crawl
         "congestion control bbr; 3 socket samples, 2 with a minimum RTT over 500 ms (highest 1099 ms); 1 sockets "
         "held unsent data paced under 100 kbit/s, for up to 2 samples")
     assert stalls_tool.socket_summary("") == "no socket samples"
+
+
+def test_socket_samples_of_a_loopback_sockets_file():
+    """Two samples of `ss -tni state established` on this project's machine (tests/data/ss/): 12
+    sockets each, two senders with unsent data, one of them paced at 40 kbit/s."""
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "data", "ss", "sockets-loopback.txt.gz")
+    with gzip.open(path, "rt") as f:
+        text = f.read()
+    samples = stalls_tool.socket_samples(text)
+    assert len(samples) == 24 and {(t, h) for t, h, *_ in samples} == {(1796024675.609, "h1"), (1796024678.238, "h2")}
+    assert samples[0] == (1796024675.609, "h1", "127.0.0.1:44098", "127.0.0.1:51665",
+                          {"cc": "bbr", "send_q": 0.0, "minrtt": 0.003, "cwnd": 11.0, "pacing_rate": 80000.0})
+    unsent = [(h, local, f["send_q"], f["pacing_rate"]) for _t, h, local, _p, f in samples if f["send_q"] > 0]
+    assert unsent == [("h1", "127.0.0.1:43826", 131070.0, 178370738432.0), ("h1", "127.0.0.1:43838", 73155.0, 40000.0),
+                      ("h2", "127.0.0.1:43826", 131070.0, 178370738432.0), ("h2", "127.0.0.1:43838", 98155.0, 40000.0)]
+    assert stalls_tool.socket_summary(text) == (
+        "congestion control bbr, cubic, reno; 24 socket samples, 0 with a minimum RTT over 500 ms (highest 0 ms); "
+        "2 sockets held unsent data paced under 100 kbit/s, for up to 1 samples")

@@ -286,3 +286,24 @@ def test_the_bench_scores_version_1_and_2_logs_and_keeps_its_results_past_a_bad_
     assert "counters" not in bad and "shift-threshold-3.jsonl.gz: line 4: count" in bad["counters_error"]
     assert "line 4: count" in capsys.readouterr().err
     assert "| shift | threshold | 3 |" in bench_flowdetect.summary(results, ["shift"], ["threshold"])
+
+
+def test_read_log_adds_each_polls_time_and_flags_to_the_counts(tmp_path):
+    counts = np.array([[0, 3000, 9000, 600], [66, 132, 0, 66]], dtype=float)
+    pairs = [("10.0.0.1", "10.0.0.3"), ("10.0.0.3", "10.0.0.1")]
+    log = flows.CounterLog(str(tmp_path / "c.jsonl"), interval_s=1.0, link_rate_Bps=LINK)
+    cum = np.cumsum(counts, axis=1)
+    for t in range(4):
+        log.poll(t + 1, {p: cum[i, t] for i, p in enumerate(pairs)}, {}, {pairs[0]: 2} if t == 2 else {},
+                 packets={p: t + 1 for p in pairs})
+    log.close()
+    lines = (tmp_path / "c.jsonl").read_text().splitlines()
+    got = counterlog.read_log(lines)
+    header, got_pairs, got_counts, packets = counterlog.read_packets(lines)
+    assert got.header == header and got.pairs == got_pairs == pairs and got.counts.tolist() == counts.tolist()
+    assert got.packets.tolist() == packets.tolist()
+    assert got.times.tolist() == [json.loads(line)["t"] for line in lines[1:]]
+    assert got.flags == [[], [], [("10.0.0.1", "10.0.0.3", 2)], []]
+    assert counterlog.read_log(lines, with_packets=False).packets is None
+    no_time = [lines[0], json.dumps(dict(json.loads(lines[1]), t=None)), json.dumps({"counts": [], "flagged": []})]
+    assert np.isnan(counterlog.read_log(no_time).times).all()

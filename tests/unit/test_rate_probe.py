@@ -1,7 +1,10 @@
 """bench/rate_probe_parse.py: the readers of bench/rate_probe.py, on texts as Open vSwitch 3.1,
 iproute2 and iperf3 print them on this project's machines."""
+import glob
 import gzip
 import json
+import os
+import re
 import threading
 
 import pytest
@@ -120,6 +123,30 @@ def test_ss_tcp_takes_the_data_connection():
     assert parse.ss_tcp("") == {}
 
 
+def test_ss_tcp_rereads_what_every_recorded_probe_wrote():
+    """Each stream of the probes committed under bench/results: ss_tcp of its sender's section of
+    the raw mid-run `ss -tin` text is the ss_mid the probe recorded during the run."""
+    streams = 0
+    results = os.path.join(bench_setup.ROOT, "bench", "results")
+    for path in sorted(glob.glob(os.path.join(results, "rate-probe-*", "results.json.gz"))):
+        with gzip.open(path, "rt") as f:
+            exchanges = json.load(f)["exchanges"]
+        for ex in exchanges:
+            with gzip.open(os.path.join(os.path.dirname(path), "raw", "ss-%s-mid.txt.gz" % ex["tag"]), "rt") as f:
+                hosts = dict(re.findall(r"^== (h\d+)\n(.*?)(?=^== h\d+\n|\Z)", f.read(), re.M | re.S))
+            for s in ex["streams"]:
+                assert parse.ss_tcp(hosts["h%d" % s["pair"][0]]) == s["ss_mid"], (path, ex["tag"], s["pair"])
+                streams += 1
+    assert streams == 480
+
+
+def test_ss_tcp_of_loopback_sockets_takes_the_one_with_most_bytes_acked():
+    with gzip.open(os.path.join(bench_setup.ROOT, "tests", "data", "ss", "tin-loopback.txt.gz"), "rt") as f:
+        got = parse.ss_tcp(f.read())
+    assert got == {"rtt_ms": 0.026, "cwnd": 1.0, "retrans_total": 4.0, "unacked": 1.0, "bbr_bw": 10279999384.0,
+                   "bbr_mrtt_ms": 0.017, "delivery_rate": 10280000000.0, "bytes_acked": 21846.0}
+
+
 def test_iperf_stream():
     doc = {"intervals": [{"sum": {"bits_per_second": 4.5e6, "retransmits": 2}},
                          {"sum": {"bits_per_second": 2.5e6, "retransmits": 0}}],
@@ -176,6 +203,20 @@ def test_send_sockets_of_ovs_vswitchd_only():
           "skmem:(r0,rb212992,t5,tb212992,f0,w0,o0,bl0,d0)\n")
     got = ovs_sendbuf.send_sockets(ss)
     assert [(pid, fd, mem["t"], mem["tb"]) for pid, fd, mem in got] == [(23066, 47, 78336, 212992)]
+
+
+def test_packet_sockets_of_a_recorded_probe():
+    """`ss -0 -m -p` as a rate probe saved it (raw/counters-*.txt.gz): ovs-vswitchd's one send socket
+    and a receive socket on each of the 80 switch ports, none of which had dropped a packet."""
+    path = os.path.join(bench_setup.ROOT, "bench", "results", "rate-probe-20261128-165754", "raw",
+                        "counters-perm-sndbuf-r1-before.txt.gz")
+    with gzip.open(path, "rt") as f:
+        text = f.read()
+    drops = parse.packet_socket_drops(text)
+    assert len(drops) == 80 and set(drops.values()) == {0} and "rpa1-eth4" in drops
+    assert parse.packet_socket_drops(text, {"rpa1-eth4", "nowhere"}) == {"rpa1-eth4": 0}
+    got = ovs_sendbuf.send_sockets(text)
+    assert [(pid, fd, mem["t"], mem["tb"]) for pid, fd, mem in got] == [(23066, 47, 0, 212992)]
 
 
 def test_use_sampler_records_the_charged_bytes():
