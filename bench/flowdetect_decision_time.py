@@ -50,6 +50,7 @@ LOGS = ["flowdetect-20261129T224040Z/counters/%s-learned-%d.jsonl.gz" % (p, r)
        ["flowdetect-20261129T233016Z/counters/two-phases-learned-%d.jsonl.gz" % r for r in range(1, 6)] + \
        ["flowdetect-20261129T235201Z/counters/%s-learned-1.jsonl.gz" % p for p in ("alltoall", "halo3d")]
 ROUTER = flowdetect.DEFAULT_ROUTER
+KINDS = ("routed", "all", "routed_cpu", "all_cpu")   # decisions summarized: routed or all, wall or CPU ms
 JOB_ID = 4242                     # fixed, so that the cookies (and the digest) do not vary by run
 
 
@@ -100,7 +101,8 @@ class Recorder:
             total, cpu = time.perf_counter() - t, time.process_time() - c
             service.confirm = confirm
             del fd._declare                                            # pylint: disable=protected-access
-        self.decisions.append({"ms": round(1e3 * (total - switches[0]), 3), "cpu_ms": round(1e3 * (cpu - switches[1]), 3),
+        self.decisions.append({"ms": round(1e3 * (total - switches[0]), 3),
+                               "cpu_ms": round(1e3 * (cpu - switches[1]), 3),
                                "ms_with_switches": round(1e3 * total, 3), "runs": self.runs,
                                "routed": any(routed)})
 
@@ -146,13 +148,13 @@ def summarize(runs):
     for run in runs:
         for entry in run["logs"]:
             digests.setdefault(entry["log"], set()).add(entry["digest"])
-            acc = labels.setdefault(run["label"], {"routed": [], "all": [], "routed_cpu": [], "all_cpu": [], "runs": []})
+            acc = labels.setdefault(run["label"], {kind: [] for kind in KINDS + ("runs",)})
             for d in entry["decisions"]:
                 acc["runs"].append(d["runs"])
                 for kind in ("all", "routed") if d["routed"] else ("all",):
                     acc[kind].append(d["ms"])
                     acc[kind + "_cpu"].append(d["cpu_ms"])
-    table = {label: dict({kind: _stats(acc[kind]) for kind in ("routed", "all", "routed_cpu", "all_cpu")},
+    table = {label: dict({kind: _stats(acc[kind]) for kind in KINDS},
                          runs_max=max(acc["runs"]), runs_median=statistics.median(acc["runs"]))
              for label, acc in sorted(labels.items())}
     return table, {log: len(d) == 1 for log, d in sorted(digests.items())}

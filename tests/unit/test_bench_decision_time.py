@@ -21,7 +21,8 @@ def test_the_parser_takes_run_and_summary():
 
 
 def test_a_replay_times_every_decision_and_restores_the_controller(tmp_path):
-    route, routers = tool.flowdetect.FlowDetection._route, tool.jobtraffic.PAIR_ROUTERS   # pylint: disable=protected-access
+    route = tool.flowdetect.FlowDetection._route                   # pylint: disable=protected-access
+    routers = tool.jobtraffic.PAIR_ROUTERS
     out = tmp_path / "after.json"
     assert tool.main(["run", os.path.join(RESULTS, PERMUTATION), "--label", "after", "--json", str(out)]) == 0
     assert tool.flowdetect.FlowDetection._route is route and tool.jobtraffic.PAIR_ROUTERS is routers
@@ -45,7 +46,8 @@ def test_a_replay_times_every_decision_and_restores_the_controller(tmp_path):
 
 def test_the_summary_tells_differing_flow_mods():
     runs = [{"label": label, "logs": [{"log": "x", "digest": digest, "decisions": [
-        {"ms": ms, "cpu_ms": ms, "runs": runs, "routed": True}, {"ms": 1.0, "cpu_ms": 1.0, "runs": 0, "routed": False}]}]}
+        {"ms": ms, "cpu_ms": ms, "runs": runs, "routed": True},
+        {"ms": 1.0, "cpu_ms": 1.0, "runs": 0, "routed": False}]}]}
         for label, digest, ms, runs in (("before", "aa", 8.0, 4), ("after", "bb", 4.0, 2))]
     table, agree = tool.summarize(runs)
     assert agree == {"x": False}
