@@ -28,30 +28,45 @@ def default_model(core, graph, ip_pairs):
 
 
 def choose(service, job, phase, detected, busy, router, running=False):
-    """(name, scores) of reroute.choose for ``detected`` {(src ip, dst ip): bytes} declared as the
-    job's ``phase`` with ``router`` (``running``: seeded where the pairs run, as the declaration
-    will be: jobtraffic.declare), scored over ``busy`` (the job's busy data pairs and the detected
-    ones): 'planned', 'current' (the installed routes) or 'default'. ('planned', None) when it
-    cannot be judged: a default routing the pair routers do not model, a host not in the
-    topology, a plan that fails (the declaration then reports it)."""
+    """(name, scores, planned) of reroute.choose for ``detected`` {(src ip, dst ip): bytes} declared
+    as the job's ``phase`` with ``router`` (``running``: seeded where the pairs run, as the
+    declaration will be: jobtraffic.declare), scored over ``busy`` (the job's busy data pairs and
+    the detected ones): 'planned', 'current' (the installed routes) or 'default'. ('planned', None,
+    ...) when it cannot be judged: a default routing the pair routers do not model, a host not in
+    the topology, a plan that fails (the declaration then reports it). ``planned``: the job's
+    traffic state the declaration leaves (jobtraffic.JobTraffic, planned once here), for the caller
+    to install as it is (jobtraffic.install_planned) instead of planning the same demand again; None
+    where nothing was planned (a default routing not modelled, a declaration refused: the caller
+    declares, and the declaration reports the error). ``job.traffic`` is left as it was."""
     core = service.core
     graph = core.topology.graph()
     model, mac = default_model(core, graph, busy)
     if model is None:
-        return "planned", None
-    saved = job.traffic.copy()
-    try:           # the plan the declaration would install (state only, put back)
-        jobtraffic.declare(core, service.jobs, job, phase, [(s, d, b) for (s, d), b in sorted(detected.items())],
-                           router=router, install=False, running=running)
-        planned = job.traffic.routes.get(phase)
-    except jobtraffic.TrafficError:
-        return "planned", None
-    finally:
-        job.traffic = saved
+        return "planned", None, None
+    state = _planned_state(core, service.jobs, job, phase, detected, router, running)
+    if state is None:
+        return "planned", None, None
     flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in sorted(busy)]
     try:
         default = model(graph, flows_)
     except ValueError:
-        return "planned", None
-    return reroute.choose(graph, flows_, default, overrides(saved.routes.get(phase)), overrides(planned),
-                          base=jobtraffic.others_load(graph, service.jobs, job))
+        return "planned", None, state
+    name, score = reroute.choose(graph, flows_, default, overrides(job.traffic.routes.get(phase)),
+                                 overrides(state.routes.get(phase)),
+                                 base=jobtraffic.others_load(graph, service.jobs, job))
+    return name, score, state
+
+
+def _planned_state(core, jobs, job, phase, detected, router, running):
+    """The JobTraffic ``jobtraffic.declare(..., install=False)`` of ``detected`` leaves (the plan
+    the declaration would install), with ``job.traffic`` put back; None if the declaration is
+    refused (TrafficError, raised before anything is planned)."""
+    saved = job.traffic.copy()
+    try:
+        jobtraffic.declare(core, jobs, job, phase, [(s, d, b) for (s, d), b in sorted(detected.items())],
+                           router=router, install=False, running=running)
+        return job.traffic
+    except jobtraffic.TrafficError:
+        return None
+    finally:
+        job.traffic = saved

@@ -372,9 +372,10 @@ class FlowDetection:
     def _choice(self, service, job, detected):
         """Which routes load the job's busy data pairs (`_data_pairs`) and detected pairs least
         (primitives.reroute.choose): 'planned' (``self.router`` on every detected pair), 'current'
-        (the installed routes) or 'default' (no job routes); and the scores. ('planned', None)
-        when it cannot be judged: a default routing the pair routers do not model, a host not in
-        the topology, a plan that fails (the declaration then reports it)."""
+        (the installed routes) or 'default' (no job routes); the scores; and the planned traffic
+        state to install as it is (None: nothing planned, declare). ('planned', None, ...) when it
+        cannot be judged: a default routing the pair routers do not model, a host not in the
+        topology, a plan that fails (the declaration then reports it)."""
         busy = set(self._busy(job.id))
         acks = busy - set(self._data_pairs(busy)) - set(detected)
         if acks:
@@ -390,7 +391,7 @@ class FlowDetection:
             self.detected[job.id] = detected
             self.counters["left_short_lived"] += len(new)
             return
-        choice, score = self._choice(service, job, detected)
+        choice, score, planned = self._choice(service, job, detected)
         if choice != "planned":
             self.detected[job.id] = detected
             self.counters["left_to_fabric"] += len(new)
@@ -401,16 +402,21 @@ class FlowDetection:
                      ", ".join("%s %d flows" % kv for kv in sorted(score.items())))
             return
         if self._declare(service, job, detected, [(s, d, b) for (s, d), b in sorted(detected.items())],
-                         "routed by %s" % self.router):
+                         "routed by %s" % self.router, planned):
             self.counters["routed"] += len(new)
         else:
             self.book.rearm(list(new))        # flagged again at a later poll, tried again then
 
-    def _declare(self, service, job, detected, demand, what):
-        """Declares ``demand`` as the job's phase 0 (confirmed); False if it failed."""
+    def _declare(self, service, job, detected, demand, what, planned=None):
+        """Declares ``demand`` as the job's phase 0 (confirmed); False if it failed. ``planned``:
+        the traffic state `_choice` planned for that declaration, installed as it is (planned once)."""
+        def change():
+            if planned is not None:
+                return jobtraffic.install_planned(service.core, service.jobs, job, planned)
+            return jobtraffic.declare(service.core, service.jobs, job, PHASE, demand, router=self.router,
+                                      running=self.seed)
         try:
-            installed = rpc_traffic.install(service, job, lambda: jobtraffic.declare(
-                service.core, service.jobs, job, PHASE, demand, router=self.router, running=self.seed))
+            installed = rpc_traffic.install(service, job, change)
         except schema.RpcError as err:
             self.counters["route_failures"] += 1
             LOG.warning("flow detection: job %d: detected pairs not routed: %s", job.id, err)

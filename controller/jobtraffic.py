@@ -226,6 +226,16 @@ def declare(core, jobs, job, phase, demand, add=False, router=None, install=True
     return jobroutes.sync_jobs(core, jobs) if install else []
 
 
+def install_planned(core, jobs, job, planned):
+    """Makes ``planned`` the job's traffic state and returns the messages: ``declare(...,
+    install=True)`` without planning again, for a caller that planned with ``install=False``
+    (``planned``: the ``job.traffic`` that call left) and put the state back meanwhile
+    (controller/flowchoice.py: flow detection plans a decision once). Nothing may change the
+    job's, the other jobs' or the topology's state in between: the plan saw them."""
+    job.traffic = planned
+    return jobroutes.sync_jobs(core, jobs)
+
+
 def move(core, jobs, job, rank, phase):
     """Rank ``rank`` enters ``phase`` >= 1 (leaving the phase it was in), or leaves its phase
     (``phase`` 0). Entering wakes a dormant job. Returns the messages."""
