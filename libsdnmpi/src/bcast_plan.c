@@ -38,7 +38,7 @@ static void comm_free(struct sdnmpi_bcast_comm *bc)
             sdnmpi_bcast_tree_close(&bc->trees[r]);
     if (bc->priv != MPI_COMM_NULL) {
         /* During MPI_Finalize's own teardown of leaked communicators MPI is past freeing
-         * anything; it reclaims the duplicate itself. */
+         * anything; it reclaims the private communicator itself. */
         int finalized = 1;
         if (PMPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
             (void)PMPI_Comm_free(&bc->priv); /* nothing to do about a failure here */
@@ -66,14 +66,46 @@ int sdnmpi_bcast_keyval_free(void)
     return sdnmpi_commattr_keyval_free(&sdnmpi_g.bcast_keyval);
 }
 
-/* Rank 0's communicator id, or -1 if the state lock is broken. */
-static int64_t leader_comm_id(int is_world)
+/* What the communicator's rank 0 decides and every rank needs before the private communicator
+ * exists: one bitwise-or PMPI_Allreduce on the application's communicator (a plain collective, no
+ * context-id agreement there, so it cannot race an MPI_Comm_idup of it that is pending), to which
+ * every other rank adds only its own two flags. */
+enum {
+    AG_FAIL,  /* some rank is out of memory: no state this time */
+    AG_NOLIB, /* some rank cannot make it on the library's communicator: duplicate comm instead */
+    AG_TAG,   /* rank 0's tag for the creation on the library's communicator (plan_comm.h) */
+    AG_ID,    /* rank 0's communicator id (-1: its state lock is broken) */
+    AG_N
+};
+
+/* Rank 0: the communicator id and, if it may use the library's communicator, the tag. */
+static void leader_decide(int is_world, int64_t mine[AG_N])
 {
-    if (pthread_mutex_lock(&sdnmpi_g.lock) != 0)
-        return -1;
-    int64_t id = sdnmpi_plan_next_comm_id_locked(is_world);
-    (void)pthread_mutex_unlock(&sdnmpi_g.lock);
-    return id;
+    struct sdnmpi_state *s = &sdnmpi_g;
+    mine[AG_ID] = -1;
+    if (pthread_mutex_lock(&s->lock) != 0) {
+        mine[AG_NOLIB] = 1; /* no tag: duplicate, as without the library's communicator */
+        return;
+    }
+    mine[AG_ID] = sdnmpi_plan_next_comm_id_locked(is_world);
+    if (!mine[AG_NOLIB])
+        mine[AG_TAG] = sdnmpi_plan_comm_tag_locked();
+    (void)pthread_mutex_unlock(&s->lock);
+}
+
+/* The private communicator of comm's Bcast state (plan_comm.h): a group's creation on the
+ * library's communicator, or, if some rank has none, comm's duplicate as before. */
+static int priv_make(MPI_Comm comm, const int64_t agreed[AG_N], int rank, int p, MPI_Comm *priv)
+{
+    int rc = agreed[AG_NOLIB] ? PMPI_Comm_dup(comm, priv)
+                              : sdnmpi_plan_comm_own(comm, (int)agreed[AG_TAG], priv);
+    if (rc == MPI_SUCCESS && rank == 0 && agreed[AG_NOLIB])
+        sdnmpi_log("bcast comm=%" PRId64 " ranks=%d: private communicator: a duplicate of the "
+                   "communicator (no library communicator on some rank)", agreed[AG_ID], p);
+    else if (rc == MPI_SUCCESS && rank == 0)
+        sdnmpi_log("bcast comm=%" PRId64 " ranks=%d: private communicator: a group's creation on "
+                   "the library's (tag %" PRId64 ")", agreed[AG_ID], p, agreed[AG_TAG]);
+    return rc;
 }
 
 /* Makes and caches the Bcast state of comm (collective). *out NULL: some rank is out of memory. */
@@ -82,24 +114,20 @@ static int comm_create(MPI_Comm comm, struct sdnmpi_bcast_comm **out)
     struct sdnmpi_state *s = &sdnmpi_g;
     struct sdnmpi_bcast_comm *bc = NULL;
     MPI_Comm priv = MPI_COMM_NULL;
-    int rank, p, rc;
+    int rank, p, rc, covers = 0;
+    int64_t mine[AG_N] = {0}, agreed[AG_N] = {0};
 
     *out = NULL;
-    sdnmpi_plan_comm_ready_for(comm); /* a dup of the world must not run beside the deferred one */
-    if ((rc = PMPI_Comm_dup(comm, &priv)) != MPI_SUCCESS)
+    (void)sdnmpi_plan_comm_ready(); /* deferred (plan_comm.h): complete it; a failure leaves none */
+    if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS
+        || (rc = PMPI_Comm_size(comm, &p)) != MPI_SUCCESS)
         return rc;
-    if ((rc = PMPI_Comm_rank(priv, &rank)) != MPI_SUCCESS
-        || (rc = PMPI_Comm_size(priv, &p)) != MPI_SUCCESS) {
-        (void)PMPI_Comm_free(&priv); /* already failing: report the first error */
-        return rc;
-    }
     /* Allocate everything first, then agree, so that a failure anywhere is everyone's. */
     bc = calloc(1, sizeof *bc);
     if (bc != NULL) {
-        bc->priv = priv;
+        bc->priv = MPI_COMM_NULL;
         bc->rank = rank;
         bc->size = p;
-        bc->comm_id = -1;
         bc->ips = malloc((size_t)p * sizeof *bc->ips);
         bc->trees = calloc((size_t)p, sizeof *bc->trees);
         if (bc->trees != NULL)
@@ -107,20 +135,23 @@ static int comm_create(MPI_Comm comm, struct sdnmpi_bcast_comm **out)
                 for (int j = 0; j < SDNMPI_BCAST_MAX_TREES; j++)
                     bc->trees[r].fd[j] = -1;
     }
-    int local_ok = bc != NULL && bc->ips != NULL && bc->trees != NULL, all_ok = 0;
-    if ((rc = PMPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
+    mine[AG_FAIL] = bc == NULL || bc->ips == NULL || bc->trees == NULL;
+    mine[AG_NOLIB] = sdnmpi_plan_comm_covers(comm, &covers) != MPI_SUCCESS || !covers;
+    if (rank == 0 && !mine[AG_FAIL])
+        leader_decide(comm == MPI_COMM_WORLD, mine);
+    if ((rc = PMPI_Allreduce(mine, agreed, AG_N, MPI_INT64_T, MPI_BOR, comm)) != MPI_SUCCESS)
         goto fail;
-    if (!all_ok) {
+    if (agreed[AG_FAIL]) {
         if (rank == 0)
             sdnmpi_log("bcast ranks=%d: out of memory on some rank, falling back for this call", p);
         goto fail; /* rc is MPI_SUCCESS: no state, fall back */
     }
+    if ((rc = priv_make(comm, agreed, rank, p, &priv)) != MPI_SUCCESS)
+        goto fail;
+    bc->priv = priv; /* freed with bc from here on */
+    bc->comm_id = agreed[AG_ID];
     if ((rc = PMPI_Allgather(&s->fabric_ip, 1, MPI_UINT32_T, bc->ips, 1, MPI_UINT32_T, priv))
         != MPI_SUCCESS)
-        goto fail;
-    if (rank == 0)
-        bc->comm_id = leader_comm_id(comm == MPI_COMM_WORLD);
-    if ((rc = PMPI_Bcast(&bc->comm_id, 1, MPI_INT64_T, 0, priv)) != MPI_SUCCESS)
         goto fail;
     /* sdnmpi_count_hosts can run out of memory on one rank only: agree. */
     bc->hosts = sdnmpi_count_hosts(bc->ips, p);
@@ -138,10 +169,7 @@ static int comm_create(MPI_Comm comm, struct sdnmpi_bcast_comm **out)
     return MPI_SUCCESS;
 
 fail:
-    if (bc != NULL)
-        comm_free(bc); /* frees priv too */
-    else
-        (void)PMPI_Comm_free(&priv); /* already failing or falling back */
+    comm_free(bc); /* frees priv too (NULL: nothing) */
     return rc;
 }
 

@@ -2,9 +2,14 @@
  * bcast_plan.h -- per-communicator Bcast state and per-(communicator, root) multicast trees,
  * cached in an MPI attribute (its own keyval, next to plan.c's).
  *
- * The first large SDN_MPI_Bcast on a communicator duplicates it (the protocol's MPI messages
- * travel on the duplicate), gathers every rank's fabric address to every rank, and lets the
- * communicator's rank 0 pick a communicator id. The first one for a root then makes the tree:
+ * The first large SDN_MPI_Bcast on a communicator makes its private communicator (the protocol's
+ * MPI messages travel on it): one Allreduce on the communicator agrees on rank 0's communicator id
+ * and creation tag, and on whether every rank has memory and the library's communicator; then a
+ * PMPI_Comm_create_group of the communicator's ranks on the library's communicator (plan_comm.h:
+ * never a context-id agreement on the application's communicator, which Open MPI 4.1.4 can hang
+ * against a pending MPI_Comm_idup of it), or, without the library's communicator on some rank, a
+ * duplicate of the communicator as before. It then gathers every rank's fabric address to every
+ * rank. The first one for a root then makes the tree:
  * rank 0 sends plan_bcast {job, comm, root's host, every rank's host} and broadcasts the reply
  * (group, port, or failure); every rank opens its socket (the root a sender, the others a
  * receiver joined to the group) and all agree that every socket opened. The outcome, good or
@@ -39,7 +44,7 @@ struct sdnmpi_bcast_tree {
 };
 
 struct sdnmpi_bcast_comm {
-    MPI_Comm priv;                   /* duplicate of the communicator */
+    MPI_Comm priv;                   /* the private communicator: comm's ranks, comm's order */
     int rank, size;
     int64_t comm_id;                 /* the id sent to the controller (rank 0's choice) */
     uint32_t *ips;                   /* every rank's fabric address, network byte order */

@@ -124,25 +124,57 @@ int sdnmpi_plan_comm_tag_locked(void)
     return SDNMPI_PLAN_COMM_TAG0 + (int)(v % span);
 }
 
-int sdnmpi_plan_comm_make(MPI_Comm comm, int p, const int *order, int tag, MPI_Comm *priv,
-                          int *shared)
+/* PMPI_Comm_create_group on libworld of comm's ranks, in the order `order` (NULL: comm's own). */
+static int create_on_libworld(MPI_Comm comm, int p, const int *order, int tag, MPI_Comm *priv)
 {
-    struct sdnmpi_state *s = &sdnmpi_g;
     MPI_Group group = MPI_GROUP_NULL, ordered = MPI_GROUP_NULL;
-    *priv = MPI_COMM_NULL;
-    *shared = 0;
-    if (comm == MPI_COMM_WORLD && order == NULL) {
-        *priv = s->libworld;
-        *shared = 1;
-        return MPI_SUCCESS;
-    }
     int rc = PMPI_Comm_group(comm, &group);
     if (rc == MPI_SUCCESS && order != NULL)
         rc = PMPI_Group_incl(group, p, order, &ordered);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Comm_create_group(s->libworld, order != NULL ? ordered : group, tag, priv);
+        rc = PMPI_Comm_create_group(sdnmpi_g.libworld, order != NULL ? ordered : group, tag, priv);
     if (ordered != MPI_GROUP_NULL)
         (void)PMPI_Group_free(&ordered); /* local handles: nothing to do about a failure */
+    if (group != MPI_GROUP_NULL)
+        (void)PMPI_Group_free(&group);
+    return rc;
+}
+
+int sdnmpi_plan_comm_make(MPI_Comm comm, int p, const int *order, int tag, MPI_Comm *priv,
+                          int *shared)
+{
+    *priv = MPI_COMM_NULL;
+    *shared = 0;
+    if (comm == MPI_COMM_WORLD && order == NULL) {
+        *priv = sdnmpi_g.libworld;
+        *shared = 1;
+        return MPI_SUCCESS;
+    }
+    return create_on_libworld(comm, p, order, tag, priv);
+}
+
+int sdnmpi_plan_comm_own(MPI_Comm comm, int tag, MPI_Comm *priv)
+{
+    *priv = MPI_COMM_NULL;
+    return create_on_libworld(comm, 0, NULL, tag, priv);
+}
+
+int sdnmpi_plan_comm_covers(MPI_Comm comm, int *covers)
+{
+    MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL, outside = MPI_GROUP_NULL;
+    int n = 0, rc = MPI_SUCCESS;
+    *covers = sdnmpi_g.libworld != MPI_COMM_NULL;
+    if (!*covers || comm == MPI_COMM_WORLD)
+        return MPI_SUCCESS;
+    if ((rc = PMPI_Comm_group(comm, &group)) == MPI_SUCCESS
+        && (rc = PMPI_Comm_group(MPI_COMM_WORLD, &world)) == MPI_SUCCESS
+        && (rc = PMPI_Group_difference(group, world, &outside)) == MPI_SUCCESS)
+        rc = PMPI_Group_size(outside, &n);
+    *covers = rc == MPI_SUCCESS && n == 0;
+    if (outside != MPI_GROUP_NULL && outside != MPI_GROUP_EMPTY)
+        (void)PMPI_Group_free(&outside); /* local handles: nothing to do about a failure */
+    if (world != MPI_GROUP_NULL)
+        (void)PMPI_Group_free(&world);
     if (group != MPI_GROUP_NULL)
         (void)PMPI_Group_free(&group);
     return rc;

@@ -24,6 +24,12 @@
  * The tag comes from the plan's leader (sdnmpi_plan_comm_tag_locked), so that two plans in flight
  * at once (threads) on overlapping groups never mix their messages.
  *
+ * The Bcast state of a communicator (bcast_plan.c) takes its private communicator the same way,
+ * always a group's creation (sdnmpi_plan_comm_own), the world's too: its collectives (Allreduce,
+ * Allgather, Bcast, Ibcast) then never share a communicator with a plan's traffic on libworld, and
+ * its creation's tag comes from the same leader's sequence as the plans'. Without libworld on
+ * some rank it duplicates the application's communicator, as before.
+ *
  * Fallback: without libworld (the SDN path off, or its creation failed on some rank: every rank
  * ors its own lack into the plan's Allreduce, so all agree), the plan splits the application's
  * communicator as before.
@@ -88,5 +94,18 @@ int sdnmpi_plan_comm_tag_locked(void);
  * free it). MPI error code. */
 int sdnmpi_plan_comm_make(MPI_Comm comm, int p, const int *order, int tag, MPI_Comm *priv,
                           int *shared);
+
+/* Every rank of comm (collective over comm's ranks, like the above): a private communicator of
+ * comm's ranks in comm's order, always a new one (PMPI_Comm_create_group on libworld, under `tag`
+ * from comm's rank 0), never libworld itself, the world's included: the Bcast state's
+ * (bcast_plan.c), whose collectives must stay apart from the world plan's on libworld. libworld
+ * must exist on every rank (agreed: sdnmpi_plan_comm_covers). MPI error code. */
+int sdnmpi_plan_comm_own(MPI_Comm comm, int tag, MPI_Comm *priv);
+
+/* *covers = 1 if libworld exists on this rank (call sdnmpi_plan_comm_ready first) and every rank
+ * of comm is in this process's MPI_COMM_WORLD (a group difference: no message), so that comm's
+ * ranks can make a communicator on libworld; else 0. Each rank's own view: agree on it. MPI
+ * error code (then *covers = 0). */
+int sdnmpi_plan_comm_covers(MPI_Comm comm, int *covers);
 
 #endif
