@@ -47,14 +47,14 @@ def pair_bytes(ss_text, rank_of):
     bytes_acked (what it sent), from the rank of its process to the rank of the process holding
     the other end (``rank_of(pid)``, None for a process that is not a rank). Sockets are keyed by
     (local, remote) address: accepted sockets share their listener's local address. A socket that
-    sent nothing shows no bytes_acked and is left out, and with it what its peer sent it."""
-    socks = {(s["local"], s["peer"]): (s["pid"], int(s["bytes_acked"])) for s in ss_sockets.sockets(ss_text)
-             if s["state"] is None and s["pid"] is not None and "bytes_acked" in s}
+    sent nothing shows no bytes_acked: it adds no pair, but still names the rank its peer sent to."""
+    socks = {(s["local"], s["peer"]): (s["pid"], int(s.get("bytes_acked", 0))) for s in ss_sockets.sockets(ss_text)
+             if s["state"] is None and s["pid"] is not None}
     pairs = {}
     for (laddr, raddr), (pid, acked) in socks.items():
         peer = socks.get((raddr, laddr), (None,))[0]
         i, j = rank_of(pid), rank_of(peer) if peer else None
-        if i is None or j is None or i == j:
+        if not acked or i is None or j is None or i == j:
             continue
         pairs[(i, j)] = pairs.get((i, j), 0) + acked
     return pairs

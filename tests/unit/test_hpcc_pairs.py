@@ -33,9 +33,10 @@ def test_pair_bytes_follows_both_ends_of_each_connection_and_skips_non_ranks():
 def test_pair_bytes_of_four_processes_over_loopback():
     """`ss -tinpH state established` of four processes (tests/data/ss/tinpH-ranks.txt.gz): each sent
     to every lower one; rank 0 answered rank 1, rank 2 answered rank 3, the others only received.
-    A connection whose receiving end sent nothing is not counted (its socket shows no bytes_acked)."""
+    A receiving end that sent nothing (no bytes_acked) still names the rank its peer sent to."""
     with gzip.open(os.path.join(os.path.dirname(__file__), os.pardir, "data", "ss", "tinpH-ranks.txt.gz"), "rt") as f:
         text = f.read()
     rank = {28091: 0, 28133: 1, 28134: 2, 28135: 3}.get
-    assert hpcc_pairs.pair_bytes(text, rank) == {(0, 1): 777, (1, 0): 1002, (2, 3): 52, (3, 2): 3004}
+    assert hpcc_pairs.pair_bytes(text, rank) == {(1, 0): 1002, (2, 0): 2002, (2, 1): 2003, (3, 0): 3002,
+                                                 (3, 1): 3003, (3, 2): 3004, (0, 1): 777, (2, 3): 52}
     assert hpcc_pairs.pair_bytes(text, {28091: 0, 28133: 1}.get) == {(0, 1): 777, (1, 0): 1002}
