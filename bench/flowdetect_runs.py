@@ -159,7 +159,8 @@ def run_blocks(blocks, setup_of, start_fabric, run_one, elapsed, past_stop, max_
     close(); ``run_one(fabric, rep, pattern, mode)`` -> the run's record (dict), or raises
     RunFailed (or RuntimeError/OSError) for a run without a result; ``setup_of[mode]``: the
     detection set-up whose fabric runs the mode. A block's fabrics start together and close at its
-    end; no run starts once ``past_stop()``; each record gets its "rep" and "started_s" (``elapsed()``).
+    end, the last started first (each one's emulation restores what it found: ovs-vswitchd's send
+    buffer is one for all of them); no run starts once ``past_stop()``; each record gets its "rep" and "started_s" (``elapsed()``).
 
     Returns (results {pattern: {mode: [record, ...]}}, failed [record, ...], runs skipped, the error
     that stopped it or None, runs not run after that stop). A failed run is recorded (pattern,
@@ -199,8 +200,8 @@ def run_blocks(blocks, setup_of, start_fabric, run_one, elapsed, past_stop, max_
                     in_a_row = 0
                     record.update(rep=rep, started_s=at)
                     results.setdefault(p, {}).setdefault(mode, []).append(record)
-            finally:
-                for fabric in fabrics.values():
+            finally:        # last started, first closed: each fabric's emulation puts back what it found
+                for fabric in reversed(list(fabrics.values())):
                     fabric.close()
     except _Stop as exc:
         error = str(exc)

@@ -10,6 +10,7 @@ import pytest
 
 import bench_setup  # noqa: F401  (puts bench/ on sys.path)
 import bench_flowdetect
+import emulation
 import flowdetect_runs
 
 
@@ -260,3 +261,43 @@ def test_socket_sampler_off_runs_nothing_and_writes_nothing(tmp_path, monkeypatc
     with flowdetect_runs.SocketSampler(str(tmp_path / "s.txt"), [("h1", ["ss"])], 0) as sampler:
         time.sleep(0.05)
     assert sampler.files == [] and not (tmp_path / "s.txt").exists()
+
+
+class SharedOvs:
+    """One ovs-vswitchd send socket for every fabric (bench/ovs_sendbuf.py's calls)."""
+    def __init__(self, size):
+        self.size = size
+
+    def ovs_pid(self):
+        return 42
+
+    def read_send_socket(self, pid):
+        return 7, {"tb": self.size}
+
+    def set_send_buffer(self, pid, fd, nbytes):
+        old, self.size = self.size, nbytes
+        return old, nbytes
+
+
+def test_interleaved_fabrics_close_last_first_and_leave_the_shared_send_buffer_as_found(monkeypatch):
+    ovs = SharedOvs(212992)
+
+    class EmulatedFabric(Fabric):
+        def __init__(self, *a):
+            super().__init__(*a)
+            self.emulation = emulation.Emulation(ack_class=False, sendbuf=emulation.SendBuffer(4 << 20, ovs=ovs))
+            self.emulation.apply([])
+
+        def close(self):
+            self.emulation.restore(tc=False)
+            super().close()
+
+    monkeypatch.setattr(bench_flowdetect, "Fabric", EmulatedFabric)
+    Fabric.log, Fabric.plan = [], {}
+    args = bench_flowdetect.parse_args(["--patterns", "shift", "--repeats", "1", "--interleave"])
+    bench_flowdetect.run_schedule(args, bench_flowdetect.patterns(10), "logs", "counters",
+                                  bench_flowdetect.time.monotonic())
+    starts = [d for kind, *rest in Fabric.log if kind == "start" for d in rest]
+    closes = [d for kind, *rest in Fabric.log if kind == "close" for d in rest]
+    assert len(starts) == 3 and closes == starts[::-1]
+    assert ovs.size == 212992                   # closed in start order, the last would put back 4 MiB
