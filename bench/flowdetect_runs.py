@@ -160,7 +160,8 @@ def run_blocks(blocks, setup_of, start_fabric, run_one, elapsed, past_stop, max_
     RunFailed (or RuntimeError/OSError) for a run without a result; ``setup_of[mode]``: the
     detection set-up whose fabric runs the mode. A block's fabrics start together and close at its
     end, the last started first (each one's emulation restores what it found: ovs-vswitchd's send
-    buffer is one for all of them); no run starts once ``past_stop()``; each record gets its "rep" and "started_s" (``elapsed()``).
+    buffer is one for all of them); no run starts once ``past_stop()``; each record gets its "rep"
+    and "started_s" (``elapsed()``).
 
     Returns (results {pattern: {mode: [record, ...]}}, failed [record, ...], runs skipped, the error
     that stopped it or None, runs not run after that stop). A failed run is recorded (pattern,
