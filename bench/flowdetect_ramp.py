@@ -24,14 +24,13 @@ from sdnmpi.flows import counterlog
 def pair_ramps(lines, after):
     """[(interval shares from the flag's poll on, up to ``after`` more)] of the flagged pairs of
     one counter log; the flag's own interval first."""
-    header, pairs, counts = counterlog.read(lines)
-    link = header["link_rate_Bps"] * header["interval_s"]
-    flags = counterlog.flagged(lines)
-    row = {pair: i for i, pair in enumerate(pairs)}
+    log = counterlog.read_log(lines, with_packets=False)
+    link = log.header["link_rate_Bps"] * log.header["interval_s"]
+    row = {pair: i for i, pair in enumerate(log.pairs)}
     out = []
-    for pair, t in sorted(flags.items()):
+    for pair, t in sorted(counterlog.first_flags(log.flags).items()):
         if pair in row:
-            out.append([float(v) / link for v in counts[row[pair], t:t + after + 1]])
+            out.append([float(v) / link for v in log.counts[row[pair], t:t + after + 1]])
     return out
 
 

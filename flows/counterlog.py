@@ -243,9 +243,15 @@ def heavy_label(heavy, busy):
 def flagged(lines):
     """{(src, dst): poll index (column of `read`'s counts)} of the pairs the controller flagged,
     from the ``flagged`` field of a counter log's poll lines."""
+    return first_flags([poll.get("flagged", ()) for poll in _parse(lines)[1]])
+
+
+def first_flags(flags):
+    """`flagged` of per-poll flags (`read_log`'s ``flags``: [(src, dst, polls), ...] a poll), for a
+    caller that has the log parsed already: each pair's first poll index."""
     out = {}
-    for t, poll in enumerate(_parse(lines)[1]):
-        for src, dst, _polls in poll.get("flagged", ()):
+    for t, poll in enumerate(flags):
+        for src, dst, _polls in poll:
             out.setdefault((src, dst), t)
     return out
 
@@ -255,9 +261,10 @@ def score(lines, fraction=0.1):
     (`label`): {pairs, elephants, flagged, true_flags, within_2 (elephants flagged by the second poll
     after their start), delays [polls from the start to the flag, both counted, of the caught
     elephants]}."""
-    header, pairs, counts = read(lines)
-    labels, starts = label(counts, header["link_rate_Bps"] * header["interval_s"], fraction)
-    at = flagged(lines)
+    log = read_log(lines, with_packets=False)
+    pairs = log.pairs
+    labels, starts = label(log.counts, log.header["link_rate_Bps"] * log.header["interval_s"], fraction)
+    at = first_flags(log.flags)
     delays = [max(1, at[p] - int(starts[i]) + 1) for i, p in enumerate(pairs) if labels[i] and p in at]
     return {"pairs": len(pairs), "elephants": int(labels.sum()), "flagged": len(at),
             "true_flags": sum(1 for i, p in enumerate(pairs) if labels[i] and p in at),
