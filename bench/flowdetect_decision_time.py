@@ -42,7 +42,7 @@ from sdnmpi.flows import counterlog  # noqa: E402
 from sdnmpi.primitives import fattree  # noqa: E402
 
 from fabric_sim import FabricSim  # noqa: E402
-from test_flowdetect import poll  # noqa: E402  (answers the polls' flow-stats requests)
+from test_flowdetect import poll, poll_recorded  # noqa: E402  (answers the polls' flow-stats requests)
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 LOGS = ["flowdetect-20261129T224040Z/counters/%s-learned-%d.jsonl.gz" % (p, r)
@@ -128,8 +128,7 @@ def replay(path):
     try:
         poll(sim, jobs, service, fd, {})
         for p in polls:
-            poll(sim, jobs, service, fd, {(c[0], c[1]): c[3] for c in p["counts"]},
-                 {(c[0], c[1]): c[4] for c in p["counts"] if c[4] is not None})
+            poll_recorded(sim, jobs, service, fd, p)
     finally:
         rec.stop()
     digest = hashlib.sha256("\n".join(rec.sent).encode()).hexdigest()[:16]

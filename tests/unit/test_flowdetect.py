@@ -77,6 +77,14 @@ def poll(sim, jobs, service, fd, sent_bytes, sent_packets=None):
     return fd.detect(service), requests
 
 
+def poll_recorded(sim, jobs, service, fd, recorded):
+    """`poll` with the cumulative bytes and packets of one poll line of a recorded counter log
+    (flows/counterlog.py: "counts" [[src, dst, job, bytes, packets or null], ...])."""
+    counts = recorded["counts"]
+    return poll(sim, jobs, service, fd, {(c[0], c[1]): c[3] for c in counts},
+                {(c[0], c[1]): c[4] for c in counts if c[4] is not None})
+
+
 class Tcp:
     """Cumulative counters of TCP traffic as the counting entries see it: `send` adds a pair's data
     in full FRAMEs and, on its reverse pair, their ACKs (one ACK_FRAME per two data frames:

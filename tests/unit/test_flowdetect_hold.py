@@ -16,7 +16,7 @@ from sdnmpi.flows import counterlog
 from sdnmpi.flows.hold import HOLD_SHARE
 from sdnmpi.primitives import fattree
 
-from test_flowdetect import LINK, fab, poll, register, threshold  # noqa: F401  (fab: the fixture)
+from test_flowdetect import LINK, fab, poll, poll_recorded, register, threshold  # noqa: F401  (fab: the fixture)
 from test_flowdetect_acks import _permutation
 from test_flows_hold import ALLTOALL, RESULTS
 
@@ -49,8 +49,7 @@ def replay(make_fabric, name, share):
     seen = []
     for p in polls:
         before = paths()
-        poll(sim, jobs, service, fd, {(c[0], c[1]): c[3] for c in p["counts"]},
-             {(c[0], c[1]): c[4] for c in p["counts"] if c[4] is not None})
+        poll_recorded(sim, jobs, service, fd, p)
         after = paths()
         moved = [q for q in fd._data_pairs(fd._busy(job.id))
                  if before.get((mac[q[0]], mac[q[1]])) != after.get((mac[q[0]], mac[q[1]]))]

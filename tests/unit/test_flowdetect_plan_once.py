@@ -16,7 +16,7 @@ from sdnmpi.controller import flowchoice, flowdetect, jobtraffic
 from sdnmpi.controller import jobs as jobs_module
 from sdnmpi.flows import counterlog
 
-from test_flowdetect import poll, register, threshold
+from test_flowdetect import poll, poll_recorded, register, threshold
 from test_flowdetect_hold import PERMUTATION, TWO_PHASES
 from test_flowdetect_seed import _flag_all, fabric_for, permutation
 from test_flows_hold import RESULTS
@@ -88,8 +88,7 @@ def replay(make_fabric, monkeypatch, caplog, name, seed, twice=False):
         decisions = _per_decision(monkeypatch, calls, caplog.records)
         poll(sim, jobs, service, fd, {})
         for p in polls:
-            poll(sim, jobs, service, fd, {(c[0], c[1]): c[3] for c in p["counts"]},
-                 {(c[0], c[1]): c[4] for c in p["counts"] if c[4] is not None})
+            poll_recorded(sim, jobs, service, fd, p)
     sim.check_job_routes(job)
     sim.check_tables_consistent()
     lines = [r.getMessage() for r in caplog.records if r.name == flowdetect.LOG.name]

@@ -16,7 +16,7 @@ from sdnmpi.flows import counterlog
 from sdnmpi.primitives import fabric, fattree, pair_routing, pairs
 from sdnmpi.simulator import job as simjob
 
-from test_flowdetect import LINK, poll, register, threshold
+from test_flowdetect import LINK, poll, poll_recorded, register, threshold
 from test_flowdetect_hold import PERMUTATION, TWO_PHASES
 from test_flows_hold import RESULTS
 
@@ -54,8 +54,7 @@ def replay(make_fabric, name, seed):
     for p in polls:
         busy = fd._data_pairs(fd._busy(job.id))                 # pylint: disable=protected-access
         before = traced(sim, busy)
-        poll(sim, jobs, service, fd, {(c[0], c[1]): c[3] for c in p["counts"]},
-             {(c[0], c[1]): c[4] for c in p["counts"] if c[4] is not None})
+        poll_recorded(sim, jobs, service, fd, p)
         after = traced(sim, busy)
         moved += sum(1 for q in busy if after[q] != before[q])
         routes = job.traffic.routes.get(flowdetect.PHASE)
