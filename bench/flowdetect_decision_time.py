@@ -23,7 +23,6 @@ every label's flow-mods agree.
 import argparse
 import functools
 import glob
-import gzip
 import hashlib
 import json
 import os
@@ -109,8 +108,7 @@ class Recorder:
 
 def replay(path):
     """{"log", "decisions", "digest", "routed"} of the counter log at ``path`` replayed."""
-    with gzip.open(path, "rt") as f:
-        header, polls = counterlog._parse(f.read().splitlines(True))   # pylint: disable=protected-access
+    header, polls = counterlog.parse(counterlog.file_lines(path))
     sim = FabricSim(fattree.kary(4), routing="dmodk")
     sim.discover()
     jobs = JobTable()

@@ -16,8 +16,10 @@ warning line and the log stops, detection goes on. `read` parses a log (or a sli
 header) into per-interval byte counts, pairs x polls, the way `PairCounters` differences them;
 `read_packets` adds the packets per interval, counted the way the controller counts them
 (`FlowDetection._count_packets`), NaN where unknown (every interval of a version 1 log); `read_log`
-adds each poll's time and flags (one parse for the tools that need them too). A line
+adds each poll's time and flags (one parse for the tools that need them too); `parse` gives the
+header and the poll lines as written (the replays feed them to detection poll by poll). A line
 that is not JSON or not of the format, or another version, is a `CounterLogError` naming the line.
+`file_lines` reads a log's lines from its file (gzip'ed or plain).
 `label` marks the
 pairs the counters show as elephants: an interval with >= ``fraction`` of the link's bytes inside
 a busy stretch (>= ``fraction`` / 10 of the link in the intervals before and after it, so the pair
@@ -26,6 +28,7 @@ start is the interval in which that heavy run can have begun: the busy interval 
 first such interval (it may hold the run's partial beginning), else that interval itself.
 """
 import collections
+import gzip
 import json
 import logging
 import time
@@ -131,9 +134,17 @@ def parse_header(line):
     return header
 
 
-def _parse(lines):
+def file_lines(path):
+    """The lines of the counter log at ``path``, gzip'ed (*.gz) or plain, for `parse`, `read_log`,
+    `score` and the like."""
+    with (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
+        return f.readlines()
+
+
+def parse(lines):
     """(header, [poll doc, ...]) of a counter log's lines (blank ones skipped), every line checked:
-    a `CounterLogError` naming the first bad one."""
+    a `CounterLogError` naming the first bad one. The polls as the controller wrote them, for the
+    tools that replay a log poll by poll (`read_log` has the per-interval matrices)."""
     numbered = [(n, ln) for n, ln in enumerate(lines, 1) if ln.strip()]
     if not numbered:
         raise CounterLogError("empty counter log")
@@ -199,7 +210,7 @@ def read_log(lines, with_packets=True):
     """A `Log` of a counter log's lines, parsed once: `read_packets`' header, pairs, counts and
     packets (None unless ``with_packets``), and per poll (a column of counts) its time (the line's
     "t", s since the epoch; NaN where it has none) and its newly flagged pairs [(src, dst, polls)]."""
-    header, polls = _parse(lines)
+    header, polls = parse(lines)
     pairs, counts, packets = _matrices(header, polls, with_packets)
     times = np.array([p["t"] if isinstance(p.get("t"), (int, float)) else np.nan for p in polls], dtype=float)
     flags = [[tuple(f) for f in p.get("flagged", ())] for p in polls]
@@ -243,7 +254,7 @@ def heavy_label(heavy, busy):
 def flagged(lines):
     """{(src, dst): poll index (column of `read`'s counts)} of the pairs the controller flagged,
     from the ``flagged`` field of a counter log's poll lines."""
-    return first_flags([poll.get("flagged", ()) for poll in _parse(lines)[1]])
+    return first_flags([poll.get("flagged", ()) for poll in parse(lines)[1]])
 
 
 def first_flags(flags):

@@ -2,7 +2,6 @@
 routed (an all-to-all's) is left to the fabric, a job whose elephants last is routed as before, on
 a simulated k=4 fat-tree (conftest.FabricSim): counter logs recorded on Mininet at 5/5 Mbit/s
 replayed poll by poll through the controller's detection, and a synthetic phase change."""
-import gzip
 import logging
 import os
 import types
@@ -29,8 +28,7 @@ def replay(make_fabric, name, share):
     """A recorded counter log through FlowDetection (the shipped model at the log's link rate) on a
     fresh simulated fabric, one job on the 16 hosts: (fd, job, per poll: (the job's routed paths,
     the busy data pairs whose path changed at that poll))."""
-    with gzip.open(os.path.join(RESULTS, name), "rt") as f:
-        header, polls = counterlog._parse(f.read().splitlines(True))
+    header, polls = counterlog.parse(counterlog.file_lines(os.path.join(RESULTS, name)))
     sim = make_fabric(fattree.kary(4))
     sim.discover()
     jobs = JobTable()

@@ -5,7 +5,6 @@ primitives.seeding.plan), and installs the same flow-mods, logs the same lines a
 as when it planned the declaration a second time; replayed from counter logs recorded on Mininet,
 on a simulated k=4 fat-tree (conftest.FabricSim), as test_flowdetect_seed.py replays them."""
 import functools
-import gzip
 import logging
 import os
 
@@ -70,8 +69,7 @@ def replay(make_fabric, monkeypatch, caplog, name, seed, twice=False):
     """The recorded counter log ``name`` replayed poll by poll through learned detection (as
     test_flowdetect_seed.replay): (detection, `_per_decision`'s list, flowdetect's log lines,
     every message confirmed)."""
-    with gzip.open(os.path.join(RESULTS, name), "rt") as f:
-        header, polls = counterlog._parse(f.read().splitlines(True))   # pylint: disable=protected-access
+    header, polls = counterlog.parse(counterlog.file_lines(os.path.join(RESULTS, name)))
     sim, jobs, service = fabric_for(make_fabric)
     sent = []
     service.confirm = lambda msgs: sent.extend(str(m) for m in msgs) or sim.run(msgs)

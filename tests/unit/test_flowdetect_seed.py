@@ -2,7 +2,6 @@
 (conftest.FabricSim): flow detection plans flagged pairs from where they run, so fewer running
 pairs change path, with the same busiest link; and the simulator's ``sdnmpi-sim job --detected``
 plans the same paths as the controller installs for the same demand."""
-import gzip
 import os
 import random
 import types
@@ -43,8 +42,7 @@ def replay(make_fabric, name, seed):
     """A counter log recorded on Mininet (5/5 Mbit/s) replayed poll by poll through learned
     detection: (detection, the busy data pairs whose path through the switches changed at a poll,
     summed, the busiest link of the job's plan at each poll)."""
-    with gzip.open(os.path.join(RESULTS, name), "rt") as f:
-        header, polls = counterlog._parse(f.read().splitlines(True))   # pylint: disable=protected-access
+    header, polls = counterlog.parse(counterlog.file_lines(os.path.join(RESULTS, name)))
     sim, jobs, service = fabric_for(make_fabric)
     clf = flows.load_or_fallback(flows.DEFAULT_MODEL, link_rate=header["link_rate_Bps"], interval=header["interval_s"])
     fd = flowdetect.FlowDetection(clf, seed=seed)

@@ -307,3 +307,19 @@ def test_read_log_adds_each_polls_time_and_flags_to_the_counts(tmp_path):
     assert counterlog.read_log(lines, with_packets=False).packets is None
     no_time = [lines[0], json.dumps(dict(json.loads(lines[1]), t=None)), json.dumps({"counts": [], "flagged": []})]
     assert np.isnan(counterlog.read_log(no_time).times).all()
+
+
+def test_parse_gives_the_polls_as_written_from_a_plain_or_gzipped_file(tmp_path):
+    counts = np.array([[0, 30, 100], [5, 5, 5]], dtype=float)
+    pairs = [("10.0.0.1", "10.0.0.3"), ("10.0.0.2", "10.0.0.4")]
+    write_log(tmp_path / "c.jsonl", counts, pairs, pattern="shift")
+    text = (tmp_path / "c.jsonl").read_text()
+    with gzip.open(tmp_path / "c.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.write(text + "\n")                                                  # a blank last line: skipped
+    lines = counterlog.file_lines(str(tmp_path / "c.jsonl"))
+    assert lines == text.splitlines(True) and counterlog.file_lines(str(tmp_path / "c.jsonl.gz")) == lines + ["\n"]
+    header, polls = counterlog.parse(counterlog.file_lines(str(tmp_path / "c.jsonl.gz")))
+    assert header == json.loads(lines[0]) and polls == [json.loads(line) for line in lines[1:]]
+    assert [p["poll"] for p in polls] == [1, 2, 3] and polls[2]["counts"][0][3] == 130
+    with pytest.raises(counterlog.CounterLogError, match="line 3: not JSON"):
+        counterlog.parse(lines[:2] + ["{"])
