@@ -48,8 +48,8 @@ import benchcore
 import emulation
 import flowdetect_runs
 import host_cc
-from flowdetect_fabric import (EXCHANGE_RE, HOSTS, K, LIB, LLDPD, MGMT_SUBNETS, PREFIXES,  # noqa: F401
-                               PRELOAD, PROGRAM, ROOT, Fabric, setup_args)
+from flowdetect_fabric import (HOSTS, K, LIB, LLDPD, MGMT_SUBNETS, PREFIXES, PRELOAD, PROGRAM, ROOT, Fabric,
+                               setup_args)
 
 from sdnmpi.flows import counterlog
 from sdnmpi.mininet_topos.net import ensure_ovs

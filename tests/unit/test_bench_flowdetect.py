@@ -7,6 +7,7 @@ import pytest
 
 import bench_setup  # noqa: F401  (puts bench/ on sys.path)
 import bench_flowdetect
+import flowdetect_fabric
 import jobroute_report
 
 from sdnmpi.primitives import PAIR_ROUTERS, fattree, pairs
@@ -17,8 +18,8 @@ def _perm_phase_pairs():
     steps = bench_flowdetect.patterns(1234)["perm-phases"]
     out = []
     for k in range(0, len(steps), 3):
-        perm = jobroute_report.pattern_perm(int(steps[k + 1]), bench_flowdetect.HOSTS)
-        out.append({(r, perm[r]) for r in range(bench_flowdetect.HOSTS) if perm[r] != r})
+        perm = jobroute_report.pattern_perm(int(steps[k + 1]), flowdetect_fabric.HOSTS)
+        out.append({(r, perm[r]) for r in range(flowdetect_fabric.HOSTS) if perm[r] != r})
     return out
 
 
@@ -39,7 +40,7 @@ def test_every_perm_phase_collides_on_d_mod_k_and_not_under_sdn_optimal():
     """Ranks in host order (the bench's mpirun), k=4 fat-tree: D-mod-K puts 3 flows on a link in
     each phase, SDN-optimal 1; and each phase is a new set of pairs (at most 2 shared with another)."""
     graph = fattree.kary(4)
-    macs = [fattree.host_mac(h) for h in range(1, bench_flowdetect.HOSTS + 1)]
+    macs = [fattree.host_mac(h) for h in range(1, flowdetect_fabric.HOSTS + 1)]
     phases = _perm_phase_pairs()
     for ranks in phases:
         demand = [pairs.Flow(macs[a], macs[b], 1) for a, b in sorted(ranks)]
@@ -152,7 +153,7 @@ def test_each_exchange_line_of_the_program_is_read():
     out = ("traffic_patterns: pattern=perm bytes=1048576 reps=1 ranks=16 seconds=2.5\n"
            "traffic_patterns: pattern=perm bytes=1048576 reps=1 ranks=16 seconds=3.25\n"
            "traffic_patterns: ranks=16 ok seconds=5.75 cpu_min=1.0 cpu_max=2.0\n")
-    assert [float(x) for x in bench_flowdetect.EXCHANGE_RE.findall(out)] == [2.5, 3.25]
+    assert [float(x) for x in flowdetect_fabric.EXCHANGE_RE.findall(out)] == [2.5, 3.25]
 
 
 def test_a_failed_run_is_recorded_and_the_schedule_goes_on(monkeypatch):

@@ -11,6 +11,7 @@ import pytest
 import bench_setup  # noqa: F401  (puts bench/ on sys.path)
 import bench_flowdetect
 import emulation
+import flowdetect_fabric
 import flowdetect_runs
 
 
@@ -166,7 +167,7 @@ def _fabric(tmp_path, monkeypatch, result):
             return 0, "cookie=0x0, table=0 %s\n" % argv[-1]
         return 0, "ESTAB 0 0 cwnd:10\n"
     monkeypatch.setattr(flowdetect_runs, "_run_cmd", fake_cmd)
-    fab = bench_flowdetect.Fabric.__new__(bench_flowdetect.Fabric)
+    fab = flowdetect_fabric.Fabric.__new__(flowdetect_fabric.Fabric)
     fab.fab, fab.ctl, fab.log_dir, fab.counter_log = _Mininet(diagnosed, result), _Controller(), str(tmp_path), None
     fab.rpc_port = 1
     return fab, ran
