@@ -1,4 +1,4 @@
-"""REST API (Ryu WSGI, JSON). Every endpoint is listed in README.md. Reading is open; every call
+"""REST API (Ryu WSGI, JSON). Every endpoint is listed in docs/operator.md. Reading is open; every call
 that changes something is wrapped with auth.operator_only (the operator's bearer token).
 
 GET /sdnmpi/topology   {"switches": [...], "links": [...], "hosts": [...]}
