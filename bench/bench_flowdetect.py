@@ -36,7 +36,6 @@ the exit status is 1 if any run failed, after results are written.
 """
 import argparse
 import datetime
-import gzip
 import json
 import os
 import statistics
@@ -200,8 +199,7 @@ def add_counter_scores(results, folder, rescore=False):
                 path = os.path.join(folder, "counters", "%s-%s-%d.jsonl.gz" % (p, mode, rep))
                 if ("counters" not in run or rescore) and os.path.exists(path):
                     try:
-                        with gzip.open(path, "rt", encoding="utf-8") as f:
-                            run["counters"] = counterlog.score(f.readlines())
+                        run["counters"] = counterlog.score(counterlog.file_lines(path))
                     except (OSError, EOFError, counterlog.CounterLogError) as exc:
                         run.pop("counters", None)
                         run["counters_error"] = "%s: %s" % (path, getattr(exc, "strerror", None) or exc)

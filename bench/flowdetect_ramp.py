@@ -13,7 +13,6 @@ probes for bandwidth slowly (BBR's 25 % steps) shows as several intervals betwee
 """
 import argparse
 import glob
-import gzip
 import os
 import statistics
 import sys
@@ -78,8 +77,7 @@ def main(argv=None):
     for folder in a.folders:
         ramps = []
         for path in run_logs(folder, patterns, modes):
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                lines = f.readlines()
+            lines = counterlog.file_lines(path)
             ramps += pair_ramps(lines, a.after)
         if not ramps:
             print(f"{folder}: no flagged pair in the chosen runs", file=sys.stderr)

@@ -1,6 +1,5 @@
 """sdnmpi.flows: the threshold and learned classifiers on counter series with known labels,
 detection-delay bookkeeping, and the weights file's error handling (pure Python, no lock)."""
-import gzip
 import json
 import logging
 import os
@@ -350,8 +349,7 @@ RECORDED = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "results
 
 
 def test_the_shipped_model_flags_a_recorded_halo3d_rise_within_2_polls():
-    with gzip.open(RECORDED, "rt", encoding="utf-8") as f:
-        header, pairs, counts = flows.counterlog.read(f.readlines())
+    header, pairs, counts = flows.counterlog.read(flows.counterlog.file_lines(RECORDED))
     link = header["link_rate_Bps"] * header["interval_s"]
     i = pairs.index(("10.0.0.11", "10.0.0.9"))
     labels, starts = flows.counterlog.label(counts, link)

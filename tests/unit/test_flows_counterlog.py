@@ -123,8 +123,7 @@ RECORDED = os.path.join(os.path.dirname(__file__), "..", "data", "flows", "minin
 def test_both_classifiers_on_a_counter_log_recorded_on_mininet(kind):
     # bench_flowdetect.py, two-phases (shift 4, 3 s pause, perm 7; 4 MiB per pair) on the k=4
     # fat-tree, host links 40 Mbit/s: 91 pairs with bytes, 27 of them elephants by the counters
-    with gzip.open(RECORDED, "rt", encoding="utf-8") as f:
-        header, pairs, counts = counterlog.read(f.readlines())
+    header, pairs, counts = counterlog.read(counterlog.file_lines(RECORDED))
     labels, starts = counterlog.label(counts, header["link_rate_Bps"] * header["interval_s"])
     assert (len(pairs), int(labels.sum())) == (91, 27)
     rate = header["link_rate_Bps"]
@@ -143,8 +142,7 @@ def test_the_offline_tool_lists_each_elephant_and_why_the_late_ones_were_late(ca
     rows = [r.split("|")[1:-1] for r in capsys.readouterr().out.splitlines()[2:]]
     assert len(rows) == 27   # the log's elephants, each with the same polls of bytes, share and score
     assert all(len(r[4].split()) == len(r[5].split()) == len(r[6].split()) == min(7, int(r[2]) + 5) for r in rows)
-    with gzip.open(RECORDED, "rt", encoding="utf-8") as f:
-        header, pairs, counts = counterlog.read(f.readlines())
+    header, pairs, counts = counterlog.read(counterlog.file_lines(RECORDED))
     labels, starts = counterlog.label(counts, header["link_rate_Bps"] * header["interval_s"])
     listed = {tuple(r[1].strip().split(" -> ")): int(r[2]) for r in rows}
     assert listed == {p: int(starts[i]) for i, p in enumerate(pairs) if labels[i]}

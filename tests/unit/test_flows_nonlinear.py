@@ -1,6 +1,5 @@
 """bench/flowdetect_nonlinear.py: nonlinear candidates for the learned classifier are judged with
 the shipped model's inputs, gates and cutoff rule (docs/flows-mininet.md). Pure Python, no lock."""
-import gzip
 import os
 
 import numpy as np
@@ -22,8 +21,7 @@ def test_a_wrapped_logistic_regression_is_the_shipped_classifier():
     model.classes_ = np.array([False, True])
     model.coef_, model.intercept_ = shipped.weights[None, :], np.array([shipped.bias])
     wrapped = nl.Scored(model, shipped.cutoff, shipped.floor)
-    with gzip.open(RECORDED, "rt", encoding="utf-8") as f:
-        header, pairs, counts = counterlog.read(f.readlines())
+    header, pairs, counts = counterlog.read(counterlog.file_lines(RECORDED))
     counts = counts * nl.LINK / header["link_rate_Bps"]        # the log's shares of its link, on LINK
     totals = flows.endpoint_totals(counts, pairs)
     assert wrapped.probability(counts, totals) == pytest.approx(shipped.probability(counts, totals))
