@@ -7,6 +7,7 @@ recorded counter logs. The data and the scores are `train_flows`' (`dataset`, `s
 The label at another interval: an elephant is heavy (>= 10 % of its link) without a break for one
 polling interval (``--label-seconds``, default: one interval): per poll, as the counters' label
 (`flows.counterlog.label`) and the controller's windows are."""
+import argparse
 import json
 import logging
 
@@ -37,20 +38,24 @@ def classifiers(model, link_rate, interval):
 def simulated(model, interval, patterns=None, seed=None, instances=None, link_rate=None, label_seconds=None,
               trace_dir=train_flows.TRACE_DIR):
     """{pattern: {split, learned, threshold}} and "all held-out" of ``model`` and the threshold on
-    simulated runs polled every ``interval`` s; ``patterns``, ``seed``, ``instances`` and
-    ``link_rate`` default to the model's training record; the label's heavy run lasts
-    ``label_seconds`` (default: one interval)."""
+    simulated runs polled every ``interval`` s; ``patterns``, ``seed`` (one, or several whose
+    instances are pooled), ``instances`` and ``link_rate`` default to the model's training record;
+    the label's heavy run lasts ``label_seconds`` (default: one interval)."""
     record = trained(model)
     patterns = list(patterns or held_out_patterns(record))
     unknown = sorted(set(patterns) - set(flowtraffic.PATTERNS))
     if unknown:
         raise train_flows.TrainError(f"unknown pattern(s) {', '.join(unknown)} "
                                      f"(known: {', '.join(sorted(flowtraffic.PATTERNS))})")
-    seed = record.get("seed", 0) if seed is None else seed
+    seeds = [record.get("seed", 0)] if seed is None else [seed] if isinstance(seed, int) else list(seed)
     instances = record.get("instances", train_flows.DEFAULT_INSTANCES) if instances is None else instances
     link_rate = record.get("link_rate_Bps", flows.DEFAULT_LINK_RATE) if link_rate is None else link_rate
     length = flowtraffic.HEAVY_INTERVALS if label_seconds is None else label_seconds / interval
-    data = train_flows.dataset(patterns, instances, seed, link_rate, interval, trace_dir, heavy_intervals=length)
+    data = {p: [] for p in patterns}
+    for s in seeds:    # several seeds: their instances pooled per pattern
+        for p, runs in train_flows.dataset(patterns, instances, s, link_rate, interval, trace_dir,
+                                           heavy_intervals=length).items():
+            data[p] += runs
     return train_flows.pattern_report(*classifiers(model, link_rate, interval), data, patterns)
 
 
@@ -65,6 +70,13 @@ def recorded(model, folders, patterns=counterlogs.TEST_PATTERNS):
     return train_flows.pattern_report(*classifiers(model, rate, interval), data, held)
 
 
+def _seeds(text):
+    try:
+        return [int(t) for t in text.split(",") if t.strip()] or None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a seed or comma-separated seeds: {text!r}") from None
+
+
 def add_parser(sub, positive, count):
     """The ``score-flows`` subcommand of sdnmpi-sim."""
     s = sub.add_parser("score-flows", help="score a learned elephant-flow model without training")
@@ -72,7 +84,8 @@ def add_parser(sub, positive, count):
     s.add_argument("--interval", type=positive, default=None,
                    help="poll interval, s (default: the model's training interval)")
     s.add_argument("--patterns", help="comma-separated simulated patterns (default: the model's held-out ones)")
-    s.add_argument("--seed", type=int, help="default: the model's training seed")
+    s.add_argument("--seed", type=_seeds, help="a seed, or comma-separated seeds whose instances are pooled "
+                   "(default: the model's training seed)")
     s.add_argument("--instances", type=count, help="runs per pattern (default: the model's training's)")
     s.add_argument("--label-seconds", type=positive,
                    help="the label's heavy run lasts this long (default: one polling interval)")
