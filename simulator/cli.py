@@ -12,7 +12,7 @@ import sys
 
 from .. import traces
 from ..primitives import PAIR_ROUTERS
-from . import job, output, parallel, plot, scenario, topology, train_flows
+from . import job, output, parallel, plot, scenario, score_flows, topology, train_flows
 
 LOG = logging.getLogger(__name__)
 
@@ -72,6 +72,7 @@ def parser():
     s.add_argument("--link-bw", type=_positive, default=job.DEFAULT_LINK_BW)
     s.add_argument("--plot", metavar="PNG", help="draw the congestion time series")
     train_flows.add_parser(sub, _positive, _count)
+    score_flows.add_parser(sub, _positive, _count)
     return p
 
 
@@ -141,6 +142,8 @@ def main(argv=None):
             run_job(args)
         elif args.command == "train-flows":
             train_flows.run(args)
+        elif args.command == "score-flows":
+            score_flows.run(args)
         else:
             run_scenarios(args)
     except _ERRORS as exc:

@@ -269,10 +269,11 @@ def cross_edge(graph, pair_list):
     return np.array([idx.leaf[idx.hosts[s]] != idx.leaf[idx.hosts[d]] for s, d in pair_list], dtype=bool)
 
 
-def instance(pattern, seed, link_rate, interval, trace_dir, graph=None):
-    """A `Run` of ``pattern``: counters, labels (elephant: `heavy_starts` found a run) and the poll
-    interval in which each elephant's run began (column k: bytes between poll k and poll k + 1).
-    A variant of `VARIANT_OF` runs on a contended fabric and keeps the counted pairs only."""
+def instance(pattern, seed, link_rate, interval, trace_dir, graph=None, heavy_intervals=HEAVY_INTERVALS):
+    """A `Run` of ``pattern``: counters, labels (elephant: `heavy_starts` found a run of
+    ``heavy_intervals`` polling intervals) and the poll interval in which each elephant's run began
+    (column k: bytes between poll k and poll k + 1). A variant of `VARIANT_OF` runs on a contended
+    fabric and keeps the counted pairs only."""
     rng = np.random.default_rng(seed)
     graph = graph if graph is not None else fattree.kary(4)
     gen = PATTERNS[pattern]
@@ -282,7 +283,7 @@ def instance(pattern, seed, link_rate, interval, trace_dir, graph=None):
     contended = pattern in VARIANT_OF
     fabric_rate = link_rate * float(rng.uniform(*CONTENDED)) if contended else link_rate
     pair_list, times, cum = simulate(graph, sends, link_rate, fabric_rate)
-    began = heavy_starts(times, cum, link_rate, interval)
+    began = heavy_starts(times, cum, link_rate, interval, length=heavy_intervals)
     labels = ~np.isnan(began)
     starts = np.where(labels, np.floor(np.nan_to_num(began) / interval), -1).astype(int)
     counts = counters(times, cum, interval, rng)

@@ -27,14 +27,15 @@ class TrainError(ValueError):
     """Training cannot run (one line)."""
 
 
-def dataset(patterns, instances, seed, link_rate, interval, trace_dir):
+def dataset(patterns, instances, seed, link_rate, interval, trace_dir, heavy_intervals=flowtraffic.HEAVY_INTERVALS):
     """{pattern: [(counts, labels), ...]}; instance i of pattern number j (of
     `flowtraffic.SEED_ORDER`) uses seed seed * 100003 + j * 1009 + i, so adding a pattern does not
-    change the others' data."""
+    change the others' data; an elephant is heavy for ``heavy_intervals`` polling intervals
+    (`flowtraffic.instance`)."""
     graph = fattree.kary(4)
     names = flowtraffic.SEED_ORDER
     return {p: [flowtraffic.instance(p, seed * 100003 + names.index(p) * 1009 + i, link_rate,
-                                     interval, trace_dir, graph)
+                                     interval, trace_dir, graph, heavy_intervals)
                 for i in range(instances)]
             for p in patterns}
 
@@ -213,6 +214,19 @@ def score(classifier, runs):
     return result
 
 
+def pattern_report(learned, thresh, data, test_patterns):
+    """{pattern: {split, learned, threshold}} of the two classifiers (`score`) on every pattern of
+    ``data`` ({pattern: runs}) and on all ``test_patterns`` together ("all held-out")."""
+    report = {}
+    for p in sorted(data):
+        report[p] = {"split": "test" if p in test_patterns else "train",
+                     "learned": score(learned, data[p]), "threshold": score(thresh, data[p])}
+    held = [r for p in test_patterns for r in data[p]]
+    report["all held-out"] = {"split": "test", "learned": score(learned, held),
+                              "threshold": score(thresh, held)}
+    return report
+
+
 def train(out, seed=0, instances=DEFAULT_INSTANCES, window=DEFAULT_WINDOW, recent=DEFAULT_RECENT,
           link_rate=flows.DEFAULT_LINK_RATE, interval=flows.DEFAULT_INTERVAL,
           test_patterns=TEST_PATTERNS, trace_dir=TRACE_DIR, threshold=None, data=None, source="simulator"):
@@ -245,13 +259,8 @@ def train(out, seed=0, instances=DEFAULT_INSTANCES, window=DEFAULT_WINDOW, recen
     weights, bias = fit([data[p] for p in train_patterns], window, recent, link_rate * interval, seed)
     learned = _learned(weights, bias, link_rate, interval, cutoff, window, recent, floor)
     thresh = flows.ThresholdClassifier(link_rate=link_rate, interval=interval, **(threshold or {}))
-    report = {}
-    for p in sorted(data):
-        report[p] = {"split": "test" if p in test_patterns else "train",
-                     "learned": score(learned, data[p]), "threshold": score(thresh, data[p])}
+    report = pattern_report(learned, thresh, data, test_patterns)
     held = [r for p in test_patterns for r in data[p]]
-    report["all held-out"] = {"split": "test", "learned": score(learned, held),
-                              "threshold": score(thresh, held)}
     held_curve = curve(weights, bias, held, link_rate, interval, window, recent, floor)
     for c, s in held_curve.items():
         s["cv_timely_accuracy"] = cv[(floor, c)]
@@ -276,16 +285,17 @@ def _fmt(v):
     return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
 
 
-def table(report):
-    """A markdown table: one row per pattern and classifier."""
+def table(report, delay="p95"):
+    """A markdown table: one row per pattern and classifier; ``delay``: the second delay column,
+    "p95" or "max"."""
     rows = ["| pattern | split | classifier | pairs | elephants | accuracy | precision | recall "
-            "| delay median, polls | delay p95 | elephants within 2 polls | timely accuracy |", "|" + "---|" * 12]
+            f"| delay median, polls | delay {delay} | elephants within 2 polls | timely accuracy |", "|" + "---|" * 12]
     for p, r in report.items():
         for c in ("learned", "threshold"):
             s = r[c]
             rows.append(f"| {p} | {r['split']} | {c} | {s['pairs']} | {s['elephants']} | "
                         f"{_fmt(s['accuracy'])} | {_fmt(s['precision'])} | {_fmt(s['recall'])} | "
-                        f"{_fmt(s['delay_median'])} | {_fmt(s['delay_p95'])} | {_fmt(s['within_2'])} | "
+                        f"{_fmt(s['delay_median'])} | {_fmt(s['delay_' + delay])} | {_fmt(s['within_2'])} | "
                         f"{_fmt(s['timely_accuracy'])} |")
     return "\n".join(rows)
 
