@@ -27,6 +27,7 @@ HEAVY_FRACTION = 0.1    # label: an elephant sends at >= this share of its host 
 HEAVY_INTERVALS = 1.0   # ... without a break for at least this many polling intervals
 LEAD_IN = 1.0           # intervals before a pattern's first send: MPI's connection set-up ...
 WIRE_UP = (0.0005, 0.005)    # ... link-intervals per pair before its first send (Mininet: median 0.0024)
+PHASE_STREAM = 7             # instance(phase=True): the offset's generator is seeded (seed, this)
 N_HOSTS = 16                 # the k=4 fat-tree
 CG_TRACE = "cg-c-128.tar.gz"
 
@@ -269,17 +270,31 @@ def cross_edge(graph, pair_list):
     return np.array([idx.leaf[idx.hosts[s]] != idx.leaf[idx.hosts[d]] for s, d in pair_list], dtype=bool)
 
 
-def instance(pattern, seed, link_rate, interval, trace_dir, graph=None, heavy_intervals=HEAVY_INTERVALS):
+def pattern_sends(pattern, rng, link_rate, interval, trace_dir):
+    """The sends of one instance of ``pattern`` drawn from ``rng``: the pattern's, then small
+    allreduces (every job also has small collectives), all `wired_up`: the wire-ups first (one a
+    pair, by pair), then the pattern's and the allreduces' in that order."""
+    gen = PATTERNS[pattern]
+    sends = gen(rng, link_rate, interval, trace_dir) if pattern == "cg" else gen(rng, link_rate, interval)
+    sends += allreduce_mice(rng, link_rate, interval)
+    return wired_up(rng, sends, link_rate, interval)
+
+
+def instance(pattern, seed, link_rate, interval, trace_dir, graph=None, heavy_intervals=HEAVY_INTERVALS,
+             phase=False):
     """A `Run` of ``pattern``: counters, labels (elephant: `heavy_starts` found a run of
     ``heavy_intervals`` polling intervals) and the poll interval in which each elephant's run began
     (column k: bytes between poll k and poll k + 1). A variant of `VARIANT_OF` runs on a contended
-    fabric and keeps the counted pairs only."""
+    fabric and keeps the counted pairs only. ``phase``: every send is also delayed by one offset,
+    uniform over an interval and drawn from its own generator (the instance's other draws stay
+    as they are), so that the polls fall at any point of the pattern's sends (without it a bulk
+    send starts 0-0.3 of an interval after a poll: `LEAD_IN`, `_jitter`)."""
     rng = np.random.default_rng(seed)
     graph = graph if graph is not None else fattree.kary(4)
-    gen = PATTERNS[pattern]
-    sends = gen(rng, link_rate, interval, trace_dir) if pattern == "cg" else gen(rng, link_rate, interval)
-    sends += allreduce_mice(rng, link_rate, interval)  # every job also has small collectives
-    sends = wired_up(rng, sends, link_rate, interval)
+    sends = pattern_sends(pattern, rng, link_rate, interval, trace_dir)
+    if phase:
+        offset = float(np.random.default_rng([seed, PHASE_STREAM]).uniform(0.0, interval))
+        sends = [s._replace(start=s.start + offset) for s in sends]
     contended = pattern in VARIANT_OF
     fabric_rate = link_rate * float(rng.uniform(*CONTENDED)) if contended else link_rate
     pair_list, times, cum = simulate(graph, sends, link_rate, fabric_rate)
