@@ -176,7 +176,7 @@ def log_bursts(folders, model):
     return rows
 
 
-def main(argv=None):
+def build_parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pattern", default="two-phases", choices=sorted(flowtraffic.PATTERNS))
     ap.add_argument("--seeds", default="0,1,2,3,4")
@@ -188,7 +188,11 @@ def main(argv=None):
     ap.add_argument("--counter-logs", metavar="DIR", nargs="+",
                     help="instead: per recorded log folder and pattern, its mice, those with an interval at >= the "
                          "line, and those flagged")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     if args.counter_logs:
         print("| folder | pattern | link Mbit/s | interval s | mice | mice with an interval >= 10 % | mice flagged |")
         print("|" + "---|" * 7)
