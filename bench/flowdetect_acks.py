@@ -127,8 +127,7 @@ def _logs(folder):
 
 def _read(path):
     try:
-        with counterlogs.open_log(path) as f:
-            return f.readlines()
+        return counterlog.file_lines(path)
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise counterlog.CounterLogError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
 

@@ -31,8 +31,7 @@ def logs(folders):
 
 def read(path):
     """(pattern, link rate B/s, per poll: (busy pairs, pairs flagged live))."""
-    with counterlogs.open_log(path) as f:
-        lines = f.read().splitlines(True)
+    lines = counterlog.file_lines(path)
     header, names, counts, _packets, _times, flags = counterlog.read_log(lines, with_packets=False)
     line = BUSY_SHARE * header["link_rate_Bps"] * header["interval_s"]
     pattern = header.get("pattern") or os.path.basename(path).split("-")[0]

@@ -115,8 +115,7 @@ def rows(folders, patterns=None, stall=0.5, crawl_polls=3):
     for folder in folders:
         times = run_times(folder)
         for path in counterlogs.log_files(counterlogs.counters_folder(folder)):
-            with counterlogs.open_log(path) as f:
-                header, found = stalls(f.read().splitlines(True), stall, crawl_polls)
+            header, found = stalls(counterlog.file_lines(path), stall, crawl_polls)
             if found is None or (patterns and header.get("pattern") not in patterns):
                 continue
             key = (header.get("pattern"), header.get("mode"), header.get("rep"))

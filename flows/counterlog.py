@@ -19,7 +19,7 @@ header) into per-interval byte counts, pairs x polls, the way `PairCounters` dif
 adds each poll's time and flags (one parse for the tools that need them too); `parse` gives the
 header and the poll lines as written (the replays feed them to detection poll by poll). A line
 that is not JSON or not of the format, or another version, is a `CounterLogError` naming the line.
-`file_lines` reads a log's lines from its file (gzip'ed or plain).
+`open_log` opens a log's file (gzip'ed or plain) and `file_lines` reads its lines.
 `label` marks the
 pairs the counters show as elephants: an interval with >= ``fraction`` of the link's bytes inside
 a busy stretch (>= ``fraction`` / 10 of the link in the intervals before and after it, so the pair
@@ -134,10 +134,15 @@ def parse_header(line):
     return header
 
 
+def open_log(path):
+    """The counter log at ``path`` opened for reading as text, gzip'ed (*.gz) or plain."""
+    return (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8")
+
+
 def file_lines(path):
-    """The lines of the counter log at ``path``, gzip'ed (*.gz) or plain, for `parse`, `read_log`,
-    `score` and the like."""
-    with (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
+    """The lines of the counter log at ``path`` (`open_log`), for `parse`, `read_log`, `score` and
+    the like."""
+    with open_log(path) as f:
         return f.readlines()
 
 

@@ -4,7 +4,6 @@ header naming the pattern. Labels and starts come from the counters themselves
 (`flows.counterlog.label`: a whole interval at >= 10 % of the host link), as no simulator truth
 exists for a real run; pairs that sent nothing are left out. See docs/flows.md."""
 import glob
-import gzip
 import json
 import os
 
@@ -32,11 +31,6 @@ def counters_folder(folder):
     return sub if os.path.isdir(sub) else folder
 
 
-def open_log(path):
-    """A counter log opened for reading as text, gzip'ed (*.gz) or plain."""
-    return (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8")
-
-
 def folders_at(folders, link_rate, interval):
     """The counter-log folders among ``folders`` whose first log was recorded at ``link_rate`` B/s
     and ``interval`` s (`dataset` reads logs of one rate only); folders without a readable log are
@@ -47,7 +41,7 @@ def folders_at(folders, link_rate, interval):
         if not found:
             continue
         try:
-            with open_log(found[0]) as f:
+            with counterlog.open_log(found[0]) as f:
                 header = json.loads(f.readline())
         except (OSError, EOFError, UnicodeDecodeError, ValueError):
             continue
@@ -70,8 +64,7 @@ def dataset(folders):
     data, link_rate, interval = {}, None, None
     for path in paths:
         try:
-            with open_log(path) as f:
-                header, pairs, counts = counterlog.read(f.readlines())
+            header, pairs, counts = counterlog.read(counterlog.file_lines(path))
         except (OSError, EOFError, UnicodeDecodeError, Error) as exc:
             raise Error(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
         pattern = header.get("pattern")
