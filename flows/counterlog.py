@@ -256,15 +256,9 @@ def heavy_label(heavy, busy):
     return labels, starts
 
 
-def flagged(lines):
-    """{(src, dst): poll index (column of `read`'s counts)} of the pairs the controller flagged,
-    from the ``flagged`` field of a counter log's poll lines."""
-    return first_flags([poll.get("flagged", ()) for poll in parse(lines)[1]])
-
-
 def first_flags(flags):
-    """`flagged` of per-poll flags (`read_log`'s ``flags``: [(src, dst, polls), ...] a poll), for a
-    caller that has the log parsed already: each pair's first poll index."""
+    """{(src, dst): poll index (column of `read`'s counts)} of the pairs the controller flagged,
+    each pair's first, from per-poll flags (`read_log`'s ``flags``: [(src, dst, polls), ...] a poll)."""
     out = {}
     for t, poll in enumerate(flags):
         for src, dst, _polls in poll:

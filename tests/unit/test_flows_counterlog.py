@@ -219,7 +219,7 @@ def test_a_bad_line_is_a_one_line_error_naming_it(line, words):
     head = json.dumps({"format": counterlog.FORMAT, "version": 2, "interval_s": 1, "link_rate_Bps": 10})
     good = '{"poll": 1, "counts": [["a", "b", 1, 4, 2]], "flagged": []}'
     assert counterlog.read([head, good])[2].tolist() == [[4]]
-    for call in (counterlog.read, counterlog.read_packets, counterlog.score, counterlog.flagged):
+    for call in (counterlog.read, counterlog.read_packets, counterlog.score, counterlog.parse):
         with pytest.raises(flows.CounterLogError) as err:
             call([head, good, line])
         assert words in str(err.value) and "\n" not in str(err.value)
