@@ -108,13 +108,12 @@ def false_alarms(pattern, seeds, instances, link_rate, interval, model):
     clf = flows.load_model(model, link_rate=link_rate, interval=interval)
     graph = fattree.kary(4)
     link_bytes = link_rate * interval
-    index = flowtraffic.SEED_ORDER.index(pattern)
     out, counts, lengths, where, pairs, mice = [], collections.Counter(), collections.Counter(), \
         collections.Counter(), 0, 0
     bursts = collections.Counter()
     for seed in seeds:
         for i in range(instances):
-            s = seed * 100003 + index * 1009 + i     # train_flows.dataset's
+            s = train_flows.instance_seed(seed, pattern, i)
             run = flowtraffic.instance(pattern, s, link_rate, interval, train_flows.TRACE_DIR, graph)
             sends = flowtraffic.pattern_sends(pattern, np.random.default_rng(s), link_rate, interval,
                                               train_flows.TRACE_DIR)
@@ -135,7 +134,7 @@ def false_alarms(pattern, seeds, instances, link_rate, interval, model):
                 _longest, peak, began = longest_heavy(bare[1], bare[2][p], link_rate)
                 if peak >= flowtraffic.HEAVY_FRACTION * (1 - 1e-9):
                     bursts[(phase_bin(began / interval), bool(hit[p]))] += 1
-            for p in np.nonzero(flagged.any(axis=1) & ~run.labels)[0]:
+            for p in np.nonzero(hit & ~run.labels)[0]:
                 longest, peak, _began = longest_heavy(bare[1], bare[2][p], link_rate)
                 f = int(first[p])
                 k = kind(longest, peak, interval, run.counts[p, f] / link_bytes)

@@ -27,15 +27,20 @@ class TrainError(ValueError):
     """Training cannot run (one line)."""
 
 
+def instance_seed(seed, pattern, i):
+    """The seed of `dataset`'s instance ``i`` of ``pattern``: seed * 100003 + j * 1009 + i with j
+    the pattern's number in `flowtraffic.SEED_ORDER`, so adding a pattern does not change the
+    others' data."""
+    return seed * 100003 + flowtraffic.SEED_ORDER.index(pattern) * 1009 + i
+
+
 def dataset(patterns, instances, seed, link_rate, interval, trace_dir, heavy_intervals=flowtraffic.HEAVY_INTERVALS,
             phase=False):
-    """{pattern: [(counts, labels), ...]}; instance i of pattern number j (of
-    `flowtraffic.SEED_ORDER`) uses seed seed * 100003 + j * 1009 + i, so adding a pattern does not
-    change the others' data; an elephant is heavy for ``heavy_intervals`` polling intervals
-    (`flowtraffic.instance`; ``phase``: its sends at a random phase of the polls)."""
+    """{pattern: [(counts, labels), ...]}, instance i of each seeded by `instance_seed`; an
+    elephant is heavy for ``heavy_intervals`` polling intervals (`flowtraffic.instance`; ``phase``:
+    its sends at a random phase of the polls)."""
     graph = fattree.kary(4)
-    names = flowtraffic.SEED_ORDER
-    return {p: [flowtraffic.instance(p, seed * 100003 + names.index(p) * 1009 + i, link_rate,
+    return {p: [flowtraffic.instance(p, instance_seed(seed, p, i), link_rate,
                                      interval, trace_dir, graph, heavy_intervals, phase)
                 for i in range(instances)]
             for p in patterns}
