@@ -199,10 +199,10 @@ def add_counter_scores(results, folder, rescore=False):
                 path = os.path.join(folder, "counters", "%s-%s-%d.jsonl.gz" % (p, mode, rep))
                 if ("counters" not in run or rescore) and os.path.exists(path):
                     try:
-                        run["counters"] = counterlog.score(counterlog.file_lines(path))
-                    except (OSError, EOFError, counterlog.CounterLogError) as exc:
+                        run["counters"] = counterlog.from_file(path, counterlog.score)
+                    except counterlog.CounterLogError as exc:
                         run.pop("counters", None)
-                        run["counters_error"] = "%s: %s" % (path, getattr(exc, "strerror", None) or exc)
+                        run["counters_error"] = str(exc)
                         print("bench_flowdetect: %s" % run["counters_error"], file=sys.stderr)
 
 

@@ -125,13 +125,6 @@ def _logs(folder):
     return found
 
 
-def _read(path):
-    try:
-        return counterlog.file_lines(path)
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise counterlog.CounterLogError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
-
-
 def _poll_lines(name, polls, known):
     for t, poll in enumerate(polls):
         if not poll["data"] and not poll["acks"]:
@@ -182,7 +175,7 @@ def main(argv=None):
     try:
         for folder in args.dirs:
             for path in _logs(folder):
-                lines = _read(path)
+                lines = counterlog.file_lines(path)
                 try:
                     _header, res, polls, known = check(lines, args.ranks, args.payload_share)
                 except (counterlog.CounterLogError, ValueError) as exc:

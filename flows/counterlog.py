@@ -19,7 +19,8 @@ header) into per-interval byte counts, pairs x polls, the way `PairCounters` dif
 adds each poll's time and flags (one parse for the tools that need them too); `parse` gives the
 header and the poll lines as written (the replays feed them to detection poll by poll). A line
 that is not JSON or not of the format, or another version, is a `CounterLogError` naming the line.
-`open_log` opens a log's file (gzip'ed or plain) and `file_lines` reads its lines.
+`open_log` opens a log's file (gzip'ed or plain) and `file_lines` reads its lines (a file it cannot
+read: a `CounterLogError` naming it); `from_file` applies a reader to them, its errors naming the file.
 `label` marks the
 pairs the counters show as elephants: an interval with >= ``fraction`` of the link's bytes inside
 a busy stretch (>= ``fraction`` / 10 of the link in the intervals before and after it, so the pair
@@ -141,9 +142,23 @@ def open_log(path):
 
 def file_lines(path):
     """The lines of the counter log at ``path`` (`open_log`), for `parse`, `read_log`, `score` and
-    the like."""
-    with open_log(path) as f:
-        return f.readlines()
+    the like. A file it cannot read (missing, unreadable, a broken gzip stream, not UTF-8) is a
+    `CounterLogError` "<path>: <reason>"."""
+    try:
+        with open_log(path) as f:
+            return f.readlines()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise CounterLogError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def from_file(path, reader):
+    """``reader`` (`parse`, `read`, `read_log`, `score`, ...) applied to the lines of the counter log
+    at ``path``: any `CounterLogError`, of the file or of its lines, names the path."""
+    lines = file_lines(path)
+    try:
+        return reader(lines)
+    except CounterLogError as exc:
+        raise CounterLogError(f"{path}: {exc}") from None
 
 
 def parse(lines):

@@ -63,10 +63,7 @@ def dataset(folders):
         paths += found
     data, link_rate, interval = {}, None, None
     for path in paths:
-        try:
-            header, pairs, counts = counterlog.read(counterlog.file_lines(path))
-        except (OSError, EOFError, UnicodeDecodeError, Error) as exc:
-            raise Error(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+        header, pairs, counts = counterlog.from_file(path, counterlog.read)
         pattern = header.get("pattern")
         if not isinstance(pattern, str) or not pattern:
             raise Error(f"{path}: the header names no pattern")

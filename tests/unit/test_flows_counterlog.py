@@ -321,3 +321,22 @@ def test_parse_gives_the_polls_as_written_from_a_plain_or_gzipped_file(tmp_path)
     assert [p["poll"] for p in polls] == [1, 2, 3] and polls[2]["counts"][0][3] == 130
     with pytest.raises(counterlog.CounterLogError, match="line 3: not JSON"):
         counterlog.parse(lines[:2] + ["{"])
+
+
+def test_a_file_it_cannot_read_is_one_counter_log_error_naming_it(tmp_path):
+    missing, broken, latin = (str(tmp_path / n) for n in ("none.jsonl", "broken.jsonl.gz", "latin.jsonl"))
+    (tmp_path / "broken.jsonl.gz").write_bytes(gzip.compress(b'{"format": 1}\n')[:12])   # a cut gzip stream
+    (tmp_path / "latin.jsonl").write_bytes(b'{"pattern": "caf\xe9"}\n')
+    for path in (missing, broken, latin):
+        with pytest.raises(counterlog.CounterLogError) as err:
+            counterlog.file_lines(path)
+        assert str(err.value).startswith(path + ": ") and "\n" not in str(err.value)
+    write_log(tmp_path / "c.jsonl", np.array([[0, 30, 100]], dtype=float), [("10.0.0.1", "10.0.0.3")])
+    good = str(tmp_path / "c.jsonl")
+    assert counterlog.from_file(good, counterlog.parse) == counterlog.parse(counterlog.file_lines(good))
+    (tmp_path / "bad.jsonl").write_text((tmp_path / "c.jsonl").read_text() + "{\n")
+    with pytest.raises(counterlog.CounterLogError, match=r"^.*bad\.jsonl: line 5: not JSON"):
+        counterlog.from_file(str(tmp_path / "bad.jsonl"), counterlog.parse)
+    with pytest.raises(counterlog.CounterLogError, match=r"none\.jsonl: ") as err:
+        counterlog.from_file(missing, counterlog.parse)
+    assert str(err.value).count(missing) == 1
