@@ -114,11 +114,10 @@ def false_alarms(pattern, seeds, instances, link_rate, interval, model):
     for seed in seeds:
         for i in range(instances):
             s = train_flows.instance_seed(seed, pattern, i)
-            run = flowtraffic.instance(pattern, s, link_rate, interval, train_flows.TRACE_DIR, graph)
-            sends = flowtraffic.pattern_sends(pattern, np.random.default_rng(s), link_rate, interval,
-                                              train_flows.TRACE_DIR)
-            pair_list, times, cum = flowtraffic.simulate(graph, sends, link_rate)
-            assert pair_list == run.pairs, "pattern_sends does not reproduce instance"
+            run, sends, times, cum = flowtraffic.simulated(pattern, s, link_rate, interval, train_flows.TRACE_DIR,
+                                                           graph)
+            pair_list = run.pairs
+            assert len(cum) == len(pair_list), "a contended variant keeps only some of its pairs"
             tags = phases(pattern, s, link_rate, interval, sends, len(pair_list))
             # the kind is judged on the rates without the wire-ups (a few kB at full rate, before each pair's
             # first send, that would make every pair's peak the whole link for a few ms)

@@ -280,15 +280,27 @@ def pattern_sends(pattern, rng, link_rate, interval, trace_dir):
     return wired_up(rng, sends, link_rate, interval)
 
 
+# `simulated`: a `Run`, the sends it ran (`pattern_sends`, the phase's offset included) and the time
+# model's event times and cumulative bytes per pair (every pair, before a variant keeps the counted ones)
+Simulated = collections.namedtuple("Simulated", "run sends times cum")
+
+
 def instance(pattern, seed, link_rate, interval, trace_dir, graph=None, heavy_intervals=HEAVY_INTERVALS,
              phase=False):
-    """A `Run` of ``pattern``: counters, labels (elephant: `heavy_starts` found a run of
-    ``heavy_intervals`` polling intervals) and the poll interval in which each elephant's run began
-    (column k: bytes between poll k and poll k + 1). A variant of `VARIANT_OF` runs on a contended
-    fabric and keeps the counted pairs only. ``phase``: every send is also delayed by one offset,
-    uniform over an interval and drawn from its own generator (the instance's other draws stay
-    as they are), so that the polls fall at any point of the pattern's sends (without it a bulk
-    send starts 0-0.3 of an interval after a poll: `LEAD_IN`, `_jitter`)."""
+    """The `Run` of `simulated`."""
+    return simulated(pattern, seed, link_rate, interval, trace_dir, graph, heavy_intervals, phase).run
+
+
+def simulated(pattern, seed, link_rate, interval, trace_dir, graph=None, heavy_intervals=HEAVY_INTERVALS,
+              phase=False):
+    """A `Simulated` instance of ``pattern``: its `Run` (counters, labels (elephant: `heavy_starts`
+    found a run of ``heavy_intervals`` polling intervals) and the poll interval in which each
+    elephant's run began (column k: bytes between poll k and poll k + 1)), its sends and its time
+    model's events and cumulative bytes (so that a tool need not simulate it again). A variant of
+    `VARIANT_OF` runs on a contended fabric and keeps the counted pairs only. ``phase``: every send
+    is also delayed by one offset, uniform over an interval and drawn from its own generator (the
+    instance's other draws stay as they are), so that the polls fall at any point of the pattern's
+    sends (without it a bulk send starts 0-0.3 of an interval after a poll: `LEAD_IN`, `_jitter`)."""
     rng = np.random.default_rng(seed)
     graph = graph if graph is not None else fattree.kary(4)
     sends = pattern_sends(pattern, rng, link_rate, interval, trace_dir)
@@ -306,4 +318,4 @@ def instance(pattern, seed, link_rate, interval, trace_dir, graph=None, heavy_in
         keep = cross_edge(graph, pair_list)
         counts, labels, starts = counts[keep], labels[keep], starts[keep]
         pair_list = [p for p, k in zip(pair_list, keep) if k]
-    return Run(counts, labels, starts, pair_list)
+    return Simulated(Run(counts, labels, starts, pair_list), sends, times, cum)

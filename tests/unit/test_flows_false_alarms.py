@@ -1,8 +1,8 @@
-"""bench/flows_false_alarms.py and `flowtraffic.pattern_sends`: the sends an instance runs are the
-ones `pattern_sends` draws (so the script sees the same runs as training and score-flows), the
-longest heavy run and peak of exact cumulative bytes, and the kinds a false alarm is sorted into
-(a burst under one interval, flagged on its tail or over the line; a pair paced just under the
-line). Pure Python, no lock."""
+"""bench/flows_false_alarms.py, `flowtraffic.pattern_sends` and `flowtraffic.simulated`: the sends an
+instance runs are the ones `pattern_sends` draws and the ones `simulated` returns (so the script sees
+the same runs as training and score-flows), the longest heavy run and peak of exact cumulative bytes,
+and the kinds a false alarm is sorted into (a burst under one interval, flagged on its tail or over
+the line; a pair paced just under the line). Pure Python, no lock."""
 import numpy as np
 
 import bench_setup  # noqa: F401  (puts bench/ on sys.path)
@@ -21,6 +21,20 @@ def test_pattern_sends_are_the_instances_sends():
     assert pair_list == run.pairs
     labels = ~np.isnan(flowtraffic.heavy_starts(times, cum, RATE, 1.0))
     assert (labels == run.labels).all()
+    # `simulated` hands the script those sends and that time model with the run (no second simulation)
+    sim = flowtraffic.simulated("two-phases", 7, RATE, 1.0, train_flows.TRACE_DIR, graph)
+    assert sim.sends == sends and (sim.times == times).all() and (sim.cum == cum).all()
+    assert (sim.run.counts == run.counts).all() and sim.run.pairs == run.pairs
+
+
+def test_simulated_at_a_random_phase_returns_the_delayed_sends_it_ran():
+    graph = fattree.kary(4)
+    plain = flowtraffic.simulated("shift", 5, RATE, 1.0, train_flows.TRACE_DIR, graph)
+    late = flowtraffic.simulated("shift", 5, RATE, 1.0, train_flows.TRACE_DIR, graph, phase=True)
+    offsets = {round(b.start - a.start, 9) for a, b in zip(plain.sends, late.sends)}
+    assert len(offsets) == 1 and 0 < offsets.pop() < 1.0
+    assert flowtraffic.simulate(graph, late.sends, RATE)[2].tolist() == late.cum.tolist()
+    assert (late.run.labels == ~np.isnan(flowtraffic.heavy_starts(late.times, late.cum, RATE, 1.0))).all()
 
 
 def test_phases_tag_wire_ups_shift_permutation_and_mice():
