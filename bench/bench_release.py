@@ -16,7 +16,7 @@ profiled runs give the traces: the live pattern's ("right") and another pattern'
 sdn-optimal routes, installed because they beat D-mod-K on its own pairs, put two of the live
 pattern's flows on one link where D-mod-K puts one). Each round runs, in a rotated order:
 
-- wrong: SDN_MPI_TRAFFIC=<the wrong trace> (sdn-optimal), withdrawn after MISMATCH_POLLS polls
+- wrong: SDN_MPI_TRAFFIC=<the wrong trace> (sdn-optimal), withdrawn after MISMATCH_S (3 s) of polls
   (then detection routes the job's elephants, as under none);
 - none: no profile (detection routes the elephants it finds);
 - right: SDN_MPI_TRAFFIC=<the live pattern's trace> (sdn-optimal), never released.

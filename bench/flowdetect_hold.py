@@ -20,7 +20,7 @@ import benchcore  # noqa: F401  (puts the tree on sys.path)
 
 from sdnmpi.flows import counterlog
 from sdnmpi.flows.acks import BUSY_SHARE
-from sdnmpi.flows.hold import HOLD_POLLS, HOLD_SHARE, FlagHold
+from sdnmpi.flows.hold import HOLD_SHARE, FlagHold
 from sdnmpi.simulator import counterlogs
 
 
@@ -91,7 +91,7 @@ def table(paths, ks, share):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dirs", nargs="+")
-    ap.add_argument("--polls", default="1,%d,3" % HOLD_POLLS, help="comma-separated: polls a flag must stay busy")
+    ap.add_argument("--polls", default="1,%d,3" % FlagHold().polls, help="comma-separated: polls a flag must stay busy")
     ap.add_argument("--share", type=float, default=HOLD_SHARE, help="FlagHold's share")
     args = ap.parse_args(argv)
     ks = sorted({int(k) for k in args.polls.split(",")})

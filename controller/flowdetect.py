@@ -19,7 +19,7 @@ and a plan of a part of its pairs is worse).
 
 Hints and profiles win: a job whose traffic demands are not exactly what detection declared (the
 job sent `traffic`) gets no detected routes. But a declaration that does not match the live traffic
-is withdrawn: when, for MISMATCH_POLLS polls in a row, the job's installed routes load its busy
+is withdrawn: when, for MISMATCH_S seconds of polls in a row, the job's installed routes load its busy
 pairs' busiest link more than the default routes would (the same score), its demands and routes go
 (jobtraffic.withdraw; one log line), so the job is undeclared: its flagged pairs are routed at once
 like any undeclared job's, and so are the pairs flagged later, until the job declares again (a
@@ -27,12 +27,14 @@ like any undeclared job's, and so are the pairs flagged later, until the job dec
 (controller/jobidle.py) makes an idle job dormant and removes its routes; detection then forgets
 the job's detected pairs (`PairCounters.rearm`) so that the next busy phase is detected anew, and
 its next declaration wakes the job. Within a busy job, a phase's end: a detected pair that sends
-under BUSY_SHARE of the link for STALE_POLLS complete polls in a row leaves the job's detected
+under BUSY_SHARE of the link for STALE_S seconds of complete polls in a row leaves the job's detected
 demand (`_age`), which is declared again without it, so that the next phase's pairs are planned
 against the pairs that run, not against the last phase's idle ones; it may be flagged again.
-Short-lived flags (flows.hold): a job whose flagged pairs mostly go idle within HOLD_POLLS polls
+Short-lived flags (flows.hold): a job whose flagged pairs mostly go idle within HOLD_S seconds
 (an all-to-all's, over before a route could pay) is left to the fabric, no plan and no route
-change, until its flags last again (`_judge_flags`, --sdnmpi-flow-hold-share).
+change, until its flags last again (`_judge_flags`, --sdnmpi-flow-hold-share). These three
+timings are seconds, counted in whole complete polls of the classifier's interval
+(flows.polls.polls_for: 3 s is 3 polls at 1 s, 6 at 0.5 s).
 """
 import collections
 import logging
@@ -41,6 +43,7 @@ import time
 from sdnmpi import flows
 from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, PAYLOAD_SHARE, carries_data  # noqa: F401  (ACK_*: named here too)
 from sdnmpi.flows.hold import HOLD_SHARE, FlagHold
+from sdnmpi.flows.polls import polls_for
 from sdnmpi.flows.tracker import packets_counted
 from sdnmpi.primitives import pairs, reroute
 
@@ -57,8 +60,8 @@ DEFAULT_ROUTER = "sdn-optimal"
 DEFAULT_LINK_BPS = 1e9             # host link rate when --sdnmpi-link-capacity is 0
 PHASE = 0                          # detected demand: the job's whole-run phase
 RECENT = 1000                      # detections kept for the REST/stats view
-MISMATCH_POLLS = 3                 # polls in a row a declaration may load the busy pairs worse
-STALE_POLLS = 3                    # complete polls in a row a detected pair may stay under the busy line
+MISMATCH_S = 3.0                   # s of polls in a row a declaration may load the busy pairs worse
+STALE_S = 3.0                      # s of complete polls in a row a detected pair may stay under the busy line
 
 
 def make_classifier(mode, model_path, link_rate, interval, window, fraction):
@@ -74,7 +77,8 @@ def make_classifier(mode, model_path, link_rate, interval, window, fraction):
 
 
 def from_settings(settings):
-    """The FlowDetection the options ask for, or None for ``--sdnmpi-flow-detection none``."""
+    """The FlowDetection the options ask for, or None for ``--sdnmpi-flow-detection none``. Its
+    timings follow ``--sdnmpi-flow-interval`` through the classifier's ``interval``."""
     if settings.flow_detection == "none":
         return None
     link_rate = (settings.link_capacity or DEFAULT_LINK_BPS) / 8
@@ -108,7 +112,10 @@ class FlowDetection:
         self.seen = {}             # job id -> the poll that first saw it registered
         self.released = collections.deque(maxlen=RECENT)   # declared routes released (`_check_declared`)
         self.quiet = collections.Counter()   # (src, dst) detected -> complete polls in a row under the busy line
-        self.hold = FlagHold(hold_share)     # jobs whose flagged pairs end by the next poll (`_judge_flags`)
+        interval = classifier.interval       # s between polls: the timings below are counted in polls of it
+        self.stale_polls = polls_for(STALE_S, interval)         # `_age`
+        self.mismatch_polls = polls_for(MISMATCH_S, interval)   # `_check_declared`
+        self.hold = FlagHold(hold_share, interval=interval)     # jobs whose flags end soon (`_judge_flags`)
 
     @property
     def kind(self):
@@ -215,7 +222,7 @@ class FlowDetection:
 
     def _age(self):
         """{job id: [pairs]}: the detected pairs that sent under BUSY_SHARE of the link in
-        STALE_POLLS complete polls in a row, now left out of their job's detected demand (and
+        ``stale_polls`` complete polls in a row (STALE_S s), now left out of their job's detected demand (and
         rearmed: flagged again when they next carry an elephant). The caller declares what is left."""
         floor = self._busy_line()
         latest = self.book.latest()
@@ -229,15 +236,15 @@ class FlowDetection:
                     self.quiet.pop(p, None)
                     continue
                 self.quiet[p] += 1
-                if self.quiet[p] >= STALE_POLLS:
+                if self.quiet[p] >= self.stale_polls:
                     del detected[p]
                     del self.quiet[p]
                     stale.setdefault(job_id, []).append(p)
         for job_id, gone in sorted(stale.items()):
             self.book.rearm(gone)
             self.counters["stale_pairs"] += len(gone)
-            LOG.info("flow detection: job %d: %d detected pairs quiet for %d polls: left out of its demand",
-                     job_id, len(gone), STALE_POLLS)
+            LOG.info("flow detection: job %d: %d detected pairs quiet for %d polls (%s): left out of its demand",
+                     job_id, len(gone), self.stale_polls, self._seconds(self.stale_polls))
         return stale
 
     def _judge_flags(self, jobs):
@@ -255,14 +262,15 @@ class FlowDetection:
             kept, judged = self.hold.tally(job_id)
             if short:
                 self.counters["short_lived_jobs"] += 1
-                LOG.info("flow detection: job %d: %d of its last %d flagged pairs went idle within %d polls (under "
-                         "%d %% lasted): its detected pairs are left to the fabric until more of them last "
+                LOG.info("flow detection: job %d: %d of its last %d flagged pairs went idle within %d polls (%s; "
+                         "under %d %% lasted): its detected pairs are left to the fabric until more of them last "
                          "(--sdnmpi-flow-hold-share)", job_id, judged - kept, judged, self.hold.polls,
-                         round(100 * self.hold.share))
+                         self._seconds(self.hold.polls), round(100 * self.hold.share))
             elif job_id in jobs.jobs:
                 resumed.append(job_id)
-                LOG.info("flow detection: job %d: %d of its last %d flagged pairs stayed busy for %d polls: its "
-                         "detected pairs are routed again", job_id, kept, judged, self.hold.polls)
+                LOG.info("flow detection: job %d: %d of its last %d flagged pairs stayed busy for %d polls (%s): its "
+                         "detected pairs are routed again", job_id, kept, judged, self.hold.polls,
+                         self._seconds(self.hold.polls))
         return resumed
 
     def _count_packets(self, readings, now):
@@ -276,6 +284,10 @@ class FlowDetection:
             n = packets_counted(self._last_packets, p, now.get(p))
             if n is not None:
                 self.packets[p] = n
+
+    def _seconds(self, polls):
+        """``polls`` polls as a duration for the log: '3 s', '1.5 s'."""
+        return "%g s" % round(polls * self.classifier.interval, 3)
 
     def _link_bytes(self):
         """Bytes the host link carries in one interval."""
@@ -311,7 +323,7 @@ class FlowDetection:
     def _check_declared(self, service, job):
         """Withdraws the declaration of a job that declared its traffic (a profile, hints) when its
         routes load the job's busy data pairs' (`_data_pairs`) busiest link more than the default
-        routes would, MISMATCH_POLLS polls in a row (reroute.busiest, other jobs' load included):
+        routes would, ``mismatch_polls`` polls in a row (MISMATCH_S s; reroute.busiest, other jobs' load included):
         it does not match the live traffic. The job is then undeclared (jobtraffic.withdraw) until
         it declares again, and its flagged pairs are routed as detected ones (`_route_flagged`)."""
         current = {}
@@ -338,7 +350,7 @@ class FlowDetection:
             self.mismatch.pop(job.id, None)
             return
         self.mismatch[job.id] += 1
-        if self.mismatch[job.id] < MISMATCH_POLLS:
+        if self.mismatch[job.id] < self.mismatch_polls:
             return
         self.mismatch.pop(job.id)
         try:
@@ -352,9 +364,9 @@ class FlowDetection:
                               "time": time.time(), "busy_pairs": len(busy), "declared_flows": declared,
                               "default_flows": fabric})
         LOG.warning("flow detection: job %d: its declared routes put %d flows on the busiest link of its %d busy "
-                    "pairs, the default %s routes %d, for %d polls: released (the profile or hints do not match "
-                    "the live traffic); the job counts as undeclared until it declares again", job.id, declared,
-                    len(busy), core.routing, fabric, MISMATCH_POLLS)
+                    "pairs, the default %s routes %d, for %d polls (%s): released (the profile or hints do not "
+                    "match the live traffic); the job counts as undeclared until it declares again", job.id, declared,
+                    len(busy), core.routing, fabric, self.mismatch_polls, self._seconds(self.mismatch_polls))
         self._route_flagged(service, job)
 
     def _route_flagged(self, service, job):

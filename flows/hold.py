@@ -11,8 +11,10 @@ whose pair was still busy at both polls after the flag: shift, permutation, two-
 0.86-1.00 per pattern, all-to-all 0.05 (at the next poll alone: 0.32, as a round's first flags
 last one more poll).
 
-`FlagHold` keeps per job the outcomes of its last HOLD_MEMORY flags, each judged at the first
-complete poll after it: held when the pair is still busy (the caller's busy data pairs). A job with
+`FlagHold` keeps per job the outcomes of its last HOLD_MEMORY flags, each judged at the complete
+polls after it: held when the pair is still busy (the caller's busy data pairs) at each of the
+complete polls that span HOLD_S seconds (`polls.polls_for`: 2 at the default 1 s polls, 4 at 0.5 s),
+not held at the first where it is not. A job with
 at least HOLD_MIN judged flags of which under ``share`` held is *short-lived*: the controller
 leaves its detected pairs to the fabric (no plan, no route change) until the share is back at
 ``share``. Its flags are judged all along, so a later phase of long flows (a permutation after
@@ -20,17 +22,22 @@ an all-to-all) brings routing back once enough of them held. Pure.
 """
 import collections
 
+from .classify import DEFAULT_INTERVAL
+from .polls import polls_for
+
 HOLD_SHARE = 0.5     # default --sdnmpi-flow-hold-share: under this share of flags held, short-lived
-HOLD_POLLS = 2       # a flag holds when its pair is busy at each of the next HOLD_POLLS complete polls
+HOLD_S = 2.0         # a flag holds when its pair is busy at each of the complete polls of the next HOLD_S s
 HOLD_MEMORY = 16     # the last flags judged per job
 HOLD_MIN = 4         # judged flags before a job can be short-lived (its first flags are routed)
 
 
 class FlagHold:
-    def __init__(self, share=HOLD_SHARE, memory=HOLD_MEMORY, least=HOLD_MIN, polls=HOLD_POLLS):
+    def __init__(self, share=HOLD_SHARE, memory=HOLD_MEMORY, least=HOLD_MIN, polls=None, interval=DEFAULT_INTERVAL):
+        """``polls``: complete polls a flag must stay busy at; None: those of HOLD_S at ``interval`` s."""
         self.share = share
         self.least = least
-        self.polls = polls
+        self.interval = interval
+        self.polls = polls_for(HOLD_S, interval) if polls is None else polls
         self._memory = memory
         self.pending = {}          # job id -> {pair: complete polls it must still be busy at}
         self.outcomes = {}         # job id -> deque of bools (held), the last ``memory``

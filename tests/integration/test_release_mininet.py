@@ -31,7 +31,8 @@ import contextlib
 import pytest
 
 from sdnmpi.controller import constants as C
-from sdnmpi.controller.flowdetect import MISMATCH_POLLS
+from sdnmpi.controller.flowdetect import MISMATCH_S
+from sdnmpi.flows.polls import polls_for
 from sdnmpi.mininet_topos import controller_proc
 from sdnmpi.primitives import PAIR_ROUTERS, pairs
 
@@ -42,6 +43,7 @@ from test_jobtraffic_mininet import IPS, Client, job_flows, planned
 
 HOST_MBIT = 40           # make_topo's host links
 INTERVAL = 1.0           # s between counter polls
+MISMATCH_POLLS = polls_for(MISMATCH_S, INTERVAL)   # polls in a row before the release
 PROFILE = [(1, 6), (2, 4), (3, 5), (4, 2), (5, 3), (6, 7), (7, 8), (8, 1)]   # D-mod-K: 2 flows on a link
 MOVED, OTHER, MATCHING = (6, 7), (3, 8), (8, 1)
 WAIT_S = 30              # ceiling of every wait (the release takes MISMATCH_POLLS polls of INTERVAL)

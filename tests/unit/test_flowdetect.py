@@ -444,22 +444,22 @@ def test_a_detected_pair_whose_phase_ended_leaves_the_demand_and_is_detected_aga
     step([])
     assert step([a, b]) == {job.id: [(a[0], a[1], 1), (b[0], b[1], 1)]}
     assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {a, b}
-    # a's phase is over while b runs on: a stays in the demand for STALE_POLLS - 1 quiet polls ...
-    for _ in range(flowdetect.STALE_POLLS - 1):
+    # a's phase is over while b runs on: a stays in the demand for stale_polls - 1 quiet polls ...
+    for _ in range(fd.stale_polls - 1):
         assert step([b]) == {}
         assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {a, b}
-    # ... and leaves it at the STALE_POLLS-th: declared again with b alone, the job still busy
+    # ... and leaves it at the stale_polls-th (3rd at 1 s): declared again with b alone, the job still busy
     with caplog.at_level(logging.INFO, logger="sdnmpi.controller.flowdetect"):
         assert step([b]) == {}
     assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {b} and set(fd.detected[job.id]) == {b}
-    assert fd.counters["stale_pairs"] == 1 and "quiet for %d polls" % flowdetect.STALE_POLLS in caplog.text
+    assert fd.counters["stale_pairs"] == 1 and "quiet for 3 polls (3 s)" in caplog.text
     assert not job.traffic.dormant
     sim.check_job_routes(job)
     # a busy again (a new phase): flagged again and planned with b
     assert step([a, b]) == {job.id: [(a[0], a[1], 1)]}
     assert {(s, d) for s, d, _ in job.traffic.demands[0]} == {a, b}
     # every pair quiet: the demand goes, routes with it, though the job is not (yet) dormant
-    for _ in range(flowdetect.STALE_POLLS):
+    for _ in range(fd.stale_polls):
         step([])
     assert fd.detected[job.id] == {} and not job.traffic.demands.get(0) and not job.traffic.routes.get(0)
     sim.check_tables_consistent()
@@ -471,7 +471,7 @@ def test_an_incomplete_poll_does_not_age_the_detected_pairs(fab):
     poll(sim, jobs, service, fd, {})
     poll(sim, jobs, service, fd, {a: int(LINK)})
     assert set(fd.detected[job.id]) == {a}
-    for _ in range(flowdetect.STALE_POLLS + 1):      # requests sent, no switch answers
+    for _ in range(fd.stale_polls + 1):      # requests sent, no switch answers
         sim.run(fd.poll(sim.core, jobs))
         fd.detect(service)
     assert set(fd.detected[job.id]) == {a} and fd.counters["stale_pairs"] == 0

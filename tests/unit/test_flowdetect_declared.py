@@ -1,6 +1,6 @@
 """controller/flowdetect.py's mismatch check (`_check_declared`): a job's declared routes (a
 profile, hints) released when they load its live busy data pairs worse than the default routes,
-MISMATCH_POLLS polls in a row, on a simulated k=4 fat-tree (conftest.FabricSim; the Mininet side:
+MISMATCH_S seconds of polls in a row, on a simulated k=4 fat-tree (conftest.FabricSim; the Mininet side:
 tests/integration/test_release_mininet.py)."""
 import itertools
 import logging
@@ -13,7 +13,7 @@ from sdnmpi.primitives import PAIR_ROUTERS, fabric, pairs, reroute, reverse
 
 from test_flowdetect import LINK, Tcp, fab, poll, register, route_of, threshold  # noqa: F401  (fab: the fixture)
 
-MISMATCH = flowdetect.MISMATCH_POLLS
+MISMATCH = flowdetect.FlowDetection(threshold()).mismatch_polls   # 3 at 1 s polls
 
 
 def _permutation(sim, seed):

@@ -67,8 +67,8 @@ def test_the_recorded_all_to_all_is_left_to_the_fabric(make_fabric, caplog):
     assert fd.counters["left_short_lived"] == 167 and fd.counters["short_lived_jobs"] == 1
     assert fd.counters["flags_held"] + fd.counters["flags_short_lived"] == 195    # the last poll's flag pending
     lines = [r.getMessage() for r in caplog.records if "left to the fabric until" in r.getMessage()]
-    assert lines == ["flow detection: job %d: 16 of its last 16 flagged pairs went idle within 2 polls (under "
-                     "50 %% lasted): its detected pairs are left to the fabric until more of them last "
+    assert lines == ["flow detection: job %d: 16 of its last 16 flagged pairs went idle within 2 polls (2 s; "
+                     "under 50 %% lasted): its detected pairs are left to the fabric until more of them last "
                      "(--sdnmpi-flow-hold-share)" % job.id]
     assert fd.to_json()["hold"] == {str(job.id): {"held": 0, "judged": 16, "short_lived": True}}
     # the rule off: the same counters route pairs and move running ones
@@ -93,7 +93,7 @@ def test_recorded_long_flows_are_routed_as_without_the_rule(make_fabric, name):
 
 def test_a_dense_phase_then_lasting_elephants_are_routed_again(fab, caplog):
     """Bursts that end at the next poll make the job short-lived; a colliding permutation flagged
-    then is left to the fabric until its flags have held HOLD_POLLS polls, and routed then."""
+    then is left to the fabric until its flags have held HOLD_S (2 polls at 1 s), and routed then."""
     sim, jobs, service = fab
     fd = flowdetect.FlowDetection(threshold(), router="sdn-optimal")
     job = register(sim, jobs, sim.hosts())
@@ -121,7 +121,8 @@ def test_a_dense_phase_then_lasting_elephants_are_routed_again(fab, caplog):
     with caplog.at_level(logging.INFO, logger=LOGGER):
         step(perm)                                # held: routed again, at this poll
     assert not fd.hold.short_lived(job.id)
-    assert "11 of its last 15 flagged pairs stayed busy for 2 polls: its detected pairs are routed again" in caplog.text
+    assert ("11 of its last 15 flagged pairs stayed busy for 2 polls (2 s): its detected pairs are routed again"
+            in caplog.text)
     assert {(s, d) for s, d, _ in job.traffic.demands[flowdetect.PHASE]} == set(perm) and job.flows()
     sim.check_job_routes(job)
     sim.check_tables_consistent()

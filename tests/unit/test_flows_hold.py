@@ -7,7 +7,7 @@ import pytest
 
 import bench_setup  # noqa: F401  (puts bench/ on sys.path)
 import flowdetect_hold as hold_tool
-from sdnmpi.flows.hold import HOLD_MEMORY, HOLD_MIN, HOLD_POLLS, HOLD_SHARE, FlagHold
+from sdnmpi.flows.hold import HOLD_MEMORY, HOLD_MIN, HOLD_S, HOLD_SHARE, FlagHold
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "bench", "results")
@@ -23,7 +23,7 @@ def pairs(n, base=0):
 
 
 def test_the_defaults():
-    assert (HOLD_SHARE, HOLD_MEMORY, HOLD_MIN, HOLD_POLLS) == (0.5, 16, 4, 2)
+    assert (HOLD_SHARE, HOLD_MEMORY, HOLD_MIN, HOLD_S, FlagHold().polls) == (0.5, 16, 4, 2.0, 2)
 
 
 def test_flags_that_end_by_the_next_poll_make_the_job_short_lived_at_once():
@@ -42,7 +42,7 @@ def test_flags_that_end_by_the_next_poll_make_the_job_short_lived_at_once():
 
 
 def test_stable_elephants_hold_after_two_polls_and_the_job_is_never_short_lived():
-    """A permutation's elephants run for seconds: each flag holds at its HOLD_POLLS-th complete poll."""
+    """A permutation's elephants run for seconds: each flag holds at its 2nd complete poll (HOLD_S at 1 s)."""
     hold = FlagHold()
     flows = pairs(8)
     hold.flagged(1, flows)
@@ -106,7 +106,7 @@ def test_share_zero_never_leaves_a_job_to_the_fabric():
 
 def _left(name):
     """(flags left to the fabric, flags routed) when the log's live flags are judged by FlagHold."""
-    return hold_tool.left(hold_tool.read(os.path.join(RESULTS, name))[2], HOLD_SHARE, HOLD_POLLS)
+    return hold_tool.left(hold_tool.read(os.path.join(RESULTS, name))[2], HOLD_SHARE, FlagHold().polls)
 
 
 def test_the_recorded_all_to_all_is_left_to_the_fabric_after_its_first_flags():
