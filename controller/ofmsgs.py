@@ -1,5 +1,6 @@
 """OpenFlow 1.3 message builders. Each returns a message (or a list of them) for one datapath;
 nothing here sends. The Ryu app sends what the logic returns, and unit tests inspect it."""
+import random
 import socket
 import struct
 
@@ -17,6 +18,10 @@ def _oxm(field, value_len):
 # ofp_match of eth_type, ipv4_src, ipv4_dst: type, length (without padding), three TLVs, 6 bytes pad
 _PAIR_MATCH = struct.Struct("!HHIHI4sI4s6x")
 _PAIR_MATCH_LEN = 4 + (4 + 2) + (4 + 4) + (4 + 4)
+
+# About this many buckets per ECMP SELECT group (select_slots); OVS maps up to 64 equal-weight
+# buckets to dp_hash values exactly (256 since OVS 2.17).
+ECMP_HASH_SLOTS = 64
 
 
 class WireMatch(ofproto_v1_3_parser.OFPMatch):
@@ -82,11 +87,28 @@ def flow_delete_cookie(dp, cookie, cookie_mask=C.COOKIE_FULL_MASK):
                              out_group=ofp.OFPG_ANY, match=parser.OFPMatch())
 
 
+def select_slots(ports, salt, slots=ECMP_HASH_SLOTS):
+    """The bucket ports of a SELECT group over ``ports``: each port equally often, about ``slots``
+    buckets, ``ports`` first in their order and the rest in an order drawn from ``salt``.
+
+    Why: OVS's default selection (dp_hash) takes the bucket from the low bits of one symmetric
+    L3/L4 hash that is the same on every switch, so with one bucket per port two switches in a row
+    choose alike: every flow an edge sends to an aggregation switch picks the same uplink there,
+    half the core links carry nothing (docs/jobroute.md, "ECMP's polarisation"). Buckets in a
+    per-switch order make each switch's choice its own function of the hash."""
+    ports = tuple(ports)
+    copies = max(1, slots // len(ports))
+    rest = [port for port in ports for _ in range(copies - 1)]
+    random.Random(salt).shuffle(rest)
+    return ports + tuple(rest)
+
+
 def group_select(dp, command, group_id, ports):
-    """A SELECT group hashing flows over ``ports`` (command: OFPGC_ADD or OFPGC_MODIFY)."""
+    """A SELECT group hashing flows over ``ports`` (command: OFPGC_ADD or OFPGC_MODIFY): equal
+    weights, buckets from select_slots salted with the switch's datapath id."""
     ofp, parser = dp.ofproto, dp.ofproto_parser
     buckets = [parser.OFPBucket(weight=1, watch_port=ofp.OFPP_ANY, watch_group=ofp.OFPG_ANY,
-                                actions=[parser.OFPActionOutput(port)]) for port in ports]
+                                actions=[parser.OFPActionOutput(port)]) for port in select_slots(ports, dp.id)]
     return parser.OFPGroupMod(dp, command, ofp.OFPGT_SELECT, group_id, buckets)
 
 

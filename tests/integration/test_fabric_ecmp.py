@@ -1,4 +1,5 @@
-"""2-tier fabric, policy ecmp: SELECT groups, and flows spread over both spines."""
+"""2-tier fabric, policy ecmp: SELECT groups (ofmsgs.select_slots: each uplink equally often, in an order of
+the switch's own), and flows spread over both spines."""
 import pytest
 
 from sdnmpi.controller import constants as C
@@ -27,7 +28,9 @@ def test_ecmp_select_groups_spread_flows_over_both_spines(ecmp):
             else:
                 gid = int(routes[ip(n)].split(":")[1])
                 assert routes[ip(n)].startswith("group:")
-                assert groups[gid] == ("select", uplinks)
+                kind, buckets = groups[gid]   # each uplink equally often, in this switch's order
+                assert kind == "select" and list(dict.fromkeys(buckets)) == uplinks
+                assert len({buckets.count(p) for p in uplinks}) == 1 and buckets != sorted(buckets)
     assert fab.net.pingAll(timeout=PING_TIMEOUT) == 0   # the first pings through fresh SELECT groups
     br = bridge(fab, leaf_dpid(1))
     before = ofdump.port_tx_bytes(br)

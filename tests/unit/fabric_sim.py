@@ -222,7 +222,7 @@ class FabricSim:
             if flow is None or not flow.actions:
                 results.append((("drop", dpid), hops))
                 return
-            for ports in sw.expand(flow.actions):
+            for ports in dict.fromkeys(map(tuple, sw.expand(flow.actions))):   # a SELECT group's ports once each
                 for port in ports:
                     hop = hops + [(dpid, in_port, port)]
                     if port == OFP.OFPP_CONTROLLER:
@@ -296,5 +296,5 @@ class FabricSim:
             assert set(sw.groups) == sw.referenced_groups(), "switch %#x: dangling groups" % dpid
             assert set(sw.groups) == set(self.core.routes[dpid].groups.values())
             for gid, (_gtype, buckets) in sw.groups.items():
-                ports = tuple(p for bucket in buckets for _, p in bucket)
+                ports = tuple(dict.fromkeys(p for bucket in buckets for _, p in bucket))   # select_slots: ports first
                 assert self.core.routes[dpid].groups[ports] == gid

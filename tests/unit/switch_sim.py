@@ -245,13 +245,13 @@ class SwitchSim:
         return alternatives
 
     def route_flows(self):
-        """{ipv4_dst (int): output ports as a sorted tuple, or ('group', bucket ports...)} at PRIORITY_ROUTE."""
+        """{ipv4_dst (int): its output ports (a SELECT group's: each once) as a sorted tuple} at PRIORITY_ROUTE."""
         out = {}
         for flow in self.flows.values():
             if flow.priority != C.PRIORITY_ROUTE:
                 continue
             dst = dict((n, v) for n, v, _ in flow.key)["ipv4_dst"]
-            out[dst] = tuple(sorted(p for alt in self.expand(flow.actions) for p in alt))
+            out[dst] = tuple(sorted({p for alt in self.expand(flow.actions) for p in alt}))
         return out
 
     def referenced_groups(self):

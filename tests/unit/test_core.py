@@ -247,8 +247,9 @@ def test_ecmp_select_groups_span_all_uplinks(make_fabric, name):
         assert len(sw.groups) == 1, hex(dpid)
         (gid, (gtype, buckets)), = sw.groups.items()
         assert gtype == OFP.OFPGT_SELECT and C.GROUP_ECMP_BASE <= gid <= C.GROUP_ECMP_MAX
-        assert sorted(p for bucket in buckets for _, p in bucket) == uplinks
         assert all(len(bucket) == 1 for bucket in buckets)
+        spread = [p for bucket in buckets for _, p in bucket]   # each uplink equally often (select_slots)
+        assert sorted(set(spread)) == uplinks and {spread.count(p) for p in uplinks} == {len(spread) // len(uplinks)}
         # every destination not below this switch goes through the group
         through_group = [f for f in sw.flows.values() if ("group", gid) in f.actions]
         below = [m for m in sim.hosts() if sim.host_port[m][0] == dpid] if heights[dpid] == 0 else None
