@@ -36,7 +36,6 @@ class FlagHold:
         """``polls``: complete polls a flag must stay busy at; None: those of HOLD_S at ``interval`` s."""
         self.share = share
         self.least = least
-        self.interval = interval
         self.polls = polls_for(HOLD_S, interval) if polls is None else polls
         self._memory = memory
         self.pending = {}          # job id -> {pair: complete polls it must still be busy at}
