@@ -10,7 +10,7 @@ import dataclasses
 from ryu import cfg
 
 from sdnmpi import flows
-from sdnmpi.flows.hold import HOLD_SHARE
+from sdnmpi.flows.hold import HOLD_MEMORY, HOLD_MIN, HOLD_S, HOLD_SHARE
 from sdnmpi.primitives import DEFAULT_ROUTING, PAIR_ROUTERS
 
 from .access import parse_networks
@@ -93,9 +93,10 @@ OPTS = [
     cfg.IntOpt("sdnmpi-flow-max-pairs", default=DEFAULT_MAX_ENTRIES, min=1,
                help="counting entries (job host pairs) fabric-wide at most; pairs beyond are not counted"),
     cfg.FloatOpt("sdnmpi-flow-hold-share", default=HOLD_SHARE, min=0.0, max=1.0,
-                 help="flow detection: a job whose flagged pairs were still busy 2 s after their flag "
-                      "(flows.hold: HOLD_S) in under this share of its last flags (16, at least 4 judged) is left to "
-                      "the default routes until more of them last (short flows such as an all-to-all's); 0: never"),
+                 help="flow detection: a job whose flagged pairs were still busy %g s after their flag "
+                      "(flows.hold: HOLD_S) in under this share of its last flags (%d, at least %d judged) is left to "
+                      "the default routes until more of them last (short flows such as an all-to-all's); 0: never"
+                      % (HOLD_S, HOLD_MEMORY, HOLD_MIN)),
     cfg.BoolOpt("sdnmpi-flow-seed", default=True,
                 help="flow detection: plan detected pairs from where they run (their installed or reverse route, "
                      "else their default path under dmodk or single; not ecmp, whose switch hash the controller "
