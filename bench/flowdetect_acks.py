@@ -106,10 +106,14 @@ def truth(steps, n=RANKS):
 
 def check(lines, n=RANKS, payload_share=acks.PAYLOAD_SHARE):
     """(header, {rule: `acks.compare` counts}, per-poll splits of the payload rule, truth) of one log;
-    ``payload_share``: the payload rule's share of the link (the controller's: acks.PAYLOAD_SHARE)."""
+    ``payload_share``: the payload rule's share of the link (the controller's: acks.PAYLOAD_SHARE).
+    A header whose steps it cannot take is a `counterlog.CounterLogError`, as a line it cannot read."""
     header, pairs, counts, packets = counterlog.read_packets(lines)
     link_bytes = header["link_rate_Bps"] * header["interval_s"]
-    known = truth(header.get("steps") or [], n)
+    try:
+        known = truth(header.get("steps") or [], n)
+    except ValueError as exc:                     # a step it does not know, an argument not a number
+        raise counterlog.CounterLogError(str(exc)) from None
     out, polls = {}, None
     for rule in acks.RULES:
         split = acks.split_polls(pairs, counts, packets, link_bytes, rule, payload_share)
@@ -175,11 +179,8 @@ def main(argv=None):
     try:
         for folder in args.dirs:
             for path in _logs(folder):
-                lines = counterlog.file_lines(path)
-                try:
-                    _header, res, polls, known = check(lines, args.ranks, args.payload_share)
-                except (counterlog.CounterLogError, ValueError) as exc:
-                    raise counterlog.CounterLogError(f"{path}: {exc}") from None
+                _header, res, polls, known = counterlog.from_file(
+                    path, lambda lines: check(lines, args.ranks, args.payload_share))
                 name = os.path.join(os.path.basename(os.path.dirname(os.path.dirname(path))), os.path.basename(path))
                 if args.polls:
                     _poll_lines(name, polls, known)

@@ -352,12 +352,12 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    logs = counterlogs.folders_at(sorted(glob.glob(os.path.join(nl.RESULTS, "flowdetect-*", "counters"))),
-                                  *counterlogs.RECORDED_RATE)
-    if args.misses:
-        misses_report(logs)
-        return 0
     try:
+        logs = counterlogs.folders_at(sorted(glob.glob(os.path.join(nl.RESULTS, "flowdetect-*", "counters"))),
+                                      *counterlogs.RECORDED_RATE)
+        if args.misses:
+            misses_report(logs)
+            return 0
         data, every = nl.load(False)
     except flows.CounterLogError as exc:
         print(f"flowdetect_context: {exc}", file=sys.stderr)

@@ -76,9 +76,12 @@ def main(argv=None):
     modes = {x for x in a.modes.split(",") if x}
     for folder in a.folders:
         ramps = []
-        for path in run_logs(folder, patterns, modes):
-            lines = counterlog.file_lines(path)
-            ramps += pair_ramps(lines, a.after)
+        try:
+            for path in run_logs(folder, patterns, modes):
+                ramps += counterlog.from_file(path, lambda lines: pair_ramps(lines, a.after))
+        except counterlog.CounterLogError as exc:
+            print(f"flowdetect_ramp: {exc}", file=sys.stderr)
+            return 2
         if not ramps:
             print(f"{folder}: no flagged pair in the chosen runs", file=sys.stderr)
             continue

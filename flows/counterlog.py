@@ -20,7 +20,8 @@ adds each poll's time and flags (one parse for the tools that need them too); `p
 header and the poll lines as written (the replays feed them to detection poll by poll). A line
 that is not JSON or not of the format, or another version, is a `CounterLogError` naming the line.
 `open_log` opens a log's file (gzip'ed or plain) and `file_lines` reads its lines (a file it cannot
-read: a `CounterLogError` naming it); `from_file` applies a reader to them, its errors naming the file.
+read: a `LogFileError`, a `CounterLogError` naming it); `from_file` applies a reader to them, its
+errors naming the file; `read_header` reads a log's header only, its errors named alike.
 `label` marks the
 pairs the counters show as elephants: an interval with >= ``fraction`` of the link's bytes inside
 a busy stretch (>= ``fraction`` / 10 of the link in the intervals before and after it, so the pair
@@ -49,6 +50,11 @@ Log = collections.namedtuple("Log", "header pairs counts packets times flags")  
 
 class CounterLogError(ValueError):
     """A counter log cannot be read (one line)."""
+
+
+class LogFileError(CounterLogError):
+    """The file of a counter log cannot be read (missing, unreadable, a broken gzip stream, not
+    UTF-8), whatever its lines hold: `file_lines`, `from_file` and `read_header` raise it."""
 
 
 class CounterLog:
@@ -140,25 +146,51 @@ def open_log(path):
     return (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8")
 
 
+def _from_open(path, take):
+    """``take`` applied to the counter log at ``path`` opened (`open_log`); a file it cannot read is a
+    `LogFileError` "<path>: <reason>"."""
+    try:
+        with open_log(path) as f:
+            return take(f)
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise LogFileError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _named(path, reader, lines):
+    """``reader(lines)``, a `CounterLogError` of the lines naming ``path``."""
+    try:
+        return reader(lines)
+    except CounterLogError as exc:
+        raise CounterLogError(f"{path}: {exc}") from None
+
+
 def file_lines(path):
     """The lines of the counter log at ``path`` (`open_log`), for `parse`, `read_log`, `score` and
     the like. A file it cannot read (missing, unreadable, a broken gzip stream, not UTF-8) is a
-    `CounterLogError` "<path>: <reason>"."""
-    try:
-        with open_log(path) as f:
-            return f.readlines()
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise CounterLogError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+    `LogFileError` (a `CounterLogError`) "<path>: <reason>"."""
+    return _from_open(path, lambda f: f.readlines())
 
 
 def from_file(path, reader):
     """``reader`` (`parse`, `read`, `read_log`, `score`, ...) applied to the lines of the counter log
     at ``path``: any `CounterLogError`, of the file or of its lines, names the path."""
-    lines = file_lines(path)
-    try:
-        return reader(lines)
-    except CounterLogError as exc:
-        raise CounterLogError(f"{path}: {exc}") from None
+    return _named(path, reader, file_lines(path))
+
+
+def _header_of(lines):
+    """`parse_header` of the first of ``lines`` that is not blank, the lines after it not read (an
+    open file is read up to its header); an empty log is a `CounterLogError`."""
+    first = next((ln for ln in lines if ln.strip()), None)
+    if first is None:
+        raise CounterLogError("empty counter log")
+    return parse_header(first)
+
+
+def read_header(path):
+    """The header of the counter log at ``path`` (checked by `parse_header`; leading blank lines
+    skipped, as `parse` does), the polls after it not read. Its errors name the path as `from_file`'s
+    do: a `LogFileError` for a file it cannot read, a `CounterLogError` for a header it cannot take."""
+    return _from_open(path, lambda f: _named(path, _header_of, f))
 
 
 def parse(lines):
@@ -166,9 +198,7 @@ def parse(lines):
     a `CounterLogError` naming the first bad one. The polls as the controller wrote them, for the
     tools that replay a log poll by poll (`read_log` has the per-interval matrices)."""
     numbered = [(n, ln) for n, ln in enumerate(lines, 1) if ln.strip()]
-    if not numbered:
-        raise CounterLogError("empty counter log")
-    header = parse_header(numbered[0][1])
+    header = _header_of(ln for _n, ln in numbered)
     width, polls = len(FIELDS[header["version"]].split(",")), []
     for n, line in numbered[1:]:
         try:

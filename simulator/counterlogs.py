@@ -4,7 +4,6 @@ header naming the pattern. Labels and starts come from the counters themselves
 (`flows.counterlog.label`: a whole interval at >= 10 % of the host link), as no simulator truth
 exists for a real run; pairs that sent nothing are left out. See docs/flows.md."""
 import glob
-import json
 import os
 
 from .. import flows
@@ -33,19 +32,23 @@ def counters_folder(folder):
 
 def folders_at(folders, link_rate, interval):
     """The counter-log folders among ``folders`` whose first log was recorded at ``link_rate`` B/s
-    and ``interval`` s (`dataset` reads logs of one rate only); folders without a readable log are
-    left out."""
+    and ``interval`` s (`dataset` reads logs of one rate only), by its header alone
+    (`counterlog.read_header`). A folder without logs, or whose first log's file cannot be read
+    (missing, a broken or unfinished gzip stream, not UTF-8: `counterlog.LogFileError`), is left
+    out. A first log that reads but whose header is not a counter log's this code takes (not JSON,
+    another format or version, no positive rate or interval) or that is empty raises
+    flows.CounterLogError (one line, naming the file), as `dataset` would: leaving it out would
+    drop that data from an analysis without a word."""
     out = []
     for folder in folders:
         found = log_files(folder)
         if not found:
             continue
         try:
-            with counterlog.open_log(found[0]) as f:
-                header = json.loads(f.readline())
-        except (OSError, EOFError, UnicodeDecodeError, ValueError):
+            header = counterlog.read_header(found[0])
+        except counterlog.LogFileError:
             continue
-        if (header.get("link_rate_Bps"), header.get("interval_s")) == (link_rate, interval):
+        if (header["link_rate_Bps"], header["interval_s"]) == (link_rate, interval):
             out.append(folder)
     return out
 

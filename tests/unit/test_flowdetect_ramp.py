@@ -49,3 +49,15 @@ def test_main_reads_a_results_folder_by_pattern_and_mode(tmp_path, capsys):
     assert flowdetect_ramp.main([str(tmp_path / "flowdetect-X"), "--after", "2"]) == 0
     out = capsys.readouterr().out
     assert "1 flagged pairs" in out and "0.60 1.00 1.00" in out and "median 1" in out
+
+
+def test_a_log_it_cannot_read_is_one_line_naming_it(tmp_path, capsys):
+    counters = tmp_path / "flowdetect-X" / "counters"
+    counters.mkdir(parents=True)
+    lines = log_lines({("a", "b"): [0, 600, 1000, 1000]}, {("a", "b"): 1})
+    with gzip.open(counters / "permutation-learned-1.jsonl.gz", "wt") as f:
+        f.writelines(lines[:2] + ["{oops\n"])
+    assert flowdetect_ramp.main([str(tmp_path / "flowdetect-X")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"flowdetect_ramp: {counters / 'permutation-learned-1.jsonl.gz'}: line 3: not JSON")
+    assert err.count("\n") == 1

@@ -131,6 +131,20 @@ def test_the_script_reports_the_rule_on_a_folder_of_logs(tmp_path, capsys):
     assert "bad.jsonl: line 2: not JSON" in err and err.count("\n") == 1
 
 
+def test_a_log_whose_steps_it_does_not_know_is_one_line_naming_it(tmp_path, capsys):
+    """The pattern program's steps are read with the log (counterlog.from_file): a step it does not
+    know is a CounterLogError like a bad line, named by the file, and the script's one line."""
+    lines = write(tmp_path / "spin.jsonl", steps=["spin", "1"])
+    with pytest.raises(counterlog.CounterLogError, match="unknown step 'spin'"):
+        flowdetect_acks.check(lines)
+    with pytest.raises(counterlog.CounterLogError, match="invalid literal"):
+        flowdetect_acks.check(write(tmp_path / "x.jsonl", steps=["shift", "x", "1"]))
+    (tmp_path / "x.jsonl").unlink()
+    assert flowdetect_acks.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"flowdetect_acks: {tmp_path / 'spin.jsonl'}: unknown step 'spin'\n"
+
+
 def test_a_data_interval_just_over_the_busy_floor_needs_a_lower_payload_floor():
     """A pair at 1.03 % of the link in full frames has 0.98 % of it in payload: under the busy floor,
     so a payload floor at the busy one calls it ACKs; the controller's, half the busy one

@@ -121,3 +121,16 @@ def test_the_line_variants_are_version_6s_input_and_version_7s_split_by_age():
     # a -> b's first busy interval is poll 1: poll 2 is age 1 (young), poll 6 age 5 (old)
     assert aged[0, :, 0].tolist() == pytest.approx([0, 0, 0.25, 0, 0, 0, 0])
     assert aged[0, :, 1].tolist() == pytest.approx([0, 0, 0, 0, 0, 0, 12 / 17])
+
+
+def test_a_recorded_log_it_cannot_take_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    """A first log whose header this code does not take (another version) stops every mode, --misses
+    too, with one line naming it (counterlogs.folders_at), not a traceback."""
+    folder = tmp_path / "flowdetect-x" / "counters"
+    folder.mkdir(parents=True)
+    (folder / "a.jsonl").write_text('{"format": "%s", "version": 99}\n' % counterlog.FORMAT)
+    monkeypatch.setattr(nl, "RESULTS", str(tmp_path))
+    for argv in (["--misses"], ["--labels"]):
+        assert fc.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("flowdetect_context: " + str(folder / "a.jsonl")) and err.count("\n") == 1

@@ -340,3 +340,31 @@ def test_a_file_it_cannot_read_is_one_counter_log_error_naming_it(tmp_path):
     with pytest.raises(counterlog.CounterLogError, match=r"none\.jsonl: ") as err:
         counterlog.from_file(missing, counterlog.parse)
     assert str(err.value).count(missing) == 1
+
+
+def test_read_header_reads_the_header_only_and_names_the_file_in_its_errors(tmp_path):
+    write_log(tmp_path / "c.jsonl", np.array([[0, 30, 100]], dtype=float), [("10.0.0.1", "10.0.0.3")])
+    first = (tmp_path / "c.jsonl").read_text().splitlines(True)[0]
+    # the polls after the header are not read: a broken one does not matter; blank lines before it are skipped
+    with gzip.open(tmp_path / "g.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.write("\n" + first + "{oops\n")
+    got = counterlog.read_header(str(tmp_path / "g.jsonl.gz"))
+    assert got == json.loads(first) and got["link_rate_Bps"] == LINK and got["interval_s"] == 1.0
+    assert got == counterlog.from_file(str(tmp_path / "c.jsonl"), counterlog.parse)[0]
+    missing, broken = str(tmp_path / "none.jsonl"), str(tmp_path / "broken.jsonl.gz")
+    (tmp_path / "broken.jsonl.gz").write_bytes(gzip.compress(first.encode())[:12])       # a cut gzip stream
+    for path in (missing, broken):
+        with pytest.raises(counterlog.LogFileError) as err:
+            counterlog.read_header(path)
+        assert str(err.value).startswith(path + ": ") and "\n" not in str(err.value)
+    bad = {"v3.jsonl": (json.dumps(dict(json.loads(first), version=3)) + "\n", "version 3"),
+           "text.jsonl": ("hello\n", "not a counter log"), "empty.jsonl": ("\n", "empty counter log"),
+           "rate.jsonl": (json.dumps(dict(json.loads(first), link_rate_Bps=0)) + "\n", "link_rate_Bps must be")}
+    for name, (text, says) in bad.items():
+        path = str(tmp_path / name)
+        (tmp_path / name).write_text(text)
+        with pytest.raises(counterlog.CounterLogError) as err:
+            counterlog.read_header(path)
+        assert not isinstance(err.value, counterlog.LogFileError)         # the file reads; its header does not
+        assert str(err.value).startswith(path + ": ") and str(err.value).count(path) == 1 and says in str(err.value)
+        assert "\n" not in str(err.value)

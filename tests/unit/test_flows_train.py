@@ -1,5 +1,6 @@
 """The training side of flow identification: the counter simulator (simulator/flowtraffic.py),
 ``sdnmpi-sim train-flows`` and the shipped model's held-out accuracy (pure Python, no lock)."""
+import gzip
 import json
 import os
 
@@ -261,3 +262,26 @@ def test_folders_at_keeps_the_logs_of_one_rate(tmp_path):
     assert counterlogs.folders_at(every, 5e6, 1.0) == [made["a"], made["c"]]
     assert counterlogs.folders_at(every, 625000.0, 1.0) == [made["b"]]
     assert counterlogs.folders_at(every, 5e6, 0.5) == []
+
+
+def test_folders_at_leaves_out_an_unreadable_log_and_refuses_a_header_it_cannot_take(tmp_path):
+    """A folder whose first log's file cannot be read (a cut gzip stream, as while the bench writes it)
+    is left out; one whose first log reads but is not a counter log this code takes (another version)
+    is flows.CounterLogError naming the file, one line, as counterlogs.dataset would say: leaving it
+    out would drop its runs from an analysis silently."""
+    good, cut, newer = (tmp_path / n for n in ("good", "cut", "newer"))
+    for folder in (good, cut, newer):
+        folder.mkdir()
+        log = flows.CounterLog(str(folder / "x.jsonl"), interval_s=1.0, link_rate_Bps=5e6)
+        log.poll(1, {}, {}, {})
+        log.close()
+    first = (good / "x.jsonl").read_text().splitlines()[0]
+    (cut / "a.jsonl.gz").write_bytes(gzip.compress(first.encode())[:12])   # sorts before x.jsonl
+    assert counterlogs.folders_at([str(good), str(cut)], 5e6, 1.0) == [str(good)]
+    (newer / "a.jsonl").write_text(json.dumps(dict(json.loads(first), version=99)) + "\n")
+    with pytest.raises(flows.CounterLogError) as err:
+        counterlogs.folders_at([str(good), str(cut), str(newer)], 5e6, 1.0)
+    assert str(err.value).startswith(str(newer / "a.jsonl") + ": ") and "version 99" in str(err.value)
+    assert "\n" not in str(err.value)
+    with pytest.raises(flows.CounterLogError, match="version 99"):
+        counterlogs.dataset([str(newer)])
