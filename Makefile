@@ -24,8 +24,8 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
-# `make bench` (about 3 h 20 min: this about 1 h 15 min, the two runs below about 40 min, job routing
-# about 30 min and flow detection about 50 min)
+# `make bench` (about 2 h 10 min in the latest runs: this about 1 h, the two runs below about 35 min,
+# job routing about 15 min and flow detection about 25 min)
 # or `make bench QUICK=1` (a few minutes per part); ARGS="..." passes options to bench/run.py (fabric
 # size, bandwidths, routings, ...; see bench/README.md); by default it runs at the link rates a probe
 # chooses on the machine (--rates link-bound: the fastest rung where the emulated links, not
@@ -51,7 +51,7 @@ bench: setup
 
 # Traffic-aware job routing on Mininet (docs/jobroute.md): D-mod-K, ECMP and the SDN planners on
 # the pattern program (hpcc with JOBROUTE_ARGS="--programs patterns,hpcc"), k=4 fat-tree and the
-# 8-host 2:1 fabric; about 30 minutes.
+# 8-host 2:1 fabric; about 15 minutes.
 bench-jobroute: setup
 	$(PYTHON) bench/bench_jobroute_mininet.py $(JOBROUTE_ARGS)
 
@@ -60,7 +60,7 @@ bench-prof: setup
 	$(PYTHON) bench/prof_overhead.py $(ARGS)
 
 # Flow detection without hints (docs/flows.md): the pattern programs on the k=4 fat-tree under
-# none/threshold/learned/hints at 5/5 Mbit/s, about 50 minutes (also part of `make bench`; QUICK=1:
+# none/threshold/learned/hints at 5/5 Mbit/s, about 25 minutes (also part of `make bench`; QUICK=1:
 # permutation and two-phases once, about 7 minutes); runs Mininet, so under the machine's lock.
 .PHONY: bench-flowdetect
 bench-flowdetect: setup
