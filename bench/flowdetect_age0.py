@@ -178,7 +178,11 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     model = flows.load_model(flows.DEFAULT_MODEL)
-    data, tests = command_data()
+    try:
+        data, tests = command_data()
+    except flows.CounterLogError as exc:
+        print(f"flowdetect_age0: {exc}", file=sys.stderr)
+        return 2
     train = [p for p in sorted(data) if p not in tests]
     acc, early, best, earliest = choose(model, data, train)
     print("Training patterns' mean timely accuracy, and share of elephants flagged at the first poll, per "
@@ -192,7 +196,11 @@ def main(argv=None):
     rules = list(dict.fromkeys([NONE, best, earliest] + extra))
     table(model, data, tests, rules)
     if args.all_logs:
-        all_logs(rules)
+        try:
+            all_logs(rules)
+        except flows.CounterLogError as exc:
+            print(f"flowdetect_age0: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 

@@ -108,7 +108,7 @@ class Recorder:
 
 def replay(path):
     """{"log", "decisions", "digest", "routed"} of the counter log at ``path`` replayed."""
-    header, polls = counterlog.parse(counterlog.file_lines(path))
+    header, polls = counterlog.from_file(path, counterlog.parse)
     sim = FabricSim(fattree.kary(4), routing="dmodk")
     sim.discover()
     jobs = JobTable()
@@ -196,8 +196,12 @@ def main(argv=None):
     if args.command == "run":
         logs = args.logs or [os.path.join(RESULTS, name) for name in LOGS]
         paths = sorted(p for pattern in logs for p in (glob.glob(pattern) or [pattern]))
-        doc = {"label": args.label, "controller": os.path.dirname(flowdetect.__file__),
-               "logs": [replay(p) for p in paths]}
+        try:
+            replayed = [replay(p) for p in paths]
+        except counterlog.CounterLogError as exc:
+            print(f"flowdetect_decision_time: {exc}", file=sys.stderr)
+            return 2
+        doc = {"label": args.label, "controller": os.path.dirname(flowdetect.__file__), "logs": replayed}
         with open(args.json, "w") as out:
             json.dump(doc, out)
         table, _agree = summarize([doc])

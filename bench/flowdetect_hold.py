@@ -13,6 +13,7 @@ DIR: a results folder (its counters/) or a folder of *.jsonl[.gz] logs.
 import argparse
 import collections
 import os
+import sys
 
 import numpy as np
 
@@ -31,8 +32,8 @@ def logs(folders):
 
 def read(path):
     """(pattern, link rate B/s, per poll: (busy pairs, pairs flagged live))."""
-    lines = counterlog.file_lines(path)
-    header, names, counts, _packets, _times, flags = counterlog.read_log(lines, with_packets=False)
+    header, names, counts, _packets, _times, flags = counterlog.from_file(
+        path, lambda lines: counterlog.read_log(lines, with_packets=False))
     line = BUSY_SHARE * header["link_rate_Bps"] * header["interval_s"]
     pattern = header.get("pattern") or os.path.basename(path).split("-")[0]
     return pattern, header["link_rate_Bps"], [
@@ -95,8 +96,14 @@ def main(argv=None):
     ap.add_argument("--share", type=float, default=HOLD_SHARE, help="FlagHold's share")
     args = ap.parse_args(argv)
     ks = sorted({int(k) for k in args.polls.split(",")})
-    print(table(list(logs(args.dirs)), ks, args.share))
+    try:
+        text = table(list(logs(args.dirs)), ks, args.share)
+    except counterlog.CounterLogError as exc:
+        print(f"flowdetect_hold: {exc}", file=sys.stderr)
+        return 2
+    print(text)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -19,6 +19,7 @@ import glob
 import json
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -115,7 +116,7 @@ def rows(folders, patterns=None, stall=0.5, crawl_polls=3):
     for folder in folders:
         times = run_times(folder)
         for path in counterlogs.log_files(counterlogs.counters_folder(folder)):
-            header, found = stalls(counterlog.file_lines(path), stall, crawl_polls)
+            header, found = counterlog.from_file(path, lambda lines: stalls(lines, stall, crawl_polls))
             if found is None or (patterns and header.get("pattern") not in patterns):
                 continue
             key = (header.get("pattern"), header.get("mode"), header.get("rep"))
@@ -167,13 +168,19 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     patterns = {p for p in args.patterns.split(",") if p}
-    print("\n".join(report(rows(args.folders, patterns, args.stall, args.crawl_polls))))
+    try:
+        found = rows(args.folders, patterns, args.stall, args.crawl_polls)
+    except counterlog.CounterLogError as exc:
+        print(f"flowdetect_stalls: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(report(found)))
     for folder in args.folders:
         for path in sorted(glob.glob(os.path.join(folder, "logs", "*-sockets.txt"))):
             with open(path, encoding="utf-8") as f:
                 summary = socket_summary(f.read())
             print(f"- {os.path.basename(os.path.normpath(folder))} {os.path.basename(path)}: {summary}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
