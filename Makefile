@@ -24,13 +24,13 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
-# `make bench` (about 2 h 10 min in the latest runs: this about 1 h, the two runs below about 35 min,
-# job routing about 15 min and flow detection about 25 min)
+# `make bench` (about 2 h 5 min in the latest runs: this about 1 h, the two runs below about 30 min,
+# job routing about 12 min and flow detection about 25 min)
 # or `make bench QUICK=1` (a few minutes per part); ARGS="..." passes options to bench/run.py (fabric
 # size, bandwidths, routings, ...; see bench/README.md); by default it runs at the link rates a probe
 # chooses on the machine (--rates link-bound: the fastest rung where the emulated links, not
 # ovs-vswitchd, limit a job-like load; ARGS="--rates fixed" keeps 30/15). Its second run is the
-# 16-host allreduce (4 leaves of 4) at link rates chosen the same way from 12/6 down, about 4 minutes
+# 16-host allreduce (4 leaves of 4) at link rates chosen the same way from 12/6 down, about 3 minutes
 # (at 30/15 and 20/10 its jobs are switch-bound on a 2-core machine although the probe passes: README,
 # "16 hosts").
 ARGS ?= --rates link-bound
@@ -38,7 +38,7 @@ BENCH16_ARGS ?= --rates link-bound --rate-ladder 12/6,8/4 --leaves 4 --hosts-per
 	--collectives allreduce --allreduce-sizes 256k,1m --reps 3 --placements random,block --routings dmodk \
 	--tiny-reps 0 --planner-max-hosts 0 --iperf-seconds 3
 # Its third run: Allgather, Reduce and Alltoall on the 8-host fabric at 1 and 4 MiB per rank, at link
-# rates chosen the same way, about 35 minutes.
+# rates chosen the same way, about 30 minutes.
 MORE_ARGS ?= --rates link-bound --collectives allgather,reduce,alltoall --more-sizes 1m,4m \
 	--tiny-reps 0 --planner-max-hosts 0 --iperf-seconds 3
 bench: setup
@@ -51,7 +51,7 @@ bench: setup
 
 # Traffic-aware job routing on Mininet (docs/jobroute.md): D-mod-K, ECMP and the SDN planners on
 # the pattern program (hpcc with JOBROUTE_ARGS="--programs patterns,hpcc"), k=4 fat-tree and the
-# 8-host 2:1 fabric; about 15 minutes.
+# 8-host 2:1 fabric; about 12 minutes.
 bench-jobroute: setup
 	$(PYTHON) bench/bench_jobroute_mininet.py $(JOBROUTE_ARGS)
 
