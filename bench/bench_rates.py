@@ -23,6 +23,7 @@ same time too). Sampled by bench_sampling.CpuMonitor on the jobs' link list, as 
 Pure except ``probe_rung`` and ``choose_on_fabric`` (Mininet, at run time).
 """
 import statistics
+import sys
 
 import bench_jobcheck
 from bench_common import pct_text as _pct
@@ -58,10 +59,13 @@ def parse_ladder(text):
 # partners and more: as many connections at once as its rings and halvings touch over a call).
 # "-paced": each stream sent at its max-min fair share in MESSAGE_BYTES writes without Nagle
 # (iperf3 -b -l -N), as the collective's steps send one message at a time, instead of as fast as
-# TCP's window allows.
-LOADS = ("ring", "ring-paced", "peers", "peers-paced")
+# TCP's window allows. "-ranks": with one process a host that polls the CPU as a waiting rank does
+# (Open MPI's mpi_yield_when_idle: sched_yield in a loop; RANK_POLLER), the ranks' share of the two
+# CPUs that ovs-vswitchd's thread and the hosts' TCP stacks run on.
+LOADS = ("ring", "ring-paced", "ring-ranks", "peers", "peers-paced", "peers-ranks")
 DEFAULT_LOAD = "ring"
 MESSAGE_BYTES = 4096   # the hierarchical allreduce's ring messages (its segment: 4 KiB per rank of a leaf)
+RANK_POLLER = "import os\nwhile True:\n    os.sched_yield()\n"
 SWITCHES_ACROSS = 3    # an across stream crosses its leaf, a spine and the other leaf; a within one its leaf
 
 
@@ -220,6 +224,8 @@ def describe_load(load):
             if every else "every host one across the spines, to its place on the next leaf, and one within its leaf")
     if load.endswith("-paced"):
         text += "; each sent at its fair share of the links in %d-byte writes without Nagle" % MESSAGE_BYTES
+    if load.endswith("-ranks"):
+        text += "; beside one process a host polling the CPU as a waiting MPI rank does"
     return text
 
 
@@ -282,21 +288,26 @@ def probe_rung(bench, seconds, load=DEFAULT_LOAD):
     stream started; rung_record."""
     from bench_sampling import CpuMonitor
     from jobroute_iperf import iperf_streams
+    from sdnmpi.mininet_topos import procs
     import rate_probe_parse
     fab = bench.fab_model
     pairs = load_pairs(fab, load)
     monitor = CpuMonitor(links=bench.link_directions())
-    started = []
+    started, pollers = [], []
 
     def start():
         monitor.__enter__()
         started.append(True)
     try:
+        if load.endswith("-ranks"):
+            pollers += [procs.popen_in_host(bench.fabric.host("h%d" % h), [sys.executable, "-c", RANK_POLLER])
+                        for h in range(1, fab.hosts + 1)]
         outputs = iperf_streams(bench, [(s, d) for s, d, _kind in pairs], seconds, on_start=start,
                                 client_args=client_args(fab, pairs, load))
     finally:
         if started:
             monitor.__exit__(None, None, None)
+        procs.terminate(pollers, timeout=2)
     return rung_record(fab, pairs, [rate_probe_parse.iperf_stream(o) for o in outputs], monitor.summary(), load)
 
 

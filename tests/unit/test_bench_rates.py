@@ -347,3 +347,45 @@ def test_loads_side_by_side_options_and_table():
     # 48 x 1.0 + 48 x 6.0 of 48 x 2.5 + 48 x 7.5 Mbit/s: 70 %, with the thread busy: switch-bound
     assert "| 30 / 15 | peers | 96 | 70% | 40% (slowest 40%) | 80% (slowest 80%) |" in text
     assert text.endswith("| switch |\n\nNotes: none")
+
+
+def test_ranks_loads_poll_one_process_a_host_while_the_streams_run(monkeypatch):
+    import json
+    import bench_sampling
+    import jobroute_iperf
+    from sdnmpi.mininet_topos import procs
+    events = []
+
+    class FakeMonitor:
+        def __init__(self, links=()):
+            pass
+
+        def __enter__(self):
+            events.append("sample")
+            return self
+
+        def __exit__(self, *exc):
+            events.append("stop sampling")
+
+        def summary(self):
+            return fake_cpu(91.0, 96.0)
+
+    def fake_streams(bench, pairs, seconds, on_start=None, client_args=None):
+        events.append(("streams", len(pairs), [a[:2] for a in client_args[:2]]))
+        on_start()
+        return [json.dumps({"end": {"sum_received": {"bits_per_second": 1e6}, "sum_sent": {"retransmits": 0}}})
+                for _pair in pairs]
+    monkeypatch.setattr(bench_sampling, "CpuMonitor", FakeMonitor)
+    monkeypatch.setattr(jobroute_iperf, "iperf_streams", fake_streams)
+    monkeypatch.setattr(procs, "popen_in_host", lambda host, argv: events.append(("poll", host, argv[-1])) or host)
+    monkeypatch.setattr(procs, "terminate", lambda ps, timeout: events.append(("terminate", list(ps))))
+    fabric = argparse.Namespace(host=lambda name: name)
+    bench = argparse.Namespace(fab_model=benchcore.Fabric(2, 4, 2, 30, 15), link_directions=lambda: [], fabric=fabric)
+    rec = bench_rates.probe_rung(bench, 3, "ring-ranks")
+    hosts = ["h%d" % h for h in range(1, 9)]
+    assert events[:8] == [("poll", h, bench_rates.RANK_POLLER) for h in hosts]
+    assert events[8:] == [("streams", 16, [[], []]), "sample", "stop sampling", ("terminate", hosts)]
+    assert rec["load"] == "ring-ranks" and abs(rec["delivered_pct"] - 100.0 / 15) < 1e-9
+    events[:] = []
+    bench_rates.probe_rung(bench, 3, "peers-paced")   # no pollers; each client paced at its share
+    assert events[0] == ("streams", 32, [["-b", "5M"], ["-b", "5M"]]) and events[-1] == ("terminate", [])
