@@ -27,7 +27,7 @@ def test_ladder_parses_fastest_first_and_refuses_the_rest():
 @pytest.mark.parametrize("leaves,hpl", [(4, 2), (4, 4), (3, 3)])
 def test_every_host_sends_once_across_the_spines_and_once_within_its_leaf(leaves, hpl):
     fab = benchcore.Fabric(spines=2, leaves=leaves, hosts_per_leaf=hpl, host_bw=30, fabric_bw=15)
-    pairs = bench_rates.load_pairs(fab)
+    pairs = bench_rates.load_pairs(fab, "ring")
     for kind in ("across", "within"):
         mine = [(s, d) for s, d, k in pairs if k == kind]
         assert sorted(s for s, _d in mine) == list(range(1, fab.hosts + 1))   # each host sends one
@@ -41,19 +41,20 @@ def test_every_host_sends_once_across_the_spines_and_once_within_its_leaf(leaves
 
 def test_degenerate_fabrics_have_one_kind_of_stream():
     one_leaf = benchcore.Fabric(spines=2, leaves=1, hosts_per_leaf=4, host_bw=30, fabric_bw=15)
-    assert {k for _s, _d, k in bench_rates.load_pairs(one_leaf)} == {"within"}
-    assert bench_rates.link_shares(one_leaf) == {"within": 30}
+    assert {k for _s, _d, k in bench_rates.load_pairs(one_leaf, "ring")} == {"within"}
+    assert bench_rates.link_shares(one_leaf, "ring") == {"within": 30}
+    assert bench_rates.link_shares(one_leaf) == {"within": 10}   # peers: 3 leaf mates a host
     one_host = benchcore.Fabric(spines=2, leaves=4, hosts_per_leaf=1, host_bw=30, fabric_bw=10)
-    assert [(s, d) for s, d, _k in bench_rates.load_pairs(one_host)] == [(1, 2), (2, 3), (3, 4), (4, 1)]
-    assert bench_rates.link_shares(one_host) == {"across": 20.0}   # 2 uplinks of 10, one stream a leaf
+    assert [(s, d) for s, d, _k in bench_rates.load_pairs(one_host, "ring")] == [(1, 2), (2, 3), (3, 4), (4, 1)]
+    assert bench_rates.link_shares(one_host, "ring") == {"across": 20.0}   # 2 uplinks of 10, one stream a leaf
 
 
 def test_fair_shares_follow_the_bottleneck():
     # 16 hosts, 4 a leaf: 4 streams share 2 x 15 Mbit/s of uplinks; the within stream takes the rest
-    assert bench_rates.link_shares(benchcore.Fabric(2, 4, 4, 30, 15)) == {"across": 7.5, "within": 22.5}
-    assert bench_rates.link_shares(benchcore.Fabric(2, 4, 4, 12, 6)) == {"across": 3.0, "within": 9.0}
+    assert bench_rates.link_shares(benchcore.Fabric(2, 4, 4, 30, 15), "ring") == {"across": 7.5, "within": 22.5}
+    assert bench_rates.link_shares(benchcore.Fabric(2, 4, 4, 12, 6), "ring") == {"across": 3.0, "within": 9.0}
     # 8 hosts, 2 a leaf: the uplinks would give 15, the host link caps each of its two streams at half
-    assert bench_rates.link_shares(benchcore.Fabric(2, 4, 2, 20, 15)) == {"across": 10.0, "within": 10.0}
+    assert bench_rates.link_shares(benchcore.Fabric(2, 4, 2, 20, 15), "ring") == {"across": 10.0, "within": 10.0}
 
 
 @pytest.mark.parametrize("leaves,hpl", [(4, 2), (4, 4), (3, 3)])
@@ -120,10 +121,10 @@ def probe_streams(pairs, across, within):
 
 def test_rung_record_sums_the_streams_and_judges_like_check_4():
     fab = benchcore.Fabric(2, 4, 4, 30, 15)
-    pairs = bench_rates.load_pairs(fab)
+    pairs = bench_rates.load_pairs(fab, "ring")
     streams = probe_streams(pairs, 7.0, 20.0)
     streams[0] = {}   # an unreadable sender output (host 1's across stream)
-    rung = bench_rates.rung_record(fab, pairs, streams, fake_cpu(86.0, 97.0))
+    rung = bench_rates.rung_record(fab, pairs, streams, fake_cpu(86.0, 97.0), "ring")
     across, within = rung["streams"]["across"], rung["streams"]["within"]
     assert across["streams"] == 16 and across["unread"] == 1 and across["retransmits"] == 15
     assert across["mbit_sum"] == 15 * 7.0 and across["mbit_median"] == 7.0
@@ -135,7 +136,7 @@ def test_rung_record_sums_the_streams_and_judges_like_check_4():
     assert rung["load"] == "ring" and round(rung["asked_crossing_mib_s"]) == 86
     assert round(rung["allreduce_crossing_mib_s"]) == 80
     streams[4] = {"mbit": 3.0, "retransmits": 0}   # one slow across stream (host 3's)
-    slow = bench_rates.rung_record(fab, pairs, streams, fake_cpu(86.0, 97.0))["streams"]
+    slow = bench_rates.rung_record(fab, pairs, streams, fake_cpu(86.0, 97.0), "ring")["streams"]
     assert abs(slow["across"]["slowest_of_fair_share"] - 3.0 / 7.5) < 1e-12
     assert abs(slow["within"]["slowest_of_fair_share"] - 20.0 / 22.5) < 1e-12
     # the peers load on the same fabric: 96 streams, judged against its own shares (2.5 and 7.5)
@@ -145,10 +146,10 @@ def test_rung_record_sums_the_streams_and_judges_like_check_4():
     assert abs(rung["delivered_pct"] - 100.0 * (48 * 2.0 + 48 * 7.0) / (48 * 2.5 + 48 * 7.5)) < 1e-9
     # run 20261129-104927 at 30/15: one uplink at 81 % of its rate, but the streams got 34 % of their share
     starved = probe_streams(pairs, 72.3 / 16, 89.1 / 16)
-    rung = bench_rates.rung_record(fab, pairs, starved, fake_cpu(81.0, 100.0))
+    rung = bench_rates.rung_record(fab, pairs, starved, fake_cpu(81.0, 100.0), "ring")
     assert round(rung["delivered_pct"]) == 34 and rung["verdict"] == "switch"
-    assert bench_rates.rung_record(fab, pairs, starved, fake_cpu(81.0, 50.0))["verdict"] == "other"
-    assert bench_rates.rung_record(fab, pairs, [{}] * len(pairs), fake_cpu(90.0, 90.0))["verdict"] is None
+    assert bench_rates.rung_record(fab, pairs, starved, fake_cpu(81.0, 50.0), "ring")["verdict"] == "other"
+    assert bench_rates.rung_record(fab, pairs, [{}] * len(pairs), fake_cpu(90.0, 90.0), "ring")["verdict"] is None
 
 
 def rung(host, fabric, verdict, foreign=1.0):
@@ -275,7 +276,10 @@ def test_choose_on_fabric_stops_at_the_first_link_bound_rung(monkeypatch):
     bench, said = FakeBench(), []
     rec = bench_rates.choose_on_fabric(bench, ladder, 4, "dmodk", 99, say=said.append)
     assert probed == [(30, 4), (20, 4), (12, 4)] and len(said) == 3 and "12/6" in said[-1]
-    assert rec["chosen"] == [12, 6] and rec["link_bound"] and rec["streams"] == 32 and not rec["every_rung"]
+    assert rec["chosen"] == [12, 6] and rec["link_bound"] and rec["streams"] == 96 and not rec["every_rung"]
+    assert rec["load"] == bench_rates.DEFAULT_LOAD == "peers"
+    assert "96 TCP streams at once under dmodk routing (every host one stream to every other host of its leaf" \
+        in "\n".join(bench_rates.markdown(rec))
     assert bench.calls[:3] == [("controller", "dmodk"), ("fabric",), ("ready", 99)]
     assert bench.calls[-1] == ("rates", 12, 6) and (bench.fab_model.host_bw, bench.fab_model.fabric_bw) == (12, 6)
     # every rung for the record: the same choice, and the fabric goes back up to it after 8/4
@@ -318,7 +322,7 @@ def test_probe_rung_samples_from_the_streams_start(monkeypatch):
     monkeypatch.setattr(bench_sampling, "CpuMonitor", FakeMonitor)
     monkeypatch.setattr(jobroute_iperf, "iperf_streams", fake_streams)
     bench = argparse.Namespace(fab_model=benchcore.Fabric(2, 4, 4, 12, 6), link_directions=lambda: [("l", "tx", 6)])
-    rec = bench_rates.probe_rung(bench, 3)
+    rec = bench_rates.probe_rung(bench, 3, "ring")
     assert events == [("monitor", (("l", "tx", 6),)), ("streams", 32, 3), ("enter",), ("exit",)]
     assert rec["verdict"] == "links" and (rec["host_bw_mbit"], rec["fabric_bw_mbit"]) == (12, 6)
     assert abs(rec["streams"]["across"]["mbit_sum"] - 16 * 2.9) < 1e-9 and rec["streams"]["within"]["retransmits"] == 32
