@@ -5,7 +5,7 @@ Which load refuses the rungs where the 16-host jobs are switch-bound and still p
 the 8-host jobs are link-bound?
 
     flock /tmp/sdnmpi-mininet.lock timeout -s INT 600 .venv/bin/python bench/rate_probe_loads.py \\
-        [--loads ring,peers,...] [--leaves 4 --hosts-per-leaf 4] [--rate-ladder 30/15,20/10,12/6]
+        [--loads ring,peers,...] [--rounds 1] [--leaves 4 --hosts-per-leaf 4] [--rate-ladder 30/15,20/10,12/6]
         [--rate-probe-seconds 5]
 
 Every option but --loads is bench/run.py's (bench_cli.parse_args, as --rates link-bound reads
@@ -30,6 +30,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="bench/rate_probe_loads.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--loads", default=",".join(bench_rates.LOADS),
                    help="comma-separated, of %s (all)" % ", ".join(bench_rates.LOADS))
+    p.add_argument("--rounds", type=int, default=1, help="every load this many times a rung, in turn (1)")
     args, rest = p.parse_known_args(argv)
     try:
         args.loads = csv_list(args.loads, bench_rates.LOADS)
@@ -50,9 +51,9 @@ def markdown(results):
     fab = results["fabric"]
     out = ["# Rate probe loads side by side", "",
            "Run %s to %s; %d spines, %d leaves, %d hosts a leaf; %s routing; %d s a load and rung; every load "
-           "once per rung, in the order of the table (bench/rate_probe_loads.py)." % (
+           "%d time(s) per rung, in the order of the table (bench/rate_probe_loads.py)." % (
                results["started"], results.get("finished") or "-", fab["spines"], fab["leaves"],
-               fab["hosts_per_leaf"], results["routing"], results["seconds"]), "",
+               fab["hosts_per_leaf"], results["routing"], results["seconds"], results.get("rounds", 1)), "",
            "| host / fabric Mbit/s | load | streams | received, of what the links allow | across (slowest) | "
            "within (slowest) | forwarding thread ran + waited | switch crossings, of what the load asks | "
            "other processes | verdict |",
@@ -81,7 +82,7 @@ def main(argv=None):
     bench.out_dir, bench.log_dir = out_dir, os.path.join(out_dir, "logs")
     results = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "command": sys.argv,
                "software": software_versions(), "fabric": bench.fab_model.to_json(), "routing": "dmodk",
-               "loads": args.loads, "ladder": [list(r) for r in bargs.rate_ladder],
+               "loads": args.loads, "rounds": args.rounds, "ladder": [list(r) for r in bargs.rate_ladder],
                "seconds": bargs.rate_probe_seconds, "rungs": [], "notes": []}
     path = os.path.join(out_dir, "results.json")
     try:
@@ -92,7 +93,7 @@ def main(argv=None):
         bench.wait_ready(bargs.discovery_timeout)
         for host_bw, fabric_bw in bargs.rate_ladder:
             bench.set_rates(host_bw, fabric_bw)
-            for load in args.loads:
+            for load in [load for _round in range(args.rounds) for load in args.loads]:
                 rung = bench_rates.probe_rung(bench, bargs.rate_probe_seconds, load)
                 rung["streams_n"] = len(bench_rates.load_pairs(bench.fab_model, load))
                 results["rungs"].append(rung)
