@@ -63,7 +63,7 @@ def parse_ladder(text):
 # (Open MPI's mpi_yield_when_idle: sched_yield in a loop; RANK_POLLER), the ranks' share of the two
 # CPUs that ovs-vswitchd's thread and the hosts' TCP stacks run on.
 LOADS = ("ring", "ring-paced", "ring-ranks", "peers", "peers-paced", "peers-ranks")
-DEFAULT_LOAD = "peers"   # the one that refused 30/15 on 16 hosts and passed it on 8 (bench/README.md)
+DEFAULT_LOAD = "ring"    # peers did not refuse 16 hosts' 30/15 more reliably (bench/README.md, "The probe's load")
 MESSAGE_BYTES = 4096   # the hierarchical allreduce's ring messages (its segment: 4 KiB per rank of a leaf)
 RANK_POLLER = "import os\nwhile True:\n    os.sched_yield()\n"
 SWITCHES_ACROSS = 3    # an across stream crosses its leaf, a spine and the other leaf; a within one its leaf

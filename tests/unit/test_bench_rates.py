@@ -43,7 +43,7 @@ def test_degenerate_fabrics_have_one_kind_of_stream():
     one_leaf = benchcore.Fabric(spines=2, leaves=1, hosts_per_leaf=4, host_bw=30, fabric_bw=15)
     assert {k for _s, _d, k in bench_rates.load_pairs(one_leaf, "ring")} == {"within"}
     assert bench_rates.link_shares(one_leaf, "ring") == {"within": 30}
-    assert bench_rates.link_shares(one_leaf) == {"within": 10}   # peers: 3 leaf mates a host
+    assert bench_rates.link_shares(one_leaf, "peers") == {"within": 10}   # 3 leaf mates a host
     one_host = benchcore.Fabric(spines=2, leaves=4, hosts_per_leaf=1, host_bw=30, fabric_bw=10)
     assert [(s, d) for s, d, _k in bench_rates.load_pairs(one_host, "ring")] == [(1, 2), (2, 3), (3, 4), (4, 1)]
     assert bench_rates.link_shares(one_host, "ring") == {"across": 20.0}   # 2 uplinks of 10, one stream a leaf
@@ -276,10 +276,10 @@ def test_choose_on_fabric_stops_at_the_first_link_bound_rung(monkeypatch):
     bench, said = FakeBench(), []
     rec = bench_rates.choose_on_fabric(bench, ladder, 4, "dmodk", 99, say=said.append)
     assert probed == [(30, 4), (20, 4), (12, 4)] and len(said) == 3 and "12/6" in said[-1]
-    assert rec["chosen"] == [12, 6] and rec["link_bound"] and rec["streams"] == 96 and not rec["every_rung"]
-    assert rec["load"] == bench_rates.DEFAULT_LOAD == "peers"
-    assert "96 TCP streams at once under dmodk routing (every host one stream to every other host of its leaf" \
-        in "\n".join(bench_rates.markdown(rec))
+    assert rec["chosen"] == [12, 6] and rec["link_bound"] and rec["streams"] == 32 and not rec["every_rung"]
+    assert rec["load"] == bench_rates.DEFAULT_LOAD == "ring"
+    assert "32 TCP streams at once under dmodk routing (every host one across the spines, to its place on the next " \
+        "leaf, and one within its leaf)" in "\n".join(bench_rates.markdown(rec))
     assert bench.calls[:3] == [("controller", "dmodk"), ("fabric",), ("ready", 99)]
     assert bench.calls[-1] == ("rates", 12, 6) and (bench.fab_model.host_bw, bench.fab_model.fabric_bw) == (12, 6)
     # every rung for the record: the same choice, and the fabric goes back up to it after 8/4
