@@ -63,7 +63,8 @@ def markdown(results):
             rung["host_bw_mbit"], rung["fabric_bw_mbit"], rung["load"], rung["streams_n"],
             pct_text(rung.get("delivered_pct")), _kind(rung, "across"), _kind(rung, "within"),
             pct_text(rung.get("ovs_main_run_weighted_pct")), pct_text(rung.get("ovs_main_wait_weighted_pct")),
-            bench_rates.crossings_text(rung), pct_text(rung.get("foreign_cpu_pct")), rung.get("verdict") or "no figures"))
+            bench_rates.crossings_text(rung), pct_text(rung.get("foreign_cpu_pct")),
+            rung.get("verdict") or "no figures"))
     out += ["", "Notes: %s" % ("; ".join(results["notes"]) if results["notes"] else "none")]
     return out
 
