@@ -23,6 +23,7 @@ same time too). Sampled by bench_sampling.CpuMonitor on the jobs' link list, as 
 Pure except ``probe_rung`` and ``choose_on_fabric`` (Mininet, at run time).
 """
 import statistics
+import sys
 
 import bench_jobcheck
 from bench_common import pct_text as _pct
@@ -52,42 +53,106 @@ def parse_ladder(text):
     return rungs
 
 
-def load_pairs(fab):
-    """The probe's streams [(src host, dst host, "across" | "within")] on ``fab`` (benchcore.Fabric):
-    each host sends one across the spines, to the host in its place on the next leaf (so every leaf
-    sends and takes hosts_per_leaf streams over its uplinks), and, with more than one host a leaf,
-    one to the next host of its own leaf (so every host link carries two streams each way)."""
+# The probe's loads (load_pairs): "ring", every host one stream across the spines (to its place on
+# the next leaf) and one within its leaf (to the next host); "peers", every host one stream to every
+# other host of its leaf and one to its place on every other leaf (the hierarchical allreduce's
+# partners and more: as many connections at once as its rings and halvings touch over a call).
+# "-paced": each stream sent at its max-min fair share in MESSAGE_BYTES writes without Nagle
+# (iperf3 -b -l -N), as the collective's steps send one message at a time, instead of as fast as
+# TCP's window allows. "-ranks": with one process a host that polls the CPU as a waiting rank does
+# (Open MPI's mpi_yield_when_idle: sched_yield in a loop; RANK_POLLER), the ranks' share of the two
+# CPUs that ovs-vswitchd's thread and the hosts' TCP stacks run on.
+LOADS = ("ring", "ring-paced", "ring-ranks", "peers", "peers-paced", "peers-ranks")
+DEFAULT_LOAD = "ring"    # peers did not refuse 16 hosts' 30/15 more reliably (bench/README.md, "The probe's load")
+MESSAGE_BYTES = 4096   # the hierarchical allreduce's ring messages (its segment: 4 KiB per rank of a leaf)
+RANK_POLLER = "import os\nwhile True:\n    os.sched_yield()\n"
+SWITCHES_ACROSS = 3    # an across stream crosses its leaf, a spine and the other leaf; a within one its leaf
+
+
+def streams_per_host(fab, load=DEFAULT_LOAD):
+    """(across, within): the streams each host sends under ``load`` on ``fab`` (and takes: the
+    pattern is symmetric)."""
+    if load not in LOADS:
+        raise ValueError("unknown probe load %r (%s)" % (load, ", ".join(LOADS)))
+    every = load.startswith("peers")
+    across = (fab.leaves - 1 if every else 1) if fab.leaves > 1 else 0
+    within = (fab.hosts_per_leaf - 1 if every else 1) if fab.hosts_per_leaf > 1 else 0
+    return across, within
+
+
+def load_pairs(fab, load=DEFAULT_LOAD):
+    """The probe's streams [(src host, dst host, "across" | "within")] on ``fab`` (benchcore.Fabric)
+    under ``load`` (LOADS): per host its across streams, to the host in its place on the next
+    leaves (so every leaf sends and takes hosts_per_leaf of them a step over its uplinks), then its
+    within streams, to the next hosts of its own leaf."""
     hpl, leaves = fab.hosts_per_leaf, fab.leaves
+    n_across, n_within = streams_per_host(fab, load)
     pairs = []
     for host in range(1, fab.hosts + 1):
         leaf, place = divmod(host - 1, hpl)
-        if leaves > 1:
-            pairs.append((host, ((leaf + 1) % leaves) * hpl + place + 1, "across"))
-        if hpl > 1:
-            pairs.append((host, leaf * hpl + (place + 1) % hpl + 1, "within"))
+        pairs += [(host, ((leaf + step) % leaves) * hpl + place + 1, "across") for step in range(1, n_across + 1)]
+        pairs += [(host, leaf * hpl + (place + step) % hpl + 1, "within") for step in range(1, n_within + 1)]
     return pairs
 
 
-def link_shares(fab):
+def link_shares(fab, load=DEFAULT_LOAD):
     """{"across": Mbit/s, "within": Mbit/s}: each stream's max-min fair share when the links alone
     limit them (load_pairs' streams, the across streams spread evenly over the spines): an across
-    stream gets its leaf's uplinks / hosts_per_leaf, at most half a host link when a within stream
-    shares it; a within stream the rest of its host link."""
-    host, fabric = fab.host_bw, fab.fabric_bw
+    stream gets its leaf's uplinks over the leaf's across streams, at most an even share of its host
+    link; a within stream an even share of what its host link has left."""
+    n_across, n_within = streams_per_host(fab, load)
     out = {}
-    if fab.leaves > 1:
-        across = fab.spines * fabric / float(fab.hosts_per_leaf)
-        out["across"] = min(across, host / 2.0 if fab.hosts_per_leaf > 1 else host)
-    if fab.hosts_per_leaf > 1:
-        out["within"] = host - out.get("across", 0.0)
+    if n_across:
+        uplinks = fab.spines * fab.fabric_bw / float(fab.hosts_per_leaf * n_across)
+        out["across"] = min(uplinks, fab.host_bw / float(n_across + n_within))
+    if n_within:
+        out["within"] = (fab.host_bw - n_across * out.get("across", 0.0)) / float(n_within)
     return out
 
 
-def rung_record(fab, pairs, streams, cpu):
+def client_args(fab, pairs, load=DEFAULT_LOAD):
+    """iperf3 client options per stream of ``pairs`` (load_pairs' list): none for a greedy load; for
+    a "-paced" one its fair share (-b, Mbit/s), MESSAGE_BYTES writes (-l) and no Nagle (-N)."""
+    if not load.endswith("-paced"):
+        return [[] for _pair in pairs]
+    shares = link_shares(fab, load)
+    return [["-b", "%.4gM" % shares[kind], "-l", MESSAGE_BYTES, "-N"] for _s, _d, kind in pairs]
+
+
+def mib_s(mbit_s):
+    """Mbit/s (10^6 bit/s) -> MiB/s, the sampler's unit of switch crossings."""
+    return None if mbit_s is None else mbit_s * 1e6 / 8 / 2 ** 20
+
+
+def asked_crossings(fab, load=DEFAULT_LOAD):
+    """Mbit/s of switch crossings ``load`` asks of ovs-vswitchd when its streams get their fair shares
+    (each across stream's bytes cross SWITCHES_ACROSS switches, a within stream's one)."""
+    n_across, n_within = streams_per_host(fab, load)
+    shares = link_shares(fab, load)
+    return fab.hosts * (SWITCHES_ACROSS * n_across * shares.get("across", 0.0) + n_within * shares.get("within", 0.0))
+
+
+def allreduce_crossings(fab):
+    """Mbit/s of switch crossings the hierarchical allreduce on every host asks at its bandwidth bound
+    (benchcore.hierarchical_limit): per rank and vector byte 2 (k-1)/k within its leaf (1 switch) and
+    2 (L-1)/(L k) across (SWITCHES_ACROSS), in the time its host link or its leaf's uplinks need
+    (42 n over 1.875 n at 30 Mbit/s on 4 leaves of 4, 26 n over 1.75 n on 4 of 2). None where it
+    does not run (one leaf, one host a leaf) or a link is unlimited."""
+    k, leaves = fab.hosts_per_leaf, fab.leaves
+    if k < 2 or leaves < 2 or not fab.host_bw or not fab.fabric_bw:
+        return None
+    within, across = 2.0 * (k - 1) / k, 2.0 * (leaves - 1) / (leaves * k)
+    seconds_per_byte = max((within + across) / fab.host_bw, 2.0 * (leaves - 1) / leaves / (fab.spines * fab.fabric_bw))
+    return fab.hosts * (within + SWITCHES_ACROSS * across) / seconds_per_byte
+
+
+def rung_record(fab, pairs, streams, cpu, load=DEFAULT_LOAD):
     """One rung's record from its streams (rate_probe_parse.iperf_stream dicts, in ``pairs``' order;
-    {} for an unreadable one) and the sampler's summary: the rates, per kind the streams' Mbit/s
-    (median, sum; of_fair_share: the read streams' sum over their fair shares' sum) and retransmits,
-    the sampler's figures and the verdict.
+    {} for an unreadable one) and the sampler's summary: the rates and the load, per kind the
+    streams' Mbit/s (median, sum; of_fair_share: the read streams' sum over their fair shares' sum;
+    slowest_of_fair_share: the slowest read stream's) and retransmits, the switch crossings the
+    load asks (asked_crossings) and a hierarchical allreduce at its bound would
+    (allreduce_crossings), MiB/s, the sampler's figures and the verdict.
 
     The verdict is check 4's rule (bench_jobcheck.judge, 80 % / 80 %) with the probe's own link
     figure: ``delivered_pct``, what all read streams received in % of what their fair shares add
@@ -95,7 +160,7 @@ def rung_record(fab, pairs, streams, cpu):
     busiest link; under this load that one reached 81-103 % of its rate on every rung of the first
     runs (20261129-104927, -105007) while the streams got 34-93 % of what the links allow, so it is
     kept in the record but not judged."""
-    shares = link_shares(fab)
+    shares = link_shares(fab, load)
     kinds = {}
     for (_src, _dst, kind), stream in zip(pairs, streams):
         k = kinds.setdefault(kind, {"streams": 0, "read": [], "retransmits": 0})
@@ -110,12 +175,14 @@ def rung_record(fab, pairs, streams, cpu):
         k["mbit_median"] = statistics.median(got) if got else None
         k["fair_share_mbit"] = shares.get(kind)
         k["of_fair_share"] = k["mbit_sum"] / (len(got) * shares[kind]) if got and shares.get(kind) else None
+        k["slowest_of_fair_share"] = min(got) / shares[kind] if got and shares.get(kind) else None
     got = sum(k["mbit_sum"] or 0.0 for k in kinds.values())
     allowed = sum((k["streams"] - k["unread"]) * (k["fair_share_mbit"] or 0.0) for k in kinds.values())
     delivered = 100.0 * got / allowed if allowed else None
     switch = cpu.get("ovs_main_runnable_weighted_pct")
-    return {"host_bw_mbit": fab.host_bw, "fabric_bw_mbit": fab.fabric_bw, "streams": kinds,
-            "delivered_pct": delivered,
+    return {"host_bw_mbit": fab.host_bw, "fabric_bw_mbit": fab.fabric_bw, "load": load, "streams": kinds,
+            "delivered_pct": delivered, "asked_crossing_mib_s": mib_s(asked_crossings(fab, load)),
+            "allreduce_crossing_mib_s": mib_s(allreduce_crossings(fab)),
             "busiest_link_weighted_pct": cpu.get("busiest_link_weighted_pct"), "ovs_main_runnable_weighted_pct": switch,
             "ovs_main_run_weighted_pct": cpu.get("ovs_main_run_weighted_pct"),
             "ovs_main_wait_weighted_pct": cpu.get("ovs_main_wait_weighted_pct"),
@@ -136,11 +203,12 @@ def choose(rungs):
     return (len(rungs) - 1, False) if rungs else (None, False)
 
 
-def decision(ladder, rungs, seconds, routing, npairs):
+def decision(ladder, rungs, seconds, routing, npairs, load=DEFAULT_LOAD):
     """The record results.json keeps as ``rate_choice``: the ladder, every probed rung, the choice."""
     index, bound = choose(rungs)
     chosen = rungs[index] if index is not None else None
     return {"ladder": [list(r) for r in ladder], "seconds": seconds, "routing": routing, "streams": npairs,
+            "load": load,
             "rule": "fastest rung whose streams received >= %.0f%% of what the links allow them (their max-min fair "
                     "shares), the link figure of the bottleneck check's 4th criterion (bench_jobcheck.judge)"
                     % bench_jobcheck.LINK_MIN_PCT,
@@ -149,11 +217,32 @@ def decision(ladder, rungs, seconds, routing, npairs):
             "busy": any((r.get("foreign_cpu_pct") or 0) >= CHECK_FOREIGN_MAX for r in rungs)}
 
 
+def describe_load(load):
+    """results.md's words for ``load`` (LOADS)."""
+    every = load.split("-")[0] == "peers"
+    text = ("every host one stream to every other host of its leaf and one to its place on every other leaf"
+            if every else "every host one across the spines, to its place on the next leaf, and one within its leaf")
+    if load.endswith("-paced"):
+        text += "; each sent at its fair share of the links in %d-byte writes without Nagle" % MESSAGE_BYTES
+    if load.endswith("-ranks"):
+        text += "; beside one process a host polling the CPU as a waiting MPI rank does"
+    return text
+
+
 def _mbit(kind):
     if not kind or kind.get("mbit_median") is None:
         return "-"
-    return "%.1f (%s)" % (kind["mbit_median"], _pct(100 * kind["of_fair_share"]) if kind.get("of_fair_share")
-                          is not None else "-")
+    slowest = kind.get("slowest_of_fair_share")
+    return "%.1f (%s%s)" % (kind["mbit_median"], _pct(100 * kind["of_fair_share"]) if kind.get("of_fair_share")
+                            is not None else "-", "" if slowest is None else "; slowest %s" % _pct(100 * slowest))
+
+
+def crossings_text(rung):
+    """The switch crossings a rung got and what its load asks, "GOT of ASKED MiB/s" ("-" without figures)."""
+    got, asked = rung.get("crossing_mib_s_weighted"), rung.get("asked_crossing_mib_s")
+    if got is None:
+        return "-"
+    return "%.0f MiB/s" % got if asked is None else "%.0f of %.0f MiB/s" % (got, asked)
 
 
 def markdown(choice):
@@ -161,13 +250,13 @@ def markdown(choice):
     if not choice:
         return []
     out = ["", "**Link rates chosen on this machine** (`--rates link-bound`, before the jobs; bench/README.md): "
-           "%d TCP streams at once under %s routing (every host one across the spines, to its place on the next "
-           "leaf, and one within its leaf), %d s a rung, fastest rung first%s; rule: the %s." % (
-               choice["streams"], choice["routing"], choice["seconds"],
+           "%d TCP streams at once under %s routing (%s), %d s a rung, fastest rung first%s; rule: the %s." % (
+               choice["streams"], choice["routing"], describe_load(choice.get("load", DEFAULT_LOAD)), choice["seconds"],
                " (every rung probed, --rate-probe-all)" if choice.get("every_rung") else
                " until one is link-bound", choice["rule"]), "",
            "| host / fabric Mbit/s | streams received, of what the links allow | busiest link | forwarding thread "
-           "ran + waited | switch crossings | streams across: median Mbit/s (sum, % of their fair shares) | within | "
+           "ran + waited | switch crossings (of what the load asks) | streams across: median Mbit/s (sum, % of their "
+           "fair shares) | within | "
            "other processes | verdict |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for rung in choice["rungs"]:
@@ -176,7 +265,7 @@ def markdown(choice):
             rung["host_bw_mbit"], rung["fabric_bw_mbit"], _pct(rung.get("delivered_pct")),
             _pct(rung.get("busiest_link_weighted_pct")),
             _pct(rung.get("ovs_main_run_weighted_pct")), _pct(rung.get("ovs_main_wait_weighted_pct")),
-            "-" if rung.get("crossing_mib_s_weighted") is None else "%.0f MiB/s" % rung["crossing_mib_s_weighted"],
+            crossings_text(rung),
             _mbit(streams.get("across")), _mbit(streams.get("within")), _pct(rung.get("foreign_cpu_pct")),
             rung.get("verdict") or "no figures"))
     chosen = choice.get("chosen")
@@ -193,26 +282,33 @@ def markdown(choice):
     return out
 
 
-def probe_rung(bench, seconds):
-    """The probe at the fabric's current rates: load_pairs' streams for ``seconds`` (after iperf3's
-    omitted first second), sampled like a job from the moment every stream started; rung_record."""
+def probe_rung(bench, seconds, load=DEFAULT_LOAD):
+    """The probe at the fabric's current rates: load_pairs' streams (with client_args) for
+    ``seconds`` (after iperf3's omitted first second), sampled like a job from the moment every
+    stream started; rung_record."""
     from bench_sampling import CpuMonitor
     from jobroute_iperf import iperf_streams
+    from sdnmpi.mininet_topos import procs
     import rate_probe_parse
     fab = bench.fab_model
-    pairs = load_pairs(fab)
+    pairs = load_pairs(fab, load)
     monitor = CpuMonitor(links=bench.link_directions())
-    started = []
+    started, pollers = [], []
 
     def start():
         monitor.__enter__()
         started.append(True)
     try:
-        outputs = iperf_streams(bench, [(s, d) for s, d, _kind in pairs], seconds, on_start=start)
+        if load.endswith("-ranks"):
+            pollers += [procs.popen_in_host(bench.fabric.host("h%d" % h), [sys.executable, "-c", RANK_POLLER])
+                        for h in range(1, fab.hosts + 1)]
+        outputs = iperf_streams(bench, [(s, d) for s, d, _kind in pairs], seconds, on_start=start,
+                                client_args=client_args(fab, pairs, load))
     finally:
         if started:
             monitor.__exit__(None, None, None)
-    return rung_record(fab, pairs, [rate_probe_parse.iperf_stream(o) for o in outputs], monitor.summary())
+        procs.terminate(pollers, timeout=2)
+    return rung_record(fab, pairs, [rate_probe_parse.iperf_stream(o) for o in outputs], monitor.summary(), load)
 
 
 def choose_on_fabric(bench, ladder, seconds, routing, discovery_timeout, say=print, every_rung=False):
@@ -237,7 +333,7 @@ def choose_on_fabric(bench, ladder, seconds, routing, discovery_timeout, say=pri
                 _pct(rung["foreign_cpu_pct"]), rung["verdict"] or "no figures"))
         if rung["verdict"] == "links" and not every_rung:
             break
-    record = decision(ladder, rungs, seconds, routing, len(load_pairs(bench.fab_model)))
+    record = decision(ladder, rungs, seconds, routing, len(load_pairs(bench.fab_model)), DEFAULT_LOAD)
     record["every_rung"] = every_rung
     if record["chosen"] is not None:
         bench.set_rates(*record["chosen"])

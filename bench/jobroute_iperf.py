@@ -25,10 +25,11 @@ def iperf_flows(bench, pairs, seconds):
     return [receiver_mbit(out) for out in iperf_streams(bench, pairs, seconds)]
 
 
-def iperf_streams(bench, pairs, seconds, on_start=None):
+def iperf_streams(bench, pairs, seconds, on_start=None, client_args=None):
     """TCP streams ``pairs`` [(src host number, dst host number)] at once, ``seconds`` each after
     a 1-s omitted start; the output of each sender's ``iperf3 -J`` (its client), in the order of
-    ``pairs``. ``on_start()``, if given, is called once every client has been started."""
+    ``pairs``. ``on_start()``, if given, is called once every client has been started;
+    ``client_args``, if given, adds its k-th list of options to the k-th client."""
     from sdnmpi.mininet_topos import procs
     from sdnmpi.mininet_topos.demo import _wait_listening
     net, ips = bench.fabric, bench.fabric.host_ips()
@@ -40,7 +41,8 @@ def iperf_streams(bench, pairs, seconds, on_start=None):
             _wait_listening(host, PORT0 + k)
         for k, (src, dst) in enumerate(pairs):
             argv = procs.in_host(net.host("h%d" % src), ["iperf3", "-c", ips["h%d" % dst], "-p", PORT0 + k,
-                                                         "-t", seconds, "-O", 1, "-J"])
+                                                         "-t", seconds, "-O", 1, "-J",
+                                                         *(client_args[k] if client_args else ())])
             clients.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, universal_newlines=True,
                                             start_new_session=True))

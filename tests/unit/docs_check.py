@@ -29,8 +29,8 @@ import docs_scan
 from bench_setup import ROOT   # also puts bench/ on sys.path: its scripts import as modules
 
 # CLIs whose unknown options go to another CLI's parser (bench_release.py forwards its rest to the
-# job routing bench's parse_args).
-FORWARDS = {"bench/bench_release.py": "bench/bench_jobroute_mininet.py"}
+# job routing bench's parse_args, rate_probe_loads.py to bench/run.py's).
+FORWARDS = {"bench/bench_release.py": "bench/bench_jobroute_mininet.py", "bench/rate_probe_loads.py": "bench/run.py"}
 FACTORIES = ("build_parser", "parser", "_parser")
 FRAGMENT = re.compile(r"the following arguments are required|expected (?:one|at least one) argument")
 
