@@ -299,9 +299,9 @@ def probe_rung(bench, seconds, load=DEFAULT_LOAD):
         monitor.__enter__()
         started.append(True)
     try:
-        if load.endswith("-ranks"):
-            pollers += [procs.popen_in_host(bench.fabric.host("h%d" % h), [sys.executable, "-c", RANK_POLLER])
-                        for h in range(1, fab.hosts + 1)]
+        for h in range(1, fab.hosts + 1) if load.endswith("-ranks") else ():
+            # one at a time, so that the finally stops those started if a later one fails
+            pollers.append(procs.popen_in_host(bench.fabric.host("h%d" % h), [sys.executable, "-c", RANK_POLLER]))
         outputs = iperf_streams(bench, [(s, d) for s, d, _kind in pairs], seconds, on_start=start,
                                 client_args=client_args(fab, pairs, load))
     finally:
