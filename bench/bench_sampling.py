@@ -91,9 +91,10 @@ def foreign_ticks(prev, cur, ours, excluded):
     return total
 
 
-def _read_counter(iface, direction):
+def _read_counter(iface, direction, unit="bytes"):
+    """The interface's ``direction`` ("tx" | "rx") ``unit`` ("bytes" | "packets") counter, or None."""
     try:
-        with open("/sys/class/net/%s/statistics/%s_bytes" % (iface, direction)) as counter:
+        with open("/sys/class/net/%s/statistics/%s_%s" % (iface, direction, unit)) as counter:
             return int(counter.read())
     except (OSError, ValueError):
         return None
@@ -128,7 +129,9 @@ class CpuMonitor:
     - with ``links``, also the **switch crossings**: the bytes all switch ports sent ("tx" entries:
       every packet a switch forwards leaves it by one port, so this counts each byte once per
       switch it crossed), i.e. the work of ovs-vswitchd's forwarding thread, and their rate while
-      data moved (``crossing_mib_s_weighted``, weighted like the busiest link's load);
+      data moved (``crossing_mib_s_weighted``, weighted like the busiest link's load); and the
+      packets those ports sent (``crossing_packets_total``, ``crossing_bytes_per_packet``): the
+      thread's cost is per packet more than per byte;
     - with ``phase`` (a callable returning a label, e.g. the route switch's current
       implementation), the link figures above and the forwarding thread's run + wait % (read at
       every link sample) per label (``phases``), so each implementation's traffic in a job is
@@ -209,9 +212,12 @@ class CpuMonitor:
                 "bytes": self._bytes_total}
 
     def _link_sample(self):
+        """(time, every link entry's byte counter, the forwarding thread's schedstat, every "tx"
+        entry's packet counter (None for the others))."""
         pid = self._ovs_pid
         return (now_s(), [_read_counter(iface, d) for iface, d, _cap in self.links],
-                _schedstat(pid, pid) if pid else None)
+                _schedstat(pid, pid) if pid else None,
+                [_read_counter(iface, d, "packets") if d == "tx" else None for iface, d, _cap in self.links])
 
     def _run(self):
         prev = self._sample()
@@ -236,13 +242,14 @@ class CpuMonitor:
         dt = cur[0] - prev[0]
         if dt <= 0:
             return
-        best, where, total, crossed = 0.0, None, 0, 0
-        for (iface, direction, cap), b0, b1 in zip(self.links, prev[1], cur[1]):
+        best, where, total, crossed, packets = 0.0, None, 0, 0, 0
+        for (iface, direction, cap), b0, b1, p0, p1 in zip(self.links, prev[1], cur[1], prev[3], cur[3]):
             if b0 is None or b1 is None:
                 continue
             total += max(0, b1 - b0)
             if direction == "tx":
                 crossed += max(0, b1 - b0)
+                packets += max(0, p1 - p0) if p0 is not None and p1 is not None else 0
             util = 100.0 * (b1 - b0) * 8.0 / (cap * 1e6) / dt
             if util > best:
                 best, where = util, "%s %s" % (iface, direction)
@@ -250,7 +257,7 @@ class CpuMonitor:
         if prev[2] and cur[2]:
             runnable = 100.0 * ((cur[2][0] - prev[2][0]) + (cur[2][1] - prev[2][1])) / 1e9 / dt
         self.link_samples.append(LinkSample(dt, best, total, crossed, runnable,
-                                            str(self.phase()) if self.phase is not None else None))
+                                            str(self.phase()) if self.phase is not None else None, packets))
         self._bytes_total += total
         if where and total:
             self.busiest[where] = self.busiest.get(where, 0) + total
@@ -290,6 +297,8 @@ class CpuMonitor:
             out["ovs_main_wait_weighted_pct"] = weighted_mean(self.ovs_main_wait, self.ovs_main_bytes)
             out["link_bytes_total"] = sum(self.link_bytes)
             out["crossing_bytes_total"] = sum(self.crossing_bytes)
+            out["crossing_packets_total"] = sum(s.packets for s in self.link_samples)
+            out["crossing_bytes_per_packet"] = per_packet(out["crossing_bytes_total"], out["crossing_packets_total"])
             out["crossing_mib_s_weighted"] = weighted_mean(self.crossing_rate, self.link_bytes)
             phases = self.phases
             if phases:
@@ -298,11 +307,17 @@ class CpuMonitor:
         return out
 
 
-class LinkSample(collections.namedtuple("LinkSample", "dt util bytes crossed runnable phase")):
+class LinkSample(collections.namedtuple("LinkSample", "dt util bytes crossed runnable phase packets")):
     """One link interval: its length (s), the busiest link's load (% of its rate), the bytes all links
     carried, the bytes the switch ports sent (crossings), the forwarding thread's run + wait % (None
-    without schedstat) and the phase label (None without ``phase``)."""
+    without schedstat), the phase label (None without ``phase``) and the packets the switch ports
+    sent."""
     __slots__ = ()
+
+
+def per_packet(nbytes, packets):
+    """Bytes per packet, or None without packets."""
+    return nbytes / float(packets) if packets else None
 
 
 def phase_sums(samples):
@@ -313,11 +328,13 @@ def phase_sums(samples):
     for s in samples:
         if s.phase is None:
             continue
-        acc = out.setdefault(s.phase, {"seconds": 0.0, "bytes": 0, "crossing_bytes": 0, "util_x_bytes": 0.0,
-                                       "rate_x_bytes": 0.0, "runnable_x_bytes": 0.0, "runnable_bytes": 0})
+        acc = out.setdefault(s.phase, {"seconds": 0.0, "bytes": 0, "crossing_bytes": 0, "crossing_packets": 0,
+                                       "util_x_bytes": 0.0, "rate_x_bytes": 0.0, "runnable_x_bytes": 0.0,
+                                       "runnable_bytes": 0})
         acc["seconds"] += s.dt
         acc["bytes"] += s.bytes
         acc["crossing_bytes"] += s.crossed
+        acc["crossing_packets"] += s.packets
         acc["util_x_bytes"] += s.util * s.bytes
         acc["rate_x_bytes"] += s.crossed / float(1 << 20) / s.dt * s.bytes
         if s.runnable is not None:
@@ -330,6 +347,8 @@ def phase_summary(acc):
     """One phase's accumulated link samples -> the figures ``summary`` gives for a whole job."""
     moved = acc["bytes"]
     return {"seconds": round(acc["seconds"], 2), "link_bytes": moved, "crossing_bytes": acc["crossing_bytes"],
+            "crossing_packets": acc["crossing_packets"],
+            "crossing_bytes_per_packet": per_packet(acc["crossing_bytes"], acc["crossing_packets"]),
             "busiest_link_weighted_pct": acc["util_x_bytes"] / moved if moved else None,
             "crossing_mib_s_weighted": acc["rate_x_bytes"] / moved if moved else None,
             "ovs_main_runnable_weighted_pct": (acc["runnable_x_bytes"] / acc["runnable_bytes"]

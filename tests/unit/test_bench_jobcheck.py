@@ -121,13 +121,17 @@ def test_sampler_counts_crossings_and_splits_by_phase():
     mon = bench_sampling.CpuMonitor(links=[("s1-eth1", "tx", 8.0), ("s1-eth1", "rx", 8.0), ("s2-eth1", "tx", 8.0)],
                                     phase=lambda: state["now"])
     mon._ovs_pid = None   # schedstat of this machine's ovs-vswitchd is not part of the test
-    # 8 Mbit/s = 1 MB/s per direction; 1 s intervals: (time, [counters], schedstat)
-    mon._account_links((0.0, [0, 0, 0], (0, 0)), (1.0, [MB, MB // 2, MB // 4], (800000000, 100000000)))
+    # 8 Mbit/s = 1 MB/s per direction; 1 s intervals: (time, [byte counters], schedstat, [tx packet
+    # counters]); the sdnmpi interval's bytes in 1000-byte packets, openmpi's in 100-byte ones
+    mon._account_links((0.0, [0, 0, 0], (0, 0), [0, None, 0]),
+                       (1.0, [MB, MB // 2, MB // 4], (800000000, 100000000), [MB // 100, None, MB // 400]))
     state["now"] = "sdnmpi"
-    mon._account_links((1.0, [MB, MB // 2, MB // 4], None), (2.0, [MB + MB // 2, MB // 2, MB // 4], None))
+    mon._account_links((1.0, [MB, MB // 2, MB // 4], None, [MB // 100, None, MB // 400]),
+                       (2.0, [MB + MB // 2, MB // 2, MB // 4], None, [MB // 100 + MB // 2000, None, MB // 400]))
     summary = mon.summary()
     # tx entries only: a byte leaves each switch it crosses by one port; rx is the host injecting it
     assert summary["crossing_bytes_total"] == MB + MB // 4 + MB // 2
+    assert summary["crossing_packets_total"] == MB // 100 + MB // 400 + MB // 2000
     openmpi, sdnmpi = summary["phases"]["openmpi"], summary["phases"]["sdnmpi"]
     assert openmpi["link_bytes"] == MB + MB // 2 + MB // 4 and openmpi["crossing_bytes"] == MB + MB // 4
     assert openmpi["busiest_link_weighted_pct"] == 100.0
@@ -135,6 +139,8 @@ def test_sampler_counts_crossings_and_splits_by_phase():
     assert abs(openmpi["ovs_main_runnable_weighted_pct"] - 90.0) < 1e-9
     assert sdnmpi["busiest_link_weighted_pct"] == 50.0 and sdnmpi["ovs_main_runnable_weighted_pct"] is None
     assert sdnmpi["seconds"] == 1.0
+    assert openmpi["crossing_packets"] == MB // 100 + MB // 400 and sdnmpi["crossing_packets"] == MB // 2000
+    assert abs(openmpi["crossing_bytes_per_packet"] - 100.0) < 0.1 and abs(sdnmpi["crossing_bytes_per_packet"] - 1000.0) < 1
 
 
 def _fed_monitor(labels):
@@ -150,7 +156,8 @@ def _fed_monitor(labels):
         dt = 0.25 + 0.05 * (k % 3)
         nxt = [c + d for c, d in zip(counters, step)]
         ns_next = (ns[0] + (k % 5 + 1) * 40000000, ns[1] + (k % 2) * 30000000)
-        mon._account_links((t, counters, ns), (t + dt, nxt, ns_next))
+        mon._account_links((t, counters, ns, [c // 1000 for c in counters]),
+                           (t + dt, nxt, ns_next, [c // 1000 for c in nxt]))
         counters, t, ns = nxt, t + dt, ns_next
     return mon
 
@@ -164,6 +171,7 @@ def test_sampler_phase_figures_come_from_the_job_samples():
     assert sorted(phases) == ["openmpi", "sdnmpi"]
     assert sum(p["link_bytes"] for p in phases.values()) == summary["link_bytes_total"] == sum(mon.link_bytes)
     assert sum(p["crossing_bytes"] for p in phases.values()) == summary["crossing_bytes_total"]
+    assert sum(p["crossing_packets"] for p in phases.values()) == summary["crossing_packets_total"] > 0
     assert abs(sum(p["seconds"] for p in phases.values()) - sum(s.dt for s in mon.link_samples)) < 0.02
     weighted = sum(p["busiest_link_weighted_pct"] * p["link_bytes"] for p in phases.values()) / summary["link_bytes_total"]
     assert abs(weighted - summary["busiest_link_weighted_pct"]) < 1e-9
