@@ -6,6 +6,7 @@ import statistics
 import threading
 
 from bench_common import now_s
+from jobroute_links import proc_net_dev
 
 
 def _cpu_times():
@@ -91,13 +92,24 @@ def foreign_ticks(prev, cur, ours, excluded):
     return total
 
 
-def _read_counter(iface, direction, unit="bytes"):
-    """The interface's ``direction`` ("tx" | "rx") ``unit`` ("bytes" | "packets") counter, or None."""
+# /proc/net/dev's columns (jobroute_links.proc_net_dev) of each direction's bytes and packets
+DEV_COLUMNS = {("rx", "bytes"): 0, ("rx", "packets"): 1, ("tx", "bytes"): 8, ("tx", "packets"): 9}
+
+
+def read_devices():
+    """Every interface's counters in this (the root) namespace, one read of /proc/net/dev ({} if it
+    cannot be read)."""
     try:
-        with open("/sys/class/net/%s/statistics/%s_%s" % (iface, direction, unit)) as counter:
-            return int(counter.read())
+        return proc_net_dev()
     except (OSError, ValueError):
-        return None
+        return {}
+
+
+def counter(devices, iface, direction, unit="bytes"):
+    """``iface``'s ``direction`` ("tx" | "rx") ``unit`` ("bytes" | "packets") counter in ``devices``
+    (read_devices), or None if it has none."""
+    values = devices.get(iface)
+    return None if values is None else values[DEV_COLUMNS[(direction, unit)]]
 
 
 def _stats(values):
@@ -214,10 +226,10 @@ class CpuMonitor:
     def _link_sample(self):
         """(time, every link entry's byte counter, the forwarding thread's schedstat, every "tx"
         entry's packet counter (None for the others))."""
-        pid = self._ovs_pid
-        return (now_s(), [_read_counter(iface, d) for iface, d, _cap in self.links],
+        pid, devices = self._ovs_pid, read_devices()
+        return (now_s(), [counter(devices, iface, d) for iface, d, _cap in self.links],
                 _schedstat(pid, pid) if pid else None,
-                [_read_counter(iface, d, "packets") if d == "tx" else None for iface, d, _cap in self.links])
+                [counter(devices, iface, d, "packets") if d == "tx" else None for iface, d, _cap in self.links])
 
     def _run(self):
         prev = self._sample()

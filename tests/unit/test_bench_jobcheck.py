@@ -194,3 +194,18 @@ def test_init_and_startup_jobs_are_not_labelled_by_their_links():
     assert bench_jobcheck.cell(startup) == "- (latency)"
     assert bench_jobcheck.cell(data).startswith("switch (link 6%")
     assert [name for name, *_ in bench_jobcheck.switch_bound([startup, data])] == ["allreduce-dmodk-block-p8"]
+
+
+def test_link_sample_reads_every_links_bytes_and_tx_packets_in_one_read(monkeypatch):
+    """One read of /proc/net/dev a link interval (jobroute_links.proc_net_dev's columns): every entry's
+    bytes in its direction, the packets of "tx" entries only, None for an interface it does not list."""
+    reads = []
+    dev = {"s1-eth1": [11, 12, 0, 0, 0, 0, 0, 0, 18, 19, 0, 0, 0, 0, 0, 0],
+           "s2-eth1": [21, 22, 0, 0, 0, 0, 0, 0, 28, 29, 0, 0, 0, 0, 0, 0]}
+    monkeypatch.setattr(bench_sampling, "proc_net_dev", lambda: reads.append(1) or dev)
+    mon = bench_sampling.CpuMonitor(links=[("s1-eth1", "tx", 8.0), ("s1-eth1", "rx", 8.0), ("s2-eth1", "tx", 8.0),
+                                           ("gone", "tx", 8.0)])
+    mon._ovs_pid = None
+    _t, nbytes, sched, packets = mon._link_sample()
+    assert nbytes == [18, 11, 28, None] and packets == [19, None, 29, None] and sched is None
+    assert reads == [1]
