@@ -22,6 +22,7 @@ same time too). Sampled by bench_sampling.CpuMonitor on the jobs' link list, as 
 
 Pure except ``probe_rung`` and ``choose_on_fabric`` (Mininet, at run time).
 """
+import collections
 import statistics
 import sys
 
@@ -62,7 +63,10 @@ def parse_ladder(text):
 # TCP's window allows. "-ranks": with one process a host that polls the CPU as a waiting rank does
 # (Open MPI's mpi_yield_when_idle: sched_yield in a loop; RANK_POLLER), the ranks' share of the two
 # CPUs that ovs-vswitchd's thread and the hosts' TCP stacks run on.
-LOADS = ("ring", "ring-paced", "ring-ranks", "peers", "peers-paced", "peers-ranks")
+Load = collections.namedtuple("Load", "every paced ranks")   # every: the "peers" streams
+LOADS = {"ring": Load(False, False, False), "ring-paced": Load(False, True, False),
+         "ring-ranks": Load(False, False, True), "peers": Load(True, False, False),
+         "peers-paced": Load(True, True, False), "peers-ranks": Load(True, False, True)}
 DEFAULT_LOAD = "ring"    # peers did not refuse 16 hosts' 30/15 more reliably (bench/README.md, "The probe's load")
 MESSAGE_BYTES = 4096   # the hierarchical allreduce's ring messages (its segment: 4 KiB per rank of a leaf)
 RANK_POLLER = "import os\nwhile True:\n    os.sched_yield()\n"
@@ -74,7 +78,7 @@ def streams_per_host(fab, load=DEFAULT_LOAD):
     pattern is symmetric)."""
     if load not in LOADS:
         raise ValueError("unknown probe load %r (%s)" % (load, ", ".join(LOADS)))
-    every = load.startswith("peers")
+    every = LOADS[load].every
     across = (fab.leaves - 1 if every else 1) if fab.leaves > 1 else 0
     within = (fab.hosts_per_leaf - 1 if every else 1) if fab.hosts_per_leaf > 1 else 0
     return across, within
@@ -113,7 +117,7 @@ def link_shares(fab, load=DEFAULT_LOAD):
 def client_args(fab, pairs, load=DEFAULT_LOAD):
     """iperf3 client options per stream of ``pairs`` (load_pairs' list): none for a greedy load; for
     a "-paced" one its fair share (-b, Mbit/s), MESSAGE_BYTES writes (-l) and no Nagle (-N)."""
-    if not load.endswith("-paced"):
+    if not LOADS[load].paced:
         return [[] for _pair in pairs]
     shares = link_shares(fab, load)
     return [["-b", "%.4gM" % shares[kind], "-l", MESSAGE_BYTES, "-N"] for _s, _d, kind in pairs]
@@ -219,12 +223,12 @@ def decision(ladder, rungs, seconds, routing, npairs, load=DEFAULT_LOAD):
 
 def describe_load(load):
     """results.md's words for ``load`` (LOADS)."""
-    every = load.split("-")[0] == "peers"
+    props = LOADS[load]
     text = ("every host one stream to every other host of its leaf and one to its place on every other leaf"
-            if every else "every host one across the spines, to its place on the next leaf, and one within its leaf")
-    if load.endswith("-paced"):
+            if props.every else "every host one across the spines, to its place on the next leaf, and one within its leaf")
+    if props.paced:
         text += "; each sent at its fair share of the links in %d-byte writes without Nagle" % MESSAGE_BYTES
-    if load.endswith("-ranks"):
+    if props.ranks:
         text += "; beside one process a host polling the CPU as a waiting MPI rank does"
     return text
 
@@ -299,7 +303,7 @@ def probe_rung(bench, seconds, load=DEFAULT_LOAD):
         monitor.__enter__()
         started.append(True)
     try:
-        for h in range(1, fab.hosts + 1) if load.endswith("-ranks") else ():
+        for h in range(1, fab.hosts + 1) if LOADS[load].ranks else ():
             # one at a time, so that the finally stops those started if a later one fails
             pollers.append(procs.popen_in_host(bench.fabric.host("h%d" % h), [sys.executable, "-c", RANK_POLLER]))
         outputs = iperf_streams(bench, [(s, d) for s, d, _kind in pairs], seconds, on_start=start,

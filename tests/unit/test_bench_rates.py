@@ -90,6 +90,18 @@ def test_peers_shares_and_paced_options():
     assert [k for _s, _d, k in pairs[:2]] == ["across", "within"]
 
 
+def test_each_load_is_described_by_its_own_properties():
+    """results.md's words follow the load's properties: the streams (ring or peers), the pacing,
+    the polling ranks; each only where the load has it."""
+    words = {load: bench_rates.describe_load(load) for load in bench_rates.LOADS}
+    for load, text in words.items():
+        props = bench_rates.LOADS[load]
+        assert ("every other host of its leaf" in text) == props.every, load
+        assert ("fair share" in text) == props.paced, load
+        assert ("waiting MPI rank" in text) == props.ranks, load
+    assert len(set(words.values())) == len(words)
+
+
 @pytest.mark.parametrize("load", bench_rates.LOADS)
 def test_every_load_asks_the_switch_at_least_what_the_allreduce_asks_at_its_bound(load):
     """At the links' rate no load can ask more crossings than the ring's: every host link full, the
