@@ -26,7 +26,7 @@ test: setup
 
 # `make bench` (about 2 h 5 min in the latest runs: this about 1 h, the two runs below about 30 min,
 # job routing about 12 min and flow detection about 25 min)
-# or `make bench QUICK=1` (a few minutes per part); ARGS="..." passes options to bench/run.py (fabric
+# or `make bench QUICK=1` (parts 1, 4 and 5 quick, 2 and 3 skipped: a few minutes each); ARGS="..." passes options to bench/run.py (fabric
 # size, bandwidths, routings, ...; see bench/README.md); by default it runs at the link rates a probe
 # chooses on the machine (--rates link-bound: the fastest rung where the emulated links, not
 # ovs-vswitchd, limit a job-like load; ARGS="--rates fixed" keeps 30/15). Its second run is the
