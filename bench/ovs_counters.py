@@ -59,6 +59,13 @@ def context_switches(status_text):
     return {kind: int(n) for kind, n in SWITCHES_RE.findall(status_text)}
 
 
+def schedstat(text):
+    """{"run_ns", "wait_ns", "slices"} of a /proc/PID/task/TID/schedstat text (ns on a CPU, ns
+    waiting for one, times scheduled in)."""
+    run, wait, slices = (int(v) for v in text.split()[:3])
+    return {"run_ns": run, "wait_ns": wait, "slices": slices}
+
+
 def pmd_counters(text):
     """The PMD_KEYS counters of `ovs-appctl dpif-netdev/pmd-stats-show` (summed over threads)."""
     stats = datapath_stats(text)
@@ -104,8 +111,9 @@ class Unixctl:
 
 
 def snapshot(call, pid):
-    """One read of every counter: {"t", "pmd", "dp", "upcall", "coverage", "switches"} (a part is
-    None where its read failed). ``call(method)`` returns a unixctl command's text."""
+    """One read of every counter: {"t", "pmd", "dp", "upcall", "coverage", "switches", "thread"} (a part
+    is None where its read failed; "thread": the forwarding thread's schedstat). ``call(method)``
+    returns a unixctl command's text."""
     out = {"t": now_s()}
     for key, method, parse in (("pmd", "dpif-netdev/pmd-stats-show", pmd_counters),
                                ("dp", "dpctl/show", dpctl_show), ("upcall", "upcall/show", upcall_show),
@@ -117,8 +125,11 @@ def snapshot(call, pid):
     try:
         with open("/proc/%d/task/%d/status" % (pid, pid)) as status:
             out["switches"] = context_switches(status.read())
-    except OSError:
-        out["switches"] = None
+        with open("/proc/%d/task/%d/schedstat" % (pid, pid)) as stat:
+            out["thread"] = schedstat(stat.read())
+    except (OSError, ValueError, IndexError):
+        out.setdefault("switches", None)
+        out["thread"] = None
     return out
 
 
@@ -126,7 +137,7 @@ def add_delta(acc, before, after):
     """Adds ``after`` - ``before`` (two snapshots) to the phase accumulator ``acc``."""
     acc["seconds"] = acc.get("seconds", 0.0) + after["t"] - before["t"]
     acc["reads"] = acc.get("reads", 0) + 1
-    for key in ("pmd", "dp", "coverage", "switches"):
+    for key in ("pmd", "dp", "coverage", "switches", "thread"):
         if before.get(key) is None or after.get(key) is None:
             continue
         delta = counter_delta(before[key], after[key])
@@ -149,7 +160,9 @@ def add_delta(acc, before, after):
 def derived(acc, crossing_bytes=None):
     """The per-phase ratios: upcalls per 1000 datapath packets, EMC share of the hits, and with
     ``crossing_bytes`` (the phase's switch crossings) upcalls and datapath packets per MiB; packets
-    per receive batch (coverage netdev_received counts batches) and per forwarding-thread wakeup."""
+    per receive batch (coverage netdev_received counts batches) and per forwarding-thread wakeup, and
+    the main loop's poll registrations (poll_create_node: one per port and timer a loop pass waits
+    on) per packet."""
     pmd, cov, sw = acc.get("pmd", {}), acc.get("coverage", {}), acc.get("switches", {})
     packets = pmd.get("packets received", 0)
     misses = pmd.get("miss with success upcall", 0) + pmd.get("miss with failed upcall", 0)
@@ -158,7 +171,12 @@ def derived(acc, crossing_bytes=None):
            "upcalls_per_1000_packets": 1000.0 * misses / packets if packets else None,
            "emc_share_of_hits": pmd.get("emc hits", 0) / float(hits) if hits else None,
            "packets_per_rx_batch": packets / float(cov["netdev_received"]) if cov.get("netdev_received") else None,
-           "packets_per_wakeup": packets / float(sw["voluntary"]) if sw.get("voluntary") else None}
+           "packets_per_wakeup": packets / float(sw["voluntary"]) if sw.get("voluntary") else None,
+           "poll_nodes_per_packet": cov.get("poll_create_node", 0) / float(packets) if packets else None}
+    thread = acc.get("thread")
+    if thread and packets:   # the forwarding thread's run and run + wait time per datapath packet
+        out["thread_run_us_per_packet"] = thread.get("run_ns", 0) / 1e3 / packets
+        out["thread_busy_us_per_packet"] = (thread.get("run_ns", 0) + thread.get("wait_ns", 0)) / 1e3 / packets
     if crossing_bytes:
         mib = crossing_bytes / float(1 << 20)
         out["upcalls_per_mib"] = misses / mib

@@ -13,10 +13,12 @@ import ovs_counters as oc  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "results")
 PROBE = os.path.join(ROOT, "rate-probe-20261128-164539", "raw")
+# captured while the 16-host allreduce job ran (bench/results/20261130-195102/counters/capture.sh)
+RUN = os.path.join(ROOT, "20261130-195102", "counters")
 
 
 def _section(path, name):
-    """One "== name" section of a rate_probe counters capture."""
+    """One "== name" section of a capture (rate_probe's or capture.sh's)."""
     with gzip.open(path, "rt") as f:
         text = f.read()
     return text.split("== %s\n" % name, 1)[1].split("\n== ", 1)[0]
@@ -35,41 +37,52 @@ def test_pmd_counters_of_a_real_capture_and_their_delta():
     assert "packet recirculations" not in acc["pmd"]      # zero deltas are not kept
 
 
-def test_coverage_of_a_real_capture():
-    cov = oc.coverage_totals(_section(os.path.join(PROBE, "counters-perm-sndbuf-r1-after.txt.gz"), "coverage"))
-    assert cov["netdev_received"] == 14778923 and cov["xlate_actions"] == 1205174
-    assert cov["dpif_flow_put"] == 4242
+def test_the_counters_of_one_capture_during_a_job_agree():
+    path = os.path.join(RUN, "ovs-4-195150.txt.gz")
+    pmd = oc.pmd_counters(_section(path, "dpif-netdev/pmd-stats-show"))
+    dp = oc.dpctl_show(_section(path, "dpctl/show"))
+    assert dp == {"hit": 1183486, "missed": 514, "lost": 0, "flows": 242}
+    # dpctl/show's lookups are the main thread's: hits = EMC + megaflow (+ simple match) hits, misses =
+    # upcalls; pmd-stats-show was read a moment later, with a few more packets forwarded
+    hits = pmd["emc hits"] + pmd["megaflow hits"] + pmd["simple match hits"]
+    assert 0 < hits - dp["hit"] < 1000 and pmd["packets received"] == hits + pmd["miss with success upcall"]
+    assert pmd["miss with success upcall"] == dp["missed"]
+    assert oc.upcall_show(_section(path, "upcall/show")) == {"flows": 242, "flows_avg": 242, "flows_max": 318,
+                                                               "flow_limit": 160000, "dump_ms": 1}
+    cov = oc.coverage_totals(_section(path, "coverage/show"))
+    assert cov["netdev_received"] == 500451 and cov["poll_create_node"] == 10623362 and cov["dpif_flow_put"] == 97
 
 
-DPCTL = """netdev@ovs-netdev:
-  lookups: hit:5021 missed:40 lost:2
-  flows: 17
-  port 0: ovs-netdev (tap)
-  port 1: s1 (tap)
-  port 2: s1-eth1
-"""
-UPCALL = """netdev@ovs-netdev:
-  flows         : (current 17) (avg 12) (max 30) (limit 10000)
-  dump duration : 2ms
-  ufid enabled : true
-
-  0: (keys 17)
-"""
+def test_no_datapath_yet():
+    path = os.path.join(RUN, "ovs-1-195105.txt.gz")     # ovs-vswitchd up, the fabric not yet
+    assert oc.dpctl_show(_section(path, "dpctl/show")) is None
+    assert oc.dpctl_show("") is None and oc.upcall_show("") is None
+    two = "\n".join(["netdev@ovs-netdev:", "  lookups: hit:5 missed:4 lost:2", "  flows: 17",
+                     "system@ovs-system:", "  lookups: hit:1 missed:1 lost:0", "  flows: 3"])
+    assert oc.dpctl_show(two) == {"hit": 6, "missed": 5, "lost": 2, "flows": 20}
 
 
-def test_dpctl_and_upcall_show():
-    assert oc.dpctl_show(DPCTL) == {"hit": 5021, "missed": 40, "lost": 2, "flows": 17}
-    two = DPCTL + DPCTL.replace("netdev@ovs-netdev", "system@ovs-system").replace("flows: 17", "flows: 3")
-    assert oc.dpctl_show(two) == {"hit": 10042, "missed": 80, "lost": 4, "flows": 20}
-    assert oc.dpctl_show("ovs-vswitchd: no datapaths") is None
-    assert oc.upcall_show(UPCALL) == {"flows": 17, "flows_avg": 12, "flows_max": 30, "flow_limit": 10000,
-                                      "dump_ms": 2}
-    assert oc.upcall_show("") is None
+def test_context_switches_of_this_thread_grow_when_it_sleeps():
+    path = "/proc/self/task/%d/status" % threading.get_native_id()
+    with open(path) as f:
+        before = oc.context_switches(f.read())
+    time.sleep(0.01)
+    with open(path) as f:
+        after = oc.context_switches(f.read())
+    assert set(before) == {"voluntary", "nonvoluntary"}
+    assert after["voluntary"] > before["voluntary"]
 
 
-def test_context_switches():
-    status = "Name:\tovs-vswitchd\nState:\tR (running)\nvoluntary_ctxt_switches:\t1234\nnonvoluntary_ctxt_switches:\t56\n"
-    assert oc.context_switches(status) == {"voluntary": 1234, "nonvoluntary": 56}
+def test_schedstat_of_this_thread_counts_its_cpu_time():
+    path = "/proc/self/task/%d/schedstat" % threading.get_native_id()
+    with open(path) as f:
+        before = oc.schedstat(f.read())
+    t0 = time.process_time()
+    while time.process_time() - t0 < 0.02:   # 20 ms on a CPU
+        pass
+    with open(path) as f:
+        after = oc.schedstat(f.read())
+    assert after["run_ns"] - before["run_ns"] >= 15e6 and after["slices"] >= before["slices"]
 
 
 def test_add_delta_keeps_flows_as_a_level_and_the_lowest_flow_limit():
@@ -96,6 +109,14 @@ def test_derived_ratios():
     assert d["packets_per_rx_batch"] == 5.0 and d["packets_per_wakeup"] == 2.0
     assert d["upcalls_per_mib"] == 10.0 and d["datapath_packets_per_mib"] == 1000.0
     assert oc.derived({})["upcalls_per_1000_packets"] is None and "upcalls_per_mib" not in oc.derived({})
+    assert "thread_busy_us_per_packet" not in d
+    acc["thread"] = {"run_ns": 40_000_000, "wait_ns": 10_000_000, "slices": 3}
+    d = oc.derived(acc)
+    assert d["thread_run_us_per_packet"] == 20.0 and d["thread_busy_us_per_packet"] == 25.0
+
+
+DPCTL = _section(os.path.join(RUN, "ovs-4-195150.txt.gz"), "dpctl/show")
+UPCALL = _section(os.path.join(RUN, "ovs-4-195150.txt.gz"), "upcall/show")
 
 
 class FakeVswitchd:
@@ -170,3 +191,21 @@ def test_phase_counters_without_vswitchd_record_the_error():
         out = pc.summary()
     assert "ovs-vswitchd" in out["error"] and out["phases"]["x"]["reads"] == 1
     assert "pmd" not in out["phases"]["x"]
+
+
+def test_report_section_of_a_run_with_the_counters():
+    import report_ovs
+    with open(os.path.join(RUN, "..", "results.json")) as f:
+        results = json.load(f)
+    rows = report_ovs.rows(results["jobs"])
+    assert [(job, impl) for job, impl, _f in rows] == [
+        ("allreduce-dmodk-random-p16", "sdnmpi"), ("allreduce-dmodk-random-p16", "openmpi"),
+        ("allreduce-dmodk-block-p16", "sdnmpi"), ("allreduce-dmodk-block-p16", "openmpi")]
+    for job, impl, fig in rows:
+        acc = next(j for j in results["jobs"] if j["name"] == job)["cpu"]["ovs_counters"]["phases"][impl]
+        assert fig["upcalls"] == acc["pmd"].get("miss with success upcall", 0)
+        assert abs(fig["upcalls_per_mib"] * fig["mib"] - fig["upcalls"]) < 1e-6
+        assert fig["polls"] == acc["coverage"]["poll_create_node"] / float(acc["pmd"]["packets received"])
+    lines = report_ovs.section(results)
+    assert lines[1] == "## Open vSwitch's counters per implementation" and len(lines) == 7 + len(rows)
+    assert report_ovs.section({"jobs": [{"name": "x", "cpu": {}}]}) == []
