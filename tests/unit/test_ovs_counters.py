@@ -13,7 +13,7 @@ import ovs_counters as oc  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "results")
 PROBE = os.path.join(ROOT, "rate-probe-20261128-164539", "raw")
-# captured while the 16-host allreduce job ran (bench/results/20261130-195102/counters/capture.sh)
+# captured while the 16-host allreduce job ran (bench/ovs_capture.sh)
 RUN = os.path.join(ROOT, "20261130-195102", "counters")
 
 
