@@ -7,6 +7,7 @@ import threading
 
 from bench_common import now_s
 from jobroute_links import proc_net_dev
+from ovs_counters import PhaseCounters, derived
 
 
 def _cpu_times():
@@ -176,6 +177,8 @@ class CpuMonitor:
         self._excluded = set()
         if self._ovs_pid:
             self._excluded.add(self._ovs_pid)
+        # Open vSwitch's datapath and coverage counters per phase, read at the phase changes
+        self.ovs_counters = PhaseCounters(self._ovs_pid, phase) if phase is not None and self._ovs_pid else None
         try:
             with open("/var/run/openvswitch/ovsdb-server.pid") as pidfile:
                 self._excluded.add(int(pidfile.read().strip()))
@@ -210,11 +213,15 @@ class CpuMonitor:
     def __enter__(self):
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
+        if self.ovs_counters is not None:
+            self.ovs_counters.__enter__()
         return self
 
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
+        if self.ovs_counters is not None:
+            self.ovs_counters.__exit__()
         return False
 
     def _sample(self):
@@ -315,6 +322,12 @@ class CpuMonitor:
             phases = self.phases
             if phases:
                 out["phases"] = {name: phase_summary(acc) for name, acc in phases.items()}
+        if self.ovs_counters is not None:
+            out["ovs_counters"] = ovs = self.ovs_counters.summary()
+            for name, acc in ovs["phases"].items():
+                acc["derived"] = derived(acc, out.get("phases", {}).get(name, {}).get("crossing_bytes"))
+            if "job" in ovs:
+                ovs["job"]["derived"] = derived(ovs["job"], out.get("crossing_bytes_total"))
             out["busiest_link_most_often"] = max(self.busiest, key=self.busiest.get) if self.busiest else None
         return out
 

@@ -24,6 +24,7 @@ from report_plots import plot_all  # noqa: E402
 import report_bounds  # noqa: E402
 import report_method  # noqa: E402
 import report_settle  # noqa: E402
+import report_ovs  # noqa: E402
 import bench_startup  # noqa: E402
 
 # --- tables ---------------------------------------------------------------------------------
@@ -332,6 +333,7 @@ def render_markdown(results):
     out += overhead_section(records)
     out += superseded_section(all_records)
     out += spine_section(results.get("jobs", []))
+    out += report_ovs.section(results)
     out += planner_section(results.get("planner_scale"))
     out += jobs_section(results.get("jobs")) + plots_section(results.get("plots"))
     out.append("")
