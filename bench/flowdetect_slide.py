@@ -71,12 +71,16 @@ def onset_delays(lines):
     return out
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def build_parser():
+    p = argparse.ArgumentParser(prog="bench/flowdetect_slide.py", description=__doc__.split("\n\n")[0])
     p.add_argument("folders", nargs="+", help="counter-log folders (a results folder's counters/)")
     p.add_argument("--span", type=float, help="window, s, of logs that do not name theirs")
     p.add_argument("--model", default=flows.DEFAULT_MODEL)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     total = same = 0
     per, onsets = {}, {}
     for folder in args.folders:
@@ -99,9 +103,9 @@ def main(argv=None):
     for (pattern, mode), secs in sorted(onsets.items(), key=str):
         if secs:
             q = sorted(secs)
+            p10, p90 = q[int(0.1 * len(q))], q[min(len(q) - 1, int(0.9 * len(q)))]
             print("%s %s: %d elephants flagged, onset to flag: median %.2f s, p10-p90 %.2f-%.2f s, max %.2f s" % (
-                pattern, mode, len(q), statistics.median(q), q[int(0.1 * len(q))], q[min(len(q) - 1, int(0.9 * len(q)))],
-                q[-1]))
+                pattern, mode, len(q), statistics.median(q), p10, p90, q[-1]))
     print("pairs whose first flag the replay puts where the controller logged it: %d of %d" % (same, total))
     return 0 if same == total else 1
 

@@ -216,9 +216,10 @@ def table(report, title=""):
         for c in (k for k in r if k != "split"):
             s = r[c]
             exact = s.get("delay_exact_s")
+            exact = "-" if not exact else "%.2f / %.2f / %.2f" % (exact["median"], exact["p95"], exact["max"])
             rows.append(f"| {p} | {c} | {s['pairs']} | {s['elephants']} | {_f(s['accuracy'])} | {_f(s['precision'])} "
                         f"| {_f(s['recall'])} | {_f(s['delay_median'], 1)} | {_f(s['within_2'])} "
                         f"| {_f(s['within_2_spans'])} | {_f((s['delay_s'] or {}).get('median'), 2)} "
-                        f"| {'-' if not exact else '%.2f / %.2f / %.2f' % (exact['median'], exact['p95'], exact['max'])} "
+                        f"| {exact} "
                         f"| {_f(s['timely_accuracy_spans'])} |")
     return "\n".join(rows)
