@@ -84,7 +84,8 @@ def make_classifier(mode, model_path, link_rate, interval, window, fraction):
 
 def from_settings(settings):
     """The FlowDetection the options ask for, or None for ``--sdnmpi-flow-detection none``. Its
-    timings follow ``--sdnmpi-flow-interval`` through the classifier's ``interval``."""
+    timings follow ``--sdnmpi-flow-interval``; the classifier's ``interval`` is the span of its
+    windows (``--sdnmpi-flow-span``, else the interval)."""
     if settings.flow_detection == "none":
         return None
     polls = span_polls(settings)
