@@ -13,6 +13,9 @@ libsdnmpi/tests/traffic_patterns over all 16 hosts under LD_PRELOAD=libsdnmpi-pr
 job is registered (and released at MPI_Finalize) in every mode. Modes alternate within a repeat.
 Mode "learned-noseed" (not run by default) is learned detection on its own fabric whose controller
 plans detected pairs from scratch (``--nosdnmpi-flow-seed``), for an A/B of primitives/seeding.py.
+Modes "learned-slide" and "threshold-slide" (not run by default) poll every 0.5 s with 1-s sliding
+windows (``--sdnmpi-flow-interval 0.5 --sdnmpi-flow-span 1``, whatever --interval), each on its own
+fabric.
 ``--interleave`` starts every set-up's fabric at once (each with its own prefix, management subnet
 and controller) and runs the modes in turn within each repeat, the first mode rotating from one
 repeat to the next, so that a slow spell of a shared machine falls on every mode alike.
@@ -53,10 +56,12 @@ from flowdetect_fabric import (HOSTS, K, LIB, LLDPD, MGMT_SUBNETS, PREFIXES, PRE
 from sdnmpi.flows import counterlog
 from sdnmpi.mininet_topos.net import ensure_ovs
 
-MODES = ("none", "threshold", "learned", "hints", "learned-noseed")
+MODES = ("none", "threshold", "learned", "hints", "learned-noseed", "learned-slide", "threshold-slide")
 DEFAULT_MODES = MODES[:4]
 DETECTION = {"none": "none", "hints": "none", "threshold": "threshold", "learned": "learned",
-             "learned-noseed": "learned-noseed"}
+             "learned-noseed": "learned-noseed", "learned-slide": "learned-slide",
+             "threshold-slide": "threshold-slide"}
+POLL_S = {"learned-slide": 0.5, "threshold-slide": 0.5}     # a mode's poll interval, s (others: --interval)
 
 
 MICE_ROUNDS = 10
@@ -246,7 +251,8 @@ def summary(results, pattern_names, modes, failed=()):
 
 
 RATIOS = (("learned", "threshold"), ("learned", "hints"), ("threshold", "hints"), ("learned", "learned-noseed"),
-          ("learned-noseed", "hints"))
+          ("learned-noseed", "hints"), ("learned-slide", "hints"), ("learned-slide", "learned"),
+          ("threshold-slide", "hints"), ("learned-slide", "threshold-slide"))
 
 
 def ratio_lines(results, pattern_names):
@@ -270,20 +276,43 @@ def ratio_lines(results, pattern_names):
     return "\n".join(lines)
 
 
-def tables(results, pattern_names, modes, failed=()):
+def delay_lines(results, pattern_names, modes, interval):
+    """Per pattern and detection mode: the controller's flag delays (its log's "after N polls": polls
+    from a pair's first counted bytes to its flag, both counted) over every run, in polls and in
+    seconds (N x the mode's poll interval: `POLL_S`, else ``interval``)."""
+    lines = []
+    for p in pattern_names:
+        for mode in modes:
+            delays = [d[2] for r in results.get(p, {}).get(mode, []) for d in r.get("detected", [])]
+            if DETECTION[mode] == "none" or not delays:
+                continue
+            poll = POLL_S.get(mode, interval)
+            lines.append("- %s %s: %d flags, delay median %g polls (%.2f s), p90 %g (%.2f s), max %d (%.2f s) "
+                         "at %g s polls" % (p, mode, len(delays), statistics.median(delays),
+                                            poll * statistics.median(delays), _p90(delays), poll * _p90(delays),
+                                            max(delays), poll * max(delays), poll))
+    return "\n".join(lines)
+
+
+def _p90(values):
+    return sorted(values)[min(len(values) - 1, int(0.9 * len(values)))]
+
+
+def tables(results, pattern_names, modes, failed=(), interval=1.0):
     """The results' markdown: `summary`'s table, the failed runs (`flowdetect_runs.failures_md`),
     the runs past --timeout (`flowdetect_runs.late_md`), then `ratio_lines` (over the runs that
-    finished)."""
+    finished) and `delay_lines` (``interval``: --interval, the poll of the modes without their own)."""
     lost = flowdetect_runs.failures_md(failed)
     return "\n\n".join(x for x in (summary(results, pattern_names, modes, failed), lost,
-                                    flowdetect_runs.late_md(results), ratio_lines(results, pattern_names)) if x)
+                                    flowdetect_runs.late_md(results), ratio_lines(results, pattern_names),
+                                    delay_lines(results, pattern_names, modes, interval)) if x)
 
 
 def report(folders):
     """One table over the results.json of ``folders`` (runs of the same pattern and mode pooled; the
     detection columns scored again from the counter logs by the current label; failed runs pooled,
     and each folder's early stop, if any, said)."""
-    results, names, modes, failed, stops = {}, [], [], [], []
+    results, names, modes, failed, stops, interval = {}, [], [], [], [], None
     for folder in folders:
         path = os.path.join(folder, "results.json") if os.path.isdir(folder) else folder
         try:
@@ -292,6 +321,7 @@ def report(folders):
         except (OSError, ValueError) as exc:
             raise SystemExit("bench_flowdetect: %s: %s" % (path, exc))
         add_counter_scores(doc["results"], os.path.dirname(path), rescore=True)
+        interval = interval or doc.get("args", {}).get("interval")
         failed += doc.get("failed_runs", [])         # none in results from before they were recorded
         stops += ["%s: stopped early: %s" % (folder, doc["error"])] if doc.get("error") else []
         for p, by_mode in doc["results"].items():
@@ -302,7 +332,7 @@ def report(folders):
         for r in doc.get("failed_runs", []):
             names += [r["pattern"]] if r["pattern"] not in names else []
             modes += [r["mode"]] if r["mode"] not in modes else []
-    return "\n\n".join([tables(results, names, [m for m in MODES if m in modes], failed)] + stops)
+    return "\n\n".join([tables(results, names, [m for m in MODES if m in modes], failed, interval or 1.0)] + stops)
 
 
 def past_stop(args, started):
@@ -374,7 +404,7 @@ def main(argv=None):
     path = os.path.join(folder, "results.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
-    table = tables(results, args.patterns, args.modes, failed)
+    table = tables(results, args.patterns, args.modes, failed, args.interval)
     tail = flowdetect_runs.failures_md((), skipped, args.stop_after, error, not_run)
     table += "\n\n" + tail if tail else ""
     with open(os.path.join(folder, "results.md"), "w", encoding="utf-8") as f:

@@ -29,7 +29,10 @@ LLDPD = os.path.join(ROOT, "lldpd", "sdnmpi-lldpd")
 K = 4
 SWITCHES, LINKS, HOSTS = 5 * K * K // 4, K ** 3 // 2, K ** 3 // 4
 # set-up -> (--sdnmpi-flow-detection, further controller options)
-SETUP_ARGS = {"learned-noseed": ("learned", ("--nosdnmpi-flow-seed",))}
+SETUP_ARGS = {"learned-noseed": ("learned", ("--nosdnmpi-flow-seed",)),
+              # sliding windows: 0.5 s polls, 1 s windows (these options follow --interval's and win)
+              "learned-slide": ("learned", ("--sdnmpi-flow-interval", "0.5", "--sdnmpi-flow-span", "1")),
+              "threshold-slide": ("threshold", ("--sdnmpi-flow-interval", "0.5", "--sdnmpi-flow-span", "1"))}
 EXCHANGE_RE = re.compile(r"^traffic_patterns: pattern=\S+ bytes=\d+ reps=\d+ ranks=\d+ seconds=([0-9.eE+-]+)", re.M)
 ELEPHANT_RE = re.compile(r"flow detection \((\w+)\): job (\d+): elephant (\S+) -> (\S+) after (\d+) polls")
 PREFIXES = ("fd", "fe", "ff", "fc")                # --interleave: one fabric per set-up at once

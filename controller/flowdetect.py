@@ -33,8 +33,13 @@ against the pairs that run, not against the last phase's idle ones; it may be fl
 Short-lived flags (flows.hold): a job whose flagged pairs mostly go idle within HOLD_S seconds
 (an all-to-all's, over before a route could pay) is left to the fabric, no plan and no route
 change, until its flags last again (`_judge_flags`, --sdnmpi-flow-hold-share). These three
-timings are seconds, counted in whole complete polls of the classifier's interval
+timings are seconds, counted in whole complete polls of ``--sdnmpi-flow-interval``
 (flows.polls.polls_for: 3 s is 3 polls at 1 s, 6 at 0.5 s).
+
+Sliding windows (``--sdnmpi-flow-span``, flows.sliding): the classifier's intervals may span a
+whole number of polls; at every poll it sees each pair's windows of that span ending at that poll
+(flows.sliding.SlidingCounters), and the busy line, the ACK rule's packets and the stale, hold and
+mismatch checks read the same window ending at the latest poll. Delays are counted in polls.
 """
 import collections
 import logging
@@ -44,6 +49,7 @@ from sdnmpi import flows
 from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, PAYLOAD_SHARE, carries_data  # noqa: F401  (ACK_*: named here too)
 from sdnmpi.flows.hold import HOLD_SHARE, FlagHold
 from sdnmpi.flows.polls import polls_for
+from sdnmpi.flows.sliding import counters as book_of, window_polls
 from sdnmpi.flows.tracker import packets_counted
 from sdnmpi.primitives import pairs, reroute
 
@@ -78,32 +84,52 @@ def make_classifier(mode, model_path, link_rate, interval, window, fraction):
 
 def from_settings(settings):
     """The FlowDetection the options ask for, or None for ``--sdnmpi-flow-detection none``. Its
-    timings follow ``--sdnmpi-flow-interval`` through the classifier's ``interval``."""
+    timings follow ``--sdnmpi-flow-interval``; the classifier's ``interval`` is the span of its
+    windows (``--sdnmpi-flow-span``, else the interval)."""
     if settings.flow_detection == "none":
         return None
+    polls = span_polls(settings)
     link_rate = (settings.link_capacity or DEFAULT_LINK_BPS) / 8
-    clf = make_classifier(settings.flow_detection, settings.flow_model, link_rate, settings.flow_interval,
+    span = settings.flow_interval * polls
+    clf = make_classifier(settings.flow_detection, settings.flow_model, link_rate, span,
                           settings.flow_window, settings.flow_fraction)
     log = None
     if settings.flow_log:
         log = flows.CounterLog(settings.flow_log, interval_s=settings.flow_interval, link_rate_Bps=link_rate,
+                               window_s=span,
                                classifier="learned" if isinstance(clf, flows.LearnedClassifier) else "threshold")
     return FlowDetection(clf, router=settings.flow_router, max_entries=settings.flow_max_pairs, log=log,
-                         hold_share=settings.flow_hold_share, seed=settings.flow_seed)
+                         hold_share=settings.flow_hold_share, seed=settings.flow_seed, window_polls=polls)
+
+
+def span_polls(settings):
+    """The polls one classifier interval spans (``--sdnmpi-flow-span`` / ``--sdnmpi-flow-interval``; 1
+    without a span). A span that is not a whole multiple of the interval stops the controller with one
+    line (SystemExit: 'sdnmpi: --sdnmpi-flow-span 0.7 s is not a whole multiple ...')."""
+    try:
+        return window_polls(settings.flow_span, settings.flow_interval)
+    except ValueError as exc:
+        LOG.error("flow detection: %s", exc)
+        raise SystemExit("sdnmpi: %s" % exc) from None
 
 
 class FlowDetection:
     def __init__(self, classifier, router=DEFAULT_ROUTER, max_entries=None, log=None, hold_share=HOLD_SHARE,
-                 seed=True):
+                 seed=True, window_polls=1):
+        """``window_polls``: the polls one of the classifier's intervals spans (its ``interval`` is
+        that span; the polls come every ``interval / window_polls`` s)."""
         self.classifier = classifier
+        self.window_polls = window_polls
         self.seed = seed           # plans keep the flagged pairs where they run (--sdnmpi-flow-seed)
         self.log = log             # flows.CounterLog (--sdnmpi-flow-log) or None
         self.router = router
         self.counting = CountingTable() if max_entries is None else CountingTable(max_entries)
-        self.book = flows.PairCounters(classifier)
+        self.book = book_of(classifier, window_polls)   # flows.PairCounters, or SlidingCounters
         self.packets = {}          # (src, dst) -> packets in the latest interval, where counted
-        self._last_packets = {}    # (src, dst) -> the last cumulative packet count read (None: the
-                                   # last reply had none)
+        # per phase (poll number mod window_polls): (src, dst) -> the cumulative packet count read at
+        # that phase's last poll (None: that reply had none)
+        self._last_packets = [{} for _ in range(window_polls)]
+        self._packet_polls = 0
         self.detected = {}         # job id -> {(src ip, dst ip): bytes when flagged}, routed now
         self.owned = {}            # job id -> phase-0 demand as detection declared it
         self.recent = collections.deque(maxlen=RECENT)   # (job id, src, dst, delay in polls)
@@ -112,7 +138,8 @@ class FlowDetection:
         self.seen = {}             # job id -> the poll that first saw it registered
         self.released = collections.deque(maxlen=RECENT)   # declared routes released (`_check_declared`)
         self.quiet = collections.Counter()   # (src, dst) detected -> complete polls in a row under the busy line
-        interval = classifier.interval       # s between polls: the timings below are counted in polls of it
+        self.interval = interval = classifier.interval / window_polls   # s between polls: the timings
+                                                                        # below are counted in polls of it
         self.stale_polls = polls_for(STALE_S, interval)         # `_age`
         self.mismatch_polls = polls_for(MISMATCH_S, interval)   # `_check_declared`
         self.hold = FlagHold(hold_share, interval=interval)     # jobs whose flags end soon (`_judge_flags`)
@@ -133,7 +160,8 @@ class FlowDetection:
         if gone:
             self.book.forget(gone)
             for p in gone:
-                self._last_packets.pop(p, None)
+                for last in self._last_packets:
+                    last.pop(p, None)
         moved = [p for p, job_id in self.counting.job_of.items() if before.get(p, job_id) != job_id]
         if moved:           # counted now for another job (one released, the next registered in between)
             self.book.rearm(moved)
@@ -278,19 +306,23 @@ class FlowDetection:
         {pair: cumulative packets}, of the poll's ``readings`` {pair: cumulative bytes}), counted
         like their bytes (flows.tracker.packets_counted: a pair's first reading is all of it, a
         missing reply leaves the next reading the difference). A pair answered without one, and
-        the next interval after that (its packets would span both intervals): unknown."""
+        the next interval after that (its packets would span both intervals): unknown. With sliding
+        windows the interval is the window ending now (the difference from the reading
+        ``window_polls`` polls ago, as the bytes of `SlidingCounters`)."""
         self.packets = {}
+        last = self._last_packets[self._packet_polls % self.window_polls]
+        self._packet_polls += 1
         for p in readings:
-            n = packets_counted(self._last_packets, p, now.get(p))
+            n = packets_counted(last, p, now.get(p))
             if n is not None:
                 self.packets[p] = n
 
     def _seconds(self, polls):
         """``polls`` polls as a duration for the log: '3 s', '1.5 s'."""
-        return "%g s" % round(polls * self.classifier.interval, 3)
+        return "%g s" % round(polls * self.interval, 3)
 
     def _link_bytes(self):
-        """Bytes the host link carries in one interval."""
+        """Bytes the host link carries in one interval of the classifier (a window's span)."""
         return self.classifier.link_rate * self.classifier.interval
 
     def _busy_line(self):
@@ -440,7 +472,8 @@ class FlowDetection:
         return True
 
     def to_json(self):
-        return {"classifier": self.kind, "router": self.router, "seed": self.seed,
+        return {"classifier": self.kind, "router": self.router, "seed": self.seed, "interval_s": self.interval,
+                "window_s": self.classifier.interval,
                 "counting_entries": self.counting.entries(),
                 "uncounted_pairs": self.counting.left_out,
                 "counters": dict(sorted(self.counters.items())),

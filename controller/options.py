@@ -80,8 +80,13 @@ OPTS = [
                     "(docs/flows.md)"),
     cfg.FloatOpt("sdnmpi-flow-interval", default=flowdetect.DEFAULT_INTERVAL, min=0.1,
                  help="seconds between polls of the job host pairs' byte counters (flow detection)"),
+    cfg.FloatOpt("sdnmpi-flow-span", default=0.0, min=0.0,
+                 help="seconds each interval the classifiers judge spans, a whole multiple of "
+                      "--sdnmpi-flow-interval: at every poll they see each pair's windows of this span ending "
+                      "then (sliding windows; e.g. 0.5 s polls, 1 s span: the 1 s model's inputs, a window "
+                      "ending at every poll); 0: the interval (no sliding)"),
     cfg.IntOpt("sdnmpi-flow-window", default=flows.DEFAULT_WINDOW, min=1, max=1000,
-               help="threshold detection: polling intervals summed"),
+               help="threshold detection: intervals summed (of --sdnmpi-flow-span, else of the poll interval)"),
     cfg.FloatOpt("sdnmpi-flow-fraction", default=flows.DEFAULT_FRACTION, min=0.001, max=1.0,
                  help="threshold detection: an elephant sends more than this fraction of the host link's "
                       "bytes over the window (the link: --sdnmpi-link-capacity, else 1 Gbit/s)"),
@@ -146,6 +151,7 @@ class Settings:
     idle_time: float = DEFAULT_QUIET_S
     flow_detection: str = flowdetect.DEFAULT_MODE
     flow_interval: float = flowdetect.DEFAULT_INTERVAL
+    flow_span: float = 0.0
     flow_window: int = flows.DEFAULT_WINDOW
     flow_fraction: float = flows.DEFAULT_FRACTION
     flow_model: str = ""

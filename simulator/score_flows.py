@@ -6,13 +6,18 @@ recorded counter logs. The data and the scores are `train_flows`' (`dataset`, `s
 
 The label at another interval: an elephant is heavy (>= 10 % of its link) without a break for one
 polling interval (``--label-seconds``, default: one interval): per poll, as the counters' label
-(`flows.counterlog.label`) and the controller's windows are."""
+(`flows.counterlog.label`) and the controller's windows are.
+
+``--span S``: sliding windows (`slidescore`): the classifiers judge windows of S s ending at every
+poll of ``--interval`` s, as the controller does with ``--sdnmpi-flow-span``; the simulated instances
+are those drawn at S s (the label's run: S s unless ``--label-seconds``), read every ``--interval``
+s; counter logs are scored so and, read every S s at each phase, as a poller of S s would have."""
 import argparse
 import json
 import logging
 
 from .. import flows
-from . import counterlogs, flowtraffic, train_flows
+from . import counterlogs, flowtraffic, slidescore, train_flows
 
 LOG = logging.getLogger(__name__)
 
@@ -93,12 +98,18 @@ def add_parser(sub, positive, count):
     s.add_argument("--counter-logs", metavar="DIR", nargs="+",
                    help="score the counter logs in DIR ... instead (their interval and link rate; labels from the "
                         "counters; --interval, --patterns, --seed, --instances, --label-seconds do not apply)")
+    s.add_argument("--span", type=positive,
+                   help="sliding windows: the classifiers judge windows of SPAN s (a whole multiple of --interval) "
+                        "ending at every poll; simulated instances drawn at SPAN s, read every --interval s "
+                        "(docs/flows.md, \"Sliding windows\")")
     s.add_argument("--report", metavar="JSON", help="also write the report as JSON")
     return s
 
 
 def run(args):
     """Runs ``sdnmpi-sim score-flows``; prints the per-pattern table (delay median and max, polls)."""
+    if args.span:
+        return run_span(args)
     try:
         if args.counter_logs:
             report = recorded(args.model, args.counter_logs)
@@ -114,5 +125,35 @@ def run(args):
         try:
             with open(args.report, "w", encoding="utf-8") as f:
                 json.dump({"model": args.model, "patterns": report}, f, indent=1)
+        except OSError as exc:
+            raise train_flows.TrainError(f"cannot write {args.report}: {exc.strerror}") from None
+
+
+def run_span(args):
+    """``score-flows --span``: `slidescore`'s tables (and --report's JSON)."""
+    record = trained(args.model)
+    try:
+        if args.counter_logs:
+            out, interval, polls = slidescore.recorded(args.model, args.counter_logs, args.span)
+            text = (f"counter logs at {interval:g} s polls, windows of {args.span:g} s ({polls} polls):\n\n"
+                    + slidescore.table(out["sliding"]) + f"\n\nthe same logs read every {args.span:g} s, "
+                    "both phases:\n\n" + slidescore.table(out["phases"]))
+        else:
+            interval = args.interval or record.get("interval_s", flows.DEFAULT_INTERVAL)
+            patterns = [p.strip() for p in (args.patterns or "").split(",") if p.strip()] or held_out_patterns(record)
+            seeds = [record.get("seed", 0)] if args.seed is None else args.seed
+            instances = args.instances or record.get("instances", train_flows.DEFAULT_INSTANCES)
+            out = slidescore.simulated(args.model, interval, args.span, patterns, seeds, instances,
+                                       record.get("link_rate_Bps", flows.DEFAULT_LINK_RATE), args.trace_dir,
+                                       args.label_seconds)
+            text = (f"simulated, polls every {interval:g} s, windows of {args.span:g} s, seeds "
+                    f"{','.join(map(str, seeds))}, {instances} instances a pattern:\n\n" + slidescore.table(out))
+    except (flows.ModelError, flows.CounterLogError, ValueError) as exc:
+        raise train_flows.TrainError(str(exc).splitlines()[0]) from None
+    print(text)
+    if args.report:
+        try:
+            with open(args.report, "w", encoding="utf-8") as f:
+                json.dump({"model": args.model, "span_s": args.span, "patterns": out}, f, indent=1)
         except OSError as exc:
             raise train_flows.TrainError(f"cannot write {args.report}: {exc.strerror}") from None
