@@ -22,12 +22,14 @@ def _mark(verdicts):
 
 def table(rows, routings):
     """The markdown table of ``rows`` ({(placement, bytes): compare_row})."""
-    head = ["placement", "size", "rounds", "sdnmpi"] + ["Open MPI %s" % r for r in routings] + \
+    head = ["placement", "size", "rounds", "sdnmpi", "sdnmpi under %s" % "/".join(routings)] + \
+        ["Open MPI %s" % r for r in routings] + \
         ["O %s / S (95 %%)" % r for r in routings] + ["min of three", "cross-fitted (95 %)", "chosen",
                                                         "slower than the best beyond the noise"]
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 3) + "---|"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 4) + "---|" * 2]
     for (placement, nbytes), row in rows.items():
-        cells = [placement, fmt_bytes(nbytes), str(row["rounds"]), fmt_seconds(row["sdnmpi_median_s"])]
+        cells = [placement, fmt_bytes(nbytes), str(row["rounds"]), fmt_seconds(row["sdnmpi_median_s"]),
+                 " / ".join(fmt_seconds(row["sdnmpi_by_routing_s"].get(r)) for r in routings)]
         cells += [fmt_seconds(row["openmpi_median_s"].get(r)) for r in routings]
         cells += [_ratio(row["every"].get(r, {}).get("ratio"), row["every"].get(r, {}).get("interval"))
                   for r in routings]

@@ -105,6 +105,8 @@ def cross_fit(data, rounds):
     """(geometric mean of the two halves' ratios, [the routing chosen on each half])."""
     halves = (rounds[0::2], rounds[1::2])
     ratios, chosen = [], []
+    if not all(halves):
+        return None, chosen
     for select, judge in (halves, halves[::-1]):
         best = _best(data, select)
         chosen.append(best)

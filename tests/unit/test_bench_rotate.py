@@ -108,6 +108,7 @@ def test_too_few_rounds_give_no_interval_and_incomplete_rounds_are_left_out():
     medians = {(i, r): 1.0 for i in ("openmpi", "sdnmpi") for r in ROUTINGS}
     row = _row(medians, rounds=4)
     assert row["rounds"] == 4 and row["cross_fit_interval"] is None
+    assert _row(medians, rounds=1)["cross_fit"] is None     # one round: no halves to cross
     assert all(v["interval"] is None for v in row["every"].values())
     assert rotate_compare.verdict(row) == {"every": None, "cross_fit": None}
     assert _row(medians, rounds=5)["every"]["dmodk"]["interval"] is not None
@@ -205,7 +206,7 @@ def test_the_report_section_names_the_rows_and_the_verdicts():
                                                   "plan": {"digest": "abc", "routes": 10, "installed": 4}}
                                                  for k, r in enumerate(schedule)]}}]}
     text = "\n".join(report_rotate.section(results))
-    assert "| block | 4 KiB | 10 |" in text and "**slower** (every, cross-fit)" in text
+    assert "| block | 4 KiB | 10 | 1.19 s | 1.20 s / 1.21 s / 1.19 s | 1.52 s |" in text and "**slower** (every, cross-fit)" in text
     assert "min of three (medians, no interval) 1 of 1 rows" in text
     assert "dmodk: abc (10 routes, 4 installed) x10" in text
     assert report_rotate.section({"method": {}}) == []
