@@ -16,8 +16,13 @@ def _ratio(value, interval=None):
 
 
 def _mark(verdicts):
-    rules = [name for name, hit in (("every", verdicts["every"]), ("cross-fit", verdicts["cross_fit"])) if hit]
-    return "**slower** (%s)" % ", ".join(rules) if rules else ("no" if None not in verdicts.values() else "-")
+    """"**slower** (the rules that say so)", else "no" (the rules that had an interval), else "-"."""
+    named = (("every", verdicts["every"]), ("cross-fit", verdicts["cross_fit"]))
+    rules = [name for name, hit in named if hit]
+    if rules:
+        return "**slower** (%s)" % ", ".join(rules)
+    judged = [name for name, hit in named if hit is not None]
+    return "no" if len(judged) == 2 else ("no (%s)" % judged[0] if judged else "-")
 
 
 def table(rows, routings):

@@ -210,3 +210,6 @@ def test_the_report_section_names_the_rows_and_the_verdicts():
     assert "min of three (medians, no interval) 1 of 1 rows" in text
     assert "dmodk: abc (10 routes, 4 installed) x10" in text
     assert report_rotate.section({"method": {}}) == []
+    assert report_rotate._mark({"every": False, "cross_fit": None}) == "no (every)"
+    assert report_rotate._mark({"every": None, "cross_fit": None}) == "-"
+    assert report_rotate._mark({"every": False, "cross_fit": False}) == "no"
