@@ -177,6 +177,7 @@ def parse_args(argv):
             if args.rotate_routings < 0 or blocks > 64 or "allreduce" not in args.collectives or args.sdn_algs:
                 raise ValueError("--rotate-routings wants 1 to 64 blocks (rounds x routings, got %d), the allreduce "
                                  "collective and no --sdn-algs" % blocks)
+            args.tiny_reps = 0   # no blocks of 8-byte calls in a rotation (recorded so in results.json)
         if args.startup_baseline:
             if not os.access(args.startup_baseline, os.X_OK):
                 raise ValueError("--startup-baseline: %s is not an executable file" % args.startup_baseline)
