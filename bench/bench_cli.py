@@ -11,7 +11,7 @@ import signal
 import sys
 import traceback
 
-from bench_common import (FABRIC_SUBNET, FULL, HERE, LOG, Progress, QUICK, ROOT, write_json, build_programs,
+from bench_common import (FABRIC_SUBNET, FULL, HERE, LOG, Progress, QUICK, ROOT, ROUTINGS, write_json, build_programs,
                        coll_tuned_settings, csv_list, fmt_duration, mbit, now_s, run_text,
                        software_versions)
 from bench_flows import BENCH_COOKIE, PRIORITY_OVERRIDE
@@ -19,6 +19,7 @@ from bench_fabric import Bench
 from bench_limits import SDN_ALGS, finish_cpu_check, bcast_rate, bcast_trees, plan_jobs
 from bench_jobs import run_all, sdn_env
 import bench_rates
+import bench_rotate
 import benchcore
 import emulation
 import planner_scale
@@ -98,6 +99,11 @@ def parse_args(argv):
                         "hier; hier-dN, N 1-4, 6, 8, 12 or 16: the hierarchical one with N segments in its pipeline's first step; "
                         "hier-sNk, N 4, 8, 16 or 32: with N KiB segments; "
                         "comma-separated; records 'sdnmpi:ALG'), to check the library's choice")
+    g.add_argument("--rotate-routings", type=int, default=0, metavar="ROUNDS",
+                   help="allreduce: one job per placement instead of one per routing; its repetitions are blocks, "
+                        "ROUNDS of one block per --routings routing each, and between blocks the controller's default "
+                        "routing is changed over REST (bench_rotate.py; results.md compares sdnmpi with the best "
+                        "routing's Open MPI). --reps is ignored; put 8 in --allreduce-sizes for 8-byte rows (0: off)")
     g.add_argument("--no-hide-job-flows", action="store_true",
                    help="do not override sdnmpi's job routes during Open MPI's calls (Open MPI then "
                         "also rides on them)")
@@ -166,6 +172,12 @@ def parse_args(argv):
         bad = [a for a in args.controller_arg if not a.startswith(("--sdnmpi-", "--nosdnmpi-"))]
         if bad:
             raise ValueError("--controller-arg wants a --sdnmpi-* (or --nosdnmpi-*) option, got %s" % bad[0])
+        if args.rotate_routings:
+            blocks = args.rotate_routings * len(csv_list(args.routings, ROUTINGS))
+            if args.rotate_routings < 0 or blocks > 64 or "allreduce" not in args.collectives or args.sdn_algs:
+                raise ValueError("--rotate-routings wants 1 to 64 blocks (rounds x routings, got %d), the allreduce "
+                                 "collective and no --sdn-algs" % blocks)
+            args.tiny_reps = 0   # no blocks of 8-byte calls in a rotation (recorded so in results.json)
         if args.startup_baseline:
             if not os.access(args.startup_baseline, os.X_OK):
                 raise ValueError("--startup-baseline: %s is not an executable file" % args.startup_baseline)
@@ -206,7 +218,7 @@ def main(argv=None):
         print("need at least 2 hosts", file=sys.stderr)
         return 2
     have_sdn_bcast_guess = _have_sdn_bcast_symbol()
-    jobs = plan_jobs(args, fab, have_sdn_bcast_guess)
+    jobs = _plan(args, fab, have_sdn_bcast_guess)
     estimate = sum(j["work"] for j in jobs) + 15 * len(set(j["routing"] for j in jobs)) + 20
     if args.rates == "link-bound":
         estimate += len(args.rate_ladder) * (args.rate_probe_seconds + 15)   # the probe's worst case, all rungs
@@ -235,7 +247,7 @@ def main(argv=None):
         bench.coll_bench, have_sdn_bcast = build_programs(build_log)
     bench.have_sdn_bcast = have_sdn_bcast
     if have_sdn_bcast != have_sdn_bcast_guess:
-        jobs = plan_jobs(args, fab, have_sdn_bcast)
+        jobs = _plan(args, fab, have_sdn_bcast)
     notes = []
     if not have_sdn_bcast and "bcast" in args.collectives:
         notes.append("libsdnmpi has no SDN_MPI_Bcast (nm libsdnmpi.a): bcast rows are Open MPI only.")
@@ -263,7 +275,8 @@ def main(argv=None):
                    "bcast_sizes": benchcore.parse_sizes(args.bcast_sizes),
                    "placements": {p: benchcore.placement_hosts(p, fab.hosts, fab.hosts, args.seed)
                                   for p in ("block", "random")},
-                   "collectives": args.collectives, "rates": args.rates},
+                   "collectives": args.collectives, "rates": args.rates,
+                   "rotation": next((j["rotation"] for j in jobs if j.get("rotation")), None)},
         "cpu_check": {"iperf": []},
         "jobs": [], "records": [], "planner_scale": [], "notes": notes,
     }
@@ -274,6 +287,7 @@ def main(argv=None):
     run_t0 = now_s()
     interrupted = False
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    token_dir = bench_rotate.operator_token(args) if args.rotate_routings else None
     try:
         if args.rates == "link-bound":
             jobs = _choose_rates(bench, jobs, progress, results)
@@ -293,6 +307,7 @@ def main(argv=None):
     finally:
         bench.stop_controller()
         bench.stop_fabric()
+        bench_rotate.remove_token(token_dir)
         signal.signal(signal.SIGTERM, old_term)
     if not interrupted and args.planner_max_hosts:
         progress.say("planner scale (no Mininet), fabrics up to %d hosts" % args.planner_max_hosts)
@@ -322,6 +337,12 @@ def main(argv=None):
     return 0 if ok else 1
 
 
+def _plan(args, fab, have_sdn_bcast):
+    """plan_jobs, and with --rotate-routings the allreduce jobs as rotations (bench_rotate.py)."""
+    jobs = plan_jobs(args, fab, have_sdn_bcast)
+    return bench_rotate.plan_jobs(args, fab, jobs) if args.rotate_routings else jobs
+
+
 def _choose_rates(bench, jobs, progress, results):
     """--rates link-bound: the fabric probed rung by rung and left at the chosen rates
     (bench_rates.choose_on_fabric; under dmodk when the run has it, as its spread routes load the
@@ -342,7 +363,7 @@ def _choose_rates(bench, jobs, progress, results):
                                       bcast_trees(args.spines, args.sdn_env))
     results["fabric"] = bench.fab_model.to_json()
     results["mpirun"]["sdn_env"] = sdn_env(args)
-    jobs = plan_jobs(args, bench.fab_model, bench.have_sdn_bcast)
+    jobs = _plan(args, bench.fab_model, bench.have_sdn_bcast)
     progress.planned = max(sum(j["work"] for j in jobs), 1e-9)
     progress.say("link rates %g/%g Mbit/s (%s); %d mpirun jobs planned at them" % (
         args.host_bw, args.fabric_bw, "link-bound" if choice["link_bound"] else "none of the ladder was link-bound",

@@ -14,6 +14,7 @@ from bench_sampling import CpuMonitor
 from bench_flows import RouteSwitch
 from bench_limits import parallel_iperf, parse_sdn_env
 import bench_more
+import bench_rotate
 import bench_startup
 import benchcore
 import bounds
@@ -46,8 +47,14 @@ def run_mpi_job(bench, job, progress):
         plan_info.update(summarize_jobs(bench.ctl.rest("/sdnmpi/jobs"), bench.topo))
 
     stats_before = bench.rpc_stats()
-    switch = RouteSwitch(toggle_dir, bench.topo.switch_names, bench.spine_ports(),
-                         hide=not args.no_hide_job_flows, on_end=capture_plan)
+    switch_args = dict(hide=not args.no_hide_job_flows, on_end=capture_plan)
+    if job.get("rotation"):   # --rotate-routings: the default routing changes between blocks (bench_rotate.py)
+        switch = bench_rotate.RotatingSwitch(
+            toggle_dir, bench.topo.switch_names, bench.spine_ports(),
+            bench_rotate.RoutingControl(bench.ctl, args.operator_token_file),
+            read_jobs=lambda: bench.ctl.rest("/sdnmpi/jobs"), **switch_args)
+    else:
+        switch = RouteSwitch(toggle_dir, bench.topo.switch_names, bench.spine_ports(), **switch_args)
     timeout = job["timeout_s"]
     t0 = now_s()
     # phase: the implementation whose routes are on (RouteSwitch.state), to judge each one's traffic apart
@@ -57,7 +64,8 @@ def run_mpi_job(bench, job, progress):
     meta.update({"rc": rc, "timed_out": timed_out, "wall_s": now_s() - t0,
                  "cpu": cpu.summary(), "routes": switch.summary(), "plan": plan_info,
                  "log": os.path.relpath(log_path, bench.out_dir)})
-    meta.update(controller_counts(stats_before, bench.rpc_stats()))
+    meta.update(controller_counts(stats_before, bench.rpc_stats(),
+                                  bench_rotate.expected_recomputes(meta["routes"].get("rotation"))))
     meta["disrupted"] = disruption_reasons(meta)
     lib_plan = parse_lib_plan(plan_lines)
     if lib_plan is not None:
@@ -77,6 +85,8 @@ def coll_bench_argv(bench, job, toggle_dir):
             prog += ["--" + key, ",".join(str(v) for v in job[key])]
     if job.get("sdn_algs"):
         prog += ["--sdn-algs", ",".join(job["sdn_algs"])]
+    if job.get("rotation"):
+        prog += ["--routing-blocks", ",".join(job["rotation"])]
     if job.get("settle_calls"):
         prog += ["--settle", job["settle_calls"]]
     for key in ("idle_ms", "tiny_idle_ms"):
@@ -140,10 +150,11 @@ def run_logged(host, argv, mpi, env, timeout, log, job, progress):
     return proc.returncode, timed_out.is_set(), events, plan_lines
 
 
-def controller_counts(stats_before, stats_after):
+def controller_counts(stats_before, stats_after, expected=0):
     """What the controller did during the job (its RPC statistics before and after): the RPCs, the
-    route recomputes, and whether the fabric was disrupted."""
-    route_recomputes = stats_after.get("route_recomputes", 0) - stats_before.get("route_recomputes", 0)
+    route recomputes (less the ``expected`` ones: --rotate-routings' own routing changes), and
+    whether the fabric was disrupted."""
+    route_recomputes = stats_after.get("route_recomputes", 0) - stats_before.get("route_recomputes", 0) - expected
     return {"controller_rpc": {k: stats_after.get(k, 0) - stats_before.get(k, 0)
                                for k in ("jobs_registered", "allreduce_plans", "bcast_trees", "errors")},
             # Routes are recomputed only when the topology changes: during a job that means the controller
@@ -364,6 +375,8 @@ def record_attempt(bench, job, attempt, retry, events, meta, results, results_pa
     """Adds an attempt's meta and records to ``results`` (superseded if it is to be run again; marked
     if disrupted) and writes results.json; notes a have_sdn_bcast that differs from the build's."""
     meta.update({k: job[k] for k in ("collective", "routing", "placement", "nprocs", "hosts")})
+    if job.get("rotation"):
+        meta["rotation_schedule"] = job["rotation"]
     meta["roots"] = job.get("roots")
     meta["attempt"] = attempt
     meta_events = [e for e in events if e.get("bench") in ("meta", "check")]
@@ -427,7 +440,10 @@ def job_records(bench, job, events, meta):
             return benchcore.allreduce_limit(fab, hosts, nbytes)
         return benchcore.bcast_limit(fab, hosts, root or 0, nbytes)
 
-    records = benchcore.aggregate_samples(events, job["routing"], job["placement"], job["nprocs"], limit)
+    if job.get("rotation"):   # per block's routing (bench_rotate.py)
+        records = bench_rotate.records(events, job, meta["routes"].get("rotation") or [], limit)
+    else:
+        records = benchcore.aggregate_samples(events, job["routing"], job["placement"], job["nprocs"], limit)
     for rec in records:
         if rec["collective"] in bench_more.COLLECTIVES:
             rec["limits_s"] = bench_more.limits(fab, hosts, rec["collective"], rec["bytes"])

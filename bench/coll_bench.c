@@ -30,6 +30,9 @@
  * has revalidated its cached datapath flows. Before SDN_MPI_Finalize the program sends "end": the
  * flows are back and run.py reads the job's plans and trees from the controller, before the
  * release removes them. All of this happens outside the timed region.
+ * --routing-blocks NAME,...: (allreduce, with --toggle) before each repetition, rank 0 sends
+ * "routing:NAME" the same way; run.py makes NAME the controller's default routing (bench_rotate.py)
+ * and the program prints a "routing" line, so each repetition is one block of one routing.
  *
  * Modes (--collective):
  *   allreduce  SDN_MPI_Init time, the first SDN_MPI_Allreduce (plan + install), tiny-message
@@ -100,6 +103,22 @@ static int parse_list(const char *s, long *out, int max)
     return n;
 }
 
+/* --routing-blocks NAME,NAME,...: one routing policy name (letters, digits, '-', '_') per repetition. */
+static void parse_routings(const char *s)
+{
+    if (strlen(s) >= sizeof opt.routing_names)
+        die("--routing-blocks is too long");
+    snprintf(opt.routing_names, sizeof opt.routing_names, "%s", s);
+    opt.nrouting = 0;
+    for (char *tok = strtok(opt.routing_names, ","); tok; tok = strtok(NULL, ",")) {
+        if (opt.nrouting == MAX_LIST)
+            die("too many --routing-blocks entries");
+        if (strlen(tok) > 32 || strspn(tok, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(tok))
+            die("bad --routing-blocks entry '%s'", tok);
+        opt.routing[opt.nrouting++] = tok;
+    }
+}
+
 static void usage(void)
 {
     if (my_rank == 0)
@@ -108,7 +127,7 @@ static void usage(void)
                 "       [--roots r,r] [--tiny-reps T] [--tiny-block B] [--tiny-bytes N]\n"
                 "       [--calls C,C,...] [--warmup-max BYTES] [--toggle DIR] [--lib-verbose]\n"
                 "       [--sdn-algs rd,rabenseifner,hier,hier-dN (N 1-4, 6, 8, 12, 16),hier-sNk (N 4, 8, 16, 32)]\n"
-                "       [--warm] [--gap-ms MS]\n"
+                "       [--warm] [--gap-ms MS] [--routing-blocks NAME,NAME,... (allreduce: one per rep)]\n"
                 "       [--settle N] [--idle-ms MS] [--tiny-idle-ms MS]\n"
                 "       [--startup-variant NAME] [--startup-bcast-bytes N] [--startup-comms 1]\n");
     MPI_Finalize();
@@ -144,6 +163,7 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(a, "--idle-ms")) { NEED(); opt.idle_ms = atol(v); }
         else if (!strcmp(a, "--tiny-idle-ms")) { NEED(); opt.tiny_idle_ms = atol(v); }
         else if (!strcmp(a, "--gap-ms")) { NEED(); opt.gap_ms = atol(v); }
+        else if (!strcmp(a, "--routing-blocks")) { NEED(); parse_routings(v); }
         else if (!strcmp(a, "--startup-variant")) { NEED(); opt.variant = v; }
         else if (!strcmp(a, "--startup-bcast-bytes")) { NEED(); opt.bcast_bytes = parse_bytes(v); }
         else if (!strcmp(a, "--startup-comms")) { NEED(); opt.startup_comms = atoi(v); }
@@ -163,6 +183,9 @@ static void parse_options(int argc, char **argv)
     }
     if (opt.reps < 1 || opt.tiny_block < 1 || opt.tiny_reps < 0)
         usage();
+    if (opt.nrouting && (opt.nrouting != opt.reps || strcmp(opt.collective, "allreduce")))
+        die("--routing-blocks wants one entry per repetition (%d for --reps %d), allreduce only", opt.nrouting,
+            opt.reps);
     if (opt.ncalls && opt.ncalls != opt.nsizes)
         die("--calls has %d entries for %d sizes", opt.ncalls, opt.nsizes);
     if (opt.settle < 0 || opt.settle > 4 || opt.idle_ms < 0 || opt.idle_ms > 10000 ||
@@ -342,6 +365,7 @@ static void run_allreduce(void)
      * do not hold (the library took another path) gives no sample. */
     int nvar = 2 + opt.nalgs;
     for (int rep = 0; rep < opt.reps; rep++) {
+        use_routing_block(rep); /* --routing-blocks: this repetition's default routing */
         for (int k = 0; k < opt.nsizes; k++) {
             int calls = opt.ncalls ? (int)opt.calls[k] : 1;
             for (int j = 0; j < nvar; j++) {

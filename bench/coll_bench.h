@@ -43,6 +43,10 @@ struct options {
                                        loops, after its settle calls (an experiment: idle vs route switch) */
     long tiny_idle_ms;              /* --tiny-idle-ms MS: after the route switch before a block of tiny
                                        calls, --settle untimed calls, then an idle pause of MS (all ranks) */
+    char routing_names[512];        /* --routing-blocks NAME,...: the controller's default routing per
+                                       repetition of the allreduce loop (run.py sets it between them) */
+    const char *routing[MAX_LIST];  /* pointers into routing_names, one per repetition */
+    int nrouting;
 };
 
 extern int my_rank, nprocs;
@@ -54,6 +58,7 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void check_mpi(int rc, const char *what);
 void harness_request(const char *what);
 int use_routes(enum impl which);
+void use_routing_block(int rep);
 double max_over_ranks(double t);
 extern double *abuf_send, *abuf_recv, *abuf_ref;
 extern unsigned char *bbuf;

@@ -132,6 +132,21 @@ int use_routes(enum impl which)
     return 1;
 }
 
+/* Collective. --routing-blocks: asks the harness to make the controller's default routing the one
+ * of repetition `rep` ("routing:NAME"; run.py removes its override flows first), then reports it as
+ * a "routing" event, so that the samples after it are that routing's. The next use_routes asks
+ * again whatever it asks for. No-op without --routing-blocks. */
+void use_routing_block(int rep)
+{
+    if (rep >= opt.nrouting)
+        return;
+    char what[64];
+    snprintf(what, sizeof what, "routing:%s", opt.routing[rep]);
+    harness_request(what);
+    current_routes = -1;
+    emit_json("\"routing\", \"routing\": \"%s\", \"block\": %d", opt.routing[rep], rep);
+}
+
 /* --- timing --------------------------------------------------------------------------------- */
 
 double max_over_ranks(double t)

@@ -23,6 +23,7 @@ from benchcore import fmt_bytes, fmt_seconds  # noqa: E402
 from report_plots import plot_all  # noqa: E402
 import report_bounds  # noqa: E402
 import report_method  # noqa: E402
+import report_rotate  # noqa: E402
 import report_settle  # noqa: E402
 import report_ovs  # noqa: E402
 import bench_startup  # noqa: E402
@@ -326,6 +327,7 @@ def render_markdown(results):
     records = [r for r in all_records if not r.get("superseded")]
     out = report_method.intro(results, disrupted)
     out += allreduce_section(records, disrupted)
+    out += report_rotate.section(results)
     out += bcast_section(records, disrupted, results.get("method", {}).get("have_sdn_bcast", True))
     out += report_bounds.section(results)
     out += more_sections(records, disrupted)

@@ -100,7 +100,7 @@ def method_lines(method):
     if method.get("idle_ms"):
         out.append("Before every timed call of those loops all ranks idled %d ms (--idle-ms, an experiment)."
                    % method["idle_ms"])
-    if method.get("tiny_idle_ms"):
+    if method.get("tiny_idle_ms") and method.get("tiny_reps") and not method.get("rotation"):   # blocks of 8 B ran
         out.append("Before each block of 8-byte calls that follows a route switch: the settle calls, then all ranks "
                    "idled %d ms (--tiny-idle-ms)." % method["tiny_idle_ms"])
     return out

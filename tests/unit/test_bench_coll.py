@@ -32,6 +32,14 @@ def build_coll_bench(tmp_path, have):
     return out
 
 
+def local_mpirun(prog, *args):
+    """(environment, argv) of ``prog`` with ``args`` on 2 local ranks, the library off."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SDN_MPI_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", SDN_MPI_DISABLE="1")
+    return env, [MPIRUN, "--oversubscribe", "-np", "2", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle",
+                 "1", "-x", "SDN_MPI_DISABLE", str(prog)] + list(args)
+
+
 @pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
                     reason="needs mpicc, mpirun and a built libsdnmpi.a")
 @pytest.mark.parametrize("collective", ["allreduce", "bcast", "bcast-without-sdn", "init"])
@@ -190,6 +198,42 @@ def test_coll_bench_tiny_blocks_settle_and_idle_after_each_route_switch(tmp_path
                    for k in settles)
     bad = subprocess.run(base + ["--tiny-idle-ms", "20000"], env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "--tiny-idle-ms 0..10000" in bad.stderr
+
+
+@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
+                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+def test_coll_bench_asks_for_each_blocks_routing_and_reroutes_after_it(tmp_path):
+    """--routing-blocks: before every repetition a "routing:NAME" request (answered by
+    bench_rotate.RotatingSwitch), then a "routing" event; the first call after it asks for its
+    implementation's routes again (the switch took the overrides off), with its settle call; the
+    records land per block's routing. A list that does not match --reps is refused."""
+    import bench_rotate
+    env, base = local_mpirun(build_coll_bench(tmp_path, 0), "--collective", "allreduce", "--reps", "3",
+                             "--sizes", "8,4096", "--calls", "2,1", "--tiny-reps", "0", "--settle", "1")
+    toggle = tmp_path / "toggle"
+    toggle.mkdir()
+    asked = []
+    switch = bench_rotate.RotatingSwitch(str(toggle), [], {}, lambda r: (asked.append(r), {"changed": True})[1],
+                                         hide=True, on_end=lambda: None, wait=lambda: (0.0, None))
+    with switch:
+        proc = subprocess.run(base + ["--routing-blocks", "dmodk,ecmp,single", "--toggle", str(toggle)], env=env,
+                              capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert asked == ["dmodk", "ecmp", "single"]
+    events = [e for e in (benchcore.parse_line(l) for l in proc.stdout.splitlines()) if e]
+    marks = [k for k, e in enumerate(events) if e["bench"] == "routing"]
+    assert [events[k]["routing"] for k in marks] == asked and [events[k]["block"] for k in marks] == [0, 1, 2]
+    assert not any(e["bench"] == "sample" for e in events[:marks[0]])
+    for k in marks:   # the block starts with a route request: its first call is a settle call
+        assert events[k + 1]["bench"] == "settle"
+    records = bench_rotate.records(events, {"placement": "block", "nprocs": 2}, switch.blocks, lambda *a: None)
+    by = {(r["impl"], r["routing"], r["bytes"]): r for r in records}
+    for block, routing in enumerate(asked):
+        assert by[("openmpi", routing, 8)]["rotation_blocks"] == [block, block]
+        assert by[("sdnmpi", routing, 4096)]["rotation_blocks"] == [block]
+    bad = subprocess.run(base + ["--routing-blocks", "dmodk,ecmp"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode != 0 and "one entry per repetition" in bad.stderr
 
 
 # --- planner scale --------------------------------------------------------------------------
