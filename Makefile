@@ -24,15 +24,16 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
-# `make bench` (about 2 h 5 min in the latest runs: this about 1 h, the two runs below about 30 min,
+# `make bench` (about 2 h 5 min in the latest runs: this about 1 h, the two runs below about 3 and 30 min,
 # job routing about 12 min and flow detection about 25 min)
-# or `make bench QUICK=1` (parts 1, 4 and 5 quick, 2 and 3 skipped: a few minutes each); ARGS="..." passes options to bench/run.py (fabric
-# size, bandwidths, routings, ...; see bench/README.md); by default it runs at the link rates a probe
+# or `make bench QUICK=1` (parts 1, 4 and 5 quick, 2 and 3 skipped: a few minutes each);
+# ARGS="..." passes options to bench/run.py (fabric size, bandwidths, routings, ...; see
+# bench/README.md); by default it runs at the link rates a probe
 # chooses on the machine (--rates link-bound: the fastest rung where the emulated links, not
 # ovs-vswitchd, limit a job-like load; ARGS="--rates fixed" keeps 30/15). Its second run is the
 # 16-host allreduce (4 leaves of 4) at link rates chosen the same way from 12/6 down, about 3 minutes
-# (at 30/15 and 20/10 its jobs are switch-bound on a 2-core machine although the probe passes: README,
-# "16 hosts").
+# (at 30/15 and 20/10 its jobs are not link-bound together on a 2-core machine although the probe
+# passes: README, "16 hosts").
 ARGS ?= --rates link-bound
 BENCH16_ARGS ?= --rates link-bound --rate-ladder 12/6,8/4 --leaves 4 --hosts-per-leaf 4 \
 	--collectives allreduce --allreduce-sizes 256k,1m --reps 3 --placements random,block --routings dmodk \

@@ -225,7 +225,8 @@ def describe_load(load):
     """results.md's words for ``load`` (LOADS)."""
     props = LOADS[load]
     text = ("every host one stream to every other host of its leaf and one to its place on every other leaf"
-            if props.every else "every host one across the spines, to its place on the next leaf, and one within its leaf")
+            if props.every
+            else "every host one across the spines, to its place on the next leaf, and one within its leaf")
     if props.paced:
         text += "; each sent at its fair share of the links in %d-byte writes without Nagle" % MESSAGE_BYTES
     if props.ranks:
