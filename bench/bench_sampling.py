@@ -322,13 +322,13 @@ class CpuMonitor:
             phases = self.phases
             if phases:
                 out["phases"] = {name: phase_summary(acc) for name, acc in phases.items()}
+            out["busiest_link_most_often"] = max(self.busiest, key=self.busiest.get) if self.busiest else None
         if self.ovs_counters is not None:
             out["ovs_counters"] = ovs = self.ovs_counters.summary()
             for name, acc in ovs["phases"].items():
                 acc["derived"] = derived(acc, out.get("phases", {}).get(name, {}).get("crossing_bytes"))
             if "job" in ovs:
                 ovs["job"]["derived"] = derived(ovs["job"], out.get("crossing_bytes_total"))
-            out["busiest_link_most_often"] = max(self.busiest, key=self.busiest.get) if self.busiest else None
         return out
 
 

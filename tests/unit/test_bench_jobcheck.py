@@ -163,6 +163,15 @@ def _fed_monitor(labels):
     return mon
 
 
+def test_sampler_names_the_busiest_link_with_or_without_phases():
+    """The link most often busiest is part of every summary with links (the rate probe reads it
+    from a monitor without phases), not only of those that read Open vSwitch's counters."""
+    for labels in ([None] * 4, ["openmpi", "sdnmpi", "openmpi", "sdnmpi"]):
+        mon = _fed_monitor(labels)
+        mon.ovs_counters = None   # as without ovs-vswitchd
+        assert mon.summary()["busiest_link_most_often"] == "s1-eth1 tx"
+
+
 def test_sampler_phase_figures_come_from_the_job_samples():
     """The per-phase sums are made from the same interval records as the whole job's lists: over all
     phases they add up to the job's totals, and one phase spanning the job gives the job's figures."""
