@@ -7,7 +7,7 @@ import threading
 
 from bench_common import now_s
 from jobroute_links import proc_net_dev
-from ovs_counters import PhaseCounters, derived
+from ovs_counters import PhaseCounters, derived, schedstat
 
 
 def _cpu_times():
@@ -37,12 +37,13 @@ def ovs_vswitchd_pid():
 
 
 def _schedstat(pid, tid):
-    """(ns on a CPU, ns waiting for a CPU) of one thread (/proc/PID/task/TID/schedstat), or None."""
+    """(ns on a CPU, ns waiting for a CPU) of one thread (/proc/PID/task/TID/schedstat, read by
+    ovs_counters.schedstat), or None."""
     try:
         with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as stat:
-            fields = stat.read().split()
-        return int(fields[0]), int(fields[1])
-    except (OSError, ValueError, IndexError):
+            times = schedstat(stat.read())
+        return times["run_ns"], times["wait_ns"]
+    except (OSError, ValueError):
         return None
 
 
