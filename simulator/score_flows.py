@@ -40,13 +40,10 @@ def classifiers(model, link_rate, interval):
             flows.ThresholdClassifier(link_rate=link_rate, interval=interval))
 
 
-def simulated(model, interval, patterns=None, seed=None, instances=None, link_rate=None, label_seconds=None,
-              trace_dir=train_flows.TRACE_DIR):
-    """{pattern: {split, learned, threshold}} and "all held-out" of ``model`` and the threshold on
-    simulated runs polled every ``interval`` s; ``patterns``, ``seed`` (one, or several whose
-    instances are pooled), ``instances`` and ``link_rate`` default to the model's training record;
-    the label's heavy run lasts ``label_seconds`` (default: one interval)."""
-    record = trained(model)
+def simulation(record, patterns=None, seed=None, instances=None, link_rate=None):
+    """(patterns, seeds, instances, link rate) of a simulated scoring: ``patterns``, ``seed`` (one, or
+    several whose instances are pooled), ``instances`` and ``link_rate`` default to the model's
+    training ``record``; an unknown pattern is one TrainError line."""
     patterns = list(patterns or held_out_patterns(record))
     unknown = sorted(set(patterns) - set(flowtraffic.PATTERNS))
     if unknown:
@@ -55,6 +52,15 @@ def simulated(model, interval, patterns=None, seed=None, instances=None, link_ra
     seeds = [record.get("seed", 0)] if seed is None else [seed] if isinstance(seed, int) else list(seed)
     instances = record.get("instances", train_flows.DEFAULT_INSTANCES) if instances is None else instances
     link_rate = record.get("link_rate_Bps", flows.DEFAULT_LINK_RATE) if link_rate is None else link_rate
+    return patterns, seeds, instances, link_rate
+
+
+def simulated(model, interval, patterns=None, seed=None, instances=None, link_rate=None, label_seconds=None,
+              trace_dir=train_flows.TRACE_DIR):
+    """{pattern: {split, learned, threshold}} and "all held-out" of ``model`` and the threshold on
+    simulated runs polled every ``interval`` s (`simulation`'s settings); the label's heavy run lasts
+    ``label_seconds`` (default: one interval)."""
+    patterns, seeds, instances, link_rate = simulation(trained(model), patterns, seed, instances, link_rate)
     length = flowtraffic.HEAVY_INTERVALS if label_seconds is None else label_seconds / interval
     data = {p: [] for p in patterns}
     for s in seeds:    # several seeds: their instances pooled per pattern
@@ -121,17 +127,22 @@ def run(args):
     except flows.ModelError as exc:
         raise train_flows.TrainError(str(exc)) from None
     print(train_flows.table(report, delay="max"))
-    if args.report:
-        try:
-            with open(args.report, "w", encoding="utf-8") as f:
-                json.dump({"model": args.model, "patterns": report}, f, indent=1)
-        except OSError as exc:
-            raise train_flows.TrainError(f"cannot write {args.report}: {exc.strerror}") from None
+    write_report(args.report, {"model": args.model, "patterns": report})
+
+
+def write_report(path, doc):
+    """--report: ``doc`` as JSON to ``path`` (nothing without one); a failed write is one TrainError line."""
+    if not path:
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+    except OSError as exc:
+        raise train_flows.TrainError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def run_span(args):
     """``score-flows --span``: `slidescore`'s tables (and --report's JSON)."""
-    record = trained(args.model)
     try:
         if args.counter_logs:
             out, interval, polls = slidescore.recorded(args.model, args.counter_logs, args.span)
@@ -139,21 +150,16 @@ def run_span(args):
                     + slidescore.table(out["sliding"]) + f"\n\nthe same logs read every {args.span:g} s, "
                     "both phases:\n\n" + slidescore.table(out["phases"]))
         else:
+            record = trained(args.model)
             interval = args.interval or record.get("interval_s", flows.DEFAULT_INTERVAL)
-            patterns = [p.strip() for p in (args.patterns or "").split(",") if p.strip()] or held_out_patterns(record)
-            seeds = [record.get("seed", 0)] if args.seed is None else args.seed
-            instances = args.instances or record.get("instances", train_flows.DEFAULT_INSTANCES)
-            out = slidescore.simulated(args.model, interval, args.span, patterns, seeds, instances,
-                                       record.get("link_rate_Bps", flows.DEFAULT_LINK_RATE), args.trace_dir,
-                                       args.label_seconds)
+            patterns, seeds, instances, link_rate = simulation(
+                record, args.patterns and [p.strip() for p in args.patterns.split(",") if p.strip()],
+                args.seed, args.instances)
+            out = slidescore.simulated(args.model, interval, args.span, patterns, seeds, instances, link_rate,
+                                       args.trace_dir, args.label_seconds)
             text = (f"simulated, polls every {interval:g} s, windows of {args.span:g} s, seeds "
                     f"{','.join(map(str, seeds))}, {instances} instances a pattern:\n\n" + slidescore.table(out))
     except (flows.ModelError, flows.CounterLogError, ValueError) as exc:
         raise train_flows.TrainError(str(exc).splitlines()[0]) from None
     print(text)
-    if args.report:
-        try:
-            with open(args.report, "w", encoding="utf-8") as f:
-                json.dump({"model": args.model, "span_s": args.span, "patterns": out}, f, indent=1)
-        except OSError as exc:
-            raise train_flows.TrainError(f"cannot write {args.report}: {exc.strerror}") from None
+    write_report(args.report, {"model": args.model, "span_s": args.span, "patterns": out})

@@ -79,6 +79,17 @@ def test_a_span_that_is_no_multiple_is_one_line(capsys):
     assert "--sdnmpi-flow-span 0.7 s is not a whole multiple" in err and "\n" not in err
 
 
+@pytest.mark.parametrize("argv, words", [
+    (["--patterns", "spiral"], "unknown pattern"),
+    (["--model", "/nonexistent/model.json"], "cannot read the model"),
+])
+def test_span_bad_input_is_one_line_as_without_it(argv, words, capsys):
+    """score-flows --span takes its settings and reports its errors as score-flows does without it."""
+    assert cli.main(["score-flows", "--interval", "0.5", "--span", "1", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and "\n" not in err and "Traceback" not in err
+
+
 def test_sliding_scores_one_run_as_the_controller_would():
     """`Sliding` (the offline classifier of score-flows --span) is `sliding_flags` with the run's totals."""
     data, _began = slidescore.dataset(["two-phases"], 1, 0, RATE, 0.5, 1.0, train_flows.TRACE_DIR)
