@@ -278,8 +278,9 @@ def step_collectives(demo):
 def print_collectives(lines, have_sdn_bcast):
     """The table and what its columns mean."""
     print("\n".join(lines or ["(no timed calls)"]))
-    print("speedup = Open MPI / sdnmpi (> 1: sdnmpi faster); limit = the fabric's lower bound for\n"
-          "the call (bench/README.md); X/limit = limit / X's median (100 % = at the limit)")
+    print("speedup = Open MPI / sdnmpi (> 1: sdnmpi faster); limit = the best modelled schedule's\n"
+          "time for the call on this fabric and placement (bench/README.md, \"The reference limit\");\n"
+          "X/limit = limit / X's median (100 % = at the limit)")
     if not have_sdn_bcast:
         print("this libsdnmpi has no SDN_MPI_Bcast: the bcast row is Open MPI only")
     if any(" !" in line for line in lines or ()):
