@@ -13,9 +13,10 @@ libsdnmpi/tests/traffic_patterns over all 16 hosts under LD_PRELOAD=libsdnmpi-pr
 job is registered (and released at MPI_Finalize) in every mode. Modes alternate within a repeat.
 Mode "learned-noseed" (not run by default) is learned detection on its own fabric whose controller
 plans detected pairs from scratch (``--nosdnmpi-flow-seed``), for an A/B of primitives/seeding.py.
-Modes "learned-slide" and "threshold-slide" (not run by default) poll every 0.5 s with 1-s sliding
-windows (``--sdnmpi-flow-interval 0.5 --sdnmpi-flow-span 1``, whatever --interval), each on its own
-fabric.
+Modes "threshold" and "learned" judge windows of --interval (1 s: ``--sdnmpi-flow-span 0``, the
+controller's default until 2026-11-30); "learned-slide" (run by default) and "threshold-slide" (not)
+poll every 0.5 s with 1-s sliding windows (``--sdnmpi-flow-interval 0.5 --sdnmpi-flow-span 1``, the
+controller's default since, whatever --interval), each on its own fabric.
 ``--interleave`` starts every set-up's fabric at once (each with its own prefix, management subnet
 and controller) and runs the modes in turn within each repeat, the first mode rotating from one
 repeat to the next, so that a slow spell of a shared machine falls on every mode alike.
@@ -57,7 +58,7 @@ from sdnmpi.flows import counterlog
 from sdnmpi.mininet_topos.net import ensure_ovs
 
 MODES = ("none", "threshold", "learned", "hints", "learned-noseed", "learned-slide", "threshold-slide")
-DEFAULT_MODES = MODES[:4]
+DEFAULT_MODES = ("none", "threshold", "learned", "learned-slide", "hints")
 DETECTION = {"none": "none", "hints": "none", "threshold": "threshold", "learned": "learned",
              "learned-noseed": "learned-noseed", "learned-slide": "learned-slide",
              "threshold-slide": "threshold-slide"}

@@ -52,6 +52,7 @@ class Fabric:
         kind, options = setup_args(detection)
         extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.rpc_port),
                  "--sdnmpi-flow-detection", kind, "--sdnmpi-flow-interval", str(args.interval),
+                 "--sdnmpi-flow-span", "0",        # windows of --interval; the slide set-ups' options follow and win
                  "--sdnmpi-link-capacity", str(args.host_bw * 1e6)) + options
         self.counter_log = None
         if detection != "none":

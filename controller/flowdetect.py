@@ -61,7 +61,8 @@ LOG = logging.getLogger(__name__)
 
 MODES = ("none", "threshold", "learned")
 DEFAULT_MODE = "none"
-DEFAULT_INTERVAL = 1.0             # s between counter polls
+DEFAULT_INTERVAL = 0.5             # s between counter polls
+DEFAULT_SPAN = 1.0                 # s each classifier interval spans: 1 s windows sliding every poll
 DEFAULT_ROUTER = "sdn-optimal"
 DEFAULT_LINK_BPS = 1e9             # host link rate when --sdnmpi-link-capacity is 0
 PHASE = 0                          # detected demand: the job's whole-run phase

@@ -80,7 +80,7 @@ OPTS = [
                     "(docs/flows.md)"),
     cfg.FloatOpt("sdnmpi-flow-interval", default=flowdetect.DEFAULT_INTERVAL, min=0.1,
                  help="seconds between polls of the job host pairs' byte counters (flow detection)"),
-    cfg.FloatOpt("sdnmpi-flow-span", default=0.0, min=0.0,
+    cfg.FloatOpt("sdnmpi-flow-span", default=flowdetect.DEFAULT_SPAN, min=0.0,
                  help="seconds each interval the classifiers judge spans, a whole multiple of "
                       "--sdnmpi-flow-interval: at every poll they see each pair's windows of this span ending "
                       "then (sliding windows; e.g. 0.5 s polls, 1 s span: the 1 s model's inputs, a window "
@@ -151,7 +151,7 @@ class Settings:
     idle_time: float = DEFAULT_QUIET_S
     flow_detection: str = flowdetect.DEFAULT_MODE
     flow_interval: float = flowdetect.DEFAULT_INTERVAL
-    flow_span: float = 0.0
+    flow_span: float = flowdetect.DEFAULT_SPAN
     flow_window: int = flows.DEFAULT_WINDOW
     flow_fraction: float = flows.DEFAULT_FRACTION
     flow_model: str = ""

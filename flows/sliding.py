@@ -43,7 +43,7 @@ def window_polls(span, interval):
     ratio = round(span / interval, DIGITS)
     if span < 0 or ratio < 1 or ratio != int(ratio):
         raise ValueError(f"--sdnmpi-flow-span {span:g} s is not a whole multiple (1, 2, ...) of "
-                         f"--sdnmpi-flow-interval {interval:g} s")
+                         f"--sdnmpi-flow-interval {interval:g} s (make the span one, or 0: the interval itself)")
     return int(ratio)
 
 

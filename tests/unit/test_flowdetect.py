@@ -351,7 +351,8 @@ def test_the_rest_view_shows_the_detections(fab, with_detection):
 def test_the_counter_log_records_every_poll_and_the_flags(fab, tmp_path):
     sim, jobs, service = fab
     path = tmp_path / "counters.jsonl"
-    settings = options.Settings(flow_detection="threshold", link_capacity=8 * LINK, flow_log=str(path))
+    settings = options.Settings(flow_detection="threshold", link_capacity=8 * LINK, flow_log=str(path),
+                               flow_interval=1.0, flow_span=0)
     fd = flowdetect.from_settings(settings)
     hosts = sim.hosts()
     job = register(sim, jobs, hosts)

@@ -47,7 +47,7 @@ def test_the_option_sets_every_timing_in_polls():
     assert (flowdetect.STALE_S, flowdetect.MISMATCH_S, HOLD_S) == (3.0, 3.0, 2.0)
     for interval, expected in [(1.0, (3, 3, 2)), (0.5, (6, 6, 4)), (2.0, (2, 2, 1))]:
         for mode in ("threshold", "learned"):
-            fd = flowdetect.from_settings(options.Settings(flow_detection=mode, flow_interval=interval))
+            fd = flowdetect.from_settings(options.Settings(flow_detection=mode, flow_interval=interval, flow_span=0))
             assert fd.classifier.interval == interval
             assert (fd.stale_polls, fd.mismatch_polls, fd.hold.polls) == expected, (mode, interval)
 

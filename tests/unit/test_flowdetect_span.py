@@ -34,8 +34,29 @@ def test_without_a_span_the_book_is_todays():
     for span in (0.0, HALF):
         fd = flowdetect.from_settings(span_settings(flow_span=span))
         assert type(fd.book) is flows.PairCounters and fd.classifier.interval == HALF and fd.interval == HALF
-    fd = flowdetect.from_settings(options.Settings(flow_detection="learned"))
+    fd = flowdetect.from_settings(options.Settings(flow_detection="learned", flow_interval=1.0, flow_span=0))
     assert type(fd.book) is flows.PairCounters and fd.classifier.interval == fd.interval == 1.0
+
+
+@pytest.mark.parametrize("mode", ["threshold", "learned"])
+def test_by_default_one_second_windows_slide_every_half_second(mode):
+    """The defaults (since 2026-12-01): 0.5 s polls, the classifiers judging 1 s windows."""
+    fd = flowdetect.from_settings(options.Settings(flow_detection=mode))
+    assert isinstance(fd.book, sliding.SlidingCounters) and fd.window_polls == 2
+    assert (fd.interval, fd.classifier.interval) == (HALF, 1.0)
+    assert (fd.stale_polls, fd.mismatch_polls, fd.hold.polls) == (6, 6, 4)
+
+
+def test_an_interval_the_default_span_cannot_hold_names_the_way_out():
+    """Only the interval set, to 2 s: the default 1 s span is no multiple of it, and the one line says
+    what to set."""
+    with pytest.raises(SystemExit) as stop:
+        flowdetect.from_settings(options.Settings(flow_detection="learned", flow_interval=2.0))
+    text = str(stop.value.code)
+    assert "--sdnmpi-flow-span 1 s is not a whole multiple" in text and "--sdnmpi-flow-interval 2 s" in text
+    assert "or 0: the interval itself" in text and "\n" not in text
+    fd = flowdetect.from_settings(options.Settings(flow_detection="learned", flow_interval=2.0, flow_span=0))
+    assert fd.classifier.interval == fd.interval == 2.0
 
 
 @pytest.mark.parametrize("span", [0.7, 0.25, 1.2])
@@ -58,7 +79,12 @@ def test_the_span_is_an_option_of_the_command_line():
     conf(args=["--sdnmpi-flow-interval", "0.5", "--sdnmpi-flow-span", "1"])
     s = options.settings(conf)
     assert (s.flow_interval, s.flow_span) == (HALF, 1.0)
-    assert options.Settings().flow_span == 0.0
+    conf = cfg.ConfigOpts()
+    options.register_cli(conf)
+    conf(args=[])
+    s = options.settings(conf)
+    assert (s.flow_interval, s.flow_span) == (HALF, 1.0) == (options.Settings().flow_interval,
+                                                             options.Settings().flow_span)
 
 
 def test_the_counter_log_names_the_window(tmp_path):
