@@ -47,6 +47,7 @@ import subprocess
 import sys
 import time
 
+import bench_common
 import benchcore
 import emulation
 import flowdetect_runs
@@ -400,12 +401,14 @@ def main(argv=None):
     doc = {"schema": 1, "started": stamp, "command": [sys.executable] + sys.argv, "wall_s": time.monotonic() - started,
            "args": {k: v for k, v in vars(args).items()}, "patterns": {p: steps[p] for p in args.patterns},
            "fabric": {"k": K, "hosts": HOSTS, "host_mbit": args.host_bw, "fabric_mbit": args.fabric_bw},
-           "skipped_runs": skipped, "error": error, "not_run": not_run, "failed_runs": failed, "results": results}
+           "skipped_runs": skipped, "error": error, "not_run": not_run, "failed_runs": failed, "results": results,
+           "software": bench_common.software_versions()}
     add_counter_scores(results, folder)
     path = os.path.join(folder, "results.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
-    table = tables(results, args.patterns, args.modes, failed, args.interval)
+    table = "sdnmpi %s\n\n" % (doc["software"]["sdnmpi_git"] or "(no git commit found)")
+    table += tables(results, args.patterns, args.modes, failed, args.interval)
     tail = flowdetect_runs.failures_md((), skipped, args.stop_after, error, not_run)
     table += "\n\n" + tail if tail else ""
     with open(os.path.join(folder, "results.md"), "w", encoding="utf-8") as f:

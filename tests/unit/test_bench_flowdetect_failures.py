@@ -103,6 +103,7 @@ def test_main_writes_the_failures_and_the_stop_then_exits_1(monkeypatch, tmp_pat
         returncode = 0
     monkeypatch.setattr(bench_flowdetect.subprocess, "run", lambda *a, **k: Done())
     monkeypatch.setattr(bench_flowdetect, "ensure_ovs", lambda: None)
+    monkeypatch.setattr(bench_flowdetect.bench_common, "software_versions", lambda: {"sdnmpi_git": "0123abc"})
     for name in ("PROGRAM", "PRELOAD", "LLDPD"):
         monkeypatch.setattr(bench_flowdetect, name, __file__)
     Fabric.log, Fabric.plan = [], {("shift", "learned", r): "fail" for r in (2, 3, 4)}
@@ -115,6 +116,7 @@ def test_main_writes_the_failures_and_the_stop_then_exits_1(monkeypatch, tmp_pat
     assert "probably broken" in doc["error"]
     assert [r["rep"] for r in doc["results"]["shift"]["learned"]] == [1]
     md = (folder / "results.md").read_text()
+    assert doc["software"]["sdnmpi_git"] == "0123abc" and md.startswith("sdnmpi 0123abc\n")   # the code it ran
     assert "| shift | learned | 1 + 3 failed | 10.00 |" in md
     assert "stopped early: 3 runs in a row failed" in md and md.rstrip().endswith("; 2 runs not run")
     assert md in capsys.readouterr().out
