@@ -132,13 +132,13 @@ class SlidingCounters:
         found = book.poll(readings)
         now = self.each.latest()
         late = [p for p in found if now.get(p, 0.0) < self.still]     # not sending at the window's end
-        book.flagged.difference_update(late)                             # judged again at later polls
+        book.unflag(late)                                                # judged again at later polls
         found = set(found) - set(late)
-        ages = self.each._age        # a window may hold bytes only before a rearm's poll: then 1
-        newly = {p: (ages.get(p) or 0) + 1 for p in sorted(found, key=repr)}
+        # a window may hold bytes only before a rearm's poll (no age since): then 1
+        newly = {p: (self.each.age(p) or 0) + 1 for p in sorted(found, key=repr)}
         self.flagged |= set(newly)
         for other in self.phases:
-            other.flagged |= set(newly)
+            other.mark_flagged(newly)
         return newly
 
     def rearm(self, pairs):
@@ -146,9 +146,9 @@ class SlidingCounters:
         (every phase's last reading becomes that poll's)."""
         for book in self.phases + [self.each]:
             book.rearm(pairs)
-        last = self.each._last
+        last = self.each.last_readings(pairs)
         for book in self.phases:
-            book._last.update((p, last[p]) for p in pairs if p in last)
+            book.count_from(last)
         self.flagged -= set(pairs)
 
     def forget(self, pairs):

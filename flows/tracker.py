@@ -91,6 +91,29 @@ class PairCounters:
             LOG.debug("elephants: %s", newly)
         return newly
 
+    def age(self, pair):
+        """Polls from ``pair``'s first interval with bytes (since it was rearmed) to the latest
+        poll: 0 at that interval, None before it (or for a pair without a history)."""
+        return self._age.get(pair)
+
+    def unflag(self, pairs):
+        """The pairs may be flagged again at a later poll (a flag the caller did not take); unlike
+        `rearm`, their history and age stay."""
+        self.flagged.difference_update(pairs)
+
+    def mark_flagged(self, pairs):
+        """The pairs count as flagged (another book flagged them): not reported until rearmed."""
+        self.flagged.update(pairs)
+
+    def last_readings(self, pairs):
+        """{pair: its last cumulative reading} of those of ``pairs`` that have one."""
+        return {p: self._last[p] for p in pairs if p in self._last}
+
+    def count_from(self, readings):
+        """{pair: cumulative reading}: the next poll counts each pair's bytes from that reading, as
+        if it had been this book's last one."""
+        self._last.update(readings)
+
     def rearm(self, pairs):
         """The pairs may be flagged again (their routes were released): history, age and flag
         go, the last reading stays so that the next poll counts only the bytes after it."""
