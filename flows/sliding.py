@@ -110,7 +110,8 @@ class SlidingCounters:
     the window's span): ``poll`` -> {pair: delay in polls} once per pair (a flag whose poll carried
     under `still_bytes` is dropped, the pair judged again later), the delay counted in polls
     (of the poll interval) from the pair's first bytes to the flag, both counted; ``latest`` the
-    bytes of the window ending at the latest poll; ``rearm`` and ``forget`` as `PairCounters`'."""
+    bytes of the window ending at the latest poll, ``latest_packets`` its packets (given the
+    packet counts); ``rearm`` and ``forget`` as `PairCounters`'."""
 
     def __init__(self, classifier, polls):
         if int(polls) != polls or polls < 1:
@@ -123,13 +124,13 @@ class SlidingCounters:
         self.flagged = set()
         self.count = 0                          # polls so far
 
-    def poll(self, readings):
-        """One poll: {pair: cumulative bytes}. Returns {pair: delay in polls} of the pairs flagged now
-        for the first time."""
+    def poll(self, readings, packets=None):
+        """One poll: {pair: cumulative bytes} (and ``packets`` as `PairCounters.poll`'s). Returns
+        {pair: delay in polls} of the pairs flagged now for the first time."""
         self.each.poll(readings)
         book = self.phases[self.count % self.polls]
         self.count += 1
-        found = book.poll(readings)
+        found = book.poll(readings, packets)
         now = self.each.latest()
         late = [p for p in found if now.get(p, 0.0) < self.still]     # not sending at the window's end
         book.unflag(late)                                                # judged again at later polls
@@ -158,7 +159,15 @@ class SlidingCounters:
 
     def latest(self):
         """{pair: bytes of the window ending at the latest poll} of every pair with a history there."""
-        return self.phases[(self.count - 1) % self.polls].latest() if self.count else {}
+        return self._latest_book().latest()
+
+    def latest_packets(self):
+        """{pair: packets of the window ending at the latest poll}, where counted."""
+        return self._latest_book().latest_packets()
+
+    def _latest_book(self):
+        """The phase's book whose window ends at the latest poll (before the first: one not polled yet)."""
+        return self.phases[(self.count - 1) % self.polls]
 
     def pairs(self):
         return set().union(*(b.pairs() for b in self.phases + [self.each]))
