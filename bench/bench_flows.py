@@ -116,16 +116,21 @@ class RouteSwitch:
 
     Between two requests it attributes the bytes every spine port sent to the implementation that
     was running, so the output shows how each implementation's traffic spread over the spines.
+    ``state`` is the bench's phase label; ``on_phase`` (label) is called at each change of it, in the
+    thread that changes it, before the request is acknowledged (the sampler reads Open vSwitch's
+    counters then: CpuMonitor.phase_changed).
     """
 
-    def __init__(self, directory, bridges, spine_ports, hide=True, on_end=None, wait=wait_datapath_revalidated):
+    def __init__(self, directory, bridges, spine_ports, hide=True, on_end=None, wait=wait_datapath_revalidated,
+                 on_phase=None):
         self.dir = directory
         self.bridges = list(bridges)
         self.spine_ports = dict(spine_ports)   # spine name -> [interface names]
         self.hide = hide
         self.on_end = on_end
         self.wait = wait
-        self.state = "start"
+        self.on_phase = on_phase
+        self._state = "start"
         self.saved = {}
         self.hidden = False
         self.toggles = 0
@@ -140,6 +145,20 @@ class RouteSwitch:
         self._stop = threading.Event()
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(8, len(self.bridges))))
         self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def state(self):
+        """The implementation whose routes are on: "start" before the first request, "end" after
+        the last; a change is announced to ``on_phase``."""
+        return self._state
+
+    @state.setter
+    def state(self, label):
+        if label == self._state:
+            return
+        self._state = label
+        if self.on_phase is not None:
+            self.on_phase(label)
 
     def __enter__(self):
         self._thread.start()

@@ -47,7 +47,10 @@ def run_mpi_job(bench, job, progress):
         plan_info.update(summarize_jobs(bench.ctl.rest("/sdnmpi/jobs"), bench.topo))
 
     stats_before = bench.rpc_stats()
-    switch_args = dict(hide=not args.no_hide_job_flows, on_end=capture_plan)
+    # phase: the implementation whose routes are on (RouteSwitch.state), to judge each one's traffic apart;
+    # the switch announces each change of it (on_phase), and the monitor reads Open vSwitch's counters then
+    cpu = CpuMonitor(links=bench.link_directions(), phase=lambda: switch.state)
+    switch_args = dict(hide=not args.no_hide_job_flows, on_end=capture_plan, on_phase=cpu.phase_changed)
     if job.get("rotation"):   # --rotate-routings: the default routing changes between blocks (bench_rotate.py)
         switch = bench_rotate.RotatingSwitch(
             toggle_dir, bench.topo.switch_names, bench.spine_ports(),
@@ -57,9 +60,7 @@ def run_mpi_job(bench, job, progress):
         switch = RouteSwitch(toggle_dir, bench.topo.switch_names, bench.spine_ports(), **switch_args)
     timeout = job["timeout_s"]
     t0 = now_s()
-    # phase: the implementation whose routes are on (RouteSwitch.state), to judge each one's traffic apart
-    with CpuMonitor(links=bench.link_directions(), phase=lambda: switch.state) as cpu, switch, \
-            open(log_path, "w") as log:
+    with cpu, switch, open(log_path, "w") as log:
         rc, timed_out, events, plan_lines = run_logged(hosts[0], argv, mpi, env, timeout, log, job, progress)
     meta.update({"rc": rc, "timed_out": timed_out, "wall_s": now_s() - t0,
                  "cpu": cpu.summary(), "routes": switch.summary(), "plan": plan_info,

@@ -149,7 +149,9 @@ class CpuMonitor:
     - with ``phase`` (a callable returning a label, e.g. the route switch's current
       implementation), the link figures above and the forwarding thread's run + wait % (read at
       every link sample) per label (``phases``), so each implementation's traffic in a job is
-      judged apart (bench_jobcheck.py);
+      judged apart (bench_jobcheck.py); and Open vSwitch's own counters per label
+      (ovs_counters.PhaseCounters), read when the label's owner announces a change
+      (``phase_changed``: the route switch's ``on_phase``);
     - stalls: whenever this sampler itself could not run for ``stall_s`` or more (the whole
       machine froze: this VM's CPUs were not scheduled, as the kernel's RCU-stall and
       workqueue-lockup messages show at such times), the moment and the length.
@@ -224,6 +226,12 @@ class CpuMonitor:
         if self.ovs_counters is not None:
             self.ovs_counters.__exit__()
         return False
+
+    def phase_changed(self, label):
+        """The phase label is ``label`` from now on: Open vSwitch's counters are read now (in the
+        caller's thread), their difference going to the phase before."""
+        if self.ovs_counters is not None:
+            self.ovs_counters.changed(label)
 
     def _sample(self):
         pid = self._ovs_pid

@@ -4,10 +4,10 @@ upcalls), `dpctl/show` (hit / missed / lost, datapath flows installed), `upcall/
 limit, revalidator dump duration), `coverage/show` (xlate_actions, dpif_flow_put, netdev_received,
 ...), and the forwarding thread's context switches (/proc).
 
-Read at phase boundaries only (PhaseCounters: when the phase label changes, e.g. a route switch to
-the other implementation), over one persistent connection to ovs-vswitchd's unixctl socket (the
-JSON-RPC that ovs-appctl speaks), so a read costs no process start. The parsers are pure (text in,
-dicts out). Caveat: OVS adds each thread's coverage counts to the totals about once a second, so
+Read at phase boundaries only (PhaseCounters: when the route switch announces a change of its phase
+label, e.g. a switch to the other implementation), over one persistent connection to ovs-vswitchd's
+unixctl socket (the JSON-RPC that ovs-appctl speaks), so a read costs no process start. The parsers
+are pure (text in, dicts out). Caveat: OVS adds each thread's coverage counts to the totals about once a second, so
 coverage deltas of phases shorter than a few seconds are smeared into the next phase; the datapath
 (pmd) counters are exact at the read."""
 
@@ -185,22 +185,24 @@ def derived(acc, crossing_bytes=None):
 
 
 class PhaseCounters:
-    """Reads the counters (``snapshot``) whenever ``phase()`` changes (polled every ``poll_s``) and
-    at start and stop, and adds each difference to the phase that was on before the change.
+    """Reads the counters (``snapshot``) at start (the phase then: ``phase()``), at every phase change
+    announced to ``changed`` (by the route switch, where its phase label changes: RouteSwitch's
+    ``on_phase``, through CpuMonitor.phase_changed) and at stop, and adds each difference to the
+    phase that was on before the change. No thread of its own: a change is read in the caller's.
     ``summary()``: {label: accumulator} (add_delta) plus the job's whole delta under "job"."""
 
-    def __init__(self, pid, phase, poll_s=0.005, rundir=RUNDIR):
+    def __init__(self, pid, phase, rundir=RUNDIR):
         self.pid = pid
         self.phase = phase
-        self.poll_s = poll_s
         self.path = "%s/ovs-vswitchd.%d.ctl" % (rundir, pid)
         self.acc = {}
         self.first = self.last = None
         self.error = None
         self.read_s = 0.0
+        self.label = None          # the phase on since the last read (None: not started, or stopped)
+        self._prev = None          # that read
         self._conn = None
-        self._stop = threading.Event()
-        self._thread = None
+        self._lock = threading.Lock()   # the announcer's thread and the job's (start, stop) share the connection
 
     def _call(self, method):
         if self._conn is None:
@@ -223,28 +225,33 @@ class PhaseCounters:
         return snap
 
     def __enter__(self):
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        with self._lock:
+            self.label = str(self.phase())
+            self.first = self._prev = self._read()
         return self
 
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        if self._conn is not None:
-            self._conn.close()
-        return False
+    def changed(self, label):
+        """The phase is ``label`` from now on: the counters are read now, and their difference since
+        the last read goes to the phase before. The same label again, or a call before start or
+        after stop, reads nothing."""
+        label = str(label)
+        with self._lock:
+            if self.label is None or label == self.label:
+                return
+            cur = self._read()
+            add_delta(self.acc.setdefault(self.label, {}), self._prev, cur)
+            self.label, self._prev = label, cur
 
-    def _run(self):
-        label = str(self.phase())
-        self.first = prev = self._read()
-        while not self._stop.wait(self.poll_s):
-            now = str(self.phase())
-            if now != label:
-                cur = self._read()
-                add_delta(self.acc.setdefault(label, {}), prev, cur)
-                label, prev = now, cur
-        self.last = self._read()
-        add_delta(self.acc.setdefault(label, {}), prev, self.last)
+    def __exit__(self, *exc):
+        with self._lock:
+            if self.label is not None:
+                self.last = self._read()
+                add_delta(self.acc.setdefault(self.label, {}), self._prev, self.last)
+                self.label = self._prev = None
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+        return False
 
     def summary(self):
         out = {"phases": self.acc, "read_s": round(self.read_s, 3), "error": self.error}

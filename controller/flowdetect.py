@@ -50,7 +50,6 @@ from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, PAYLOAD_SHARE, c
 from sdnmpi.flows.hold import HOLD_SHARE, FlagHold
 from sdnmpi.flows.polls import polls_for
 from sdnmpi.flows.sliding import counters as book_of, window_polls
-from sdnmpi.flows.tracker import packets_counted
 from sdnmpi.primitives import pairs, reroute
 
 from . import flowchoice, jobtraffic, rpc_traffic
@@ -126,11 +125,6 @@ class FlowDetection:
         self.router = router
         self.counting = CountingTable() if max_entries is None else CountingTable(max_entries)
         self.book = book_of(classifier, window_polls)   # flows.PairCounters, or SlidingCounters
-        self.packets = {}          # (src, dst) -> packets in the latest interval, where counted
-        # per phase (poll number mod window_polls): (src, dst) -> the cumulative packet count read at
-        # that phase's last poll (None: that reply had none)
-        self._last_packets = [{} for _ in range(window_polls)]
-        self._packet_polls = 0
         self.detected = {}         # job id -> {(src ip, dst ip): bytes when flagged}, routed now
         self.owned = {}            # job id -> phase-0 demand as detection declared it
         self.recent = collections.deque(maxlen=RECENT)   # (job id, src, dst, delay in polls)
@@ -149,6 +143,16 @@ class FlowDetection:
     def kind(self):
         return "learned" if isinstance(self.classifier, flows.LearnedClassifier) else "threshold"
 
+    @property
+    def packets(self):
+        """{(src, dst): packets in the latest interval} of the pairs whose switch reported a packet
+        count, counted by the book like their bytes (flows.tracker.packets_counted: a pair's first
+        reading is all of it, a missing reply leaves the next reading the difference). A pair
+        answered without one, and the next interval after that (its packets would span both
+        intervals): unknown, left out. With sliding windows the interval is the window ending at
+        the latest poll (the difference from the reading ``window_polls`` polls ago, as its bytes)."""
+        return self.book.latest_packets()
+
     # -- polling -------------------------------------------------------------------------------
     def poll(self, core, jobs):
         """Messages for one poll: counting entries synchronised with the live jobs, then the
@@ -160,9 +164,6 @@ class FlowDetection:
         gone = [p for p in self.book.pairs() if p not in self.counting.job_of]
         if gone:
             self.book.forget(gone)
-            for p in gone:
-                for last in self._last_packets:
-                    last.pop(p, None)
         moved = [p for p, job_id in self.counting.job_of.items() if before.get(p, job_id) != job_id]
         if moved:           # counted now for another job (one released, the next registered in between)
             self.book.rearm(moved)
@@ -191,8 +192,7 @@ class FlowDetection:
         self._follow_jobs(jobs)
         readings = self.counting.readings()
         packets = self.counting.packet_readings()
-        newly = self.book.poll(readings)
-        self._count_packets(readings, packets)
+        newly = self.book.poll(readings, packets)
         if self.log is not None:
             self.log.poll(self.counters["polls"], readings, self.counting.job_of, newly, self.counting.complete,
                           packets=packets)
@@ -301,22 +301,6 @@ class FlowDetection:
                          "detected pairs are routed again", job_id, kept, judged, self.hold.polls,
                          self._seconds(self.hold.polls))
         return resumed
-
-    def _count_packets(self, readings, now):
-        """The latest interval's packets of the pairs whose switch reported a packet count (``now``
-        {pair: cumulative packets}, of the poll's ``readings`` {pair: cumulative bytes}), counted
-        like their bytes (flows.tracker.packets_counted: a pair's first reading is all of it, a
-        missing reply leaves the next reading the difference). A pair answered without one, and
-        the next interval after that (its packets would span both intervals): unknown. With sliding
-        windows the interval is the window ending now (the difference from the reading
-        ``window_polls`` polls ago, as the bytes of `SlidingCounters`)."""
-        self.packets = {}
-        last = self._last_packets[self._packet_polls % self.window_polls]
-        self._packet_polls += 1
-        for p in readings:
-            n = packets_counted(last, p, now.get(p))
-            if n is not None:
-                self.packets[p] = n
 
     def _seconds(self, polls):
         """``polls`` polls as a duration for the log: '3 s', '1.5 s'."""

@@ -15,7 +15,7 @@ read alike. `CounterLog` writes it (the controller, ``--sdnmpi-flow-log``); a wr
 warning line and the log stops, detection goes on. `read` parses a log (or a slice of one with its
 header) into per-interval byte counts, pairs x polls, the way `PairCounters` differences them;
 `read_packets` adds the packets per interval, counted the way the controller counts them
-(`FlowDetection._count_packets`), NaN where unknown (every interval of a version 1 log); `read_log`
+(`PairCounters.poll` with packets), NaN where unknown (every interval of a version 1 log); `read_log`
 adds each poll's time and flags (one parse for the tools that need them too); `parse` gives the
 header and the poll lines as written (the replays feed them to detection poll by poll). A line
 that is not JSON or not of the format, or another version, is a `CounterLogError` naming the line.

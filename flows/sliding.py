@@ -110,7 +110,8 @@ class SlidingCounters:
     the window's span): ``poll`` -> {pair: delay in polls} once per pair (a flag whose poll carried
     under `still_bytes` is dropped, the pair judged again later), the delay counted in polls
     (of the poll interval) from the pair's first bytes to the flag, both counted; ``latest`` the
-    bytes of the window ending at the latest poll; ``rearm`` and ``forget`` as `PairCounters`'."""
+    bytes of the window ending at the latest poll, ``latest_packets`` its packets (given the
+    packet counts); ``rearm`` and ``forget`` as `PairCounters`'."""
 
     def __init__(self, classifier, polls):
         if int(polls) != polls or polls < 1:
@@ -123,22 +124,22 @@ class SlidingCounters:
         self.flagged = set()
         self.count = 0                          # polls so far
 
-    def poll(self, readings):
-        """One poll: {pair: cumulative bytes}. Returns {pair: delay in polls} of the pairs flagged now
-        for the first time."""
+    def poll(self, readings, packets=None):
+        """One poll: {pair: cumulative bytes} (and ``packets`` as `PairCounters.poll`'s). Returns
+        {pair: delay in polls} of the pairs flagged now for the first time."""
         self.each.poll(readings)
         book = self.phases[self.count % self.polls]
         self.count += 1
-        found = book.poll(readings)
+        found = book.poll(readings, packets)
         now = self.each.latest()
         late = [p for p in found if now.get(p, 0.0) < self.still]     # not sending at the window's end
-        book.flagged.difference_update(late)                             # judged again at later polls
+        book.unflag(late)                                                # judged again at later polls
         found = set(found) - set(late)
-        ages = self.each._age        # a window may hold bytes only before a rearm's poll: then 1
-        newly = {p: (ages.get(p) or 0) + 1 for p in sorted(found, key=repr)}
+        # a window may hold bytes only before a rearm's poll (no age since): then 1
+        newly = {p: (self.each.age(p) or 0) + 1 for p in sorted(found, key=repr)}
         self.flagged |= set(newly)
         for other in self.phases:
-            other.flagged |= set(newly)
+            other.mark_flagged(newly)
         return newly
 
     def rearm(self, pairs):
@@ -146,9 +147,9 @@ class SlidingCounters:
         (every phase's last reading becomes that poll's)."""
         for book in self.phases + [self.each]:
             book.rearm(pairs)
-        last = self.each._last
+        last = self.each.last_readings(pairs)
         for book in self.phases:
-            book._last.update((p, last[p]) for p in pairs if p in last)
+            book.count_from(last)
         self.flagged -= set(pairs)
 
     def forget(self, pairs):
@@ -158,7 +159,15 @@ class SlidingCounters:
 
     def latest(self):
         """{pair: bytes of the window ending at the latest poll} of every pair with a history there."""
-        return self.phases[(self.count - 1) % self.polls].latest() if self.count else {}
+        return self._latest_book().latest()
+
+    def latest_packets(self):
+        """{pair: packets of the window ending at the latest poll}, where counted."""
+        return self._latest_book().latest_packets()
+
+    def _latest_book(self):
+        """The phase's book whose window ends at the latest poll (before the first: one not polled yet)."""
+        return self.phases[(self.count - 1) % self.polls]
 
     def pairs(self):
         return set().union(*(b.pairs() for b in self.phases + [self.each]))

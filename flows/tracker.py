@@ -10,6 +10,8 @@ reading as the interval's bytes. A pair is reported once, at the first poll that
 the polls from its first interval with bytes to that one, both counted (1: flagged at the first
 poll that saw its bytes, as `detect.detection_delays`); `forget` drops pairs (job ended), `rearm`
 lets pairs be flagged again (their routes were released) without counting their old bytes twice.
+Given the poll's packet counts too (``book.poll(readings, packets)``), it counts each pair's packets
+per interval by `packets_counted` (`latest_packets`: the TCP ACK rule's, controller/flowdetect.py).
 Pairs are (source, destination) tuples: the endpoint totals a version 5 model needs
 (`classify.endpoint_totals`) are summed over every pair of the poll, flagged ones included.
 """
@@ -35,7 +37,7 @@ def packets_counted(last, pair, reading):
     `interval_count` counts bytes, or None when unknown: no ``reading`` (the switch reported none),
     or none at the reading before (its packets would span both intervals). ``last`` {pair: the last
     cumulative packet count read, None when that reading had none} is updated. One rule for the
-    controller (FlowDetection._count_packets) and the counter logs (counterlog.read_packets)."""
+    controller (PairCounters.poll with packets) and the counter logs (counterlog.read_packets)."""
     first, before = pair not in last, last.get(pair)
     last[pair] = reading
     if reading is None or (before is None and not first):
@@ -50,6 +52,8 @@ class PairCounters:
         self._last = {}      # pair -> last cumulative reading
         self._series = {}    # pair -> list of the last `history` interval byte counts
         self._age = {}       # pair -> polls since its first interval with bytes (None before)
+        self._last_packets = {}   # pair -> last cumulative packet count read (None: that reading had none)
+        self._packets = {}   # pair -> packets in the latest interval, where counted
         self.flagged = set()
 
     def _delta(self, pair, reading):
@@ -57,12 +61,17 @@ class PairCounters:
         self._last[pair] = reading
         return interval_count(last, reading)
 
-    def poll(self, readings):
+    def poll(self, readings, packets=None):
         """One poll: {pair: cumulative bytes}. Returns {pair: delay} for pairs flagged now for
-        the first time (polls from its first bytes to now, both counted)."""
+        the first time (polls from its first bytes to now, both counted). ``packets``: {pair:
+        cumulative packets} of the pairs whose switch reported a count; the latest interval's
+        packets of the pairs of ``readings`` (`packets_counted`) are then `latest_packets`."""
         for pair, reading in readings.items():
             if reading < 0:
                 raise ValueError(f"negative byte count {reading!r} for pair {pair!r}")
+        if packets is not None:
+            counted = ((p, packets_counted(self._last_packets, p, packets.get(p))) for p in readings)
+            self._packets = {p: n for p, n in counted if n is not None}
         pairs = sorted(set(self._series) | set(readings), key=repr)
         for pair in pairs:
             delta = float(self._delta(pair, readings[pair])) if pair in readings else 0.0
@@ -91,9 +100,33 @@ class PairCounters:
             LOG.debug("elephants: %s", newly)
         return newly
 
+    def age(self, pair):
+        """Polls from ``pair``'s first interval with bytes (since it was rearmed) to the latest
+        poll: 0 at that interval, None before it (or for a pair without a history)."""
+        return self._age.get(pair)
+
+    def unflag(self, pairs):
+        """The pairs may be flagged again at a later poll (a flag the caller did not take); unlike
+        `rearm`, their history and age stay."""
+        self.flagged.difference_update(pairs)
+
+    def mark_flagged(self, pairs):
+        """The pairs count as flagged (another book flagged them): not reported until rearmed."""
+        self.flagged.update(pairs)
+
+    def last_readings(self, pairs):
+        """{pair: its last cumulative reading} of those of ``pairs`` that have one."""
+        return {p: self._last[p] for p in pairs if p in self._last}
+
+    def count_from(self, readings):
+        """{pair: cumulative reading}: the next poll counts each pair's bytes from that reading, as
+        if it had been this book's last one."""
+        self._last.update(readings)
+
     def rearm(self, pairs):
         """The pairs may be flagged again (their routes were released): history, age and flag
-        go, the last reading stays so that the next poll counts only the bytes after it."""
+        go, the last reading stays so that the next poll counts only the bytes after it (the
+        packets are counted on as before)."""
         for pair in pairs:
             self._series.pop(pair, None)
             self._age.pop(pair, None)
@@ -101,13 +134,17 @@ class PairCounters:
 
     def forget(self, pairs):
         for pair in pairs:
-            for table in (self._last, self._series, self._age):
+            for table in (self._last, self._series, self._age, self._last_packets):
                 table.pop(pair, None)
             self.flagged.discard(pair)
 
     def latest(self):
         """{pair: bytes of the latest interval} of every pair with a history."""
         return {pair: series[-1] for pair, series in self._series.items() if series}
+
+    def latest_packets(self):
+        """{pair: packets of the latest interval} of the pairs counted at the latest poll with packets."""
+        return self._packets
 
     def pairs(self):
         """Every pair with a history."""

@@ -41,8 +41,8 @@ class FakeSwitch:
     """RouteSwitch: the end request comes (on_end) when the program's output is read."""
     made = []
 
-    def __init__(self, toggle_dir, switch_names, spine_ports, hide, on_end):
-        self.toggle_dir, self.hide, self.on_end = toggle_dir, hide, on_end
+    def __init__(self, toggle_dir, switch_names, spine_ports, hide, on_end, on_phase):
+        self.toggle_dir, self.hide, self.on_end, self.on_phase = toggle_dir, hide, on_end, on_phase
         self.state, self.ended = "openmpi", False
         FakeSwitch.made.append(self)
 
@@ -60,6 +60,10 @@ class FakeSwitch:
 class FakeMonitor:
     def __init__(self, links, phase):
         self.links, self.phase = links, phase
+        self.announced = []
+
+    def phase_changed(self, label):
+        self.announced.append(label)
 
     def __enter__(self):
         return self
@@ -204,6 +208,9 @@ def test_run_mpi_job_defaults_and_slots(fakes):
                     "--tiny-block", 10, "--toggle", prog[-1]]
     assert (np, mpi.slots) == (8, 4)
     assert FakeSwitch.made[0].hide is False
+    # the switch announces its phase changes to the job's monitor (which reads Open vSwitch's counters then)
+    switch, = FakeSwitch.made
+    assert isinstance(switch.on_phase.__self__, FakeMonitor) and switch.on_phase.__self__.phase() == "openmpi"
     assert env == {"SDN_MPI_CONTROLLER": "192.168.7.1:4321", "SDN_MPI_FABRIC_SUBNET": FABRIC_SUBNET,
                    "SDN_MPI_TIMEOUT_MS": "2000"}
     assert meta["argv"][:3] == ["mpirun", "-np", "8"]

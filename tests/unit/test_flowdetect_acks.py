@@ -97,8 +97,8 @@ def test_the_payload_tells_an_ack_stream_from_a_data_pair(fab):
 
 
 def test_a_poll_reads_the_counting_tables_once(fab, monkeypatch):
-    """`detect` copies the poll's readings once and hands them to `_count_packets` (which copied them
-    again before); the packets per interval are what they were: the first poll's whole, then the
+    """`detect` copies the poll's readings once and hands them to the book, which counts the packets
+    (`PairCounters.poll`); the packets per interval are what they were: the first poll's whole, then the
     difference, unknown without a count and in the interval after one."""
     sim, jobs, service = fab
     fd = flowdetect.FlowDetection(threshold())

@@ -164,16 +164,30 @@ class FakeVswitchd:
         return DPCTL if method == "dpctl/show" else UPCALL
 
 
-def test_phase_counters_read_at_each_phase_change_over_one_connection():
+def _no_thread(*args, **kwargs):
+    raise AssertionError("PhaseCounters started a thread")
+
+
+def test_phase_counters_read_at_each_announced_change_over_one_connection(monkeypatch):
+    """No thread of its own and no polling: the counters are read at start, within the call that
+    announces a change (`changed`), and at stop."""
     with tempfile.TemporaryDirectory() as d:
         fake = FakeVswitchd(os.path.join(d, "ovs-vswitchd.%d.ctl" % os.getpid()))
-        labels = iter(["start"] * 3 + ["openmpi"] * 5 + ["sdnmpi"] * 5 + ["openmpi"] * 1000)
-        with oc.PhaseCounters(os.getpid(), lambda: next(labels), poll_s=0.002, rundir=d) as pc:
-            time.sleep(0.2)
+        monkeypatch.setattr(oc.threading, "Thread", _no_thread)
+        pc = oc.PhaseCounters(os.getpid(), lambda: "start", rundir=d)
+        pc.changed("openmpi")                                  # before start: nothing to read
+        assert fake.requests == []
+        seen = []
+        with pc:
+            seen.append(len(fake.requests))
+            for label in ("openmpi", "openmpi", "sdnmpi", "openmpi"):
+                pc.changed(label)
+                seen.append(len(fake.requests))                # read by the time the call returns
+        pc.changed("sdnmpi")                                   # after stop: nothing
         out = pc.summary()
     # 5 reads (start, 3 changes, stop) of 4 commands each, all on one connection (an error reply
-    # to one command does not end it)
-    assert fake.requests.count("dpctl/show") == 5 and len(fake.requests) == 20
+    # to one command does not end it); the same label again reads nothing
+    assert seen == [4, 8, 8, 12, 16] and fake.requests.count("dpctl/show") == 5 and len(fake.requests) == 20
     phases = out["phases"]
     assert set(phases) == {"start", "openmpi", "sdnmpi"}
     assert phases["openmpi"]["reads"] == 2 and phases["sdnmpi"]["reads"] == 1
@@ -186,10 +200,10 @@ def test_phase_counters_read_at_each_phase_change_over_one_connection():
 
 def test_phase_counters_without_vswitchd_record_the_error():
     with tempfile.TemporaryDirectory() as d:
-        with oc.PhaseCounters(os.getpid(), lambda: "x", poll_s=0.002, rundir=d) as pc:
-            time.sleep(0.02)
+        with oc.PhaseCounters(os.getpid(), lambda: "x", rundir=d) as pc:
+            pc.changed("y")
         out = pc.summary()
-    assert "ovs-vswitchd" in out["error"] and out["phases"]["x"]["reads"] == 1
+    assert "ovs-vswitchd" in out["error"] and out["phases"]["x"]["reads"] == 1 and out["phases"]["y"]["reads"] == 1
     assert "pmd" not in out["phases"]["x"]
 
 
