@@ -127,7 +127,7 @@ class SlidingCounters:
     def poll(self, readings, packets=None):
         """One poll: {pair: cumulative bytes} (and ``packets`` as `PairCounters.poll`'s). Returns
         {pair: delay in polls} of the pairs flagged now for the first time."""
-        self.each.poll(readings)
+        self.each.poll(readings, packets)      # its last packet readings: a rearm's starting point
         book = self.phases[self.count % self.polls]
         self.count += 1
         found = book.poll(readings, packets)
@@ -143,13 +143,14 @@ class SlidingCounters:
         return newly
 
     def rearm(self, pairs):
-        """As `PairCounters.rearm`: the next windows count only the bytes after the latest poll
-        (every phase's last reading becomes that poll's)."""
+        """As `PairCounters.rearm`: the next windows count only the bytes and packets after the
+        latest poll (every phase's last readings become that poll's), so that the ACK rule's packets
+        cover the same span as the bytes."""
         for book in self.phases + [self.each]:
             book.rearm(pairs)
-        last = self.each.last_readings(pairs)
+        last, packets = self.each.last_readings(pairs), self.each.last_packet_readings(pairs)
         for book in self.phases:
-            book.count_from(last)
+            book.count_from(last, packets)
         self.flagged -= set(pairs)
 
     def forget(self, pairs):

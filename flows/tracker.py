@@ -118,10 +118,16 @@ class PairCounters:
         """{pair: its last cumulative reading} of those of ``pairs`` that have one."""
         return {p: self._last[p] for p in pairs if p in self._last}
 
-    def count_from(self, readings):
+    def last_packet_readings(self, pairs):
+        """{pair: its last cumulative packet count (None: that reading had none)} of those of
+        ``pairs`` that have one."""
+        return {p: self._last_packets[p] for p in pairs if p in self._last_packets}
+
+    def count_from(self, readings, packets=None):
         """{pair: cumulative reading}: the next poll counts each pair's bytes from that reading, as
-        if it had been this book's last one."""
+        if it had been this book's last one; ``packets`` ({pair: cumulative packets}) likewise."""
         self._last.update(readings)
+        self._last_packets.update(packets or {})
 
     def rearm(self, pairs):
         """The pairs may be flagged again (their routes were released): history, age and flag

@@ -103,9 +103,9 @@ def test_packets_and_flags_at_a_span_of_two_polls(fab):
     a, c, flags, packets, counters = _run(fab, 2)
     # each phase's readings differenced: polls 0, 2, 4, ... and 1, 3, 5, ...: unknown at poll 4 (no
     # count) and at poll 6 (its phase had none at poll 4); a restart (poll 7, 20 after 100) counts
-    # its reading. The rearm at poll 10 (a stale) leaves the packets' readings as they were: poll
-    # 11's packets are the difference from poll 9's reading (its bytes count from poll 10's)
-    assert [p[0] for p in packets] == [0, 10, 30, 50, None, 40, None, 20, 15, 0, 5, 30, 55, 70, 500]
+    # its reading. The rearm at poll 10 (a stale) sets every phase's readings to poll 10's, packets
+    # as bytes: poll 11's packets are the difference from poll 10's reading (25), not poll 9's (20)
+    assert [p[0] for p in packets] == [0, 10, 30, 50, None, 40, None, 20, 15, 0, 5, 25, 55, 70, 500]
     # c's switch silent at poll 3: poll 3 unknown, poll 5 differenced from poll 1 (four polls' packets)
     f = _frames(2)
     assert [p[1] for p in packets] == [f, 2 * f, 2 * f, None, 2 * f, 4 * f] + [2 * f] * 8 + [9]
