@@ -158,7 +158,10 @@ class RouteSwitch:
             return
         self._state = label
         if self.on_phase is not None:
-            self.on_phase(label)
+            try:
+                self.on_phase(label)
+            except Exception:       # a sampler's failure must not stop the route switch or the job's record
+                LOG.exception("route switch: the phase change to %r was not recorded", label)
 
     def __enter__(self):
         self._thread.start()

@@ -13,7 +13,7 @@ last one more poll).
 
 `FlagHold` keeps per job the outcomes of its last HOLD_MEMORY flags, each judged at the complete
 polls after it: held when the pair is still busy (the caller's busy data pairs) at each of the
-complete polls that span HOLD_S seconds (`polls.polls_for`: 2 at the default 1 s polls, 4 at 0.5 s),
+complete polls that span HOLD_S seconds (`polls.polls_for`: 4 at the default 0.5 s polls, 2 at 1 s),
 not held at the first where it is not. A job with
 at least HOLD_MIN judged flags of which under ``share`` held is *short-lived*: the controller
 leaves its detected pairs to the fabric (no plan, no route change) until the share is back at

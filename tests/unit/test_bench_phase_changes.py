@@ -32,6 +32,22 @@ def test_each_change_of_the_route_switchs_state_is_announced_once(tmp_path):
     assert len(announced) == 4
 
 
+def test_a_failing_phase_reader_is_logged_and_the_switch_goes_on(tmp_path, caplog):
+    """The sampler runs in the route switch's thread: its exception must not stop the request, the
+    state change or the later announcements."""
+    calls = []
+
+    def broken(label):
+        calls.append(label)
+        raise RuntimeError("unixctl gone")
+    switch = bench_flows.RouteSwitch(str(tmp_path), [], {}, hide=True, wait=lambda: (0.0, None), on_phase=broken)
+    with caplog.at_level("ERROR"):
+        switch.handle("sdnmpi")
+        switch.handle("openmpi")
+    assert switch.state == "openmpi" and calls == ["sdnmpi", "openmpi"]
+    assert caplog.text.count("the phase change to") == 2 and "unixctl gone" in caplog.text
+
+
 def test_the_rotating_switch_announces_the_change_it_makes(tmp_path):
     """RotatingSwitch sets the state to "sdnmpi" when it takes Open MPI's overrides off for a
     routing change: announced as every change."""

@@ -40,7 +40,7 @@ def test_without_a_span_the_book_is_todays():
 
 @pytest.mark.parametrize("mode", ["threshold", "learned"])
 def test_by_default_one_second_windows_slide_every_half_second(mode):
-    """The defaults (since 2026-12-01): 0.5 s polls, the classifiers judging 1 s windows."""
+    """The defaults (since 2026-11-30, stop 43): 0.5 s polls, the classifiers judging 1 s windows."""
     fd = flowdetect.from_settings(options.Settings(flow_detection=mode))
     assert isinstance(fd.book, sliding.SlidingCounters) and fd.window_polls == 2
     assert (fd.interval, fd.classifier.interval) == (HALF, 1.0)
