@@ -24,8 +24,8 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
-# `make bench` (about 2 h 10 min by the latest runs of its parts: this about 1 h, the two runs below about
-# 3 and 30 min, job routing about 12 min and flow detection about 31 min)
+# `make bench` (about 2 h 10 min: the latest runs of its parts, this about 1 h, the two runs below about
+# 3 and 30 min, job routing about 12 min; flow detection about 31 min, estimated with its fifth mode)
 # or `make bench QUICK=1` (parts 1, 4 and 5 quick, 2 and 3 skipped: a few minutes each);
 # ARGS="..." passes options to bench/run.py (fabric size, bandwidths, routings, ...; see
 # bench/README.md); by default it runs at the link rates a probe

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """CPU time of the Bcast tree planner (`primitives.bcast.trees`) for a communicator of every host
-of the 4096-host fabrics of bench/planner_scale.py, root = the first host, 1, 2 and 8 trees.
+of the 4096-host fabrics of bench/planner_scale.py, root = the first host (`primitives.fabric.hosts`
+order), 1, 2 and 8 trees.
 
     .venv/bin/python bench/bcast_tree_time.py [--repeat 5] [--max-hosts N]
 
@@ -16,13 +17,9 @@ from sdnmpi.primitives import bcast, fabric
 TREES = (1, 2, 8)
 
 
-def hosts_of(graph):
-    return sorted(n for n, d in graph.nodes(data=True) if d.get("kind") == fabric.HOST)
-
-
 def time_trees(graph, count, repeat):
     """Seconds of CPU of ``repeat`` calls of bcast.trees over every host of ``graph``, with the trees."""
-    hosts, times, built = hosts_of(graph), [], None
+    hosts, times, built = fabric.hosts(graph), [], None
     for _ in range(repeat):
         start = time.process_time()
         built = bcast.trees(graph, hosts[0], hosts, count)

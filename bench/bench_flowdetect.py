@@ -387,6 +387,7 @@ def main(argv=None):
     ensure_ovs()
     os.makedirs(args.out_dir, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    software = bench_common.software_versions()      # the code as the run starts
     folder = os.path.join(args.out_dir, "flowdetect-%s" % stamp)
     log_dir, counter_dir = os.path.join(folder, "logs"), os.path.join(folder, "counters")
     os.makedirs(log_dir, exist_ok=True)
@@ -402,7 +403,7 @@ def main(argv=None):
            "args": {k: v for k, v in vars(args).items()}, "patterns": {p: steps[p] for p in args.patterns},
            "fabric": {"k": K, "hosts": HOSTS, "host_mbit": args.host_bw, "fabric_mbit": args.fabric_bw},
            "skipped_runs": skipped, "error": error, "not_run": not_run, "failed_runs": failed, "results": results,
-           "software": bench_common.software_versions()}
+           "software": software}
     add_counter_scores(results, folder)
     path = os.path.join(folder, "results.json")
     with open(path, "w", encoding="utf-8") as f:

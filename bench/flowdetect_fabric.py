@@ -39,6 +39,15 @@ PREFIXES = ("fd", "fe", "ff", "fc")                # --interleave: one fabric pe
 MGMT_SUBNETS = ("172.30.0.0/16", "172.27.0.0/16", "172.26.0.0/16", "172.25.0.0/16")
 
 
+def detection_args(args, detection):
+    """The controller's flow-detection options of a set-up: windows of --interval (``--sdnmpi-flow-span
+    0``, so the modes keep their meaning whatever the controller's default span), then the set-up's
+    own options, which follow and win (the slide set-ups' 0.5 s polls and 1 s windows)."""
+    kind, options = setup_args(detection)
+    return kind, ("--sdnmpi-flow-detection", kind, "--sdnmpi-flow-interval", str(args.interval),
+                  "--sdnmpi-flow-span", "0", "--sdnmpi-link-capacity", str(args.host_bw * 1e6)) + options
+
+
 def setup_args(setup):
     """(--sdnmpi-flow-detection value, further controller options) of a detection set-up."""
     return SETUP_ARGS.get(setup, (setup, ()))
@@ -49,11 +58,8 @@ class Fabric:
 
     def __init__(self, args, detection, log_dir, prefix=PREFIXES[0], mgmt_subnet=MGMT_SUBNETS[0]):
         self.rpc_port = controller_proc.free_port()
-        kind, options = setup_args(detection)
-        extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.rpc_port),
-                 "--sdnmpi-flow-detection", kind, "--sdnmpi-flow-interval", str(args.interval),
-                 "--sdnmpi-flow-span", "0",        # windows of --interval; the slide set-ups' options follow and win
-                 "--sdnmpi-link-capacity", str(args.host_bw * 1e6)) + options
+        kind, options = detection_args(args, detection)
+        extra = ("--sdnmpi-rpc-host", "0.0.0.0", "--sdnmpi-rpc-port", str(self.rpc_port)) + options
         self.counter_log = None
         if detection != "none":
             self.counter_log = os.path.join(log_dir, "counters-%s.jsonl" % detection)

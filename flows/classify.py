@@ -13,7 +13,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 LOG = logging.getLogger(__name__)
 
 DEFAULT_LINK_RATE = 1e9 / 8  # bytes/s of a host link (1 Gbit/s); pass the fabric's real rate
-DEFAULT_INTERVAL = 1.0       # s between two counter polls
+DEFAULT_INTERVAL = 1.0       # s of one classifier interval (the poll interval, or the sliding window it judges)
 DEFAULT_WINDOW = 2           # threshold: intervals summed
 DEFAULT_FRACTION = 0.1       # threshold: share of the link over the window (Hedera's 10 %)
 

@@ -69,6 +69,7 @@ class PairCounters:
         for pair, reading in readings.items():
             if reading < 0:
                 raise ValueError(f"negative byte count {reading!r} for pair {pair!r}")
+        self._packets = {}
         if packets is not None:
             counted = ((p, packets_counted(self._last_packets, p, packets.get(p))) for p in readings)
             self._packets = {p: n for p, n in counted if n is not None}

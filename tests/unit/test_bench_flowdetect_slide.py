@@ -2,6 +2,7 @@
 controller logged it (on 0.5 s logs recorded without sliding windows and on the sliding run's
 logs), a changed rule shows as moved flags, and the onset-to-flag seconds of the flagged elephants;
 bench_flowdetect's sliding modes and their delay lines."""
+import argparse
 import glob
 import os
 
@@ -56,3 +57,22 @@ def test_the_sliding_modes_run_on_their_own_fabrics_at_half_second_polls():
         "- permutation learned: 2 flags, delay median 2.5 polls (2.50 s), p90 3 (3.00 s), max 3 (3.00 s) at 1 s polls",
         "- permutation learned-slide: 1 flags, delay median 4 polls (2.00 s), p90 4 (2.00 s), max 4 (2.00 s) "
         "at 0.5 s polls"]
+
+
+@pytest.mark.parametrize("mode, interval, expected", [
+    ("learned", 0.5, (0.5, 0.0)), ("threshold", 2.0, (2.0, 0.0)), ("learned", 1.0, (1.0, 0.0)),
+    ("learned-slide", 1.0, (0.5, 1.0)), ("threshold-slide", 2.0, (0.5, 1.0))])
+def test_each_modes_controller_reads_the_windows_the_mode_means(mode, interval, expected):
+    """Parsed by the controller's own options: threshold and learned judge windows of --interval
+    (not the controller's default 1 s span, which would slide at 0.5 s and refuse 2 s), the slide
+    set-ups' 0.5 s polls and 1 s windows follow and win."""
+    from ryu import cfg
+    from sdnmpi.controller import options
+    conf = cfg.ConfigOpts()
+    options.register_cli(conf)
+    args = argparse.Namespace(interval=interval, host_bw=5.0)
+    kind, argv = flowdetect_fabric.detection_args(args, bench_flowdetect.DETECTION[mode])
+    conf(args=list(argv))
+    s = options.settings(conf)
+    assert (s.flow_detection, s.flow_interval, s.flow_span) == ((kind,) + expected)
+    assert kind == mode.split("-")[0] and s.link_capacity == 5e6

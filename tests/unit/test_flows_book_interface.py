@@ -91,3 +91,23 @@ def test_the_sliding_book_reaches_no_private_field():
     # rearmed at poll 2: the window ending at poll 4 reaches the threshold (10) but poll 4 carried
     # under the still rule's 1 byte: dropped, and flagged at poll 5, 3 polls from its first bytes
     assert windows[4] > 10 and flags[3:] == [{}, {}, {A: 3}, {}]
+
+
+def test_a_poll_without_packet_counts_leaves_no_packets_of_an_older_poll():
+    book = flows.PairCounters(threshold())
+    book.poll({A: 0.0}, {A: 0})
+    book.poll({A: 50.0}, {A: 4})
+    assert book.latest_packets() == {A: 4}
+    book.poll({A: 90.0})                        # no packet counts this poll
+    assert book.latest_packets() == {}
+
+
+def test_count_from_carries_packet_readings_too():
+    one, two = flows.PairCounters(threshold()), flows.PairCounters(threshold())
+    for book in (one, two):
+        book.poll({A: 0.0}, {A: 0})
+    one.poll({A: 40.0}, {A: 10})
+    assert one.last_packet_readings([A, B]) == {A: 10}
+    two.count_from(one.last_readings([A]), one.last_packet_readings([A]))
+    two.poll({A: 70.0}, {A: 16})
+    assert two.latest() == {A: 30.0} and two.latest_packets() == {A: 6}
