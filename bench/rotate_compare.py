@@ -27,7 +27,9 @@ there: those calls are what sdnmpi sees deployed, where it runs under the defaul
 
 Pooled (``pool``, ``compare_pooled``): several jobs' rounds keyed (job, round); every draw resamples
 each job's rounds within the job (stratified), and the halves of the cross-fit are each job's even and
-odd rounds, so a job's busy spell or its own level of the machine stays inside its stratum.
+odd rounds, so a job's busy spell or its own level of the machine stays inside its stratum. A pooled
+median is each job's median, their geometric mean weighted by the job's rounds (``_median``): a ratio
+is then the weighted geometric mean of the jobs' own paired ratios.
 """
 import math
 import random
@@ -118,8 +120,21 @@ def _flat(parts):
 
 
 def _median(data, impl, routings, rounds):
-    values = [t for r in routings for rnd in rounds for t in data[impl][r][rnd]]
-    return statistics.median(values) if values else None
+    """``impl``'s level under ``routings`` on ``rounds`` (repeats count): one job's, the median of its
+    samples; pooled, each job's median, their geometric mean weighted by the job's rounds, so that jobs
+    on different levels of the machine do not put a pooled median in the gap between them."""
+    jobs = {}
+    for rnd in rounds:
+        jobs.setdefault(rnd[0] if isinstance(rnd, tuple) else None, []).append(rnd)
+    medians = []
+    for job_rounds in jobs.values():
+        values = [t for r in routings for rnd in job_rounds for t in data[impl][r][rnd]]
+        if not values:
+            return None
+        medians.append((len(job_rounds), statistics.median(values)))
+    if len(medians) < 2:
+        return medians[0][1] if medians else None
+    return math.exp(sum(n * math.log(m) for n, m in medians) / sum(n for n, _m in medians))
 
 
 def _ratio(data, routing, rounds, sdn=None):

@@ -8,7 +8,8 @@ default: every run's placements, which must then be the same). Every run must ha
 allreduce sizes, placements (the same hosts), fabric, routings and PMPI threshold, else one error
 line and exit status 1. Per placement and size, rotate_compare.compare_pooled compares over every
 complete round of every run, each draw resampling each run's rounds within that run (a run holds one
-job per placement), with the views of a single run's results.md and the deployed one. Writes
+job per placement), with the views of a single run's results.md and the deployed one; a pooled median
+is the runs' medians' geometric mean weighted by their rounds (rotate_compare._median). Writes
 results.md and pool.json (the rows) into bench/results/rotate-pool-<UTC stamp>/ (or --out).
 """
 import argparse
@@ -115,11 +116,14 @@ def render(runs, common, rows, command, out):
                fmt_bytes(common["pmpi_below"])), ""]
     lines += run_lines(runs, common, out)
     lines += ["", "## Pooled (%s complete rounds per row)" % "/".join(str(t) for t in total), "",
-            "As in one run's section (report_rotate.py), over the complete rounds of every run: sdnmpi = its "
-            "median over every block; O R / S = Open MPI's median under routing R / sdnmpi's (> 1: sdnmpi "
-            "faster). Intervals 95 %%, %d bootstrap draws; each draw resamples each run's rounds within that "
-            "run (stratified by job; a drawn round brings both implementations' blocks). Cross-fitted: the halves "
-            "are each run's even and odd rounds." % rotate_compare.DRAWS, "",
+            "As in one run's section (report_rotate.py), over the complete rounds of every run, but a pooled "
+            "median is each run's median, their geometric mean weighted by the run's rounds (the runs ran on "
+            "different levels of the machine; a median of all their samples would fall between them): sdnmpi = "
+            "that over every block; O R / S = Open MPI's under routing R / sdnmpi's (> 1: sdnmpi faster), i.e. "
+            "the runs' own ratios' weighted geometric mean. Intervals 95 %%, %d bootstrap draws; each draw "
+            "resamples each run's rounds within that run (stratified by job; a drawn round brings both "
+            "implementations' blocks). Cross-fitted: the halves are each run's even and odd rounds." %
+            rotate_compare.DRAWS, "",
             report_rotate.table(rows, routings), ""]
     lines += report_rotate.summary(rows)
     for folder, results in runs:

@@ -50,19 +50,22 @@ def test_every_draw_keeps_each_jobs_round_count():
         assert collections.Counter(job for job, _r in drawn) == {0: 6, 1: 10}
 
 
-def test_pooled_rounds_are_resampled_within_each_job():
+def test_pooled_rounds_are_resampled_within_each_job_and_the_jobs_ratios_combined():
     """Two jobs on different levels of the machine (Open MPI 1 s in one, 3 s in the other; sdnmpi
-    2 s in both), of 6 and 10 rounds. Resampled within each job, every draw holds each job's share,
-    so the ratio's interval is one value; resampled across jobs it would swing between 1/2 and 3/2."""
+    2 s in both), of 6 and 10 rounds. The pooled ratio is the jobs' ratios' geometric mean weighted by
+    their rounds (the median of all samples would say 3 / 2: 40 of Open MPI's 64 samples are at 3 s).
+    Resampled within each job, every draw holds each job's share, so the interval is one value;
+    resampled across jobs it would swing between 1/2 and 3/2."""
     jobs = [_records(_flat(1.0, 2.0), rounds=6), _records(_flat(3.0, 2.0), rounds=10)]
     rows = rotate_compare.compare_pooled(jobs, 3, draws=300)
     row = rows[("block", 4096)]
-    assert row["rounds"] == 16
-    assert row["every"]["dmodk"]["ratio"] == pytest.approx(1.5)     # 40 of the 64 Open MPI samples at 3 s
+    expected = math.exp((6 * math.log(0.5) + 10 * math.log(1.5)) / 16)
+    assert row["rounds"] == 16 and row["sdnmpi_median_s"] == pytest.approx(2.0)
+    assert row["every"]["dmodk"]["ratio"] == pytest.approx(expected)
     for view in [row["every"][r]["interval"] for r in ROUTINGS] + [row["cross_fit_interval"],
                                                                    row["deployed"]["interval"]]:
         assert view[0] == pytest.approx(view[1])
-    assert row["cross_fit"] == pytest.approx(1.5)
+    assert row["cross_fit"] == pytest.approx(expected) and row["deployed"]["ratio"] == pytest.approx(expected)
 
 
 def test_pooling_narrows_the_interval_and_one_job_pools_to_itself():
