@@ -136,14 +136,18 @@ def rows_json(rows):
     return [dict(row, placement=key[0], bytes=key[1]) for key, row in rows.items()]
 
 
-def main(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="--rotate-routings runs (folders or results.json)")
     parser.add_argument("--placements", help="comma-separated placements to pool (default: every run's)")
     parser.add_argument("--out", help="output folder (default bench/results/rotate-pool-<UTC stamp>)")
     parser.add_argument("--draws", type=int, default=rotate_compare.DRAWS)
     parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     placements = args.placements.split(",") if args.placements else None
     try:
         runs = [load_run(path) for path in args.runs]
