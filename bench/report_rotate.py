@@ -45,6 +45,61 @@ def table(rows, routings):
     return "\n".join(out)
 
 
+ALLREDUCE_MIN_BYTES = 2048    # libsdnmpi/src/env.h SDNMPI_ALLREDUCE_DEFAULT_MIN_BYTES
+
+
+def pmpi_below(sdn_env):
+    """The size below which SDN_MPI_Allreduce calls PMPI_Allreduce: SDN_MPI_MIN_BYTES of the jobs'
+    environment (``sdn_env``, results.json's mpirun.sdn_env; digits with an optional k/m/g, as
+    libsdnmpi's env.c reads it; anything else it ignores), else the library's default, 2 KiB."""
+    text = str((sdn_env or {}).get("SDN_MPI_MIN_BYTES", "")).strip()
+    shift = {"k": 10, "m": 20, "g": 30}.get(text[-1:].lower(), 0)
+    digits = text[:-1] if shift else text
+    return int(digits) << shift if digits.isdigit() else ALLREDUCE_MIN_BYTES
+
+
+def deployed_table(rows, min_bytes):
+    """The deployed view's table: sdnmpi's median in the default routing's blocks against the
+    cross-fitted best routing's Open MPI (rotate_compare.compare_row's "deployed")."""
+    out = ["| placement | size | rounds | sdnmpi's call | sdnmpi under the default routing | chosen for Open MPI | "
+           "O best / S default, cross-fitted (95 %) | beyond the noise |", "|---|---|---:|---|---:|---|---:|---|"]
+    for (placement, nbytes), row in rows.items():
+        dep = row.get("deployed")
+        if not dep:
+            continue
+        out.append("| %s | %s | %d | %s | %s | %s | %s | %s |" % (
+            placement, fmt_bytes(nbytes), row["rounds"], "PMPI (fallback)" if nbytes < min_bytes else "SDN path",
+            fmt_seconds(dep["sdnmpi_median_s"]), "/".join(dep["chosen"]) or "-",
+            _ratio(dep["ratio"], dep["interval"]),
+            {"slower": "**slower**", None: "-"}.get(rotate_compare.deployed_verdict(row),
+                                                  rotate_compare.deployed_verdict(row))))
+    return "\n".join(out)
+
+
+def deployed_lines(rows, min_bytes):
+    """The deployed view's heading paragraph, table and count."""
+    routing = next((row["deployed"]["routing"] for row in rows.values() if row.get("deployed")), None)
+    if routing is None:
+        return []
+    verdicts = [rotate_compare.deployed_verdict(row) for row in rows.values() if row.get("deployed")]
+    return ["", "### Deployed: sdnmpi under the default routing (%s) against the best routing's Open MPI" % routing, "",
+            "Deployed, sdnmpi runs under the controller's default routing (--sdnmpi-default-routing, %s) and no "
+            "harness switches routes between calls. In the %s blocks sdnmpi's host-pair routes are the default "
+            "ones (none installed: see the plan digests), so the bench's switch to and from Open MPI's routes "
+            "changes no flow there and sdnmpi's calls pay no switch's tail; under the other routings every "
+            "switch adds or removes override flows. So sdnmpi's median in the %s blocks is the deployed one "
+            "(this assumes its routes stay all elided, as the digests show; where they are not, the %s "
+            "blocks switch too). Sizes below %s are PMPI fallbacks (SDN_MPI_MIN_BYTES, unset: 2 KiB): "
+            "there sdnmpi's column is Open MPI's own call on the default routes. Open MPI's side: the routing "
+            "fastest for it on one half of the rounds, judged on the other, both ways (geometric mean), the "
+            "selection redone in every draw, the draws paired with the tables above." % (
+                routing, routing, routing, routing, fmt_bytes(min_bytes)), "",
+            deployed_table(rows, min_bytes), "",
+            "- deployed view, beyond the noise: sdnmpi slower in %d of %d rows, faster in %d, within the noise in "
+            "%d, no interval in %d" % (verdicts.count("slower"), len(verdicts), verdicts.count("faster"),
+                                       verdicts.count("within"), verdicts.count(None))]
+
+
 def summary(rows):
     """How many rows each rule finds sdnmpi slower than the best, at 1 and at the bench's 0.95x floor."""
     out = []
@@ -107,4 +162,4 @@ def section(results):
                           rotate_compare.DRAWS), "",
            table(rows, routings) if rows else "(no rotation records)", ""]
     out += summary(rows) + blocks_lines(results.get("jobs") or [])
-    return out
+    return out + deployed_lines(rows, pmpi_below((results.get("mpirun") or {}).get("sdn_env")))
