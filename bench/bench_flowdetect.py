@@ -219,7 +219,8 @@ def summary(results, pattern_names, modes, failed=()):
     With ``failed`` runs (records of `flowdetect_runs.run_blocks`) "runs" reads "2 + 1 failed":
     medians and columns are over the runs that finished ("-" where none did)."""
     rows = ["| pattern | mode | runs | median s | vs none | vs hints | pairs flagged (median) "
-            "| elephants (counters) | precision | delay median, polls | delay max | within 2 polls |",
+            "| elephants (counters) | precision | delay from the label's start: median, polls | max "
+            "| within 2 polls |",
             "|" + "---|" * 12]
 
     def median_of(p, mode):
@@ -289,8 +290,8 @@ def delay_lines(results, pattern_names, modes, interval):
             if DETECTION[mode] == "none" or not delays:
                 continue
             poll = POLL_S.get(mode, interval)
-            lines.append("- %s %s: %d flags, delay median %g polls (%.2f s), p90 %g (%.2f s), max %d (%.2f s) "
-                         "at %g s polls" % (p, mode, len(delays), statistics.median(delays),
+            lines.append("- %s %s: %d flags, delay from the first counted bytes (the controller's log) median "
+                         "%g polls (%.2f s), p90 %g (%.2f s), max %d (%.2f s) at %g s polls" % (p, mode, len(delays), statistics.median(delays),
                                             poll * statistics.median(delays), _p90(delays), poll * _p90(delays),
                                             max(delays), poll * max(delays), poll))
     return "\n".join(lines)

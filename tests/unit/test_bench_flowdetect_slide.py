@@ -54,9 +54,10 @@ def test_the_sliding_modes_run_on_their_own_fabrics_at_half_second_polls():
                                "hints": [{"seconds": 1, "detected": []}]}}
     text = bench_flowdetect.delay_lines(results, ["permutation"], ["learned", "learned-slide", "hints"], 1.0)
     assert text.splitlines() == [
-        "- permutation learned: 2 flags, delay median 2.5 polls (2.50 s), p90 3 (3.00 s), max 3 (3.00 s) at 1 s polls",
-        "- permutation learned-slide: 1 flags, delay median 4 polls (2.00 s), p90 4 (2.00 s), max 4 (2.00 s) "
-        "at 0.5 s polls"]
+        "- permutation learned: 2 flags, delay from the first counted bytes (the controller's log) median 2.5 polls "
+        "(2.50 s), p90 3 (3.00 s), max 3 (3.00 s) at 1 s polls",
+        "- permutation learned-slide: 1 flags, delay from the first counted bytes (the controller's log) median 4 "
+        "polls (2.00 s), p90 4 (2.00 s), max 4 (2.00 s) at 0.5 s polls"]
 
 
 @pytest.mark.parametrize("mode, interval, expected", [
