@@ -15,6 +15,7 @@ import re
 import pytest
 
 from sdnmpi.controller import constants as C
+from sdnmpi.controller import flowdetect
 from sdnmpi.mininet_topos import controller_proc
 
 import ofdump
@@ -30,17 +31,26 @@ ELEPHANT = (ip(1), ip(3))
 MOUSE = (ip(2), ip(4))
 
 
-# variant -> (--sdnmpi-flow-detection, poll interval s, further options): "learned-slide" polls every
-# 0.5 s and slides 1 s windows (--sdnmpi-flow-span, flows/sliding.py)
-VARIANTS = {"threshold": ("threshold", INTERVAL, ()), "learned": ("learned", INTERVAL, ()),
-            "learned-slide": ("learned", 0.5, ("--sdnmpi-flow-span", "1"))}
+# variant -> (--sdnmpi-flow-detection, poll interval s, further options): "threshold" and "learned" judge
+# windows of 1 s polls; "learned-slide" runs the controller's defaults (no interval or span given:
+# 0.5 s polls sliding 1 s windows, --sdnmpi-flow-span, flows/sliding.py)
+VARIANTS = {"threshold": ("threshold", INTERVAL, ("--sdnmpi-flow-span", "0")),
+            "learned": ("learned", INTERVAL, ("--sdnmpi-flow-span", "0")),
+            "learned-slide": ("learned", None, ())}
+
+
+def poll_interval(variant):
+    """The variant's poll interval, s (the controller's default where the variant sets none)."""
+    interval = VARIANTS[variant][1]
+    return flowdetect.DEFAULT_INTERVAL if interval is None else interval
 
 
 @pytest.fixture(scope="module", params=sorted(VARIANTS))
 def fabric(request, tmp_path_factory):
     mode, interval, extra = VARIANTS[request.param]
-    args = ("--sdnmpi-rpc-allow", "127.0.0.1", "--sdnmpi-flow-detection", mode,
-            "--sdnmpi-flow-interval", str(interval), "--sdnmpi-link-capacity", str(HOST_MBIT * 1e6),
+    args = ("--sdnmpi-rpc-allow", "127.0.0.1", "--sdnmpi-flow-detection", mode) + \
+        (("--sdnmpi-flow-interval", str(interval)) if interval is not None else ()) + \
+        ("--sdnmpi-link-capacity", str(HOST_MBIT * 1e6),
             "--sdnmpi-idle-threshold", "1000000", "--sdnmpi-idle-time", str(QUIET_S),
             "--sdnmpi-stats-interval", "0.5") + extra
     folder = tmp_path_factory.mktemp("flowdetect-" + request.param)
@@ -62,7 +72,7 @@ def counting(fab, job):
 
 def test_an_elephant_is_detected_and_routed_a_mouse_is_not(fabric):
     variant, ctl, fab = fabric
-    mode, interval, _extra = VARIANTS[variant]
+    mode, interval = VARIANTS[variant][0], poll_interval(variant)
     assert ("flow detection: learned model" in ctl.log_text()) == (mode == "learned")
     conn = Client(ctl)
     h1, h2, h3, h4 = (fab.net.get("h%d" % n) for n in (1, 2, 3, 4))
@@ -94,6 +104,8 @@ def test_an_elephant_is_detected_and_routed_a_mouse_is_not(fabric):
         assert line and int(line.group(1)) * interval <= 4, ctl.log_tail()
         state = ctl.rest("/sdnmpi/flowdetect")
         assert state["classifier"] == mode and state["counting_entries"] == 8, state
+        # the windows the classifier judged: 1 s, sliding over 0.5 s polls in the default variant
+        assert (state["interval_s"], state["window_s"]) == (interval, 1.0), state
         assert [(d["job"], d["src"], d["dst"]) for d in state["recent"]] == [(job,) + ELEPHANT], state
         # from now on the elephant's packets count on every flow of its path, hop by hop (the job's
         # flow where installed, the default route where elided); OVS pushes counters up with a delay
