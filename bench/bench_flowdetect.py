@@ -290,10 +290,11 @@ def delay_lines(results, pattern_names, modes, interval):
             if DETECTION[mode] == "none" or not delays:
                 continue
             poll = POLL_S.get(mode, interval)
+            median = statistics.median(delays)
             lines.append("- %s %s: %d flags, delay from the first counted bytes (the controller's log) median "
-                         "%g polls (%.2f s), p90 %g (%.2f s), max %d (%.2f s) at %g s polls" % (p, mode, len(delays), statistics.median(delays),
-                                            poll * statistics.median(delays), _p90(delays), poll * _p90(delays),
-                                            max(delays), poll * max(delays), poll))
+                         "%g polls (%.2f s), p90 %g (%.2f s), max %d (%.2f s) at %g s polls"
+                         % (p, mode, len(delays), median, poll * median, _p90(delays), poll * _p90(delays),
+                            max(delays), poll * max(delays), poll))
     return "\n".join(lines)
 
 
