@@ -123,11 +123,8 @@ def _median(data, impl, routings, rounds):
     """``impl``'s level under ``routings`` on ``rounds`` (repeats count): one job's, the median of its
     samples; pooled, each job's median, their geometric mean weighted by the job's rounds, so that jobs
     on different levels of the machine do not put a pooled median in the gap between them."""
-    jobs = {}
-    for rnd in rounds:
-        jobs.setdefault(rnd[0] if isinstance(rnd, tuple) else None, []).append(rnd)
     medians = []
-    for job_rounds in jobs.values():
+    for job_rounds in strata_of(rounds):
         values = [t for r in routings for rnd in job_rounds for t in data[impl][r][rnd]]
         if not values:
             return None
