@@ -35,6 +35,7 @@ test: setup
 # (at 30/15 and 20/10 its jobs are not link-bound together on a 2-core machine although the probe
 # passes: README, "16 hosts").
 ARGS ?= --rates link-bound
+PROF_ARGS ?=
 BENCH16_ARGS ?= --rates link-bound --rate-ladder 12/6,8/4 --leaves 4 --hosts-per-leaf 4 \
 	--collectives allreduce --allreduce-sizes 256k,1m --reps 3 --placements random,block --routings dmodk \
 	--tiny-reps 0 --planner-max-hosts 0 --iperf-seconds 3
@@ -58,7 +59,7 @@ bench-jobroute: setup
 
 # The traffic profiler's overhead (docs/profiler.md): a markdown table, about 2 minutes.
 bench-prof: setup
-	$(PYTHON) bench/prof_overhead.py $(ARGS)
+	$(PYTHON) bench/prof_overhead.py $(PROF_ARGS)
 
 # Flow detection without hints (docs/flows.md): the pattern programs on the k=4 fat-tree under
 # none/threshold/learned/learned-slide/hints at 5/5 Mbit/s, about 31 minutes (also part of `make bench`; QUICK=1:
