@@ -8,6 +8,7 @@ gives one line on stderr naming the file, and exit code 2.
 """
 import argparse
 import logging
+import os
 import sys
 
 from sdnmpi import traces
@@ -49,7 +50,11 @@ def main(argv=None):
     if args.command == "show":
         if args.top < 0:
             return _fail("--top must be >= 0")
-        print("\n".join(summary.report(trace, args.phase, args.top)))
+        try:
+            print("\n".join(summary.report(trace, args.phase, args.top)), flush=True)
+        except BrokenPipeError:  # stdout closed early (``| head``): stop quietly, as Python advises
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
         return 0
     from . import plot  # matplotlib only when drawing
 

@@ -137,3 +137,16 @@ def test_missing_trace_and_broken_archive(tmp_path):
     broken = tmp_path / "broken.tar.gz"
     broken.write_bytes(CG.read_bytes()[:5000])
     assert_one_line_error(("show", broken), str(broken))
+
+
+@pytest.mark.parametrize("args", [
+    ("sdnmpi-prof", "show", CG, "--top", "100"),
+    ("sdnmpi-sim", "job", "--topology", "leafspine:spines=4,leaves=16,hosts=8", "--trace", CG),
+])
+def test_a_reader_that_left_early_gets_no_traceback(args):
+    """`... | head`: the reader is gone before the first write, so every write fails with EPIPE."""
+    proc = subprocess.Popen([str(CLI.parent / args[0]), *map(str, args[1:])], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1 and "Traceback" not in err and "BrokenPipe" not in err, err
