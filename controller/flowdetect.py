@@ -46,7 +46,8 @@ import logging
 import time
 
 from sdnmpi import flows
-from sdnmpi.flows.acks import ACK_FRAME, ACK_SHARE, BUSY_SHARE, PAYLOAD_SHARE, carries_data  # noqa: F401  (ACK_*: named here too)
+from sdnmpi.flows.acks import (ACK_FRAME, ACK_SHARE, BUSY_SHARE,  # noqa: F401  (ACK_*: named here too)
+                               PAYLOAD_SHARE, carries_data)
 from sdnmpi.flows.hold import HOLD_SHARE, FlagHold
 from sdnmpi.flows.polls import polls_for
 from sdnmpi.flows.sliding import counters as book_of, window_polls

@@ -11,8 +11,8 @@
 Pure numpy (no Ryu, no scikit-learn at run time). See docs/flows.md.
 """
 from .classify import (DEFAULT_FRACTION, DEFAULT_INTERVAL, DEFAULT_LINK_RATE, DEFAULT_WINDOW,
-                       LearnedClassifier, ThresholdClassifier, aged_features, busy_features, early_features, endpoint_totals,
-                       host_features, line_features, pair_ages, pair_features, scaled_windows)
+                       LearnedClassifier, ThresholdClassifier, aged_features, busy_features, early_features,
+                       endpoint_totals, host_features, line_features, pair_ages, pair_features, scaled_windows)
 from .cost import counting_entries, poll_bytes
 from .counterlog import CounterLog, CounterLogError
 from .detect import detection_delays, first_flags, pair_scores, start_intervals
@@ -22,7 +22,7 @@ from .tracker import PairCounters
 
 __all__ = ["CounterLog", "CounterLogError", "DEFAULT_FRACTION", "DEFAULT_INTERVAL", "DEFAULT_LINK_RATE",
            "DEFAULT_MODEL", "DEFAULT_WINDOW", "FORMAT", "VERSION", "LearnedClassifier", "ModelError",
-           "PairCounters", "ThresholdClassifier", "VERSIONS", "aged_features", "busy_features", "counting_entries", "detection_delays",
-           "early_features", "endpoint_totals", "first_flags", "host_features", "line_features", "load_model",
-           "load_or_fallback", "pair_ages", "pair_features", "pair_scores", "poll_bytes", "save_model", "scaled_windows",
-           "start_intervals"]
+           "PairCounters", "ThresholdClassifier", "VERSIONS", "aged_features", "busy_features", "counting_entries",
+           "detection_delays", "early_features", "endpoint_totals", "first_flags", "host_features", "line_features",
+           "load_model", "load_or_fallback", "pair_ages", "pair_features", "pair_scores", "poll_bytes", "save_model",
+           "scaled_windows", "start_intervals"]

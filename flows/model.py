@@ -8,8 +8,9 @@ Version 8: version 7's inputs, and a ``floor`` [young, old]: a pair is newly fla
 latest interval carries at least that share of the link, young at its first whole interval, old
 after (`classify.LearnedClassifier`, `classify.FLOOR_AGE`). Version 7:
 version 6's inputs with the last one split by the pair's age, young and old
-(`classify.aged_features`). Version 6: version 5's inputs, then the label's test on the latest interval (>= 10 % of the link
-after a busy one) times the pair's share of its endpoints' bytes (`classify.line_features`).
+(`classify.aged_features`). Version 6: version 5's inputs, then the label's test on the latest
+interval (>= 10 % of the link after a busy one) times the pair's share of its endpoints' bytes
+(`classify.line_features`).
 Version 5: version 4's inputs, then three of the pair's share of its endpoints' bytes
 (`classify.host_features`; the classifier needs the pairs' `classify.endpoint_totals`).
 Version 4: the inputs are `classify.busy_features` over ``window`` intervals (``recent`` of them
