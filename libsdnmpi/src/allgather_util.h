@@ -23,11 +23,11 @@ int sdnmpi_bytes_view(MPI_Datatype datatype, int count, uint64_t *bytes, int *rc
 
 /* Smallest message (bytes: Allgather's and Alltoall's whole receive buffer, Reduce's vector) that
  * SDN_MPI_Allgather, SDN_MPI_Alltoall and SDN_MPI_Reduce take off PMPI: SDN_MPI_MIN_BYTES when it
- * is set (0 included), else SDNMPI_COLL_DEFAULT_MIN_BYTES (sdnmpi_cfg_min_bytes, env.h). Small calls are latency-bound, where the per-call
- * agreement (Allgather, Alltoall), the ring's p - 1 steps and Reduce's 2 log2 p steps cannot win
- * over Open MPI's latency-optimised algorithms (measured for Alltoall: at 64 KiB it won on the
- * bench fabric, libsdnmpi/README.md; not below, nor for the other two). Agreed
- * at SDN_MPI_Init (the knob is world rank 0's). */
+ * is set (0 included), else SDNMPI_COLL_DEFAULT_MIN_BYTES (sdnmpi_cfg_min_bytes, env.h). Small
+ * calls are latency-bound, where the per-call agreement (Allgather, Alltoall), the ring's p - 1
+ * steps and Reduce's 2 log2 p steps cannot win over Open MPI's latency-optimised algorithms
+ * (measured for Alltoall: at 64 KiB it won on the bench fabric, libsdnmpi/README.md; not below,
+ * nor for the other two). Agreed at SDN_MPI_Init (the knob is world rank 0's). */
 #define SDNMPI_COLL_DEFAULT_MIN_BYTES 65536
 uint64_t sdnmpi_coll_min_bytes(void);
 

@@ -148,7 +148,8 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
                    : plan->hier_segment == SDNMPI_HIER_SEGMENT_BY_LAYOUT
                        ? sdnmpi_hier_segment_bytes(plan->leaf_start, plan->nleaves)
                    : plan->hier_segment > SIZE_MAX ? 0 : (size_t)plan->hier_segment,
-        .depth = forced_depth ? forced_depth : s->cfg.hier_depth, .trace = s->cfg.hier_trace[0] ? s->cfg.hier_trace : NULL,
+        .depth = forced_depth ? forced_depth : s->cfg.hier_depth,
+        .trace = s->cfg.hier_trace[0] ? s->cfg.hier_trace : NULL,
     };
     sdnmpi_allreduce_fn algorithm = sdnmpi_allreduce_intra_rd;
     const char *name = "recursive doubling";

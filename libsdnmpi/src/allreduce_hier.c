@@ -12,8 +12,9 @@
  * the steps independently (dataflow: a segment's next step is posted as soon as its current one
  * has completed and been reduced; MPI_Waitsome). A new segment starts while fewer than
  * call->depth segments are in their first step, at most depth x (number of steps) in flight, so
- * the host-link stages of some segments overlap the fabric stages of others. Each element is reduced on exactly one rank
- * (its lane owner) in a fixed order and then only copied, so every rank's result is bit-identical.
+ * the host-link stages of some segments overlap the fabric stages of others. Each element is
+ * reduced on exactly one rank (its lane owner) in a fixed order and then only copied, so every
+ * rank's result is bit-identical.
  */
 #include <stdlib.h>
 

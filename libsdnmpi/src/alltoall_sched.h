@@ -13,19 +13,19 @@
  *   d = p/2 (p even), where every pair swaps blocks.
  *
  * - leaf grid (SDN_MPI_ALLTOALL_GRID=1; the ranks leaf by leaf, L >= 2 leaves of m >= 2 ranks
- *   each; rank g m + j is lane j of leaf g): a cross step (s, t), s = 1 .. L-1, t = 0 .. m-1, sends (g, j) to leaf g + s,
- *   lane j + t, so all of a leaf's m ranks send across its uplinks at once, to one other leaf;
- *   the m - 1 intra steps (0, t) stay inside the leaves and are spread between the cross steps,
- *   so that with two steps in flight they ride along a cross step's host links instead of
- *   leaving the uplinks idle. For s = L/2 (L even) a plain step would swap (leaves g and g + L/2
- *   send to each other's same lanes): there the upper half of the leaves sends to lane j + 1 - t
- *   instead, which keeps every pair one-way (the union over t still reaches every lane). Then no
- *   cross step swaps; an intra step swaps only at t = m/2 (m even), on host links alone. The
- *   order avoids, where it can, two consecutive steps that use one connection both ways.
- *   Why: the shifts' swap step at d = p/2 runs at about half the link rate under Open MPI's TCP
- *   transport (libsdnmpi/README.md, SDN_MPI_Alltoall), and on leaf-ordered ranks the shifts
- *   d = 1 and p - 1 mix intra-leaf and cross-leaf blocks, leaving half of each leaf's uplinks
- *   idle in those steps.
+ *   each; rank g m + j is lane j of leaf g): a cross step (s, t), s = 1 .. L-1, t = 0 .. m-1,
+ *   sends (g, j) to leaf g + s, lane j + t, so all of a leaf's m ranks send across its uplinks at
+ *   once, to one other leaf; the m - 1 intra steps (0, t) stay inside the leaves and are spread
+ *   between the cross steps, so that with two steps in flight they ride along a cross step's host
+ *   links instead of leaving the uplinks idle. For s = L/2 (L even) a plain step would swap
+ *   (leaves g and g + L/2 send to each other's same lanes): there the upper half of the leaves
+ *   sends to lane j + 1 - t instead, which keeps every pair one-way (the union over t still
+ *   reaches every lane). Then no cross step swaps; an intra step swaps only at t = m/2 (m even),
+ *   on host links alone. The order avoids, where it can, two consecutive steps that use one
+ *   connection both ways. Why: the shifts' swap step at d = p/2 runs at about half the link rate
+ *   under Open MPI's TCP transport (libsdnmpi/README.md, SDN_MPI_Alltoall), and on leaf-ordered
+ *   ranks the shifts d = 1 and p - 1 mix intra-leaf and cross-leaf blocks, leaving half of each
+ *   leaf's uplinks idle in those steps.
  */
 #ifndef SDNMPI_ALLTOALL_SCHED_H
 #define SDNMPI_ALLTOALL_SCHED_H

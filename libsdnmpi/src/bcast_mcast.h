@@ -24,15 +24,15 @@
  *     as long as PMPI_Bcast would; after that, at most the idle time: it never hangs.
  *  3. All ranks PMPI_Allreduce (MPI_BOR) a bitmap of the datagrams they miss plus a flag word
  *     (a socket failed somewhere) and a loss word per tree (bit k set: a receiver lost k % of
- *     the datagrams it needed from that tree in this round), so they all know the union and decide alike: nothing missing
- *     ends the call; otherwise another round, unless this was round SDN_MPI_BCAST_ROUNDS or the
- *     flag is set: then the missing datagrams are finished with PMPI_Bcast on the private
- *     communicator (one per run of missing datagrams, or the whole message if there are more than
- *     64 runs). Either way every rank ends with the root's bytes. A receiver that needed
- *     datagrams but heard nothing of the round (no data, no end marker) sets a second flag, and
- *     one that heard nothing on one of the trees it needed datagrams from sets a third (the
- *     controller dropped that tree, e.g. after its spine failed): the rest then goes to
- *     PMPI_Bcast at once. After two calls in a row whose first round reached some rank not at
+ *     the datagrams it needed from that tree in this round), so they all know the union and
+ *     decide alike: nothing missing ends the call; otherwise another round, unless this was round
+ *     SDN_MPI_BCAST_ROUNDS or the flag is set: then the missing datagrams are finished with
+ *     PMPI_Bcast on the private communicator (one per run of missing datagrams, or the whole
+ *     message if there are more than 64 runs). Either way every rank ends with the root's bytes. A
+ *     receiver that needed datagrams but heard nothing of the round (no data, no end marker) sets
+ *     a second flag, and one that heard nothing on one of the trees it needed datagrams from sets
+ *     a third (the controller dropped that tree, e.g. after its spine failed): the rest then goes
+ *     to PMPI_Bcast at once. After two calls in a row whose first round reached some rank not at
  *     all, or not on some tree, the trees are planned again (the controller drops trees after
  *     a topology change), twice at most; then they are given up and every later call for
  *     that root falls back. The flags are agreed, so all ranks do this together.

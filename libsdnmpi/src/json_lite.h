@@ -2,8 +2,9 @@
  * pick a few fields out of the profiler's rank files (trace_read.c). No allocation, nesting depth
  * at most JSON_LITE_MAX_DEPTH, keys longer than the caller's buffer are truncated (and so never
  * match a wanted key). The structure is checked strictly; values that are skipped are checked
- * loosely (a number's characters, a string's quotes and control characters, not its escapes). Every function returns -1 on a syntax error or an unsupported value and
- * sets r->err to a short reason; after that every call fails.
+ * loosely (a number's characters, a string's quotes and control characters, not its escapes).
+ * Every function returns -1 on a syntax error or an unsupported value and sets r->err to a short
+ * reason; after that every call fails.
  *
  *   struct json_lite r; json_lite_init(&r, text, len);
  *   json_lite_object(&r);                            '{'

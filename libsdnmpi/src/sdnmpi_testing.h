@@ -12,9 +12,9 @@ int sdnmpi_test_last_path(void);
 /* Makes this process's SDN_MPI_Allreduce use algorithm `path` (2 recursive doubling, 3
  * Rabenseifner, 5 hierarchical) whenever its preconditions hold, instead of the selection rule,
  * at any size (the size threshold, SDN_MPI_MIN_BYTES or its default, does not apply; the other
- * fallbacks do), or (1) always PMPI_Allreduce; 0 restores the rule. For benchmarks and tests that compare the algorithms: every rank of a
- * communicator must force alike. Returns 0, or -1 for an unknown path. Not exported from the
- * shared libraries: link libsdnmpi.a. */
+ * fallbacks do), or (1) always PMPI_Allreduce; 0 restores the rule. For benchmarks and tests that
+ * compare the algorithms: every rank of a communicator must force alike. Returns 0, or -1 for an
+ * unknown path. Not exported from the shared libraries: link libsdnmpi.a. */
 int sdnmpi_test_force_allreduce(int path);
 
 /* Where the private communicator of comm's allreduce plan came from (enum sdnmpi_priv_from,
