@@ -65,7 +65,8 @@ def decode_request(body):
     """A validated `Request` from one frame's body; raises RpcError."""
     try:
         msg = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True, max_str_len=MAX_STR,
-                              max_bin_len=0, max_ext_len=0, max_array_len=max(MAX_HOSTS, MAX_PAIRS) + 1, max_map_len=MAX_MAP_KEYS)
+                              max_bin_len=0, max_ext_len=0, max_array_len=max(MAX_HOSTS, MAX_PAIRS) + 1,
+                              max_map_len=MAX_MAP_KEYS)
     except Exception as err:  # msgpack raises several kinds on garbage
         raise RpcError("malformed msgpack: %s" % type(err).__name__) from err
     if not isinstance(msg, dict):
@@ -202,8 +203,8 @@ def _traffic(msg):
     phase = _phase_number(msg)
     planner = msg.get("planner", DEFAULT_TRAFFIC_PLANNER)
     if not isinstance(planner, str) or planner not in PAIR_ROUTERS:
-        raise RpcError("unknown planner %r (known: %s)" % (planner if isinstance(planner, str) else type(planner).__name__,
-                                                            ", ".join(sorted(PAIR_ROUTERS))))
+        named = planner if isinstance(planner, str) else type(planner).__name__
+        raise RpcError("unknown planner %r (known: %s)" % (named, ", ".join(sorted(PAIR_ROUTERS))))
     add = msg.get("add", False)
     if not isinstance(add, bool):
         raise RpcError("add must be true or false")
