@@ -15,8 +15,9 @@
  *   alltoall B     B bytes from every rank to every other rank (Isend/Irecv, a transpose)
  *   phase K        MPI_Pcontrol(K) (K = 0 leaves the phase)
  *   pause MS       computes (spins) for MS milliseconds, no communication
- *   skew MS        rank 0 alone computes for MS milliseconds (the others go on and wait for it in
- *                  the next exchange's barrier): a load imbalance
+ *   skew MS        rank 0 alone computes for MS milliseconds of its own CPU time (the others go on
+ *                  and wait for it in the next exchange's barrier): a load imbalance, the same work
+ *                  however busy the machine (on a busy one it takes longer, as real work would)
  *   hold FILE      every rank sleeps until FILE exists (checked every HOLD_POLL_MS, for at most
  *                  --hold-max seconds, default 600; past that the run fails), no communication: a
  *                  test looks at the switches while the job still holds its routes, then creates FILE
@@ -289,6 +290,20 @@ static void pause_ms(long ms)
     while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
 
+/* Spins until this thread has used ms milliseconds of CPU time (skew: a fixed amount of work). */
+static void compute_ms(long ms)
+{
+    struct timespec t0, t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0) != 0) {
+        pause_ms(ms); /* no thread clock (not on Linux): wall time instead */
+        return;
+    }
+    do
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+            return;
+    while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
 /* Sleeps until path exists, at most hold_max_s; a run whose file never came fails. */
 static void hold(const char *path)
 {
@@ -350,7 +365,7 @@ static void run(const struct step *s)
         MPI_Pcontrol((int)s->a);
     else if (!strcmp(s->name, "skew")) {
         if (rank == 0)
-            pause_ms(s->a);
+            compute_ms(s->a);
     } else if (!strcmp(s->name, "hold"))
         hold(s->path);
     else
