@@ -3,8 +3,10 @@
 For a target it does not know yet (a host that sent no LLDP and no traffic), it sends one ARP probe
 (RFC 5227: sender IP 0.0.0.0, so no host caches anything from it) out of every *edge* port. The
 host's reply comes back to the controller, which learns it; the requester's next retry is then
-answered. Probes never enter the fabric's switch links, so no storm is possible.
+answered. Probes never enter the fabric's switch links, so no storm is possible. `ProbeBudget`
+bounds how many: a host asking for thousands of made-up IPs gets a few probes a second.
 """
+import collections
 import dataclasses
 import ipaddress
 import logging
@@ -16,6 +18,14 @@ from . import constants as C
 LOG = logging.getLogger(__name__)
 ZERO_IP = "0.0.0.0"
 ZERO_MAC = "00:00:00:00:00:00"
+PROBE_HOLDOFF = 1.0     # seconds between probes for the same unknown IP, and the budget's window
+# Probes per PROBE_HOLDOFF window. Only IPs nobody has sent from yet are probed (a host running
+# sdnmpi-lldpd is known before it speaks), so a real requester needs at most one per silent peer,
+# and a host that is told nothing retries its ARP a second later. One requesting port may cause
+# PROBES_PER_PORT, all ports together PROBES_MAX (each probe is a packet-out per edge port).
+PROBES_PER_PORT = 32
+PROBES_MAX = 128
+PROBE, PROBE_HELD, PROBE_LIMITED = "probe", "held", "limited"
 
 
 class ArpError(ValueError):
@@ -74,6 +84,38 @@ def build_probe(probe_mac, target_ip):
     """An RFC 5227 probe ``who-has target_ip`` from ``probe_mac`` with sender IP 0.0.0.0."""
     return _build(arp.ARP_REQUEST, eth_dst=C.BROADCAST_MAC, src_mac=probe_mac, src_ip=ZERO_IP,
                   dst_mac=ZERO_MAC, dst_ip=target_ip)
+
+
+class ProbeBudget:
+    """Decides which unknown IPs are probed: each at most once per PROBE_HOLDOFF, and at most
+    PROBES_PER_PORT per requesting port and PROBES_MAX in all per PROBE_HOLDOFF. It holds only the
+    last window's probes, so it stays small whatever hosts ask for."""
+
+    def __init__(self):
+        self.recent = collections.OrderedDict()   # ip -> (time, requesting port) of its probe, oldest first
+        self.per_port = collections.Counter()     # requesting port -> probes in `recent`
+
+    def __len__(self):
+        return len(self.recent)
+
+    def take(self, ip, port, now):
+        """PROBE (and records it), PROBE_HELD (``ip`` was probed less than PROBE_HOLDOFF ago) or
+        PROBE_LIMITED (over the port's or the controller's budget)."""
+        while self.recent:
+            oldest, (then, by) = next(iter(self.recent.items()))
+            if now - then < PROBE_HOLDOFF:
+                break
+            del self.recent[oldest]
+            self.per_port[by] -= 1
+            if not self.per_port[by]:
+                del self.per_port[by]
+        if ip in self.recent:
+            return PROBE_HELD
+        if self.per_port[port] >= PROBES_PER_PORT or len(self.recent) >= PROBES_MAX:
+            return PROBE_LIMITED
+        self.recent[ip] = (now, port)
+        self.per_port[port] += 1
+        return PROBE
 
 
 def _build(opcode, eth_dst, src_mac, src_ip, dst_mac, dst_ip):

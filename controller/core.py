@@ -19,7 +19,6 @@ from .tablestats import TableStats
 from .topology import SOURCE_ARP, SOURCE_IPV4, SOURCE_LLDP, Topology
 
 LOG = logging.getLogger(__name__)
-ARP_PROBE_HOLDOFF = 1.0  # seconds between probes for the same unknown IP
 
 
 class Core:
@@ -35,7 +34,7 @@ class Core:
         self.port_stats = PortStats()
         self.table_stats = TableStats()
         self.counters = collections.Counter()
-        self._last_probe = {}              # ip -> time of our last ARP probe for it
+        self.probes = arp.ProbeBudget()    # which unknown IPs we may probe by ARP now
         self._probe_ttl = max(1, math.ceil(settings.link_timeout))
         self.probe_key = secrets.token_bytes(16)  # signs our LLDP probes (controller/lldp.py)
 
@@ -133,12 +132,17 @@ class Core:
             self.counters["arp_replies"] += 1
             reply = arp.build_reply(target.mac, target.ip, req.src_mac, req.src_ip)
             return [ofmsgs.packet_out(dp, in_port, reply)]
-        return self._arp_probe(req.dst_ip, now)
+        return self._arp_probe(req.dst_ip, (dp.id, in_port), now)
 
-    def _arp_probe(self, ip, now):
-        if now - self._last_probe.get(ip, -math.inf) < ARP_PROBE_HOLDOFF:
+    def _arp_probe(self, ip, requester, now):
+        verdict = self.probes.take(ip, requester, now)
+        if verdict == arp.PROBE_LIMITED:
+            self.counters["arp_probes_limited"] += 1
+            if self.counters["arp_probes_limited"] % arp.PROBES_MAX == 1:  # a flood logs little
+                LOG.warning("ARP probe for %s asked by %s:%d refused: over the probe budget (%d so far)", ip,
+                            dpid_lib.dpid_to_str(requester[0]), requester[1], self.counters["arp_probes_limited"])
+        if verdict != arp.PROBE:
             return []
-        self._last_probe[ip] = now
         self.counters["arp_probes"] += 1
         probe = arp.build_probe(self.settings.probe_mac, ip)
         return [ofmsgs.packet_out(self.datapaths[d], p, probe)
@@ -231,7 +235,8 @@ class Core:
             "malformed": c["malformed"], "arp_replies": c["arp_replies"], "arp_probes": c["arp_probes"],
             "route_recomputes": c["route_recomputes"], "routes_pending": self.routes_pending(),
             "handler_errors": c["handler_errors"],
-            "host_claims_refused": self.topology.refused,
+            "host_claims_refused": self.topology.refused, "hosts_refused_port_full": self.topology.port_full,
+            "arp_probes_limited": c["arp_probes_limited"],
         }
 
 

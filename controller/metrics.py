@@ -39,7 +39,8 @@ class Metrics:
         self.rpc = rpc_service
         self.registry = CollectorRegistry(auto_describe=True)
         reg = self.registry
-        self.rpc_requests = Counter("sdnmpi_rpc_requests", "RPC requests received, per op ('invalid': did not decode or validate)",
+        self.rpc_requests = Counter("sdnmpi_rpc_requests",
+                                    "RPC requests received, per op ('invalid': did not decode or validate)",
                                     ["op"], registry=reg)
         self.rpc_errors = Counter("sdnmpi_rpc_errors", "RPC requests answered with an error, per op and reason",
                                   ["op", "reason"], registry=reg)
@@ -159,9 +160,14 @@ def _controller(core):
     for name, key, doc in (("malformed_packets", "malformed", "Malformed packet-ins dropped"),
                            ("arp_replies", "arp_replies", "ARP requests answered by the controller"),
                            ("arp_probes", "arp_probes", "ARP probes sent for unknown hosts"),
+                           ("arp_probes_limited", "arp_probes_limited",
+                            "ARP probes not sent: over a port's or the controller's probe budget"),
                            ("route_recomputes", "route_recomputes", "Default route recomputations"),
                            ("handler_errors", "handler_errors", "Unexpected exceptions caught in handlers")):
         yield CounterMetricFamily("sdnmpi_" + name, doc, value=c[key])
+    yield CounterMetricFamily("sdnmpi_hosts_refused_port_full",
+                              "New hosts refused at an edge port that has the most hosts one port may have",
+                              value=core.topology.port_full)
 
 
 def _jobs(rpc_service):

@@ -7,7 +7,9 @@ A host in the table is *confirmed* at its (switch, port). No frame (LLDP, ARP or
 moves it elsewhere, nor gives its IP to a host on another port: such a claim is refused and
 counted (`refused`). A host leaves only when its port goes down, its port turns out to be a
 switch link, its LLDP agent says goodbye (TTL 0, at its own port) or its LLDP hold expires; after
-that it may be learned anywhere. So a host that sends forged frames disturbs only its own port.
+that it may be learned anywhere. At most MAX_HOSTS_PER_PORT hosts are learned at one edge port;
+a new MAC beyond that is refused and counted (`port_full`), the port's hosts stay. So a host that
+sends forged frames disturbs only its own port, and adds at most MAX_HOSTS_PER_PORT - 1 hosts.
 """
 import dataclasses
 import logging
@@ -23,6 +25,11 @@ SOURCE_ARP = "arp"
 SOURCE_IPV4 = "ipv4"
 REFUSALS_LOGGED = 100  # the first refused claims are logged, then every 100th
 MAX_PHYSICAL_PORT = 0xFFFFFF00  # OFPP_MAX: ports above are reserved (LOCAL, CONTROLLER, ...)
+# Hosts (MACs) learned at one edge port. A cluster node has one NIC per port; a hypervisor or a
+# container host with its own MAC per guest (a few VMs, macvlan) has a handful. 16 covers that with
+# room to spare, while a host forging source MACs adds at most 15 hosts, i.e. 15 routes per switch,
+# instead of one per forged frame (2000 forged ARP replies made 12 000 flow-mods before the cap).
+MAX_HOSTS_PER_PORT = 16
 
 
 @dataclasses.dataclass
@@ -57,6 +64,7 @@ class Topology:
         self.links = {}
         self.hosts = {}
         self.refused = 0   # host moves and IP takeovers refused (see the module docstring)
+        self.port_full = 0  # new hosts refused at a port that has MAX_HOSTS_PER_PORT already
 
     # -- switches and ports ------------------------------------------------------------------
     def add_switch(self, dpid, ports):
@@ -145,6 +153,12 @@ class Topology:
         if owner is not None and owner is not host and (owner.dpid, owner.port) != (dpid, port):
             return self._refuse("IP %s belongs to %s at %s:%d, not to %s at %s:%d (%s)"
                                 % (ip, owner.mac, _dpid(owner.dpid), owner.port, mac, _dpid(dpid), port, source))
+        if host is None and self.hosts_at(dpid, port) >= MAX_HOSTS_PER_PORT:
+            self.port_full += 1
+            _log_sparsely(self.port_full, "new hosts refused at full ports",
+                          "host %s at %s:%d: the port has %d hosts already (%s)"
+                          % (mac, _dpid(dpid), port, MAX_HOSTS_PER_PORT, source))
+            return False
         changed = False
         if host is None:
             host = self.hosts[mac] = Host(mac=mac, ip=None, dpid=dpid, port=port, source=source)
@@ -167,9 +181,11 @@ class Topology:
 
     def _refuse(self, why):
         self.refused += 1
-        if self.refused <= REFUSALS_LOGGED or self.refused % REFUSALS_LOGGED == 0:  # a flood logs little
-            LOG.warning("refused (%d so far): %s", self.refused, why)
+        _log_sparsely(self.refused, "refused", why)
         return False
+
+    def hosts_at(self, dpid, port):
+        return sum(1 for h in self.hosts.values() if (h.dpid, h.port) == (dpid, port))
 
     def remove_host(self, mac, why):
         if self.hosts.pop(mac, None) is None:
@@ -208,6 +224,12 @@ class Topology:
                       for a, b in self.undirected_links()],
             "hosts": [h.to_json() for h in sorted(self.hosts.values(), key=lambda h: (h.dpid, h.port, h.mac))],
         }
+
+
+def _log_sparsely(count, what, why):
+    """The first REFUSALS_LOGGED refusals of a kind are logged, then every 100th: a flood logs little."""
+    if count <= REFUSALS_LOGGED or count % REFUSALS_LOGGED == 0:
+        LOG.warning("%s (%d so far): %s", what, count, why)
 
 
 def _dpid(dpid):

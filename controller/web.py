@@ -16,6 +16,7 @@ import json
 import logging
 import mimetypes
 import os
+import re
 
 from ryu.app.wsgi import ControllerBase, Response, route
 
@@ -31,6 +32,7 @@ RPC_KEY = "sdnmpi_rpc"
 METRICS_KEY = "sdnmpi_metrics"
 AUTH_KEY = "sdnmpi_auth"
 MAX_BODY = 4096
+JOB_ID = r"[0-9]{1,9}"   # ASCII digits only ("²".isdigit() is true), short enough for int()
 STATIC_TYPES = {".html": "text/html", ".js": "application/javascript", ".css": "text/css", ".svg": "image/svg+xml",
                 ".png": "image/png", ".ico": "image/x-icon"}
 
@@ -79,13 +81,13 @@ class OperatorApi(ControllerBase):
     @route("sdnmpi_web", "/sdnmpi/view", methods=["GET"])
     def view(self, req, **_kwargs):
         job = req.GET.get("job", "")
-        return _json(views.view_json(self.core, self.rpc, int(job) if job.isdigit() else None))
+        return _json(views.view_json(self.core, self.rpc, int(job) if re.fullmatch(JOB_ID, job) else None))
 
     @route("sdnmpi_web", "/sdnmpi/linkload", methods=["GET"])
     def linkload(self, _req, **_kwargs):
         return _json(views.link_loads(self.core))
 
-    @route("sdnmpi_web", "/sdnmpi/jobs/{job_id}", methods=["GET"], requirements={"job_id": r"[0-9]+"})
+    @route("sdnmpi_web", "/sdnmpi/jobs/{job_id}", methods=["GET"], requirements={"job_id": JOB_ID})
     def job(self, _req, job_id, **_kwargs):
         job = self.rpc.jobs.jobs.get(int(job_id))
         if job is None:
@@ -106,7 +108,7 @@ class OperatorApi(ControllerBase):
             name = json.loads(req.body.decode("utf-8"))["routing"]
             if not isinstance(name, str):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: deeply nested arrays
             return _json({"error": 'the body must be JSON {"routing": NAME}'}, status=400)
         old = self.core.routing
         try:

@@ -27,7 +27,8 @@ def test_routes_and_stats_json(make_fabric):
     stats = sim.core.stats_json()
     assert stats["routing"] == "ecmp" and stats["route_recomputes"] == 1 and stats["handler_errors"] == 0
     assert set(stats) == {"routing", "packet_in", "malformed", "arp_replies", "arp_probes", "route_recomputes",
-                          "routes_pending", "handler_errors", "host_claims_refused"}
+                          "routes_pending", "handler_errors", "host_claims_refused", "hosts_refused_port_full",
+                          "arp_probes_limited"}
     assert stats["host_claims_refused"] == 0
     assert stats["packet_in"]["total"] == sim.to_controller
     kinds = collections.Counter((m.datapath.id, type(m).__name__) for m in sim.core.stats_requests())
