@@ -11,8 +11,9 @@
 The controller's URL comes from --url, else $SDNMPI_URL, else http://127.0.0.1:8080. Setting the
 routing needs the operator's token: $SDNMPI_TOKEN, else the file --token-file (default: the
 controller's default, /etc/sdnmpi/operator-token). Errors are one line on stderr; exit codes:
-0 ok, 1 the controller is unreachable or answered an error (a wrong token, too), 2 bad usage (an
-unknown policy, too).
+0 ok, 1 the controller is unreachable or answered an error or something that is not the JSON
+expected (a wrong token, too), 2 bad usage (an unknown policy, too), 130 Ctrl-C. Output into a
+closed pipe (``| head``) ends quietly.
 """
 import argparse
 import json
@@ -22,12 +23,15 @@ import sys
 import time
 
 from . import render
-from .client import DEFAULT_TOKEN_FILE, DEFAULT_URL, ApiError, Client, UsageError
+from .client import DEFAULT_TOKEN_FILE, DEFAULT_URL, ApiError, Client, UsageError, check_token
 
 LOG = logging.getLogger(__name__)
 PROG = "sdnmpi-ctl"
 EXIT_OK, EXIT_API, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130   # Ctrl-C, as shells report SIGINT
 CLEAR = "\033[H\033[2J"
+MAX_SECONDS = 86400.0   # a longer timeout or interval overflows the socket's and sleep's clocks
+MAX_MESSAGE = 300       # characters of an error line
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,6 +58,8 @@ def _positive_float(text):
         raise argparse.ArgumentTypeError("%r is not a number" % text) from None
     if not value > 0:
         raise argparse.ArgumentTypeError("%s is not positive" % text)
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError("%s is more than a day" % text)
     return value
 
 
@@ -121,20 +127,22 @@ def _routing(client, args):
 
 def _operator_token(args):
     if args.token_file is None and os.environ.get("SDNMPI_TOKEN"):
-        return os.environ["SDNMPI_TOKEN"].strip()
+        return check_token(os.environ["SDNMPI_TOKEN"].strip(), "$SDNMPI_TOKEN")
     path = args.token_file or DEFAULT_TOKEN_FILE
     try:
-        with open(path, encoding="utf-8") as src:
-            token = src.read().strip()
+        with open(path, "rb") as src:
+            token = src.read().strip().decode("ascii")
     except OSError as err:
         raise ApiError("cannot read the operator token: %s" % err) from None
-    if not token:
-        raise ApiError("no operator token in %s" % path)
-    return token
+    except UnicodeDecodeError:
+        raise ApiError("the operator token in %s is not one word of printable ASCII" % path) from None
+    return check_token(token, path)
 
 
 def _set_routing(client, args):
     policies = client.get("/sdnmpi/routing")["policies"]
+    if not isinstance(policies, list) or not all(isinstance(p, str) for p in policies):
+        raise TypeError("the policies are not a list of names")
     if args.policy not in policies:
         raise UsageError("unknown routing policy %r (choose from %s)" % (args.policy, ", ".join(policies)))
     answer = client.put("/sdnmpi/routing", {"routing": args.policy}, _operator_token(args))
@@ -156,7 +164,7 @@ def _watch(client, args, out):
             try:
                 lines = render.watch(client.get("/sdnmpi/view"), top=args.top)
             except ApiError as err:  # the controller may be restarting: keep watching
-                lines = ["%s: %s" % (PROG, err)]
+                lines = ["%s: %s" % (PROG, one_line(err))]
             out.write(clear + "\n".join([time.strftime("%H:%M:%S")] + lines) + "\n\n")
             out.flush()
             shown += 1
@@ -167,22 +175,54 @@ def _watch(client, args, out):
         return EXIT_OK
 
 
+def _run(argv, out):
+    args = build_parser().parse_args(argv)
+    client = Client(args.url, timeout=args.timeout)
+    if args.command == "watch":
+        return _watch(client, args, out)
+    data, lines = COMMANDS[args.command](client, args)
+    out.write((json.dumps(data, indent=2) if args.json else "\n".join(lines)) + "\n")
+    out.flush()   # a closed pipe fails here, not at exit
+    return EXIT_OK
+
+
+def one_line(message):
+    """``message`` as one line: control characters escaped, cut to MAX_MESSAGE characters."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(message))
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 3] + "..."
+
+
+def _say(err, message):
+    err.write("%s: %s\n" % (PROG, one_line(message)))
+
+
+def _silence(out):
+    """After a BrokenPipeError (``sdnmpi-ctl ... | head``), point ``out``'s descriptor at /dev/null so
+    that the flush at exit has nowhere to fail (as Python's signal module docs advise)."""
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):   # not a file (io.UnsupportedOperation)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def main(argv=None, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        args = build_parser().parse_args(argv)
-        client = Client(args.url, timeout=args.timeout)
-        if args.command == "watch":
-            return _watch(client, args, out)
-        data, lines = COMMANDS[args.command](client, args)
+        return _run(argv, out)
     except UsageError as exc:
-        err.write("%s: error: %s\n" % (PROG, exc))
+        _say(err, "error: %s" % exc)
         return EXIT_USAGE
     except ApiError as exc:
-        err.write("%s: %s\n" % (PROG, exc))
+        _say(err, exc)
         return EXIT_USAGE if exc.status == 400 else EXIT_API
-    except (KeyError, TypeError, IndexError) as exc:  # an answer of an unexpected shape
-        err.write("%s: unexpected answer from the controller (%s: %s)\n" % (PROG, type(exc).__name__, exc))
+    except BrokenPipeError:
+        _silence(out)
         return EXIT_API
-    out.write((json.dumps(data, indent=2) if args.json else "\n".join(lines)) + "\n")
-    return EXIT_OK
+    except KeyboardInterrupt:   # Ctrl-C while waiting for the controller (watch returns 0 itself)
+        return EXIT_INTERRUPTED
+    except render.SHAPE_ERRORS as exc:   # an answer of an unexpected shape; characters stdout cannot take
+        _say(err, "unexpected answer from the controller (%s: %s)" % (type(exc).__name__, exc))
+        return EXIT_API
