@@ -174,14 +174,25 @@ def check_demand(job, demand):
         for ip in (src, dst):
             if not isinstance(ip, str) or not _is_ipv4(ip):
                 raise TrafficError("bad IPv4 address %r in the demand" % (ip,))
-            if ip not in hosts:
-                raise TrafficError("host %s is not one of the job's hosts" % ip)
+        refusal = foreign_host(hosts, (src, dst))
+        if refusal is not None:
+            raise TrafficError(refusal)
         if src == dst:
             raise TrafficError("pair %s -> %s has src == dst" % (src, dst))
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 1:
             raise TrafficError("bad byte count %r for %s -> %s (an integer >= 1)" % (nbytes, src, dst))
         out.append((src, dst, nbytes))
     return out
+
+
+def foreign_host(hosts, ips):
+    """The refusal of the first of ``ips`` that is not in ``hosts`` (a set of a job's host IPs):
+    "host ... is not one of the job's hosts"; None if every one is. Every op that names hosts
+    checks them with it (`check_demand`; `plan_allreduce` and `plan_bcast`, controller/rpc.py)."""
+    for ip in ips:
+        if ip not in hosts:
+            return "host %s is not one of the job's hosts" % ip
+    return None
 
 
 def merged(demand):

@@ -116,7 +116,7 @@ class RpcService:
         if old is not None and old.steps == args["steps"] and old.planner == args["planner"]:
             return _plan_fields(old, cached=True), timings
         t0 = self.clock()
-        plan = self._compute(args["steps"], args["planner"])
+        plan = self._compute(job, args["steps"], args["planner"])
         timings["plan_s"] = self.clock() - t0
         job.plans[args["comm"]] = plan
         t1 = self.clock()
@@ -140,8 +140,9 @@ class RpcService:
         hosts = [self.core.topology.host_by_ip(ip) for ip in ips]
         return [-1 if host is None else host.dpid for host in hosts]
 
-    def _compute(self, steps, planner):
-        """A CommPlan for ``steps`` (of IP pairs) on the current topology; raises schema.RpcError."""
+    def _compute(self, job, steps, planner):
+        """A CommPlan for ``steps`` (of IP pairs, ``job``'s hosts) on the current topology; raises
+        schema.RpcError."""
         graph = self.core.topology.graph()
         macs, ip_of = {}, {}
         for step in steps:
@@ -152,6 +153,9 @@ class RpcService:
                         if host is None:
                             raise schema.RpcError("host %s is not in the topology" % ip)
                         macs[ip], ip_of[host.mac] = host.mac, ip
+        refusal = jobtraffic.foreign_host(set(job.hosts), macs)
+        if refusal is not None:
+            raise schema.RpcError(refusal)
         host_steps = [[((macs[s], macs[d]), c) for (s, d), c in step] for step in steps]
         try:
             plan = ALLREDUCE_PLANNERS[planner](graph, host_steps)
@@ -171,7 +175,7 @@ class RpcService:
             jobtraffic.replan_job(self.core, self.jobs, job)
             for comm, plan in list(job.plans.items()):
                 try:
-                    job.plans[comm] = self._compute(plan.steps, plan.planner)
+                    job.plans[comm] = self._compute(job, plan.steps, plan.planner)
                 except schema.RpcError as err:
                     LOG.warning("job %d comm %d: plan dropped after a topology change: %s", job.id, comm, err)
                     del job.plans[comm]
