@@ -40,6 +40,8 @@ import dataclasses
 import ipaddress
 import logging
 
+import networkx as nx
+
 from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute, reverse, seeding
 
 from . import jobroutes
@@ -359,14 +361,17 @@ def plan(core, jobs, job, phase, previous=None, running=False):
                                  installed=previous.routed_paths() if previous is not None else {}, **keep)
         else:
             paths = PAIR_ROUTERS[router](graph, demand, load=load, **keep)
+        paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, load)
+        policy = paths.policy if isinstance(paths, pairs.FabricRoutes) else None
+        back = {}
+        if not policy and core.settings.traffic_reverse_routes:
+            paths = reverse.symmetric(graph, demand, paths, load=load)
+            back = reverse.reverse_paths(graph, paths)
     except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
-    paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, load)
-    policy = paths.policy if isinstance(paths, pairs.FabricRoutes) else None
-    back = {}
-    if not policy and core.settings.traffic_reverse_routes:
-        paths = reverse.symmetric(graph, demand, paths, load=load)
-        back = reverse.reverse_paths(graph, paths)
+    except nx.NetworkXException as err:     # a pair with no path (a leaf cut off the fabric)
+        why = _no_path(graph, demand, ip_of) or err
+        raise TrafficError("%s cannot route phase %d: %s" % (router, phase, why)) from None
     switch_paths = {} if policy else {pair: path[1:-1] for pair, path in paths.items()}
     routes = PhaseRoutes(router=router, demand=demand, paths=dict(paths), fabric_policy=policy,
                          flows=jobroutes.plan_flows(graph, switch_paths, ip_of),
@@ -378,6 +383,15 @@ def plan(core, jobs, job, phase, previous=None, running=False):
              "NL_D %d", job.id, phase, router, len(demand), len(routes.flows), len(routes.reverse_flows),
              ", left to %s" % policy if policy else "", routes.max_flows, routes.nl_d)
     return routes
+
+
+def _no_path(graph, demand, ip_of):
+    """"no path from SRC IP to DST IP" for the first pair of ``demand`` the graph cannot carry, or
+    None (networkx's own message then says what failed)."""
+    for flow in demand:
+        if not nx.has_path(graph, flow.src, flow.dst):
+            return "no path from %s to %s" % (ip_of[flow.src], ip_of[flow.dst])
+    return None
 
 
 def _previous_paths(router, previous):

@@ -167,17 +167,23 @@ class RpcService:
     def replan(self):
         """After a topology change: plans every job's communicators and installed traffic phases
         again on the new topology (jobs in id order, each job's phases seeing the ones before) and
-        installs the difference. A plan that no longer fits (a host is gone) is dropped, so its
-        pairs use the default routes. Nothing changes where the topology change did not matter
-        (with elided hops, a change of the default routes alone may add or remove job flows)."""
+        installs the difference. A plan that no longer fits (a host is gone, a leaf cut off) is
+        dropped, so its pairs use the default routes. Nothing changes where the topology change did
+        not matter (with elided hops, a change of the default routes alone may add or remove job
+        flows). Whatever fails for one job is logged with its id and never stops the others."""
         msgs = []
         for _job_id, job in sorted(self.jobs.jobs.items()):
-            jobtraffic.replan_job(self.core, self.jobs, job)
+            try:
+                jobtraffic.replan_job(self.core, self.jobs, job)
+            except Exception:  # pylint: disable=broad-except
+                LOG.exception("job %d: traffic phases not re-planned after a topology change: default routes", job.id)
+                job.traffic.routes = {}
             for comm, plan in list(job.plans.items()):
                 try:
                     job.plans[comm] = self._compute(job, plan.steps, plan.planner)
-                except schema.RpcError as err:
-                    LOG.warning("job %d comm %d: plan dropped after a topology change: %s", job.id, comm, err)
+                except Exception as err:  # pylint: disable=broad-except
+                    LOG.warning("job %d comm %d: plan dropped after a topology change: %s", job.id, comm, err,
+                                exc_info=not isinstance(err, schema.RpcError))
                     del job.plans[comm]
             msgs += rpc_bcast.replan(self, job)
         msgs = jobroutes.sync_jobs(self.core, self.jobs) + msgs

@@ -111,8 +111,9 @@ def replan(service, job):
         try:
             new = compute(service, job, root, old[0].members, old[0].wanted,
                           [t.group_id - C.GROUP_JOB_BASE for t in old], old)
-        except schema.RpcError as err:
-            LOG.warning("job %d comm %d: bcast tree dropped after a topology change: %s", job.id, comm, err)
+        except Exception as err:  # pylint: disable=broad-except
+            LOG.warning("job %d comm %d: bcast tree dropped after a topology change: %s", job.id, comm, err,
+                        exc_info=not isinstance(err, schema.RpcError))
             new = []
         _store(job, comm, root, old, new)
         msgs += _messages(service, job, old, new)

@@ -53,7 +53,7 @@ def idle(service, now):
 
 def install(service, job, change):
     """Runs ``change`` (a jobtraffic call returning messages) and confirms its messages; the number
-    of flow entries it installed. Raises schema.RpcError, with the job as it was."""
+    of flow entries it installed. Raises schema.RpcError (one line), with the job as it was."""
     saved = job.traffic.copy()
     before = dict(job.installed)
     try:
@@ -61,6 +61,9 @@ def install(service, job, change):
     except jobtraffic.TrafficError as err:
         job.traffic = saved
         raise schema.RpcError(str(err)) from None
+    except Exception as err:  # pylint: disable=broad-except
+        job.traffic = saved
+        raise _internal(job, err) from None
     try:
         if msgs:
             service.confirm(msgs)
@@ -71,3 +74,7 @@ def install(service, job, change):
     return sum(1 for key, port in job.installed.items() if before.get(key) != port and key[0] in service.core.datapaths)
 
 
+def _internal(job, err):
+    """The RpcError for a failure that is the controller's own (logged with its traceback)."""
+    LOG.error("job %d: traffic change failed, undone", job.id, exc_info=err)
+    return schema.RpcError("internal error (%s), nothing changed" % type(err).__name__)
