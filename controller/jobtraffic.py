@@ -140,7 +140,8 @@ class JobTraffic:
         return out
 
     def to_json(self):
-        return {"phases": {str(p): {"pairs": len(d), "router": self.routers[p]} for p, d in sorted(self.demands.items())},
+        return {"phases": {str(p): {"pairs": len(d), "router": self.routers[p]}
+                           for p, d in sorted(self.demands.items())},
                 "inside": {str(p): sorted(r) for p, r in sorted(self.inside().items())},
                 "dormant": self.dormant,
                 "active": {str(p): r.to_json() for p, r in sorted(self.routes.items())}}
@@ -262,6 +263,46 @@ def move(core, jobs, job, rank, phase):
         t.rank_phase.pop(rank, None)
     _sync(core, jobs, job)
     return jobroutes.sync_jobs(core, jobs)
+
+
+def undo(core, jobs, job, before, after):
+    """Puts back what one change did to ``job.traffic`` (``before``, ``after``: its `JobTraffic.copy`
+    from before and after the change), for a caller whose switches did not confirm it (state only:
+    the caller resynchronises the job's flows). If nothing changed the job's traffic since, it is
+    ``before`` again. Else another connection changed it while this one waited for the switches:
+    each phase's demand (with its router), rank's phase and phase's routes that is still as this
+    change left it goes back, the other change's entries stay (so does the job's wakefulness), and
+    the routes are synchronised to the phases then wanted. (A declaration always stores a new
+    demand list, so a phase whose demand is still ``after``'s was declared by no one since.)"""
+    t = job.traffic
+    if _same(t, after):
+        job.traffic = before
+        return
+    for phase in set(before.demands) | set(after.demands):
+        if t.demands.get(phase) is after.demands.get(phase):
+            _put(t.demands, phase, before.demands.get(phase))
+            _put(t.routers, phase, before.routers.get(phase))
+    for rank in set(before.rank_phase) | set(after.rank_phase):
+        if t.rank_phase.get(rank) == after.rank_phase.get(rank):
+            _put(t.rank_phase, rank, before.rank_phase.get(rank))
+    for phase in set(before.routes) | set(after.routes):
+        if t.routes.get(phase) is after.routes.get(phase):
+            _put(t.routes, phase, before.routes.get(phase))
+    _sync(core, jobs, job)
+
+
+def _same(t, other):
+    """True if JobTraffic ``t`` holds the very values of ``other`` (a copy of it)."""
+    return (t.dormant == other.dormant and t.rank_phase == other.rank_phase and t.routers == other.routers
+            and all(a.keys() == b.keys() and all(a[k] is b[k] for k in a)
+                    for a, b in ((t.demands, other.demands), (t.routes, other.routes))))
+
+
+def _put(table, key, value):
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = value
 
 
 def idle(core, jobs, job):

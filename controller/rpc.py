@@ -123,7 +123,11 @@ class RpcService:
         try:
             self.confirm(jobroutes.sync_jobs(self.core, self.jobs))
         except ConfirmError as err:
-            job.plans.pop(args["comm"], None)
+            # the old plan (confirmed before) stays; a plan another connection stored meanwhile too
+            if job.plans.get(args["comm"]) is plan:
+                del job.plans[args["comm"]]
+                if old is not None:
+                    job.plans[args["comm"]] = old
             self.resync(job)
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
         timings["install_s"] = self.clock() - t1
@@ -200,11 +204,17 @@ class RpcService:
         """After a stats poll: dynamic phase detection (controller/jobidle.py), if enabled."""
         rpc_traffic.idle(self, now)
 
-    def resync(self, job):
-        """After a failed install, the switches may hold part of it: start the job over clean."""
+    def resync(self, job, gone=()):
+        """After a failed install, the switches may hold part of it: start the job over clean (its
+        host-pair flows and its Bcast trees, which releasing the job's flows deletes too). ``gone``:
+        TreePlans of the failed install the job no longer holds (their groups are deleted)."""
         msgs = jobroutes.release_messages(self.core.datapaths, job)
+        for tree in gone:
+            msgs += jobroutes.tree_messages(self.core.datapaths, job, tree, None)
         job.installed = {}
         msgs += jobroutes.sync_jobs(self.core, self.jobs)
+        for _key, tree in sorted(job.trees.items()):
+            msgs += jobroutes.tree_messages(self.core.datapaths, job, None, tree)
         try:
             self.confirm(msgs)
         except ConfirmError as err:
@@ -241,8 +251,8 @@ class RpcService:
 
     def stats_json(self):
         return dict({name: self.counters[name] for name in
-                     ("requests", "errors", "jobs_registered", "allreduce_plans", "bcast_trees", "traffic_ops", "phase_ops",
-                      "idle_releases", "connections",
+                     ("requests", "errors", "jobs_registered", "allreduce_plans", "bcast_trees", "traffic_ops",
+                      "phase_ops", "idle_releases", "connections",
                       "registers_refused", "bad_tokens", "connections_refused", "idle_closed", "slow_closed")},
                     open_connections=self.open_connections)
 

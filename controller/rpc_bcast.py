@@ -52,8 +52,12 @@ def plan_bcast(service, job, args):
     try:
         service.confirm(_messages(service, job, old, new))
     except ConfirmError as err:
-        _store(job, comm, root, new, [])
-        service.resync(job)
+        # the old set (confirmed before) stays; a set another connection stored meanwhile too
+        now = tree_set(job, comm, root)
+        if len(now) == len(new) and all(a is b for a, b in zip(now, new)):
+            _store(job, comm, root, new, old)
+        held = {id(t) for t in job.trees.values()}
+        service.resync(job, gone=[t for t in new if id(t) not in held])
         raise schema.RpcError("switches did not confirm the tree: %s" % err) from None
     timings["install_s"] = service.clock() - t1
     service.counters["bcast_trees"] += len(new)
