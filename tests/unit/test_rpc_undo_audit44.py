@@ -41,7 +41,8 @@ def test_failed_phase_keeps_a_concurrent_phase_entry():
     service = make_service()
     job_id = register(service)
     job = service.jobs.jobs[job_id]
-    assert call(service, "traffic", job=job_id, phase=1, pairs=[[IPS[0], IPS[-1], 1000], [IPS[1], IPS[-2], 1000]])["status"] == "ok"
+    r = call(service, "traffic", job=job_id, phase=1, pairs=[[IPS[0], IPS[-1], 1000], [IPS[1], IPS[-2], 1000]])
+    assert r["status"] == "ok"
     assert call(service, "traffic", job=job_id, phase=2, pairs=[[IPS[0], IPS[-3], 1000]])["status"] == "ok"
 
     def rank_1_enters_phase_2():
