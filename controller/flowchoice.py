@@ -2,6 +2,8 @@
 pairs get the router's plan, keep the installed routes or go back to the default routes, scored
 on the job's busy data pairs by primitives.reroute.choose; and the default-paths model the
 declared-routes check (controller/flowdetect.py `_check_declared`) scores with too."""
+import networkx as nx
+
 from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
 
 from . import jobtraffic
@@ -49,7 +51,7 @@ def choose(service, job, phase, detected, busy, router, running=False):
     flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in sorted(busy)]
     try:
         default = model(graph, flows_)
-    except ValueError:
+    except (ValueError, nx.NetworkXException):   # a busy pair with no default path (a leaf cut off)
         return "planned", None, state
     name, score = reroute.choose(graph, flows_, default, overrides(job.traffic.routes.get(phase)),
                                  overrides(state.routes.get(phase)),
@@ -60,13 +62,14 @@ def choose(service, job, phase, detected, busy, router, running=False):
 def _planned_state(core, jobs, job, phase, detected, router, running):
     """The JobTraffic ``jobtraffic.declare(..., install=False)`` of ``detected`` leaves (the plan
     the declaration would install), with ``job.traffic`` put back; None if the declaration is
-    refused (TrafficError, raised before anything is planned)."""
+    refused (TrafficError, raised before anything is planned) or fails otherwise (the caller's
+    declaration, through rpc_traffic.install, then reports it: an error, the job as it was)."""
     saved = job.traffic.copy()
     try:
         jobtraffic.declare(core, jobs, job, phase, [(s, d, b) for (s, d), b in sorted(detected.items())],
                            router=router, install=False, running=running)
         return job.traffic
-    except jobtraffic.TrafficError:
+    except Exception:  # pylint: disable=broad-except
         return None
     finally:
         job.traffic = saved

@@ -40,6 +40,8 @@ import dataclasses
 import ipaddress
 import logging
 
+import networkx as nx
+
 from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute, reverse, seeding
 
 from . import jobroutes
@@ -138,7 +140,8 @@ class JobTraffic:
         return out
 
     def to_json(self):
-        return {"phases": {str(p): {"pairs": len(d), "router": self.routers[p]} for p, d in sorted(self.demands.items())},
+        return {"phases": {str(p): {"pairs": len(d), "router": self.routers[p]}
+                           for p, d in sorted(self.demands.items())},
                 "inside": {str(p): sorted(r) for p, r in sorted(self.inside().items())},
                 "dormant": self.dormant,
                 "active": {str(p): r.to_json() for p, r in sorted(self.routes.items())}}
@@ -174,14 +177,25 @@ def check_demand(job, demand):
         for ip in (src, dst):
             if not isinstance(ip, str) or not _is_ipv4(ip):
                 raise TrafficError("bad IPv4 address %r in the demand" % (ip,))
-            if ip not in hosts:
-                raise TrafficError("host %s is not one of the job's hosts" % ip)
+        refusal = foreign_host(hosts, (src, dst))
+        if refusal is not None:
+            raise TrafficError(refusal)
         if src == dst:
             raise TrafficError("pair %s -> %s has src == dst" % (src, dst))
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 1:
             raise TrafficError("bad byte count %r for %s -> %s (an integer >= 1)" % (nbytes, src, dst))
         out.append((src, dst, nbytes))
     return out
+
+
+def foreign_host(hosts, ips):
+    """The refusal of the first of ``ips`` that is not in ``hosts`` (a set of a job's host IPs):
+    "host ... is not one of the job's hosts"; None if every one is. Every op that names hosts
+    checks them with it (`check_demand`; `plan_allreduce` and `plan_bcast`, controller/rpc.py)."""
+    for ip in ips:
+        if ip not in hosts:
+            return "host %s is not one of the job's hosts" % ip
+    return None
 
 
 def merged(demand):
@@ -249,6 +263,46 @@ def move(core, jobs, job, rank, phase):
         t.rank_phase.pop(rank, None)
     _sync(core, jobs, job)
     return jobroutes.sync_jobs(core, jobs)
+
+
+def undo(core, jobs, job, before, after):
+    """Puts back what one change did to ``job.traffic`` (``before``, ``after``: its `JobTraffic.copy`
+    from before and after the change), for a caller whose switches did not confirm it (state only:
+    the caller resynchronises the job's flows). If nothing changed the job's traffic since, it is
+    ``before`` again. Else another connection changed it while this one waited for the switches:
+    each phase's demand (with its router), rank's phase and phase's routes that is still as this
+    change left it goes back, the other change's entries stay (so does the job's wakefulness), and
+    the routes are synchronised to the phases then wanted. (A declaration always stores a new
+    demand list, so a phase whose demand is still ``after``'s was declared by no one since.)"""
+    t = job.traffic
+    if _same(t, after):
+        job.traffic = before
+        return
+    for phase in set(before.demands) | set(after.demands):
+        if t.demands.get(phase) is after.demands.get(phase):
+            _put(t.demands, phase, before.demands.get(phase))
+            _put(t.routers, phase, before.routers.get(phase))
+    for rank in set(before.rank_phase) | set(after.rank_phase):
+        if t.rank_phase.get(rank) == after.rank_phase.get(rank):
+            _put(t.rank_phase, rank, before.rank_phase.get(rank))
+    for phase in set(before.routes) | set(after.routes):
+        if t.routes.get(phase) is after.routes.get(phase):
+            _put(t.routes, phase, before.routes.get(phase))
+    _sync(core, jobs, job)
+
+
+def _same(t, other):
+    """True if JobTraffic ``t`` holds the very values of ``other`` (a copy of it)."""
+    return (t.dormant == other.dormant and t.rank_phase == other.rank_phase and t.routers == other.routers
+            and all(a.keys() == b.keys() and all(a[k] is b[k] for k in a)
+                    for a, b in ((t.demands, other.demands), (t.routes, other.routes))))
+
+
+def _put(table, key, value):
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = value
 
 
 def idle(core, jobs, job):
@@ -348,14 +402,17 @@ def plan(core, jobs, job, phase, previous=None, running=False):
                                  installed=previous.routed_paths() if previous is not None else {}, **keep)
         else:
             paths = PAIR_ROUTERS[router](graph, demand, load=load, **keep)
+        paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, load)
+        policy = paths.policy if isinstance(paths, pairs.FabricRoutes) else None
+        back = {}
+        if not policy and core.settings.traffic_reverse_routes:
+            paths = reverse.symmetric(graph, demand, paths, load=load)
+            back = reverse.reverse_paths(graph, paths)
     except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
-    paths = _unless_default_as_good(core, graph, job, phase, router, demand, paths, load)
-    policy = paths.policy if isinstance(paths, pairs.FabricRoutes) else None
-    back = {}
-    if not policy and core.settings.traffic_reverse_routes:
-        paths = reverse.symmetric(graph, demand, paths, load=load)
-        back = reverse.reverse_paths(graph, paths)
+    except nx.NetworkXException as err:     # a pair with no path (a leaf cut off the fabric)
+        why = _no_path(graph, demand, ip_of) or err
+        raise TrafficError("%s cannot route phase %d: %s" % (router, phase, why)) from None
     switch_paths = {} if policy else {pair: path[1:-1] for pair, path in paths.items()}
     routes = PhaseRoutes(router=router, demand=demand, paths=dict(paths), fabric_policy=policy,
                          flows=jobroutes.plan_flows(graph, switch_paths, ip_of),
@@ -367,6 +424,15 @@ def plan(core, jobs, job, phase, previous=None, running=False):
              "NL_D %d", job.id, phase, router, len(demand), len(routes.flows), len(routes.reverse_flows),
              ", left to %s" % policy if policy else "", routes.max_flows, routes.nl_d)
     return routes
+
+
+def _no_path(graph, demand, ip_of):
+    """"no path from SRC IP to DST IP" for the first pair of ``demand`` the graph cannot carry, or
+    None (networkx's own message then says what failed)."""
+    for flow in demand:
+        if not nx.has_path(graph, flow.src, flow.dst):
+            return "no path from %s to %s" % (ip_of[flow.src], ip_of[flow.dst])
+    return None
 
 
 def _previous_paths(router, previous):

@@ -116,14 +116,18 @@ class RpcService:
         if old is not None and old.steps == args["steps"] and old.planner == args["planner"]:
             return _plan_fields(old, cached=True), timings
         t0 = self.clock()
-        plan = self._compute(args["steps"], args["planner"])
+        plan = self._compute(job, args["steps"], args["planner"])
         timings["plan_s"] = self.clock() - t0
         job.plans[args["comm"]] = plan
         t1 = self.clock()
         try:
             self.confirm(jobroutes.sync_jobs(self.core, self.jobs))
         except ConfirmError as err:
-            job.plans.pop(args["comm"], None)
+            # the old plan (confirmed before) stays; a plan another connection stored meanwhile too
+            if job.plans.get(args["comm"]) is plan:
+                del job.plans[args["comm"]]
+                if old is not None:
+                    job.plans[args["comm"]] = old
             self.resync(job)
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
         timings["install_s"] = self.clock() - t1
@@ -140,8 +144,9 @@ class RpcService:
         hosts = [self.core.topology.host_by_ip(ip) for ip in ips]
         return [-1 if host is None else host.dpid for host in hosts]
 
-    def _compute(self, steps, planner):
-        """A CommPlan for ``steps`` (of IP pairs) on the current topology; raises schema.RpcError."""
+    def _compute(self, job, steps, planner):
+        """A CommPlan for ``steps`` (of IP pairs, ``job``'s hosts) on the current topology; raises
+        schema.RpcError."""
         graph = self.core.topology.graph()
         macs, ip_of = {}, {}
         for step in steps:
@@ -152,6 +157,9 @@ class RpcService:
                         if host is None:
                             raise schema.RpcError("host %s is not in the topology" % ip)
                         macs[ip], ip_of[host.mac] = host.mac, ip
+        refusal = jobtraffic.foreign_host(set(job.hosts), macs)
+        if refusal is not None:
+            raise schema.RpcError(refusal)
         host_steps = [[((macs[s], macs[d]), c) for (s, d), c in step] for step in steps]
         try:
             plan = ALLREDUCE_PLANNERS[planner](graph, host_steps)
@@ -163,17 +171,23 @@ class RpcService:
     def replan(self):
         """After a topology change: plans every job's communicators and installed traffic phases
         again on the new topology (jobs in id order, each job's phases seeing the ones before) and
-        installs the difference. A plan that no longer fits (a host is gone) is dropped, so its
-        pairs use the default routes. Nothing changes where the topology change did not matter
-        (with elided hops, a change of the default routes alone may add or remove job flows)."""
+        installs the difference. A plan that no longer fits (a host is gone, a leaf cut off) is
+        dropped, so its pairs use the default routes. Nothing changes where the topology change did
+        not matter (with elided hops, a change of the default routes alone may add or remove job
+        flows). Whatever fails for one job is logged with its id and never stops the others."""
         msgs = []
         for _job_id, job in sorted(self.jobs.jobs.items()):
-            jobtraffic.replan_job(self.core, self.jobs, job)
+            try:
+                jobtraffic.replan_job(self.core, self.jobs, job)
+            except Exception:  # pylint: disable=broad-except
+                LOG.exception("job %d: traffic phases not re-planned after a topology change: default routes", job.id)
+                job.traffic.routes = {}
             for comm, plan in list(job.plans.items()):
                 try:
-                    job.plans[comm] = self._compute(plan.steps, plan.planner)
-                except schema.RpcError as err:
-                    LOG.warning("job %d comm %d: plan dropped after a topology change: %s", job.id, comm, err)
+                    job.plans[comm] = self._compute(job, plan.steps, plan.planner)
+                except Exception as err:  # pylint: disable=broad-except
+                    LOG.warning("job %d comm %d: plan dropped after a topology change: %s", job.id, comm, err,
+                                exc_info=not isinstance(err, schema.RpcError))
                     del job.plans[comm]
             msgs += rpc_bcast.replan(self, job)
         msgs = jobroutes.sync_jobs(self.core, self.jobs) + msgs
@@ -190,11 +204,17 @@ class RpcService:
         """After a stats poll: dynamic phase detection (controller/jobidle.py), if enabled."""
         rpc_traffic.idle(self, now)
 
-    def resync(self, job):
-        """After a failed install, the switches may hold part of it: start the job over clean."""
+    def resync(self, job, gone=()):
+        """After a failed install, the switches may hold part of it: start the job over clean (its
+        host-pair flows and its Bcast trees, which releasing the job's flows deletes too). ``gone``:
+        TreePlans of the failed install the job no longer holds (their groups are deleted)."""
         msgs = jobroutes.release_messages(self.core.datapaths, job)
+        for tree in gone:
+            msgs += jobroutes.tree_messages(self.core.datapaths, job, tree, None)
         job.installed = {}
         msgs += jobroutes.sync_jobs(self.core, self.jobs)
+        for _key, tree in sorted(job.trees.items()):
+            msgs += jobroutes.tree_messages(self.core.datapaths, job, None, tree)
         try:
             self.confirm(msgs)
         except ConfirmError as err:
@@ -231,8 +251,8 @@ class RpcService:
 
     def stats_json(self):
         return dict({name: self.counters[name] for name in
-                     ("requests", "errors", "jobs_registered", "allreduce_plans", "bcast_trees", "traffic_ops", "phase_ops",
-                      "idle_releases", "connections",
+                     ("requests", "errors", "jobs_registered", "allreduce_plans", "bcast_trees", "traffic_ops",
+                      "phase_ops", "idle_releases", "connections",
                       "registers_refused", "bad_tokens", "connections_refused", "idle_closed", "slow_closed")},
                     open_connections=self.open_connections)
 

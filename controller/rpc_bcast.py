@@ -12,7 +12,7 @@ import logging
 from sdnmpi.primitives import bcast
 
 from . import constants as C
-from . import jobroutes
+from . import jobroutes, jobtraffic
 from . import rpc_schema as schema
 from .jobroutes import ConfirmError
 from .jobs import TreePlan
@@ -44,15 +44,20 @@ def plan_bcast(service, job, args):
     if old and old[0].members == args["members"] and old[0].wanted == wanted:
         return reply_fields(old, cached=True), {}
     t0 = service.clock()
-    new = compute(service, root, args["members"], wanted, [t.group_id - C.GROUP_JOB_BASE for t in old], old)
+    new = compute(service, job, root, args["members"], wanted, [t.group_id - C.GROUP_JOB_BASE for t in old],
+                  old)
     timings = {"plan_s": service.clock() - t0}
     _store(job, comm, root, old, new)
     t1 = service.clock()
     try:
         service.confirm(_messages(service, job, old, new))
     except ConfirmError as err:
-        _store(job, comm, root, new, [])
-        service.resync(job)
+        # the old set (confirmed before) stays; a set another connection stored meanwhile too
+        now = tree_set(job, comm, root)
+        if len(now) == len(new) and all(a is b for a, b in zip(now, new)):
+            _store(job, comm, root, new, old)
+        held = {id(t) for t in job.trees.values()}
+        service.resync(job, gone=[t for t in new if id(t) not in held])
         raise schema.RpcError("switches did not confirm the tree: %s" % err) from None
     timings["install_s"] = service.clock() - t1
     service.counters["bcast_trees"] += len(new)
@@ -63,19 +68,23 @@ def plan_bcast(service, job, args):
     return reply_fields(new, cached=False), timings
 
 
-def compute(service, root, members, wanted, slots, exclude=()):
-    """TreePlans on the current topology, the top switches chosen by load (other trees than
-    ``exclude``); tree i keeps ``slots[i]`` if there is one, else takes a free slot. RpcError."""
+def compute(service, job, root, members, wanted, slots, exclude=()):
+    """TreePlans on the current topology (``members``: ``job``'s hosts), the top switches chosen by
+    load (other trees than ``exclude``); tree i keeps ``slots[i]`` if there is one, else takes a
+    free slot. RpcError."""
     hosts = {}
     for ip in members:
         host = service.core.topology.host_by_ip(ip)
         if host is None:
             raise schema.RpcError("host %s is not in the topology" % ip)
         hosts[ip] = host.mac
+    refusal = jobtraffic.foreign_host(set(job.hosts), hosts)
+    if refusal is not None:
+        raise schema.RpcError(refusal)
     skip = {id(t) for t in exclude}
     load = {}
-    for job in service.jobs.jobs.values():
-        for tree in job.trees.values():
+    for other in service.jobs.jobs.values():
+        for tree in other.trees.values():
             if id(tree) not in skip and tree.top is not None:
                 load[tree.top] = load.get(tree.top, 0) + 1
     try:
@@ -104,10 +113,11 @@ def replan(service, job):
         comm, root = key
         old = tree_set(job, comm, root)
         try:
-            new = compute(service, root, old[0].members, old[0].wanted,
+            new = compute(service, job, root, old[0].members, old[0].wanted,
                           [t.group_id - C.GROUP_JOB_BASE for t in old], old)
-        except schema.RpcError as err:
-            LOG.warning("job %d comm %d: bcast tree dropped after a topology change: %s", job.id, comm, err)
+        except Exception as err:  # pylint: disable=broad-except
+            LOG.warning("job %d comm %d: bcast tree dropped after a topology change: %s", job.id, comm, err,
+                        exc_info=not isinstance(err, schema.RpcError))
             new = []
         _store(job, comm, root, old, new)
         msgs += _messages(service, job, old, new)

@@ -2,7 +2,8 @@
 ranks' phase changes, on controller/jobtraffic.py, installed through the service's ``confirm``.
 
 Either op changes nothing if it is refused: jobtraffic checks everything first, and if the
-switches do not confirm the change the job's traffic state is put back and its flows resynchronised.
+switches do not confirm the change (or anything else fails) the op's own change is undone and the
+job's flows resynchronised.
 """
 import logging
 
@@ -53,21 +54,34 @@ def idle(service, now):
 
 def install(service, job, change):
     """Runs ``change`` (a jobtraffic call returning messages) and confirms its messages; the number
-    of flow entries it installed. Raises schema.RpcError, with the job as it was."""
-    saved = job.traffic.copy()
-    before = dict(job.installed)
+    of flow entries it installed. Raises schema.RpcError (one line), having undone the change: the
+    job as it was, except for what other connections changed meanwhile (jobtraffic.undo: this op
+    waits for the switches, and another connection's op may complete in between)."""
+    before = job.traffic.copy()
+    installed = dict(job.installed)
     try:
         msgs = change()
     except jobtraffic.TrafficError as err:
-        job.traffic = saved
+        job.traffic = before
         raise schema.RpcError(str(err)) from None
+    except Exception as err:  # pylint: disable=broad-except
+        job.traffic = before
+        raise _internal(job, err) from None
+    after = job.traffic.copy()
     try:
         if msgs:
             service.confirm(msgs)
-    except ConfirmError as err:
-        job.traffic = saved
+    except Exception as err:  # pylint: disable=broad-except
+        jobtraffic.undo(service.core, service.jobs, job, before, after)
         service.resync(job)
-        raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
-    return sum(1 for key, port in job.installed.items() if before.get(key) != port and key[0] in service.core.datapaths)
+        if isinstance(err, ConfirmError):
+            raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
+        raise _internal(job, err) from None
+    return sum(1 for key, port in job.installed.items()
+               if installed.get(key) != port and key[0] in service.core.datapaths)
 
 
+def _internal(job, err):
+    """The RpcError for a failure that is the controller's own (logged with its traceback)."""
+    LOG.error("job %d: traffic change failed, undone", job.id, exc_info=err)
+    return schema.RpcError("internal error (%s), nothing changed" % type(err).__name__)
