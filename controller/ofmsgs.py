@@ -172,8 +172,9 @@ def ipv4_dst_match(dp, ip):
 
 def base_flows(dp):
     """A clean slate for a switch that just connected: every flow and group removed, then the
-    fixed flows: the counting table passes everything on to routing. LLDP and ARP go to the controller, unsolicited broadcast and multicast is dropped
-    (nothing is ever flooded), IPv4 with no route goes to the controller, the rest is dropped."""
+    fixed flows: the counting table passes everything on to routing. LLDP and ARP go to the
+    controller, unsolicited broadcast and multicast is dropped (nothing is ever flooded), IPv4 with
+    no route goes to the controller, the rest is dropped."""
     ofp, parser = dp.ofproto, dp.ofproto_parser
     return [
         flow_delete_cookie(dp, 0, 0),
