@@ -25,7 +25,7 @@ test: setup
 	$(PYTHON) -m pytest -ra --durations=15 tests $(PYTEST_ARGS)
 
 # `make bench` (about 2 h 10 min: the latest runs of its parts, this about 1 h, the two runs below about
-# 3 and 30 min, job routing about 12 min; flow detection about 31 min, estimated with its fifth mode)
+# 3 and 30 min, job routing about 12 min; flow detection about 29 min with its five modes)
 # or `make bench QUICK=1` (parts 1, 4 and 5 quick, 2 and 3 skipped: a few minutes each);
 # ARGS="..." passes options to bench/run.py (fabric size, bandwidths, routings, ...; see
 # bench/README.md); by default it runs at the link rates a probe
@@ -62,7 +62,7 @@ bench-prof: setup
 	$(PYTHON) bench/prof_overhead.py $(PROF_ARGS)
 
 # Flow detection without hints (docs/flows.md): the pattern programs on the k=4 fat-tree under
-# none/threshold/learned/learned-slide/hints at 5/5 Mbit/s, about 31 minutes (also part of `make bench`; QUICK=1:
+# none/threshold/learned/learned-slide/hints at 5/5 Mbit/s, about 29 minutes (also part of `make bench`; QUICK=1:
 # permutation and two-phases once, about 9 minutes); runs Mininet, so under the machine's lock.
 .PHONY: bench-flowdetect
 bench-flowdetect: setup
