@@ -42,13 +42,11 @@ int sdnmpi_allgather_intra_cycles(const struct sdnmpi_allgather_call *call)
     if ((const char *)call->sendblock != mine)
         memcpy(mine, call->sendblock, block);
     const struct sdnmpi_cycles ch = {p, call->leaf_start, call->nleaves};
-    int *origin = malloc((size_t)(2 * n) * sizeof *origin);
-    MPI_Request *req = malloc((size_t)(4 * n) * sizeof *req), *send = req + 2 * n;
+    /* Out of memory here aborts the job, as the other algorithms' buffers do (sdnmpi_scratch):
+     * every rank is in the call, and a rank that returned alone would leave the others waiting. */
+    int *origin = sdnmpi_scratch((size_t)(2 * n) * sizeof *origin, comm);
+    MPI_Request *req = sdnmpi_scratch((size_t)(4 * n) * sizeof *req, comm), *send = req + 2 * n;
     int nsend = 0;
-    if (origin == NULL || req == NULL) {
-        rc = MPI_ERR_NO_MEM;
-        goto done;
-    }
     struct ring ring[2];
     struct sdnmpi_cycle_recvs rx[2]; /* cycle c's receives: rx[c].n = p - 1, handled: rx[c].done */
     for (int c = 0; c < 2; c++) {
@@ -82,7 +80,6 @@ int sdnmpi_allgather_intra_cycles(const struct sdnmpi_allgather_call *call)
                             MPI_BYTE, ring[c].next, SDNMPI_TAG + c, comm, &send[nsend++]);
     if (rc == MPI_SUCCESS && nsend > 0)
         rc = PMPI_Waitall(nsend, send, MPI_STATUSES_IGNORE);
-done:
     free(origin);
     free(req);
     return rc;

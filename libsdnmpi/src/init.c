@@ -30,6 +30,7 @@ struct agreement {
     uint64_t min_bytes, max_bytes, rab_min;
     int64_t min_bytes_set;
     int64_t reorder, plan_ahead, lib_comm;
+    int64_t agree_steps; /* reconnect.h: off when the job may call from several threads at once */
     char planner[SDNMPI_PLANNER_MAX];
     uint64_t bcast_min_bytes;
     int64_t bcast_min_hosts, bcast_rate_mbps, bcast_rounds, bcast_idle_ms, bcast_datagram;
@@ -126,6 +127,8 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
         a.reorder = s->cfg.reorder;
         a.plan_ahead = s->cfg.plan_ahead;
         a.lib_comm = s->cfg.lib_comm;
+        int level = MPI_THREAD_SINGLE;
+        a.agree_steps = PMPI_Query_thread(&level) == MPI_SUCCESS && level < MPI_THREAD_MULTIPLE;
         memcpy(a.planner, s->cfg.planner, sizeof a.planner);
         a.bcast_min_bytes = s->cfg.bcast_min_bytes;
         a.bcast_min_hosts = s->cfg.bcast_min_hosts;
@@ -188,6 +191,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->cfg.reorder = (int)a.reorder;
     s->cfg.plan_ahead = (int)a.plan_ahead;
     s->cfg.lib_comm = (int)a.lib_comm;
+    s->agree_steps = (int)a.agree_steps;
     memcpy(s->cfg.planner, a.planner, sizeof a.planner);
     s->cfg.planner[sizeof s->cfg.planner - 1] = '\0';
     s->cfg.bcast_min_bytes = a.bcast_min_bytes;

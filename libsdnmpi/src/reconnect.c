@@ -157,7 +157,7 @@ int sdnmpi_reconnect_point(MPI_Comm comm)
     int rc = stamp_get(comm, &st);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (st.spans_world && SDNMPI_AGREE_AT(s->world_calls++)
+    if (st.spans_world && s->agree_steps && SDNMPI_AGREE_AT(s->world_calls++)
         && (rc = agree(comm)) != MPI_SUCCESS)
         return rc;
     if (st.gen == s->reg_gen)

@@ -16,6 +16,12 @@
  * registration) are dropped, on all its ranks at the same call, and made again on the next one;
  * every connection of the other ranks is reset (their next request connects anew).
  *
+ * Not under MPI_THREAD_MULTIPLE (world rank 0's level, agreed at SDN_MPI_Init): there two threads
+ * may call on two world-spanning communicators at once, in another order on each rank, and a
+ * process-wide count of calls would put the agreement steps on different communicators on
+ * different ranks (a hang). Such a job has no agreement steps: it keeps its first registration,
+ * as a job whose world rank 0 never gets the registration back does (below).
+ *
  * The call in flight when the controller goes keeps its path (cached routes, or the fallback of a
  * failed request); every result stays exact. A job whose world rank 0 never gets the
  * registration back, or that makes no SDN call on a world-spanning communicator, keeps its cached

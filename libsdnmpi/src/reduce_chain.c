@@ -66,12 +66,11 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
         memcpy(call->recvbuf, call->sendbuf, count * ext);
     /* Partial results arrive here (all ranks but the chains' starts), at their own offsets. */
     char *tmp = sdnmpi_scratch(count * ext, comm);
-    MPI_Request *recv = malloc((size_t)nreq * sizeof *recv), *send = malloc((size_t)nreq * sizeof *send);
+    /* Like tmp: out of memory here aborts the job (every rank is in the call; a rank that
+     * returned alone would leave the others waiting for its messages). */
+    MPI_Request *recv = sdnmpi_scratch((size_t)nreq * sizeof *recv, comm);
+    MPI_Request *send = sdnmpi_scratch((size_t)nreq * sizeof *send, comm);
     int nsend = 0;
-    if (recv == NULL || send == NULL) {
-        rc = MPI_ERR_NO_MEM;
-        goto done;
-    }
     for (int i = 0; i < nreq; i++)
         recv[i] = MPI_REQUEST_NULL;
     rx[0].recv = recv;
@@ -109,7 +108,6 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
     }
     if (rc == MPI_SUCCESS && nsend > 0)
         rc = PMPI_Waitall(nsend, send, MPI_STATUSES_IGNORE);
-done:
     free(recv);
     free(send);
     free(tmp);

@@ -69,6 +69,7 @@ struct sdnmpi_state {
     int reg_keyval;           /* communicator attribute of reconnect.c's stamp, or MPI_KEYVAL_INVALID */
     int64_t reg_gen;          /* registrations after the first one (agreed: reconnect.c) */
     int64_t world_calls;      /* SDN calls on communicators spanning MPI_COMM_WORLD (reconnect.c) */
+    int agree_steps;          /* reconnect.c's agreement steps on: not under MPI_THREAD_MULTIPLE */
     int reg_lost;             /* world rank 0: 1 = the registering connection is gone, 2 = and
                                  registering again gave up (reconnect.c) */
     int bcast_keyval;         /* communicator attribute of the Bcast trees, or MPI_KEYVAL_INVALID */

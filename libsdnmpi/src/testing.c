@@ -46,7 +46,7 @@ size_t sdnmpi_test_timings(const char **names, double *values, size_t cap)
 
 int sdnmpi_test_agree_next(void)
 {
-    return SDNMPI_AGREE_AT(sdnmpi_g.world_calls);
+    return sdnmpi_g.agree_steps && SDNMPI_AGREE_AT(sdnmpi_g.world_calls);
 }
 
 /* Recursive doubling on comm's cached plan: what SDN_MPI_Allreduce runs for a small message, minus

@@ -1,0 +1,48 @@
+"""libsdnmpi under MPI_THREAD_MULTIPLE: two threads of every rank call SDN_MPI_Allreduce at once,
+each on its own world-spanning communicator, in another order on each rank. The reconnect
+agreement steps (libsdnmpi/src/reconnect.h) counted such calls process-wide, so a step fell on one
+communicator on one rank and on the other elsewhere: a hang. Under MPI_THREAD_MULTIPLE there are
+no agreement steps now (world rank 0's thread level, agreed at SDN_MPI_Init).
+
+tests/integration/progs/threads_job.c under mpirun on localhost with the stub controller of
+libsdnmpi_harness.py. Take the machine-wide lock (COMMON.md):
+`flock /tmp/sdnmpi-mininet.lock .venv/bin/python -m pytest tests/unit/test_libsdnmpi_threads.py`.
+"""
+import functools
+import subprocess
+
+import pytest
+
+import libsdnmpi_harness as harness
+from libsdnmpi_harness import LIB, MPIRUN, StubController
+
+PROGS = LIB.parent / "tests" / "integration" / "progs"
+NP = 4
+MPI_TIMEOUT = 90     # a hang is the failure; the job takes a few seconds
+
+pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def threads_job(built, tmp_path_factory):
+    exe = tmp_path_factory.mktemp("threads") / "threads_job"
+    subprocess.run(["mpicc", "-O2", "-Wall", "-Wextra", "-Werror", "-I%s" % (LIB / "include"),
+                    str(PROGS / "threads_job.c"), "-o", str(exe), str(LIB / "libsdnmpi.a"), "-lmsgpackc", "-lz",
+                    "-pthread"], check=True)
+    return exe
+
+
+@pytest.mark.parametrize("order", ["stagger", "together"])
+def test_two_threads_on_two_world_communicators(threads_job, order):
+    stub = StubController("ok")
+    try:
+        env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": "2", "SDN_MPI_MIN_BYTES": "0"}
+        res, _seconds = mpirun(NP, [threads_job, order], env)
+        assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
+        assert sorted(l for l in res.stdout.splitlines() if l.startswith("threads_job:")) == [
+            "threads_job: rank %d ok" % r for r in range(NP)]
+        plans = stub.requests("plan_allreduce")
+        assert plans, "the SDN path was not taken"
+    finally:
+        stub.close()
