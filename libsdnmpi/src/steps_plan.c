@@ -77,6 +77,22 @@ static int leader_request(const struct sdnmpi_steps_kind *kind, const uint32_t *
     return crc == SDNMPI_CTRL_OK;
 }
 
+/* A kind's keyval, made at its first use; two threads' first calls of one kind at once must not
+ * make two (each rank's attribute would then be lost on one of them, and the plan made again on
+ * some ranks only). */
+static int kind_keyval(struct sdnmpi_steps_kind *kind)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    int rc = MPI_SUCCESS;
+    if (pthread_mutex_lock(&lock) != 0)
+        return MPI_ERR_OTHER;
+    if (kind->keyval == MPI_KEYVAL_INVALID)
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, plan_delete, &kind->keyval, NULL);
+    if (pthread_mutex_unlock(&lock) != 0 && rc == MPI_SUCCESS)
+        rc = MPI_ERR_OTHER;
+    return rc;
+}
+
 int sdnmpi_steps_plan_get(MPI_Comm priv, struct sdnmpi_steps_kind *kind, const void *ctx, int *ok,
                           int64_t *comm_id)
 {
@@ -85,9 +101,7 @@ int sdnmpi_steps_plan_get(MPI_Comm priv, struct sdnmpi_steps_kind *kind, const v
     void *val = NULL;
     *ok = 0;
     *comm_id = -1;
-    if (kind->keyval == MPI_KEYVAL_INVALID
-        && (rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, plan_delete, &kind->keyval, NULL))
-               != MPI_SUCCESS)
+    if ((rc = kind_keyval(kind)) != MPI_SUCCESS)
         return rc;
     if ((rc = PMPI_Comm_get_attr(priv, kind->keyval, &val, &flag)) != MPI_SUCCESS)
         return rc;
