@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,7 +114,7 @@ SDNMPI_EXPORT int SDN_MPI_Init(void)
     s->fabric_ip = sdnmpi_fabric_ip(&s->cfg, rank, how, sizeof how);
     struct in_addr in = {.s_addr = s->fabric_ip};
     if (inet_ntop(AF_INET, &in, ipbuf, sizeof ipbuf) == NULL)
-        strcpy(ipbuf, "?");
+        snprintf(ipbuf, sizeof ipbuf, "?");
     sdnmpi_log("fabric address %s (%s)", ipbuf, how);
 
     struct agreement a;

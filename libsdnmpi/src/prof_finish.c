@@ -45,17 +45,17 @@ static void job_name(char *job)
         struct tm tm;
         char stamp[32] = "0";
         if (gmtime_r(&now, &tm) != NULL && strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm) == 0)
-            strcpy(stamp, "0");
+            snprintf(stamp, sizeof stamp, "0");
         int n = env != NULL && *env != '\0' ? snprintf(job, JOB_MAX, "%s", env)
                                             : snprintf(job, JOB_MAX, "%s-%s", program_invocation_short_name, stamp);
         if (n < 0)
-            strcpy(job, "job");
+            snprintf(job, JOB_MAX, "job");
         sanitize(job);
         if (job[0] == '.') /* no hidden or relative names */
             job[0] = '_';
     }
     if (PMPI_Bcast(job, JOB_MAX, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-        strcpy(job, "job");
+        snprintf(job, JOB_MAX, "job");
 }
 
 static int by_size(const void *a, const void *b)
@@ -279,7 +279,7 @@ void prof_finish(void)
     job_name(job);
     int hl = 0;
     if (PMPI_Get_processor_name(host, &hl) != MPI_SUCCESS)
-        strcpy(host, "unknown");
+        snprintf(host, sizeof host, "unknown");
     for (int k = 0; k <= K; k++) {
         phases[k].tx_bytes = rows + 0 * plane + (size_t)k * n;
         phases[k].tx_msgs = rows + 1 * plane + (size_t)k * n;
