@@ -5,7 +5,7 @@ import json
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sdnmpi import flows
@@ -83,13 +83,18 @@ def test_the_cli_prints_one_line_and_exits_2(tmp_path, capsys, command, text):
 scalars = st.none() | st.booleans() | st.integers(-2, 2 ** 70) | st.floats() | st.text(max_size=2)
 json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(
     st.sampled_from(["counts", "flagged", "t", "poll"]), inner, max_size=3), max_leaves=12)
-counts = st.lists(st.lists(scalars | st.lists(scalars, max_size=2), min_size=4, max_size=5), max_size=3)
+names = st.sampled_from(["a", "b"]) | st.integers(0, 2) | st.lists(st.sampled_from(["a", "b"]), max_size=1)
+numbers = st.integers(-1, 2 ** 70) | st.floats() | st.none() | st.booleans()
+counts = st.lists(st.tuples(names, names, scalars | st.lists(scalars, max_size=1), numbers, numbers).map(list)
+                  | st.lists(scalars, max_size=6), max_size=3)
 polls = st.fixed_dictionaries({"counts": counts, "flagged": st.lists(st.lists(scalars, max_size=3), max_size=2)},
                               optional={"t": scalars}) | json_values
 
 
 @FUZZ
 @given(st.lists(polls, min_size=1, max_size=3))
+@example([{"counts": [[["x"], "b", 1, 100, 1]], "flagged": []}])       # the audit's inputs
+@example([{"counts": [[1, 2, 1, 100, 1]], "flagged": []}])
 def test_any_poll_lines_read_or_are_one_counter_log_error(docs):
     try:
         log = counterlog.read_log(lines_of(GOOD, *docs))

@@ -47,27 +47,41 @@ def trace(tmp_path):
     return str(folder)
 
 
-BAD = [
-    ({"edgecap": "nan"}, "'h1': capacity must be a positive finite number"),
-    ({"edgecap": "inf"}, "'h1': capacity must be a positive finite number"),
-    ({"edgecap": "0"}, "'h1': capacity must be a positive finite number"),
-    ({"edgecap": "-1"}, "'h1': capacity must be a positive finite number"),
-    ({"edgecap": "abc"}, "'h1': capacity 'abc' is not a number"),
-    ({"hostcap": "abc"}, "host 'h1': capacity 'abc' is not a number"),
-    ({"hostcap": "0"}, "host 'h1': capacity must be an integer of at least 1"),
-    ({"hostcap": "-1"}, "host 'h1': capacity must be an integer of at least 1"),
-    ({"hostcap": "1.5"}, "host 'h1': capacity must be an integer of at least 1"),
-    ({"hostcap": "nan"}, "host 'h1': capacity must be an integer of at least 1"),
-    ({"port": "x"}, "'h1': port 'x' is not a number"),
-    ({"port": "0"}, "'h1': port must be an integer of at least 1"),
-    ({"dpid": "abc"}, "switch 's1': dpid 'abc' is not a number"),
-]
+class Hung(Exception):
+    pass
 
 
-@pytest.mark.parametrize("attrs, words", BAD, ids=[f"{k}={v}" for (a, _) in BAD for k, v in a.items()])
-def test_bad_graphml_attributes_are_one_topology_error_line(tmp_path, attrs, words):
+def returns(call, *args):
+    """call(*args), failing the test (not hanging it) if it does not return in 20 s."""
+    def hung(signum, frame):
+        raise Hung(f"{call.__name__} did not return")
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        return call(*args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def completes(*args):
+    return returns(timemodel.completion, *args)
+
+
+EDGE_CAP = "'h1': capacity must be a positive finite number"
+HOST_CAP = "host 'h1': capacity must be an integer of at least 1"
+BAD = ([("edgecap", v, EDGE_CAP) for v in ("nan", "inf", "0", "-1")]
+       + [("hostcap", v, HOST_CAP) for v in ("0", "-1", "1.5", "nan")]
+       + [("edgecap", "abc", "'h1': capacity 'abc' is not a number"),
+          ("hostcap", "abc", "host 'h1': capacity 'abc' is not a number"),
+          ("port", "x", "'h1': port 'x' is not a number"), ("port", "0", "'h1': port must be an integer of at least 1"),
+          ("dpid", "abc", "switch 's1': dpid 'abc' is not a number")])
+
+
+@pytest.mark.parametrize("key, value, words", BAD, ids=[f"{k}={v}" for k, v, _ in BAD])
+def test_bad_graphml_attributes_are_one_topology_error_line(tmp_path, key, value, words):
     with pytest.raises(topology.TopologyError) as err:
-        topology.from_graphml(graphml(tmp_path, **attrs))
+        topology.from_graphml(graphml(tmp_path, **{key: value}))
     assert str(err.value).startswith("g.graphml: ") and words in str(err.value) and "\n" not in str(err.value)
 
 
@@ -81,7 +95,7 @@ def test_good_attributes_still_read(tmp_path):
 
 @pytest.mark.parametrize("edgecap", ["nan", "0", "-1", "abc"])
 def test_the_job_cli_is_one_line_exit_2(tmp_path, capsys, edgecap):
-    assert cli.main(["job", "--topology", graphml(tmp_path, edgecap=edgecap), "--trace", trace(tmp_path)]) == 2
+    assert returns(cli.main, ["job", "--topology", graphml(tmp_path, edgecap=edgecap), "--trace", trace(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sdnmpi-sim: error: g.graphml: edge") and err.count("\n") == 1
 
@@ -92,7 +106,7 @@ def test_the_job_cli_is_one_line_exit_2(tmp_path, capsys, edgecap):
 ])
 def test_a_non_finite_link_bandwidth_is_refused(tmp_path, capsys, argv, words):
     with pytest.raises(SystemExit) as exit_:
-        cli.main(["job", "--topology", graphml(tmp_path), "--trace", trace(tmp_path), *argv])
+        returns(cli.main, ["job", "--topology", graphml(tmp_path), "--trace", trace(tmp_path), *argv])
     assert exit_.value.code == 2 and words in capsys.readouterr().err
 
 
@@ -100,23 +114,6 @@ def test_a_non_finite_link_bandwidth_is_refused(tmp_path, capsys, argv, words):
 def test_a_non_finite_spec_bandwidth_is_one_line(spec):
     with pytest.raises(topology.TopologyError, match="must be positive and finite"):
         topology.from_spec(spec)
-
-
-class Hung(Exception):
-    pass
-
-
-def completes(*args):
-    """timemodel.completion(*args), failing the test (not hanging it) if it does not return in 5 s."""
-    def hung(signum, frame):
-        raise Hung("timemodel.completion did not return")
-    old = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(5)
-    try:
-        return timemodel.completion(*args)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.mark.parametrize("bandwidth", [math.nan, math.inf, 0.0, -1.0])

@@ -97,7 +97,8 @@ def test_valid_sizes_still_read_whole_floats_as_integers(tmp_path):
                                         (lambda argv: sim_cli.main(["job", "--topology", "leafspine",
                                                                     "--trace", *argv]), "sdnmpi-sim: error: ")])
 @pytest.mark.parametrize("text", [json.dumps(record(0, 1, tx_message_sizes=None)),
-                                  '{"n_procs": 1, "rank": 0, "tx_message_sizes": [{"message_size": Infinity}]}',
+                                  json.dumps(record(0, 1, tx_message_sizes=[{"message_size": float("inf"),
+                                                                              "frequency": 1}])),
                                   "[" * 200000, json.dumps(record(0, 1, n_procs=10 ** 11))])
 def test_both_clis_print_one_line_and_exit_2(tmp_path, capsys, main, prog, text):
     folder = write(tmp_path / "t", {0: text})
