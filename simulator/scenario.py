@@ -60,11 +60,14 @@ def _need(mapping, key, where):
 
 def _number(value, where, positive=True):
     """``value`` as a finite float (positive, or else non-negative); a ScenarioError otherwise."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) \
-            or value < 0 or (positive and value == 0):
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:   # an integer beyond floats
+        number = math.inf
+    if not math.isfinite(number) or number < 0 or (positive and number == 0):
         raise ScenarioError(f"{where}: must be a {'positive' if positive else 'non-negative'} finite number, "
                             f"got {value!r:.40}")
-    return float(value)
+    return number
 
 
 def _mapping(conf, key, where):
@@ -156,7 +159,7 @@ def load(path, seed=0, link_bw=job.DEFAULT_LINK_BW):
             conf = yaml.safe_load(f)
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, ValueError) as exc:   # ValueError: not UTF-8, an integer of over 4300 digits
         raise ScenarioError(f"{path}: not valid YAML ({' '.join(str(exc).split())[:120]})") from None
     except RecursionError:
         raise ScenarioError(f"{path}: not a scenario file (nested too deeply)") from None

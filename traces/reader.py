@@ -131,7 +131,7 @@ def _one_line(exc):
 def _parse(name, raw):
     try:
         record = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:   # not UTF-8, not JSON, an integer of over 4300 digits
         raise TraceError(f"{name}: not valid JSON, truncated? ({_one_line(exc)})") from None
     except RecursionError:
         raise TraceError(f"{name}: not a rank file (JSON nested too deeply)") from None

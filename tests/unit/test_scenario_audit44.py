@@ -61,6 +61,7 @@ BAD_VALUES = [
     (("duration",), math.nan, "duration: must be a positive finite number"),
     (("duration",), 0, "duration: must be a positive finite number"),
     (("duration",), True, "duration: must be a positive finite number"),
+    (("duration",), 10 ** 400, "duration: must be a positive finite number"),
 ]
 
 
@@ -99,9 +100,10 @@ def test_good_values_still_load(tmp_path):
     assert specs[0].topology == ("spec", "xgft:m=4/4,w=1/2,pes=1")
 
 
-def test_deeply_nested_yaml_is_one_line(tmp_path):
+@pytest.mark.parametrize("text", ["[" * 100000, "duration: " + "1" * 5000, b"duration: \xff"])
+def test_deep_nesting_huge_integers_and_other_bytes_are_one_line(tmp_path, text):
     yml = tmp_path / "s.yml"
-    yml.write_text("[" * 100000)
+    (yml.write_bytes if isinstance(text, bytes) else yml.write_text)(text)
     with pytest.raises(scenario.ScenarioError) as err:
         scenario.load(str(yml))
     assert "\n" not in str(err.value)
@@ -117,7 +119,7 @@ def test_the_cli_prints_one_line_and_exits_2(tmp_path, capsys):
         assert err.startswith("sdnmpi-sim: error: s.yml: ") and err.count("\n") == 1
 
 
-values = st.recursive(st.none() | st.booleans() | st.integers(-5, 10 ** 7) | st.floats() | st.text(max_size=4),
+values = st.recursive(st.none() | st.booleans() | st.integers(-5, 10 ** 400) | st.floats() | st.text(max_size=4),
                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
                                                                                   max_size=3), max_leaves=6)
 PATHS = [("duration",), ("output",), ("topology",), ("algorithms",), ("algorithms", "router"), ("jobs",),

@@ -70,6 +70,11 @@ def test_deep_nesting_is_one_line(tmp_path):
     assert "nested too deeply" in one_line_error(folder)
 
 
+def test_an_integer_of_too_many_digits_is_one_line(tmp_path):
+    folder = write(tmp_path / "t", {0: '{"n_procs": ' + "1" * 5000 + "}"})
+    assert "not valid JSON" in one_line_error(folder)
+
+
 @pytest.mark.parametrize("n_procs", [10 ** 11, 2 ** 62])
 def test_a_huge_n_procs_fails_fast_by_the_files_present(tmp_path, n_procs):
     folder = write(tmp_path / "t", {0: json.dumps(record(0, 1, n_procs=n_procs))})
