@@ -33,6 +33,7 @@ import collections
 import gzip
 import json
 import logging
+import math
 import time
 
 import numpy as np
@@ -110,17 +111,27 @@ class CounterLog:
             self._file = None
 
 
+_MAX_COUNTER = 2 ** 64        # a switch's counters are 64-bit
+
+
+def _number(n):
+    """True for a finite number >= 0 (no bool), at most a 64-bit counter."""
+    return type(n) in (int, float) and 0 <= n <= _MAX_COUNTER and math.isfinite(n)
+
+
 def _bad_count(c, width):
-    """True unless ``c`` is a count of ``width`` fields with non-negative numbers of bytes (and
-    packets, or null)."""
-    if type(c) is not list or len(c) != width:
+    """True unless ``c`` is a count of ``width`` fields: names src and dst (strings), a job (an
+    integer, a string or null), non-negative numbers of bytes (and packets, or null)."""
+    if type(c) is not list or len(c) != width or type(c[0]) is not str or type(c[1]) is not str \
+            or not (c[2] is None or type(c[2]) in (int, str)):
         return True
-    for n in c[3:]:
-        if type(n) not in (int, float) or n < 0:
-            if n is None and width == 5:
-                continue
-            return True
-    return False
+    return not all(_number(n) or (n is None and i == 4) for i, n in enumerate(c[3:], 3))
+
+
+def _bad_flag(f):
+    """True unless ``f`` is a flag [src, dst, polls]: two names and a whole number of polls."""
+    return type(f) is not list or len(f) != 3 or type(f[0]) is not str or type(f[1]) is not str \
+        or type(f[2]) is not int or f[2] < 0
 
 
 def parse_header(line):
@@ -136,8 +147,9 @@ def parse_header(line):
         raise CounterLogError(f"line 1: {FORMAT} version {header.get('version')!r:.20}: this code reads versions "
                               f"{', '.join(map(str, VERSIONS))} (header line)")
     for key in ("interval_s", "link_rate_Bps"):
-        if not isinstance(header.get(key), (int, float)) or header[key] <= 0:
-            raise CounterLogError(f"line 1: header: {key} must be a positive number")
+        if not _number(header.get(key)) or header[key] <= 0:
+            raise CounterLogError(f"line 1: header: {key} must be a positive finite number, got "
+                                  f"{header.get(key)!r:.20}")
     return header
 
 
@@ -212,7 +224,7 @@ def parse(lines):
             if _bad_count(c, width):
                 raise CounterLogError(f"line {n}: count {json.dumps(c)[:60]} is not {FIELDS[header['version']]} "
                                       f"(version {header['version']})")
-        if not all(isinstance(f, list) and len(f) == 3 for f in doc.get("flagged", ())):
+        if any(_bad_flag(f) for f in doc.get("flagged", ())):
             raise CounterLogError(f"line {n}: flagged entries are not [src, dst, polls]")
         polls.append(doc)
     return header, polls

@@ -6,6 +6,7 @@ exit code 2, never a traceback.
 import argparse
 import json
 import logging
+import math
 import os
 import random
 import sys
@@ -25,8 +26,8 @@ def _positive(text):
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive and finite: {text!r}")
     return value
 
 

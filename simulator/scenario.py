@@ -10,6 +10,7 @@ import collections
 import heapq
 import itertools
 import logging
+import math
 import os
 import random
 
@@ -38,6 +39,7 @@ DISTRIBUTIONS = {"pfsim.math.ExponentialDistribution": "exponential", "exponenti
                  "constant": "constant", "uniform": "uniform"}
 _DIST_PARAMS = {"exponential": ("lambd",), "constant": ("value",), "uniform": ("a", "b")}
 TOPOLOGIES = {"pfsim.topology.FileTopology": "file", "pfsim.topology.XGFTTopology": "xgft"}
+MAX_SUBMITS = 100_000   # submissions a job entry may expect in a scenario's duration (duration / mean gap)
 
 Spec = collections.namedtuple("Spec", "id duration topology topology_label scheduler host_selector "
                                       "process_mapper router jobs seed link_bw")
@@ -49,12 +51,35 @@ class ScenarioError(ValueError):
 
 
 def _need(mapping, key, where):
-    if not isinstance(mapping, dict) or key not in mapping:
+    if not isinstance(mapping, dict):
+        raise ScenarioError(f"{where}: must be a mapping with the key '{key}', got {mapping!r:.40}")
+    if key not in mapping:
         raise ScenarioError(f"{where}: missing key '{key}'")
     return mapping[key]
 
 
+def _number(value, where, positive=True):
+    """``value`` as a finite float (positive, or else non-negative); a ScenarioError otherwise."""
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:   # an integer beyond floats
+        number = math.inf
+    if not math.isfinite(number) or number < 0 or (positive and number == 0):
+        raise ScenarioError(f"{where}: must be a {'positive' if positive else 'non-negative'} finite number, "
+                            f"got {value!r:.40}")
+    return number
+
+
+def _mapping(conf, key, where):
+    value = conf.get(key) or {}
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{where}.{key}: must be a mapping of names to values, got {value!r:.40}")
+    return value
+
+
 def _name(kind, value, where):
+    if not isinstance(value, str):
+        raise ScenarioError(f"{where}: {kind} must be a name, got {value!r:.40}")
     if value in CLASSES[kind]:
         return CLASSES[kind][value]
     known = PAIR_ROUTERS if kind == "router" else OURS[kind]
@@ -65,20 +90,23 @@ def _name(kind, value, where):
 
 
 def _dist(conf, where):
+    """(kind, params) of a distribution of gaps or durations: every value positive and finite (a
+    uniform's low end may be 0), so that a scenario's submissions advance."""
     kind = _need(conf, "distribution", where)
-    if kind not in DISTRIBUTIONS:
-        raise ScenarioError(f"{where}: unknown distribution {kind!r}")
+    if not isinstance(kind, str) or kind not in DISTRIBUTIONS:
+        raise ScenarioError(f"{where}: unknown distribution {kind!r:.40} (known: {', '.join(sorted(DISTRIBUTIONS))})")
     kind = DISTRIBUTIONS[kind]
-    params = conf.get("params") or {}
-    values = []
-    for key in _DIST_PARAMS[kind]:
-        value = _need(params, key, f"{where}.params")
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise ScenarioError(f"{where}.params.{key}: must be a number")
-        values.append(float(value))
-    if kind == "exponential" and values[0] <= 0:
-        raise ScenarioError(f"{where}.params.lambd: must be positive")
-    return (kind, tuple(values))
+    params = _mapping(conf, "params", where)
+    values = tuple(_number(_need(params, key, f"{where}.params"), f"{where}.params.{key}", key != "a")
+                   for key in _DIST_PARAMS[kind])
+    if kind == "uniform" and values[0] > values[1]:
+        raise ScenarioError(f"{where}.params: a must not exceed b (got {values[0]:g} > {values[1]:g})")
+    return (kind, values)
+
+
+def _mean(dist):
+    kind, p = dist
+    return 1 / p[0] if kind == "exponential" else (p[0] + p[1]) / 2 if kind == "uniform" else p[0]
 
 
 def _draw(rng, dist):
@@ -90,19 +118,35 @@ def _draw(rng, dist):
     return p[0]
 
 
+def _levels(params, key, where):
+    value = _need(params, key, f"{where}.params")
+    if not isinstance(value, list) or not value or not all(
+            isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in value):
+        raise ScenarioError(f"{where}.params.{key}: must be a list of positive integers, got {value!r:.40}")
+    return "/".join(map(str, value))
+
+
 def _topology(conf, base, where):
     kind = _need(conf, "kind", where)
-    params = conf.get("params") or {}
+    if not isinstance(kind, str):
+        raise ScenarioError(f"{where}.kind: must be a name, got {kind!r:.40}")
+    params = _mapping(conf, "params", where)
     kind = TOPOLOGIES.get(kind, kind)
     if kind == "file":
         path = _need(params, "path", f"{where}.params")
-        return ("file", os.path.join(base, str(path))), str(path)
+        if not isinstance(path, str):
+            raise ScenarioError(f"{where}.params.path: must be a file name, got {path!r:.40}")
+        return ("file", os.path.join(base, path)), path
     if kind == "xgft":
-        m, w = _need(params, "m", f"{where}.params"), _need(params, "w", f"{where}.params")
-        spec = "xgft:m=%s,w=%s,pes=%s" % ("/".join(map(str, m)), "/".join(map(str, w)),
-                                          params.get("npe", 1))
+        npe = params.get("npe", 1)
+        if not isinstance(npe, int) or isinstance(npe, bool) or npe < 1:
+            raise ScenarioError(f"{where}.params.npe: must be a positive integer, got {npe!r:.40}")
+        spec = "xgft:m=%s,w=%s,pes=%s" % (_levels(params, "m", where), _levels(params, "w", where), npe)
         return ("spec", spec), spec
     if kind in ("kary", "leafspine"):
+        for k, v in params.items():
+            if not isinstance(k, str) or not isinstance(v, (str, int, float)) or isinstance(v, bool):
+                raise ScenarioError(f"{where}.params: {k!r:.20}: must be a name and a number, got {v!r:.40}")
         spec = kind + ":" + ",".join(f"{k}={v}" for k, v in params.items())
         return ("spec", spec), spec
     raise ScenarioError(f"{where}: unknown topology kind {conf['kind']!r}")
@@ -115,14 +159,16 @@ def load(path, seed=0, link_bw=job.DEFAULT_LINK_BW):
             conf = yaml.safe_load(f)
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, ValueError) as exc:   # ValueError: not UTF-8, an integer of over 4300 digits
         raise ScenarioError(f"{path}: not valid YAML ({' '.join(str(exc).split())[:120]})") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: not a scenario file (nested too deeply)") from None
     name = os.path.basename(path)
     base = os.path.dirname(os.path.abspath(path))
-    duration = _need(conf, "duration", name)
-    if not isinstance(duration, (int, float)) or duration <= 0:
-        raise ScenarioError(f"{name}: duration must be a positive number")
+    duration = _number(_need(conf, "duration", name), f"{name}: duration")
     output = _need(conf, "output", name)
+    if not isinstance(output, str):
+        raise ScenarioError(f"{name}: output must be a folder name, got {output!r:.40}")
     topo_confs = _need(conf, "topology", name)
     if isinstance(topo_confs, str):
         topo_confs = [{"kind": "file", "params": {"path": topo_confs}}]
@@ -142,12 +188,18 @@ def load(path, seed=0, link_bw=job.DEFAULT_LINK_BW):
     jobs = []
     for i, jc in enumerate(job_confs):
         where = f"{name}: jobs[{i}]"
-        jobs.append(JobConf(_dist(_need(jc, "submit", where), f"{where}.submit"),
-                            _dist(_need(jc, "duration", where), f"{where}.duration"),
-                            os.path.join(base, str(_need(jc, "trace", where)))))
-    specs = [Spec(i, float(duration), topo[0], topo[1], s, h, m, r, tuple(jobs), seed, link_bw)
+        submit = _dist(_need(jc, "submit", where), f"{where}.submit")
+        if duration / _mean(submit) > MAX_SUBMITS:
+            raise ScenarioError(f"{where}.submit: about {duration / _mean(submit):.3g} submissions in the duration "
+                                f"{duration:g}, more than {MAX_SUBMITS}")
+        trace = _need(jc, "trace", where)
+        if not isinstance(trace, str):
+            raise ScenarioError(f"{where}.trace: must be a file or folder name, got {trace!r:.40}")
+        jobs.append(JobConf(submit, _dist(_need(jc, "duration", where), f"{where}.duration"),
+                            os.path.join(base, trace)))
+    specs = [Spec(i, duration, topo[0], topo[1], s, h, m, r, tuple(jobs), seed, link_bw)
              for i, (topo, s, h, m, r) in enumerate(itertools.product(topos, *lists))]
-    return os.path.join(base, str(output)), specs
+    return os.path.join(base, output), specs
 
 
 class Result:

@@ -64,12 +64,18 @@ def maxmin_rates(entry_flow, entry_link, n_flows, bandwidth, active=None):
 
 def completion(nbytes, entry_flow, entry_link, bandwidth):
     """Finish time (s) of every flow of ``nbytes`` bytes, all starting at 0, under max-min
-    sharing that is recomputed each time a flow finishes."""
+    sharing that is recomputed each time a flow finishes. A ValueError (one line) for bytes or
+    bandwidths of the links in use that are not finite, or bandwidths not positive: every round
+    then ends at least one flow, so the loop ends."""
     left = np.asarray(nbytes, dtype=float).copy()
     n = len(left)
     done = np.zeros(n)
+    if not np.isfinite(left).all():
+        raise ValueError("flow sizes must be finite numbers of bytes")
     active = left > 0
     entry_flow, entry_link, bw = _compress(entry_flow, entry_link, bandwidth)
+    if not (np.isfinite(bw) & (bw > 0)).all():
+        raise ValueError(f"link bandwidths must be positive and finite, got {bw[~(np.isfinite(bw) & (bw > 0))][0]!r}")
     now = 0.0
     while active.any():
         keep = active[entry_flow]  # finished flows' entries leave: each round is smaller
@@ -81,6 +87,8 @@ def completion(nbytes, entry_flow, entry_link, bandwidth):
         now += step
         left[active] -= rate[active] * step
         finished = active & (eta <= step * (1 + 1e-9))
+        if not finished.any():  # no flow can end (a NaN rate): stop rather than spin
+            raise ValueError(f"flows cannot finish at rates {rate[active][:3].tolist()} B/s")
         done[finished] = now
         left[finished] = 0.0
         active &= ~finished

@@ -6,6 +6,7 @@ Every problem is a `TraceError` whose one-line message names the file at fault.
 """
 import json
 import logging
+import math
 import os
 import re
 import tarfile
@@ -18,6 +19,7 @@ LOG = logging.getLogger(__name__)
 RANK_FILE = re.compile(r"^oxton-result(\d+)\.json$")
 _MATRICES = ("tx_bytes", "rx_bytes", "tx_messages", "rx_messages")
 _SIZES = ("tx_message_sizes", "rx_message_sizes")
+_COUNT_MAX = 2 ** 63 - 1   # a count must fit the int64 matrices
 
 
 class TraceError(ValueError):
@@ -129,8 +131,10 @@ def _one_line(exc):
 def _parse(name, raw):
     try:
         record = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:   # not UTF-8, not JSON, an integer of over 4300 digits
         raise TraceError(f"{name}: not valid JSON, truncated? ({_one_line(exc)})") from None
+    except RecursionError:
+        raise TraceError(f"{name}: not a rank file (JSON nested too deeply)") from None
     if not isinstance(record, dict):
         raise TraceError(f"{name}: a rank file must hold a JSON object")
     return record
@@ -152,10 +156,10 @@ def _assemble(path, records):
     extra = [r for r in ranks if r >= n_procs]
     if extra:
         raise TraceError(f"{records[extra[0]][0]}: rank {extra[0]} but n_procs is {n_procs}")
-    missing = sorted(set(range(n_procs)) - set(ranks))
-    if missing:
-        raise TraceError(f"{path}: rank file oxton-result{missing[0]}.json missing "
-                         f"({len(missing)} of {n_procs} ranks absent)")
+    if len(ranks) < n_procs:   # ranks are distinct and below n_procs: the first gap is among the first len+1
+        first = next(r for r in range(len(ranks) + 1) if r not in records)
+        raise TraceError(f"{path}: rank file oxton-result{first}.json missing "
+                         f"({n_procs - len(ranks)} of {n_procs} ranks absent)")
     trace = Trace(n_procs, path)
     trace.file_order = list(records)
     n_phases = None
@@ -163,6 +167,11 @@ def _assemble(path, records):
     for rank in ranks:
         name, record = records[rank]
         _fill(trace, rank, name, record)
+        for key in ("processor_name", "source"):
+            if not isinstance(record.get(key), (str, type(None))):
+                raise TraceError(f"{name}: '{key}' must be a string")
+        if not _count(record.get("n_events", 0)):
+            raise TraceError(f"{name}: 'n_events' must be a non-negative integer")
         trace.processor_names[rank] = record.get("processor_name")
         trace.n_events[rank] = record.get("n_events", 0)
         sources.add(record.get("source"))
@@ -197,25 +206,57 @@ def _int_field(name, record, key):
     return value
 
 
+def _count(value):
+    return type(value) is int and 0 <= value <= _COUNT_MAX
+
+
 def _fill(phase, rank, name, record):
     if not isinstance(record, dict):
         raise TraceError(f"{name}: a phase must be a JSON object")
     for key in _MATRICES:
-        row = record.get(key)
-        values = np.asarray(row) if isinstance(row, list) else None
-        if (values is None or values.shape != (phase.n_procs,) or values.dtype.kind not in "iu"
-                or (values < 0).any()):
+        values = _row(record.get(key), phase.n_procs)
+        if values is None:
             raise TraceError(f"{name}: '{key}' must be a list of {phase.n_procs} non-negative integers")
         getattr(phase, key)[rank] = values
     for key in _SIZES:
-        sizes = []
-        for entry in record.get(key, []):
-            try:
-                sizes.append((int(entry["message_size"]), int(entry["frequency"])))
-            except (TypeError, KeyError, ValueError):
-                raise TraceError(f"{name}: '{key}' entries need message_size and frequency") from None
-        getattr(phase, key)[rank] = sizes
+        entries = record.get(key, [])
+        if not isinstance(entries, list):
+            raise TraceError(f"{name}: '{key}' must be a list of {{message_size, frequency}}")
+        getattr(phase, key)[rank] = [_size(name, key, entry) for entry in entries]
     duration = record.get("duration")
-    if duration is not None and (not isinstance(duration, (int, float)) or isinstance(duration, bool)):
-        raise TraceError(f"{name}: 'duration' must be a number of seconds")
+    if duration is not None and (not isinstance(duration, (int, float)) or isinstance(duration, bool)
+                                 or not math.isfinite(duration) or duration < 0):
+        raise TraceError(f"{name}: 'duration' must be a non-negative number of seconds")
     phase.durations[rank] = duration
+
+
+def _row(row, n):
+    """``row`` as n counts (numpy, fitting int64), or None: not a list of n non-negative integers."""
+    if not isinstance(row, list) or len(row) != n:
+        return None
+    try:
+        values = np.asarray(row)
+    except (ValueError, TypeError, OverflowError, RecursionError):  # ragged or nested rows
+        return None
+    if values.shape != (n,) or values.dtype.kind not in "iu" or (values < 0).any() \
+            or (n and values.max() > _COUNT_MAX):
+        return None
+    return values
+
+
+def _size(name, key, entry):
+    """(message_size, frequency) of a histogram entry: non-negative integers (2.0 reads as 2)."""
+    try:
+        pair = (entry["message_size"], entry["frequency"])
+    except (TypeError, KeyError, IndexError):
+        pair = None
+    out = []
+    for value in pair or ():
+        if isinstance(value, float) and math.isfinite(value) and value == int(value):
+            value = int(value)
+        if not _count(value):
+            break
+        out.append(value)
+    if len(out) != 2:
+        raise TraceError(f"{name}: '{key}' entries need message_size and frequency, non-negative integers")
+    return tuple(out)
