@@ -10,16 +10,15 @@ closed and started again on the same port. Take the machine-wide lock (COMMON.md
 import functools
 import os
 import re
-import subprocess
 import threading
 
 import pytest
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import LIB, MPIRUN, fake_hosts
+from libsdnmpi_harness import MPIRUN, fake_hosts
+from mpi_progs import build_prog
 from sdnmpi.mininet_topos.polling import poll_until
 
-PROGS = LIB.parent / "tests" / "integration" / "progs"
 NP = 4
 BYTES = 65536        # SDN_MPI_Bcast's default threshold: both collectives take the SDN path
 AFTER = 24           # rounds after the test's "fault" file (each: one Allreduce, one Bcast)
@@ -32,11 +31,7 @@ mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 @pytest.fixture(scope="module")
 def fault_job(built, tmp_path_factory):
-    exe = tmp_path_factory.mktemp("reconnect") / "fault_job"
-    subprocess.run(["mpicc", "-O2", "-Wall", "-Wextra", "-Werror", "-I%s" % (LIB / "include"),
-                    str(PROGS / "fault_job.c"), "-o", str(exe), str(LIB / "libsdnmpi.a"), "-lmsgpackc", "-lz",
-                    "-pthread"], check=True)
-    return exe
+    return build_prog("fault_job", tmp_path_factory.mktemp("reconnect"))
 
 
 def wait_for(what, predicate, thread):

@@ -9,14 +9,13 @@ libsdnmpi_harness.py. Take the machine-wide lock (COMMON.md):
 `flock /tmp/sdnmpi-mininet.lock .venv/bin/python -m pytest tests/unit/test_libsdnmpi_threads.py`.
 """
 import functools
-import subprocess
 
 import pytest
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import LIB, MPIRUN, StubController
+from libsdnmpi_harness import MPIRUN, StubController
+from mpi_progs import build_prog
 
-PROGS = LIB.parent / "tests" / "integration" / "progs"
 NP = 4
 MPI_TIMEOUT = 90     # a hang is the failure; the job takes a few seconds
 
@@ -26,11 +25,7 @@ mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 @pytest.fixture(scope="module")
 def threads_job(built, tmp_path_factory):
-    exe = tmp_path_factory.mktemp("threads") / "threads_job"
-    subprocess.run(["mpicc", "-O2", "-Wall", "-Wextra", "-Werror", "-I%s" % (LIB / "include"),
-                    str(PROGS / "threads_job.c"), "-o", str(exe), str(LIB / "libsdnmpi.a"), "-lmsgpackc", "-lz",
-                    "-pthread"], check=True)
-    return exe
+    return build_prog("threads_job", tmp_path_factory.mktemp("threads"))
 
 
 @pytest.mark.parametrize("order", ["stagger", "together"])
