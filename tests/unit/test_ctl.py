@@ -19,7 +19,8 @@ UPLINK = 3   # leaf 1's port to spine 1
 @pytest.fixture(scope="module")
 def controller():
     op = Operated(link_capacity=10e6)
-    op.job = op.register(owner="ctl-test", hosts=op.ips[:4] + op.ips[:2])  # 6 ranks, hosts 1-2 twice
+    # 10 ranks, hosts 1-2 twice; the plans name only the job's hosts (the controller refuses others)
+    op.job = op.register(owner="ctl-test", hosts=op.ips + op.ips[:2])
     assert op.plan_allreduce(op.job, ranks=op.ips)["status"] == "ok"
     assert op.call("plan_bcast", owner="ctl-test", job=op.job, comm=0, root=op.ips[0], members=op.ips)["status"] == "ok"
     op.answer_table_stats()
@@ -56,11 +57,11 @@ def test_jobs_and_one_job_with_flows_per_switch(controller):
     code, out, _ = run("--url", controller.url, "jobs")
     row = [l.split() for l in out.splitlines() if l.split() and l.split()[0] == str(controller.job)]
     job = controller.rpc.jobs.jobs[controller.job]
-    assert code == 0 and row == [[str(controller.job), "6", "4", "1", "1", str(len(job.flows())), "60", "s"]]
+    assert code == 0 and row == [[str(controller.job), "10", "8", "1", "1", str(len(job.flows())), "60", "s"]]
     code, out, _ = run("--url", controller.url, "job", str(controller.job))
     assert code == 0
-    assert "Job %d: 6 ranks on 4 hosts" % controller.job in out
-    assert "%s  0,4" % controller.ips[0] in out          # ranks 0 and 4 share host 1
+    assert "Job %d: 10 ranks on 8 hosts" % controller.job in out
+    assert "%s  0,8" % controller.ips[0] in out          # ranks 0 and 8 share host 1
     per_switch = {}
     for (dpid, src, dst), port in job.flows().items():
         per_switch.setdefault("%016x" % dpid, set()).add("%s -> %s  output:%d" % (src, dst, port))
