@@ -80,8 +80,9 @@ def test_wait_sleep_leaves_the_cpu_while_a_rank_waits(program):
     assert spun.returncode == 0, spun.stderr
     (sleep_min, sleep_max), (spin_min, spin_max) = cpu_of(slept.stdout), cpu_of(spun.stdout)
     assert sleep_max >= 1.95 and spin_max >= 1.95   # rank 0's skew: 2 s of its CPU (rusage rounds)
-    assert sleep_min < 0.2 * spin_min, (slept.stdout, spun.stdout)   # rank 1 slept through its wait
-    assert spin_min > 0.25 * spin_max, spun.stdout                 # and spun without the option
+    # rank 1 slept through its wait, and spun without the option: a ratio of the same rank's CPU in
+    # two runs, which a busy machine scales alike (at load 21: 0.02 against 0.90 s)
+    assert sleep_min < 0.2 * spin_min, (slept.stdout, spun.stdout)
 
 
 def test_several_exchanges_one_line_each_and_the_sum(program):
