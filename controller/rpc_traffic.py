@@ -72,7 +72,11 @@ def install(service, job, change):
         if msgs:
             service.confirm(msgs)
     except Exception as err:  # pylint: disable=broad-except
-        jobtraffic.undo(service.core, service.jobs, job, before, after)
+        try:
+            jobtraffic.undo(service.core, service.jobs, job, before, after)
+        except Exception:  # pylint: disable=broad-except
+            LOG.exception("job %d: undoing a failed traffic change failed: default routes", job.id)
+            job.traffic.routes = {}
         service.resync(job)
         if isinstance(err, ConfirmError):
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None

@@ -142,3 +142,20 @@ def test_a_failed_traffic_op_keeps_the_jobs_bcast_tree():
     fail_next_confirm(service)
     assert call(service, "traffic", job=job_id, phase=0, pairs=[[IPS[0], IPS[-1], 1000]])["status"] == "error"
     assert switch_state(service) == switches
+
+
+def test_an_undo_that_fails_still_resynchronises_the_job(monkeypatch):
+    """If undoing a failed change raises (a router bug while re-planning), the job's routes go and
+    its flows are resynchronised all the same: the switches never keep half an undo."""
+    service = make_service()
+    job_id = register(service)
+    job = service.jobs.jobs[job_id]
+    assert call(service, "traffic", job=job_id, phase=0, pairs=[[IPS[0], IPS[-1], 1000]])["status"] == "ok"
+
+    def broken_undo(*_args):
+        raise RuntimeError("router bug (test)")
+    monkeypatch.setattr(jobtraffic, "undo", broken_undo)
+    fail_next_confirm(service)
+    r = call(service, "traffic", job=job_id, phase=0, pairs=[[IPS[1], IPS[-2], 1000]])
+    assert r["status"] == "error" and r["error"].startswith("switches did not confirm the routes")
+    assert job.traffic.routes == {} and consistent(service, job)
