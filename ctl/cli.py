@@ -22,6 +22,7 @@ import os
 import sys
 import time
 
+from .. import pipes
 from . import render
 from .client import DEFAULT_TOKEN_FILE, DEFAULT_URL, ApiError, Client, UsageError, check_token
 
@@ -196,18 +197,6 @@ def _say(err, message):
     err.write("%s: %s\n" % (PROG, one_line(message)))
 
 
-def _silence(out):
-    """After a BrokenPipeError (``sdnmpi-ctl ... | head``), point ``out``'s descriptor at /dev/null so
-    that the flush at exit has nowhere to fail (as Python's signal module docs advise)."""
-    try:
-        fd = out.fileno()
-    except (AttributeError, OSError, ValueError):   # not a file (io.UnsupportedOperation)
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, fd)
-    os.close(devnull)
-
-
 def main(argv=None, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
     try:
@@ -219,7 +208,7 @@ def main(argv=None, out=None, err=None):
         _say(err, exc)
         return EXIT_USAGE if exc.status == 400 else EXIT_API
     except BrokenPipeError:
-        _silence(out)
+        pipes.silence(out)
         return EXIT_API
     except KeyboardInterrupt:   # Ctrl-C while waiting for the controller (watch returns 0 itself)
         return EXIT_INTERRUPTED

@@ -8,10 +8,9 @@ gives one line on stderr naming the file, and exit code 2.
 """
 import argparse
 import logging
-import os
 import sys
 
-from sdnmpi import traces
+from sdnmpi import pipes, traces
 
 from . import summary
 
@@ -52,8 +51,8 @@ def main(argv=None):
             return _fail("--top must be >= 0")
         try:
             print("\n".join(summary.report(trace, args.phase, args.top)), flush=True)
-        except BrokenPipeError:  # stdout closed early (``| head``): stop quietly, as Python advises
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except BrokenPipeError:  # stdout closed early (``| head``): stop quietly
+            pipes.silence()
             return 1
         return 0
     from . import plot  # matplotlib only when drawing

@@ -11,7 +11,7 @@ import os
 import random
 import sys
 
-from .. import traces
+from .. import pipes, traces
 from ..primitives import PAIR_ROUTERS
 from . import job, output, parallel, plot, scenario, score_flows, topology, train_flows
 
@@ -150,8 +150,8 @@ def main(argv=None):
     except _ERRORS as exc:
         print(f"sdnmpi-sim: error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # stdout closed early (``| head``): stop quietly, as Python advises
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except BrokenPipeError:  # stdout closed early (``| head``): stop quietly
+        pipes.silence()
         return 1
     return 0
 
