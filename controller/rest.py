@@ -21,6 +21,8 @@ LOG = logging.getLogger(__name__)
 CORE_KEY = "sdnmpi_core"
 RPC_KEY = "sdnmpi_rpc"
 AUTH_KEY = "sdnmpi_auth"
+# A job id in a path or a query: ASCII digits only ("²".isdigit() is true), short enough for int().
+JOB_ID = r"[0-9]{1,9}"
 
 
 def _json(body, status=200):
@@ -67,7 +69,7 @@ class RestApi(ControllerBase):
     def jobs(self, _req, **_kwargs):
         return _json(self.rpc.jobs_json())
 
-    @route("sdnmpi", "/sdnmpi/jobs/{job}", methods=["DELETE"], requirements={"job": r"[0-9]{1,9}"})
+    @route("sdnmpi", "/sdnmpi/jobs/{job}", methods=["DELETE"], requirements={"job": JOB_ID})
     @operator_only
     def release_job(self, _req, job, **_kwargs):
         found = self.rpc.jobs.jobs.get(int(job))

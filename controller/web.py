@@ -24,6 +24,7 @@ from sdnmpi.primitives import DEFAULT_ROUTING
 
 from . import metrics, views
 from .auth import operator_only
+from .rest import JOB_ID
 
 LOG = logging.getLogger(__name__)
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
@@ -32,7 +33,6 @@ RPC_KEY = "sdnmpi_rpc"
 METRICS_KEY = "sdnmpi_metrics"
 AUTH_KEY = "sdnmpi_auth"
 MAX_BODY = 4096
-JOB_ID = r"[0-9]{1,9}"   # ASCII digits only ("²".isdigit() is true), short enough for int()
 STATIC_TYPES = {".html": "text/html", ".js": "application/javascript", ".css": "text/css", ".svg": "image/svg+xml",
                 ".png": "image/png", ".ico": "image/x-icon"}
 
