@@ -36,8 +36,11 @@ def test_cg_on_milk_matches_pfsim_exactly(capsys, mapping, router):
     assert out["completion_s"] > 0
 
 
-def test_greedy2_halves_dmodk_on_cg():
-    assert 1 - PFSIM["block", "greedy2"] / PFSIM["block", "dmodk"] == pytest.approx(0.5, abs=5e-5)
+def test_greedy2_halves_dmodk_on_cg(capsys):
+    # the research's claim (50 % lower peak link load for NAS CG), from the simulator's own runs
+    peak = {router: run_json(capsys, "--topology", MILK, "--trace", CG, "--hosts", "linear", "--mapping", "block",
+                             "--router", router)["max_link_bytes"] for router in ("dmodk", "greedy2")}
+    assert 1 - peak["greedy2"] / peak["dmodk"] == pytest.approx(0.5, abs=5e-5)
 
 
 def test_completion_on_a_fabric_is_bytes_over_bandwidth_at_the_bottleneck(tmp_path, capsys):
