@@ -160,20 +160,26 @@ def slow_loris(port, specs, tally):
     a frame every 0.2 s). Returns how long each took to be closed after its last byte, by kind."""
     frame = schema.frame(request("hello"))
     closed = {}
+    stalled = [threading.Event() for _ in specs]   # set once a connection has sent its first bytes
 
     def one(i, kind, cut):
         sock = connect(port)
         with sock:
+            if kind == "silent":
+                stalled[i].set()
             if kind == "header":
                 sock.sendall(frame[:1 + cut % 3])
+                stalled[i].set()
             elif kind == "partial":
                 sock.sendall(frame[:4 + cut % (len(frame) - 4)])
+                stalled[i].set()
             elif kind == "drip":
                 for byte in frame:
                     try:
                         sock.sendall(bytes([byte]))
                     except OSError:
                         break
+                    stalled[i].set()
                     if select.select([sock], [], [], 0.2)[0]:
                         break
             last = time.monotonic()
@@ -186,7 +192,9 @@ def slow_loris(port, specs, tally):
     threads = [threading.Thread(target=one, args=(i, kind, cut)) for i, (kind, cut) in enumerate(specs)]
     for t in threads:
         t.start()
-    time.sleep(FRAME_TIMEOUT / 2)   # they are stalled now: the service still answers others at once
+    # every one connected and stalled (not a sleep that a loaded machine outruns): the service still
+    # answers others at once
+    assert all(event.wait(CLIENT_TIMEOUT) for event in stalled)
     with connect(port) as sock:
         t0 = time.monotonic()
         assert exchange(sock, request("hello"))["status"] == "ok"
