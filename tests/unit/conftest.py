@@ -5,8 +5,10 @@ switch_sim.py, hosts, the controller's Core; no switch, no sleeping). The frame 
 frame_builders.py; the names tests import from here are re-exported below.
 
 For the libsdnmpi tests (test_libsdnmpi*.py): `built` (make -C libsdnmpi all check, once) and
-`stub_factory` (stub controllers from libsdnmpi_harness.py, closed after the test).
+`stub_factory` (stub controllers from libsdnmpi_harness.py, closed after the test). `mpirun_path`:
+Open MPI's mpirun, whose absence fails (never skips) the tests that run MPI.
 """
+import shutil
 import subprocess
 
 import pytest
@@ -34,6 +36,15 @@ def built():
     if res.returncode != 0:
         pytest.fail("make -C libsdnmpi all check failed:\n%s\n%s" % (res.stdout[-4000:], res.stderr[-4000:]))
     return LIB
+
+
+@pytest.fixture(scope="session")
+def mpirun_path():
+    """Open MPI's mpirun; a machine without it fails the test (scripts/install-deps.sh installs it)."""
+    path = shutil.which("mpirun")
+    if path is None:
+        pytest.fail("Open MPI's mpirun is missing: scripts/install-deps.sh installs it (openmpi-bin)")
+    return path
 
 
 @pytest.fixture

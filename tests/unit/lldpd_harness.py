@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -26,6 +27,7 @@ HOSTNAME = f"lldpt{PID}"
 ETH_P_LLDP = 0x88CC
 LLDP_DST = bytes.fromhex("0180c200000e")
 PACKET_OUTGOING = 4
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)   # linux/asm-generic/socket.h
 
 _counter = itertools.count(1)
 ADDRESSES = {}   # every IPv4 address a Veth got -> its ifindex (the daemon advertises the others)
@@ -62,13 +64,25 @@ class Veth:
         sh("ip", "link", "del", self.root, check=False)
 
 
+def arrival(ancdata):
+    """The monotonic time at which the kernel received a frame, from its SO_TIMESTAMPNS stamp (wall
+    clock) in ``ancdata``: a capture thread that reads late (held off on a loaded machine) still
+    sees the daemon's own pacing."""
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+            sec, nsec = struct.unpack("qq", data[:16])
+            return time.monotonic() - (time.time() - (sec + nsec * 1e-9))
+    raise AssertionError("a captured frame without its kernel time stamp")
+
+
 class Capture:
     """Collect LLDP frames arriving on a root-namespace interface."""
 
     def __init__(self, ifname):
         self.ifname = ifname
-        self.frames = []  # (monotonic time, bytes)
+        self.frames = []  # (monotonic time of arrival, bytes)
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_LLDP))
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.sock.bind((ifname, ETH_P_LLDP))
         self.sock.settimeout(0.05)
         self._stop = threading.Event()
@@ -78,14 +92,14 @@ class Capture:
     def _run(self):
         while not self._stop.is_set():
             try:
-                data, addr = self.sock.recvfrom(65535)
+                data, ancdata, _flags, addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(16))
             except socket.timeout:
                 continue
             except OSError:
                 return
             if addr[2] == PACKET_OUTGOING:
                 continue
-            self.frames.append((time.monotonic(), data))
+            self.frames.append((arrival(ancdata), data))
 
     def wait_for(self, n, timeout):
         """Wait (at most timeout s) until at least n frames are captured; return the count."""

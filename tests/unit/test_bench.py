@@ -287,7 +287,6 @@ def test_report_marks_disrupted_rows_and_lists_re_run_attempts_apart(fab):
 
 
 def test_write_report_makes_markdown_and_png_plots(fab, tmp_path):
-    pytest.importorskip("matplotlib")
     results = fake_results(fab)
     report.write_report(results, str(tmp_path))
     assert (tmp_path / "results.md").read_text().startswith("# sdnmpi benchmark")

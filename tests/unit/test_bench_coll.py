@@ -40,11 +40,19 @@ def local_mpirun(prog, *args):
                  "1", "-x", "SDN_MPI_DISABLE", str(prog)] + list(args)
 
 
-@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
-                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+@pytest.fixture(scope="module")
+def coll_tools(built, mpirun_path):
+    """mpicc, mpirun and libsdnmpi.a as `built` makes it: a missing one fails the tests, never skips them."""
+    if MPICC is None:
+        pytest.fail("mpicc is missing: scripts/install-deps.sh installs it (libopenmpi-dev)")
+    assert os.path.exists(LIBSDNMPI), LIBSDNMPI
+
+
+@pytest.mark.usefixtures("coll_tools")
 @pytest.mark.parametrize("collective", ["allreduce", "bcast", "bcast-without-sdn", "init"])
 def test_coll_bench_alternates_the_implementations_and_talks_to_the_harness(tmp_path, collective):
-    have = 0 if collective == "bcast-without-sdn" or not bench_cli._have_sdn_bcast_symbol() else 1
+    assert bench_cli._have_sdn_bcast_symbol()     # libsdnmpi.a has SDN_MPI_Bcast: "bcast" tests it
+    have = 0 if collective == "bcast-without-sdn" else 1
     prog = build_coll_bench(tmp_path, have)
     toggle = tmp_path / "toggle"
     toggle.mkdir()
@@ -89,8 +97,7 @@ def test_coll_bench_alternates_the_implementations_and_talks_to_the_harness(tmp_
     assert {r["impl"] for r in recs} == set(impls) and all(len(r["samples_s"]) == 2 for r in recs)
 
 
-@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
-                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+@pytest.mark.usefixtures("coll_tools")
 def test_coll_bench_makes_back_to_back_calls_per_point_with_one_route_switch(tmp_path):
     prog = build_coll_bench(tmp_path, 0)
     toggle = tmp_path / "toggle"
@@ -119,8 +126,7 @@ def test_coll_bench_makes_back_to_back_calls_per_point_with_one_route_switch(tmp
     assert bad.returncode != 0 and "--calls has 1 entries for 2 sizes" in bad.stderr
 
 
-@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
-                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+@pytest.mark.usefixtures("coll_tools")
 @pytest.mark.parametrize("collective", ["allreduce", "alltoall"])
 def test_coll_bench_settles_after_each_route_switch(tmp_path, collective):
     """--settle 1: one call of the same implementation and size right after every route switch of
@@ -163,8 +169,7 @@ def test_coll_bench_settles_after_each_route_switch(tmp_path, collective):
         assert {r["impl"] for r in firsts} <= {"first:openmpi", "first:sdnmpi"}
 
 
-@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
-                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+@pytest.mark.usefixtures("coll_tools")
 def test_coll_bench_tiny_blocks_settle_and_idle_after_each_route_switch(tmp_path):
     """--tiny-idle-ms: each block of 8-byte calls that follows a route switch starts after --settle
     calls of its variant (reported as "settle" events, not samples) and an idle pause; a block that
@@ -200,8 +205,7 @@ def test_coll_bench_tiny_blocks_settle_and_idle_after_each_route_switch(tmp_path
     assert bad.returncode != 0 and "--tiny-idle-ms 0..10000" in bad.stderr
 
 
-@pytest.mark.skipif(not (MPICC and MPIRUN and os.path.exists(LIBSDNMPI)),
-                    reason="needs mpicc, mpirun and a built libsdnmpi.a")
+@pytest.mark.usefixtures("coll_tools")
 def test_coll_bench_asks_for_each_blocks_routing_and_reroutes_after_it(tmp_path):
     """--routing-blocks: before every repetition a "routing:NAME" request (answered by
     bench_rotate.RotatingSwitch), then a "routing" event; the first call after it asks for its

@@ -4,7 +4,6 @@ diagnostics are taken while mpirun still runs, and results.md / the exit status 
 import json
 import re
 import threading
-import time
 
 import pytest
 
@@ -245,15 +244,20 @@ def test_results_md_lists_runs_that_went_past_the_timeout_and_ended_in_the_grace
 
 
 def test_socket_sampler_writes_each_command_under_a_timed_title_until_the_run_ends(tmp_path, monkeypatch):
-    calls = []
-    monkeypatch.setattr(flowdetect_runs, "_run_cmd", lambda argv, timeout: calls.append(argv) or (0, "ESTAB x"))
+    calls, two_rounds = [], threading.Event()
+
+    def fake_cmd(argv, timeout):
+        calls.append(argv)
+        if len(calls) >= 4:
+            two_rounds.set()
+        return 0, "ESTAB x"
+    monkeypatch.setattr(flowdetect_runs, "_run_cmd", fake_cmd)
     path = str(tmp_path / "r-sockets.txt")
     with flowdetect_runs.SocketSampler(path, [("h1", ["ss", "1"]), ("h2", ["ss", "2"])], 0.05) as sampler:
-        while len(calls) < 4:
-            time.sleep(0.01)
+        assert two_rounds.wait(30), calls        # two rounds of both commands, at 0.05 s intervals
+    # the run's end stops the sampler: its thread is over, so no command runs after this
+    assert not sampler._thread.is_alive() and sampler.files == [path]  # pylint: disable=protected-access
     rounds = len(calls)
-    time.sleep(0.2)
-    assert len(calls) == rounds and sampler.files == [path]    # stopped with the run
     text = open(path).read()
     assert re.search(r"^## t=\d+\.\d{3} h1 \(exit 0\)\nESTAB x$", text, re.M)
     assert text.count("## t=") == rounds and text.index(" h1 ") < text.index(" h2 ")
@@ -262,7 +266,7 @@ def test_socket_sampler_writes_each_command_under_a_timed_title_until_the_run_en
 def test_socket_sampler_off_runs_nothing_and_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(flowdetect_runs, "_run_cmd", lambda argv, timeout: pytest.fail("ran %s" % argv))
     with flowdetect_runs.SocketSampler(str(tmp_path / "s.txt"), [("h1", ["ss"])], 0) as sampler:
-        time.sleep(0.05)
+        assert sampler._thread is None           # pylint: disable=protected-access  (nothing started)
     assert sampler.files == [] and not (tmp_path / "s.txt").exists()
 
 

@@ -3,7 +3,6 @@ controller logged it (on 0.5 s logs recorded without sliding windows and on the 
 logs), a changed rule shows as moved flags, and the onset-to-flag seconds of the flagged elephants;
 bench_flowdetect's sliding modes and their delay lines."""
 import argparse
-import glob
 import os
 
 import pytest
@@ -17,30 +16,31 @@ from sdnmpi.flows import counterlog, sliding
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "bench", "results")
-PLAIN = sorted(glob.glob(os.path.join(RESULTS, "flowdetect-20261130T085106Z", "counters", "permutation-*-1.jsonl.gz")))
-SLIDE = sorted(glob.glob(os.path.join(RESULTS, "flowdetect-20261130T195251Z", "counters", "*-slide-1.jsonl.gz")))
+# committed logs, named: a missing one fails the tests (the run folders are the evidence they replay)
+PLAIN = [os.path.join(RESULTS, "flowdetect-20261130T085106Z", "counters", "permutation-%s-1.jsonl.gz" % mode)
+         for mode in ("learned", "threshold")]
+SLIDE = [os.path.join(RESULTS, "flowdetect-20261130T195251Z", "counters", "permutation-%s-slide-1.jsonl.gz" % mode)
+         for mode in ("learned", "threshold")]
 
 
-@pytest.mark.skipif(not PLAIN or not SLIDE, reason="the committed counter logs are not here")
 def test_the_replay_puts_every_first_flag_where_the_controller_logged_it():
     for path in PLAIN + SLIDE:
+        assert os.path.isfile(path), path
         logged, replayed, delays, interval = flowdetect_slide.compare(path)
         assert interval == 0.5 and logged and logged == replayed and len(delays) == len(logged)
     assert counterlog.read_header(SLIDE[0])["window_s"] == 1.0
 
 
-@pytest.mark.skipif(not SLIDE, reason="the committed counter logs are not here")
 def test_a_changed_rule_moves_flags(monkeypatch):
-    path = [p for p in SLIDE if "learned" in p][0]
+    path = SLIDE[0]                                        # the learned classifier's
     monkeypatch.setattr(sliding, "STILL_SHARE", 0.99)      # no poll carries 99 % of the link: no flag
     logged, replayed, _delays, _interval = flowdetect_slide.compare(path)
     assert logged and replayed != logged
     assert flowdetect_slide.main([os.path.dirname(path)]) == 1
 
 
-@pytest.mark.skipif(not SLIDE, reason="the committed counter logs are not here")
 def test_onset_to_flag_seconds():
-    secs = counterlog.from_file([p for p in SLIDE if "learned" in p][0], flowdetect_slide.onset_delays)
+    secs = counterlog.from_file(SLIDE[0], flowdetect_slide.onset_delays)
     assert len(secs) == 12 and all(0 < s < 3 for s in secs)
 
 

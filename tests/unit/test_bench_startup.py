@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from libsdnmpi_harness import BCAST_TIMINGS, MPIRUN, PLAN_TIMINGS, fake_hosts, mpirun
+from libsdnmpi_harness import BCAST_TIMINGS, PLAN_TIMINGS, fake_hosts, mpirun
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BENCH = os.path.join(ROOT, "bench")
@@ -40,7 +40,7 @@ def run_startup(prog, stub, np, reps, tmp_path, *extra):
     return [e for e in (benchcore.parse_line(l) for l in proc.stdout.splitlines()) if e]
 
 
-@pytest.mark.skipif(not MPIRUN, reason="needs mpirun")
+@pytest.mark.usefixtures("mpirun_path")
 def test_startup_rows_carry_the_library_breakdown(built, stub_factory, coll_bench, tmp_path):
     stub = stub_factory(leaves=2)
     events = run_startup(coll_bench, stub, 4, 12, tmp_path)
@@ -204,7 +204,7 @@ def test_baseline_variants(tmp_path):
     assert exc.value.code == 2
 
 
-@pytest.mark.skipif(not MPIRUN, reason="needs mpirun")
+@pytest.mark.usefixtures("mpirun_path")
 def test_new_communicator_rows(built, stub_factory, coll_bench, tmp_path):
     """--startup-comms 1: after the world's rows, the first call on a dup of the world (its routes
     reused: no round trip, plan_ahead 2), on halves made with SDN_MPI_Comm_split (each leader sent

@@ -12,15 +12,12 @@ import numpy as np
 import pytest
 
 import profiler_harness as ph
-from libsdnmpi_harness import MPIRUN
 from sdnmpi.profiler import cli
 
 CG = Path(__file__).resolve().parents[1] / "data" / "pfsim" / "traces" / "cg-c-128.tar.gz"
 CLI = Path(sys.executable).parent / "sdnmpi-prof"
 HPCC = shutil.which("hpcc")
 HPCC_TEMPLATE = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
-
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
 
 
 def sdnmpi_prof(*args):
@@ -38,7 +35,7 @@ def assert_one_line_error(args, *needles):
 
 
 @pytest.fixture
-def ring_trace(built, tmp_path):
+def ring_trace(built, mpirun_path, tmp_path):
     """A 4-rank ring job (1000 bytes x 3 per rank) profiled under Open MPI: its directory."""
     ph.run("openmpi", 4, ["ring", 1000], tmp_path, env={"SDN_MPI_PROF_JOB": "ring"})
     return tmp_path
@@ -64,7 +61,7 @@ def test_show_and_plot_pfprof_trace(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_plot_a_phase(built, tmp_path):
+def test_plot_a_phase(built, mpirun_path, tmp_path):
     ph.run("openmpi", 4, ["phases", 64], tmp_path)
     png = tmp_path / "p2.png"
     rc, _, err = sdnmpi_prof("plot", tmp_path, "-o", png, "--phase", "2")
@@ -74,7 +71,7 @@ def test_plot_a_phase(built, tmp_path):
     assert_one_line_error(("plot", tmp_path, "-o", tmp_path / "no" / "x.png"), "cannot write the plot")
 
 
-def test_hpcc_unmodified_under_the_profiler(built, tmp_path, capsys):
+def test_hpcc_unmodified_under_the_profiler(built, mpirun_path, tmp_path, capsys):
     """HPC Challenge from apt, 4 ranks, a tiny problem (N=200): a trace the reader and show accept,
     and in it every rank talks to every other (HPL's panel broadcasts, PTRANS, the ring tests)."""
     if HPCC is None:
@@ -83,7 +80,7 @@ def test_hpcc_unmodified_under_the_profiler(built, tmp_path, capsys):
         "80           NBs", "20           NBs")
     (tmp_path / "hpccinf.txt").write_text(text)
     res = subprocess.run(
-        ["timeout", "-k", "10", "300", MPIRUN, "--oversubscribe", "-np", "4", "--mca", "btl", "self,vader",
+        ["timeout", "-k", "10", "300", mpirun_path, "--oversubscribe", "-np", "4", "--mca", "btl", "self,vader",
          "--mca", "mpi_yield_when_idle", "1", "-x", "LD_PRELOAD=%s" % ph.PROF, "-x", "SDN_MPI_PROF_JOB=hpcc",
          HPCC], cwd=tmp_path, capture_output=True, text=True,
         env=dict(subprocess.os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))

@@ -101,8 +101,8 @@ def test_hold_sleeps_until_the_file_appears(program, tmp_path):
 
     def create_later():
         time.sleep(HOLD_FOR)     # the delay under test, not a wait for a condition
+        created["before"] = time.monotonic()   # stamped first: the file cannot exist before this moment
         go.touch()
-        created["at"] = time.monotonic()
 
     later = threading.Thread(target=create_later)
     later.start()
@@ -113,7 +113,7 @@ def test_hold_sleeps_until_the_file_appears(program, tmp_path):
         later.join()
     assert res.returncode == 0, res.stderr
     assert [l["bytes"] for l in result_lines(res.stdout)[0]] == ["100", "200"]
-    assert finished > created["at"]    # the run did not end before the file came
+    assert finished > created["before"]    # the run did not end before the file came
 
 
 def test_hold_past_its_limit_fails_the_run(program, tmp_path):
