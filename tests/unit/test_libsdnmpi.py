@@ -18,10 +18,10 @@ import msgpack
 import pytest
 
 from libsdnmpi_checks import PLAIN, expected_steps, mpirun, run_check, sorted_steps
-from libsdnmpi_harness import MPIRUN, PRELOAD, TOOL, closed_port, decode, fake_hosts, frame_body, tool
+from libsdnmpi_harness import PRELOAD, TOOL, closed_port, decode, fake_hosts, frame_body, tool
 from sdnmpi.controller import rpc_schema
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+pytestmark = pytest.mark.usefixtures("mpirun_path")   # a missing mpirun fails, never skips
 
 
 # ---------------------------------------------------------------------------------------------

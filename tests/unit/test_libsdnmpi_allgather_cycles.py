@@ -12,10 +12,9 @@ import re
 import pytest
 
 import test_libsdnmpi_coll as coll
-from libsdnmpi_harness import MPIRUN
 from test_libsdnmpi_reduce_chain import cycles_request, leaf_order
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+pytestmark = pytest.mark.usefixtures("mpirun_path")   # a missing mpirun fails, never skips
 RD, RING, CYCLES = 2, 3, 4   # sdnmpi_test_last_allgather()
 CHAINS = 3                   # sdnmpi_test_last_reduce()
 CYCLES_PLAN = re.compile(r"cycles plan comm=(\d+) ranks=(\d+) steps=1 pairs=\d+ planner=sdn-optimal: ok")

@@ -9,12 +9,12 @@ import pytest
 
 from libsdnmpi_checks import (HOSTS_PER_P, check_stub_records, expected_steps, leaf_sizes_of,
                               non_loopback_addresses, run_check, sorted_steps)
-from libsdnmpi_harness import LIB, MPIRUN, fake_hosts, leaf_of
+from libsdnmpi_harness import LIB, fake_hosts, leaf_of
 
 sys.path.insert(0, str(LIB.parent / "bench"))
 import hier_trace  # noqa: E402  (bench/hier_trace.py reads SDN_MPI_HIER_TRACE's files)
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+pytestmark = pytest.mark.usefixtures("mpirun_path")   # a missing mpirun fails, never skips
 
 
 @pytest.mark.parametrize("np", range(1, 10))

@@ -14,7 +14,7 @@ import pytest
 
 import check_runner
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, fake_hosts
+from libsdnmpi_harness import LIB, PRELOAD, fake_hosts
 
 CHECK = LIB / "tests" / "coll_check"
 PLAIN = LIB / "tests" / "plain_coll"
@@ -24,7 +24,7 @@ SUMMARY = re.compile(r"coll_check: p=(?P<p>\d+) cases=(?P<cases>\d+) failures=(?
                      r"reduce sdn=(?P<reduce_sdn>\d+) pmpi=(?P<reduce_pmpi>\d+) "
                      r"alltoall sdn=(?P<alltoall_sdn>\d+) pmpi=(?P<alltoall_pmpi>\d+)")
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+pytestmark = pytest.mark.usefixtures("mpirun_path")   # a missing mpirun fails, never skips
 
 mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 

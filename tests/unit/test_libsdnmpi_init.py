@@ -7,9 +7,8 @@ memory first. Every result still equals PMPI_Allreduce's (allreduce_check)."""
 import pytest
 
 from libsdnmpi_checks import HOSTS_PER_P, check_stub_records, run_check
-from libsdnmpi_harness import MPIRUN
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+pytestmark = pytest.mark.usefixtures("mpirun_path")   # a missing mpirun fails, never skips
 
 FELL_BACK = "init: out of memory, falling back to PMPI_Allreduce"
 

@@ -12,9 +12,9 @@ import pytest
 
 import check_runner
 from libsdnmpi_checks import MPI_TIMEOUT, expected_steps, leaf_sizes_of, sorted_steps, with_min_bytes
-from libsdnmpi_harness import LIB, MPIRUN, fake_hosts, leaf_of
+from libsdnmpi_harness import LIB, fake_hosts, leaf_of
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+pytestmark = pytest.mark.usefixtures("mpirun_path")   # a missing mpirun fails, never skips
 
 CHECK = LIB / "tests" / "planahead_check"
 SUMMARY = re.compile(r"planahead_check: p=(?P<p>\d+) first_path=(?P<first>\d+) second_path=(?P<second>\d+) "

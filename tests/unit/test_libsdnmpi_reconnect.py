@@ -15,7 +15,7 @@ import threading
 import pytest
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import MPIRUN, fake_hosts
+from libsdnmpi_harness import fake_hosts
 from mpi_progs import build_prog
 from sdnmpi.mininet_topos.polling import poll_until
 
@@ -25,7 +25,7 @@ AFTER = 24           # rounds after the test's "fault" file (each: one Allreduce
 MPI_TIMEOUT = 240
 WAIT = 120           # seconds for a condition the job must reach
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+pytestmark = pytest.mark.usefixtures("mpirun_path")   # a missing mpirun fails, never skips
 mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 

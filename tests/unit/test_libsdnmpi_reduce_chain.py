@@ -13,9 +13,9 @@ import pytest
 
 import test_libsdnmpi_coll as coll
 from libsdnmpi_checks import leaf_sizes_of
-from libsdnmpi_harness import MPIRUN, fake_hosts, leaf_of
+from libsdnmpi_harness import fake_hosts, leaf_of
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+pytestmark = pytest.mark.usefixtures("mpirun_path")   # a missing mpirun fails, never skips
 CHAINS, REDSCAT = 3, 2   # sdnmpi_test_last_reduce()
 
 

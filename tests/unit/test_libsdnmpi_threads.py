@@ -13,13 +13,13 @@ import functools
 import pytest
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import MPIRUN, StubController
+from libsdnmpi_harness import StubController
 from mpi_progs import build_prog
 
 NP = 4
 MPI_TIMEOUT = 90     # a hang is the failure; the job takes a few seconds
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+pytestmark = pytest.mark.usefixtures("mpirun_path")   # a missing mpirun fails, never skips
 mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
 
 

@@ -16,7 +16,7 @@ import tarfile
 import pytest
 
 import libsdnmpi_harness as harness
-from libsdnmpi_harness import LIB, MPIRUN, PRELOAD, closed_port, fake_hosts, request_args
+from libsdnmpi_harness import LIB, PRELOAD, closed_port, fake_hosts, request_args
 from sdnmpi import traces
 from traffic_harness import expected
 
@@ -28,7 +28,7 @@ TRAFFIC_LINE = re.compile(r"^sdnmpi\[0\]: SDN_MPI_TRAFFIC: .*; the job runs on d
 OK_LINE = re.compile(r"^traffic_patterns: ranks=(\d+) ok seconds=", re.M)
 
 mpirun = functools.partial(harness.mpirun, timeout=MPI_TIMEOUT)
-needs_mpi = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
+needs_mpi = pytest.mark.usefixtures("mpirun_path")   # a missing mpirun fails, never skips
 
 
 # ---------------------------------------------------------------------------------------------
