@@ -124,7 +124,10 @@ def test_override_flows_copy_the_default_route_of_each_job_pair():
         "cookie=0x%x,priority=%d,ip,nw_src=10.0.0.2,nw_dst=10.0.0.6,actions=group:4097" % (bench_flows.BENCH_COOKIE, bench_flows.PRIORITY_OVERRIDE)]
     assert missing == ["ip,nw_src=10.0.0.3,nw_dst=10.0.0.9"]   # no default route to copy
     assert bench_flows.override_flows([l for l in DUMP.splitlines() if "priority=2001" not in l]) == ([], [])
-    assert bench_flows.parse_flow(" priority=0 actions=drop") is None or bench_flows.parse_flow(" priority=0 actions=drop")[1] == 0
+    # a table-miss entry parses with no match fields; a line without a cookie is not a dump-flows line
+    miss = " cookie=0x0, duration=1.2s, table=0, n_packets=0, n_bytes=0, priority=0 actions=drop"
+    assert bench_flows.parse_flow(miss) == (0, 0, {}, "", "drop")
+    assert bench_flows.parse_flow(" priority=0 actions=drop") is None
 
 
 def request(tmp_path, seq, what):
