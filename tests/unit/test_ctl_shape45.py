@@ -5,17 +5,15 @@ a non-zero exit code, not as "unexpected answer from the controller" (it was: ma
 KeyError, TypeError, ValueError, ... that rendering raised)."""
 import json
 import math
-import os
 import subprocess
 import sys
-from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ctl_fakes import FakeServer, argv_of, assert_one_error_line, json_answer, real_answers, requests_of, run
+from ctl_fakes import argv_of, assert_one_error_line, requests_of, run
 from sdnmpi.ctl import render, shapes
-from test_ctl_answers import spoilt
+from test_ctl_answers import _serve, real, server, spoilt  # noqa: F401  (real, server: the fixtures)
 
 # command: (the request whose answer it renders, its shape, a rendering of it as the command does)
 RENDERED = {
@@ -32,27 +30,10 @@ ODD = st.one_of(st.integers(), st.integers(min_value=2 ** 63).map(lambda n: n * 
                 st.text(max_size=3), st.lists(st.integers(), max_size=3))
 
 
-@pytest.fixture(scope="module")
-def real():
-    return real_answers()
-
-
-@pytest.fixture(scope="module")
-def server():
-    fake = FakeServer()
-    with mock.patch.dict(os.environ, {"SDNMPI_TOKEN": "a-token-for-the-tests"}):
-        yield fake
-    fake.close()
-
-
 def _answer(real, command):
     answers, job = real
     path = RENDERED[command][0]
     return answers[("GET", path % job if "%d" in path else path)]
-
-
-def _serve(server, answers):
-    server.answer = lambda method, path: json_answer(answers[(method, path)])
 
 
 @pytest.mark.parametrize("command", sorted(RENDERED))
