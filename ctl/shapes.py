@@ -12,7 +12,7 @@ import logging
 import re
 
 LOG = logging.getLogger(__name__)
-MAX_INT = 2 ** 64   # a number of more digits is no count or rate of the controller's (and overflows a float)
+MAX_INT = 2 ** 64   # an integer beyond 64 bits is no count or rate of the controller's (and may overflow a float)
 
 
 class BadAnswer(Exception):
