@@ -231,12 +231,13 @@ class FlowDetection:
         return found
 
     def _follow_jobs(self, jobs):
-        """Drops what detection knows of released jobs; a dormant job's detected pairs may be
-        detected again (its routes are gone)."""
+        """Drops what detection knows of released jobs (its mismatch count too: a job that gets the
+        id again starts at 0); a dormant job's detected pairs may be detected again (its routes are gone)."""
         for job_id in list(self.seen):
             if job_id not in jobs.jobs:
                 del self.seen[job_id]
                 self.hold.forget(job_id)
+                self.mismatch.pop(job_id, None)
         for job_id in jobs.jobs:
             self.seen.setdefault(job_id, self.counters["polls"])
         for job_id in list(self.detected):

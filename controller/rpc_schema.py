@@ -74,7 +74,7 @@ def decode_request(body):
     req_id = msg.get("id")
     if not _is_int(req_id):
         raise RpcError("missing or non-integer id")
-    if msg.get("v") != VERSION:
+    if not _is_int(msg.get("v")) or msg["v"] != VERSION:   # true == 1 and 1.0 == 1 in Python
         raise RpcError("unsupported protocol version %r (want %d)" % (msg.get("v"), VERSION), req_id)
     op = msg.get("op")
     validate = _VALIDATORS.get(op) if isinstance(op, str) else None
@@ -88,7 +88,14 @@ def decode_request(body):
 
 
 def _is_int(value):
+    """The check of every integer field (the version, ids, ranks, counts, ...): a msgpack int, never
+    a bool (msgpack's true is Python's True, and True == 1) nor a float (1.0 == 1)."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value):
+    """A number field (`lease_s`): an int or a float, never a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _job(msg):
@@ -128,7 +135,7 @@ def _ipv4_list(msg, key, what):
 def _register(msg):
     hosts = _ipv4_list(msg, "hosts", "host")
     lease = msg.get("lease_s", DEFAULT_LEASE_S)
-    if isinstance(lease, bool) or not isinstance(lease, (int, float)) or not 1 <= lease <= MAX_LEASE_S:
+    if not _is_number(lease) or not 1 <= lease <= MAX_LEASE_S:
         raise RpcError("lease_s must be a number of seconds in 1..%d" % MAX_LEASE_S)
     return {"hosts": hosts, "lease_s": float(lease)}
 

@@ -13,7 +13,9 @@ routing needs the operator's token: $SDNMPI_TOKEN, else the file --token-file (d
 controller's default, /etc/sdnmpi/operator-token). Errors are one line on stderr; exit codes:
 0 ok, 1 the controller is unreachable or answered an error or something that is not the JSON
 expected (a wrong token, too), 2 bad usage (an unknown policy, too), 130 Ctrl-C. Output into a
-closed pipe (``| head``) ends quietly.
+closed pipe (``| head``) ends quietly. Every answer's shape is checked before it is rendered
+(ctl/shapes.py), so an error while rendering is a bug of sdnmpi-ctl's own: it is not caught, and
+Python prints its traceback (exit code 1).
 """
 import argparse
 import json
@@ -23,7 +25,7 @@ import sys
 import time
 
 from .. import pipes
-from . import render
+from . import render, shapes
 from .client import DEFAULT_TOKEN_FILE, DEFAULT_URL, ApiError, Client, UsageError, check_token
 
 LOG = logging.getLogger(__name__)
@@ -33,6 +35,10 @@ EXIT_INTERRUPTED = 130   # Ctrl-C, as shells report SIGINT
 CLEAR = "\033[H\033[2J"
 MAX_SECONDS = 86400.0   # a longer timeout or interval overflows the socket's and sleep's clocks
 MAX_MESSAGE = 300       # characters of an error line
+
+
+class OutputError(Exception):
+    """The answer has characters the output cannot take (exit code 1)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -97,32 +103,37 @@ def build_parser():
     return parser
 
 
+def _get(client, path, shape):
+    """The answer to ``GET path``, checked against ``shape`` (shapes.BadAnswer if it differs)."""
+    return shapes.check(client.get(path), shape)
+
+
 def _topology(client, _args):
-    view = client.get("/sdnmpi/view")
+    view = _get(client, "/sdnmpi/view", shapes.TOPOLOGY)
     data = {"switches": view["switches"], "links": [l for l in view["links"] if l["kind"] == "fabric"],
             "hosts": view["hosts"]}
     return data, render.topology(view)
 
 
 def _jobs(client, _args):
-    jobs = client.get("/sdnmpi/jobs")
+    jobs = _get(client, "/sdnmpi/jobs", shapes.JOBS)
     return jobs, render.jobs(jobs)
 
 
 def _job(client, args):
-    detail = client.get("/sdnmpi/jobs/%d" % args.job_id)
+    detail = _get(client, "/sdnmpi/jobs/%d" % args.job_id, shapes.JOB)
     return detail, render.job(detail)
 
 
 def _links(client, args):
-    links = render.busiest(client.get("/sdnmpi/linkload"), args.top)
+    links = render.busiest(_get(client, "/sdnmpi/linkload", shapes.LINKS), args.top)
     return links, ["Busiest links"] + render.table(render.LINK_HEADERS, render.link_rows(links))
 
 
 def _routing(client, args):
     if args.routing_action == "set":
         return _set_routing(client, args)
-    answer = client.get("/sdnmpi/routing")
+    answer = _get(client, "/sdnmpi/routing", shapes.ROUTING)
     return answer, render.routing(answer)
 
 
@@ -141,12 +152,11 @@ def _operator_token(args):
 
 
 def _set_routing(client, args):
-    policies = client.get("/sdnmpi/routing")["policies"]
-    if not isinstance(policies, list) or not all(isinstance(p, str) for p in policies):
-        raise TypeError("the policies are not a list of names")
+    policies = _get(client, "/sdnmpi/routing", shapes.ROUTING)["policies"]
     if args.policy not in policies:
         raise UsageError("unknown routing policy %r (choose from %s)" % (args.policy, ", ".join(policies)))
-    answer = client.put("/sdnmpi/routing", {"routing": args.policy}, _operator_token(args))
+    answer = shapes.check(client.put("/sdnmpi/routing", {"routing": args.policy}, _operator_token(args)),
+                          shapes.ROUTING_SET)
     if answer["changed"]:
         line = "default routing: %s (was %s)" % (answer["routing"], answer["previous"])
     else:
@@ -163,11 +173,10 @@ def _watch(client, args, out):
     try:
         while True:
             try:
-                lines = render.watch(client.get("/sdnmpi/view"), top=args.top)
+                lines = render.watch(_get(client, "/sdnmpi/view", shapes.WATCH), top=args.top)
             except ApiError as err:  # the controller may be restarting: keep watching
                 lines = ["%s: %s" % (PROG, one_line(err))]
-            out.write(clear + "\n".join([time.strftime("%H:%M:%S")] + lines) + "\n\n")
-            out.flush()
+            _write(out, clear + "\n".join([time.strftime("%H:%M:%S")] + lines) + "\n\n")
             shown += 1
             if args.count is not None and shown >= args.count:
                 return EXIT_OK
@@ -182,9 +191,17 @@ def _run(argv, out):
     if args.command == "watch":
         return _watch(client, args, out)
     data, lines = COMMANDS[args.command](client, args)
-    out.write((json.dumps(data, indent=2) if args.json else "\n".join(lines)) + "\n")
-    out.flush()   # a closed pipe fails here, not at exit
+    _write(out, (json.dumps(data, indent=2) if args.json else "\n".join(lines)) + "\n")
     return EXIT_OK
+
+
+def _write(out, text):
+    try:
+        out.write(text)
+    except UnicodeEncodeError as err:   # a host name with a lone surrogate on a UTF-8 stdout
+        raise OutputError("the answer has characters the output cannot take (%s: %s)" % (type(err).__name__, err)) \
+            from None
+    out.flush()   # a closed pipe fails here, not at exit
 
 
 def one_line(message):
@@ -212,6 +229,9 @@ def main(argv=None, out=None, err=None):
         return EXIT_API
     except KeyboardInterrupt:   # Ctrl-C while waiting for the controller (watch returns 0 itself)
         return EXIT_INTERRUPTED
-    except render.SHAPE_ERRORS as exc:   # an answer of an unexpected shape; characters stdout cannot take
-        _say(err, "unexpected answer from the controller (%s: %s)" % (type(exc).__name__, exc))
+    except shapes.BadAnswer as exc:   # checked before rendering: what render raises on checked data is a bug
+        _say(err, "unexpected answer from the controller (%s)" % exc)
+        return EXIT_API
+    except OutputError as exc:
+        _say(err, exc)
         return EXIT_API

@@ -1,20 +1,9 @@
 """Text renderings of the controller's JSON answers (tables, rates). Pure functions: JSON in,
-lines out."""
+lines out. They take answers of the shapes in ctl/shapes.py (sdnmpi-ctl checks each answer
+before it renders it), so whatever they raise is a bug of their own."""
 import logging
 
 LOG = logging.getLogger(__name__)
-# What these renderings raise on JSON of an unexpected shape: a list for an object, a missing key, a
-# string for a number (TypeError, ValueError), NaN or infinity where a count is due (ValueError,
-# OverflowError). ValueError covers a character the output cannot encode (UnicodeEncodeError) too.
-SHAPE_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError, ArithmeticError)
-
-
-def rows_of(value, what):
-    """``value`` if it is a list; an object where a list is due would otherwise show as no rows."""
-    if not isinstance(value, list):
-        raise TypeError("%s is not a list" % what)
-    return value
-
 
 def table(headers, rows):
     """Lines of a left-aligned table (numbers right-aligned)."""
@@ -29,8 +18,9 @@ def table(headers, rows):
 
 
 def _is_number(text):
+    words = text.split()
     try:
-        float(text.split()[0] if text else "x")
+        float(words[0] if words else "x")   # a cell of spaces (a name " ") is no number
     except ValueError:
         return text == "-"
     return True
@@ -61,12 +51,12 @@ LINK_HEADERS = ["A", "B", "A->B", "B->A", "UTIL"]
 
 
 def busiest(links, top):
-    return sorted(rows_of(links, "links"), key=lambda l: (-max(l["bps"]), l["id"]))[:top]
+    return sorted(links, key=lambda l: (-max(l["bps"]), l["id"]))[:top]
 
 
 def topology(view):
-    switches, hosts = rows_of(view["switches"], "switches"), rows_of(view["hosts"], "hosts")
-    fabric_links = [l for l in rows_of(view["links"], "links") if l["kind"] == "fabric"]
+    switches, hosts = view["switches"], view["hosts"]
+    fabric_links = [l for l in view["links"] if l["kind"] == "fabric"]
     lines = ["Switches (%d)" % len(switches)]
     lines += table(["DPID", "TIER", "PORTS", "FLOWS", "GROUPS"],
                    [[s["dpid"], s["tier"], len(s["ports"]), s["flows"], s["groups"]] for s in switches])
@@ -91,13 +81,11 @@ def _rank_list(ranks):
 
 def jobs(job_list):
     rows = [[j["job"], len(j["hosts"]), len(set(j["hosts"])), len(j["comms"]), len(j["trees"]), len(j["routes"]),
-             "%g s" % j["lease_s"]] for j in rows_of(job_list, "jobs")]
+             "%g s" % j["lease_s"]] for j in job_list]
     return ["Jobs (%d)" % len(job_list)] + table(["JOB", "RANKS", "HOSTS", "PLANS", "TREES", "FLOWS", "LEASE"], rows)
 
 
 def job(detail):
-    for what in ("hosts", "trees", "routes"):
-        rows_of(detail[what], what)
     lines = ["Job %d: %d ranks on %d hosts, lease %g s" % (detail["job"], len(detail["hosts"]),
                                                            len(set(detail["hosts"])), detail["lease_s"])]
     lines += table(["HOST", "RANKS"], [[ip, _rank_list(r)] for ip, r in sorted(_ranks(detail["hosts"]).items())])
@@ -134,8 +122,6 @@ def routing(answer):
 
 def watch(view, top=5):
     c = view["counters"]
-    for what in ("switches", "links", "hosts", "jobs"):
-        rows_of(view[what], what)
     fabric_links = [l for l in view["links"] if l["kind"] == "fabric"]
     lines = ["sdnmpi  routing %s   switches %d  links %d  hosts %d  jobs %d" % (
         view["routing"], len(view["switches"]), len(fabric_links), len(view["hosts"]), len(view["jobs"])),
