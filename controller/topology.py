@@ -18,12 +18,13 @@ from ryu.lib import dpid as dpid_lib
 
 from sdnmpi.primitives import fabric
 
+from . import sparselog
+
 LOG = logging.getLogger(__name__)
 
 SOURCE_LLDP = "lldp"
 SOURCE_ARP = "arp"
 SOURCE_IPV4 = "ipv4"
-REFUSALS_LOGGED = 100  # the first refused claims are logged, then every 100th
 MAX_PHYSICAL_PORT = 0xFFFFFF00  # OFPP_MAX: ports above are reserved (LOCAL, CONTROLLER, ...)
 # Hosts (MACs) learned at one edge port. A cluster node has one NIC per port; a hypervisor or a
 # container host with its own MAC per guest (a few VMs, macvlan) has a handful. 16 covers that with
@@ -147,17 +148,17 @@ class Topology:
             return False
         host = self.hosts.get(mac)
         if host is not None and (host.dpid, host.port) != (dpid, port):
-            return self._refuse("host %s is at %s:%d, not at %s:%d (%s)"
-                                % (mac, _dpid(host.dpid), host.port, _dpid(dpid), port, source))
+            return self._refuse("host %s is at %s:%d, not at %s:%d (%s)",
+                                mac, _dpid(host.dpid), host.port, _dpid(dpid), port, source)
         owner = self.host_by_ip(ip) if ip else None
         if owner is not None and owner is not host and (owner.dpid, owner.port) != (dpid, port):
-            return self._refuse("IP %s belongs to %s at %s:%d, not to %s at %s:%d (%s)"
-                                % (ip, owner.mac, _dpid(owner.dpid), owner.port, mac, _dpid(dpid), port, source))
+            return self._refuse("IP %s belongs to %s at %s:%d, not to %s at %s:%d (%s)",
+                                ip, owner.mac, _dpid(owner.dpid), owner.port, mac, _dpid(dpid), port, source)
         if host is None and self.hosts_at(dpid, port) >= MAX_HOSTS_PER_PORT:
             self.port_full += 1
-            _log_sparsely(self.port_full, "new hosts refused at full ports",
-                          "host %s at %s:%d: the port has %d hosts already (%s)"
-                          % (mac, _dpid(dpid), port, MAX_HOSTS_PER_PORT, source))
+            sparselog.warn(LOG, self.port_full, "new hosts refused at full ports",
+                           "host %s at %s:%d: the port has %d hosts already (%s)",
+                           mac, _dpid(dpid), port, MAX_HOSTS_PER_PORT, source)
             return False
         changed = False
         if host is None:
@@ -179,9 +180,9 @@ class Topology:
             changed = True
         return changed
 
-    def _refuse(self, why):
+    def _refuse(self, why, *args):
         self.refused += 1
-        _log_sparsely(self.refused, "refused", why)
+        sparselog.warn(LOG, self.refused, "refused", why, *args)
         return False
 
     def hosts_at(self, dpid, port):
@@ -224,12 +225,6 @@ class Topology:
                       for a, b in self.undirected_links()],
             "hosts": [h.to_json() for h in sorted(self.hosts.values(), key=lambda h: (h.dpid, h.port, h.mac))],
         }
-
-
-def _log_sparsely(count, what, why):
-    """The first REFUSALS_LOGGED refusals of a kind are logged, then every 100th: a flood logs little."""
-    if count <= REFUSALS_LOGGED or count % REFUSALS_LOGGED == 0:
-        LOG.warning("%s (%d so far): %s", what, count, why)
 
 
 def _dpid(dpid):
