@@ -58,12 +58,15 @@ class LinkEnd:
 
 
 class Topology:
-    """Switches ({dpid: {port: hw_addr}}), directed links ({(dpid, port): LinkEnd}) and hosts."""
+    """Switches ({dpid: {port: hw_addr}}), directed links ({(dpid, port): LinkEnd}) and hosts
+    ({mac: Host}, changed only by the methods below, which keep its two indexes in step)."""
 
     def __init__(self):
         self.switches = {}
         self.links = {}
         self.hosts = {}
+        self._at = {}      # (dpid, port) -> the MACs of its hosts: hosts_at and port_down without a scan
+        self._by_ip = {}   # ip -> the host that has it (one at most): host_by_ip without a scan
         self.refused = 0   # host moves and IP takeovers refused (see the module docstring)
         self.port_full = 0  # new hosts refused at a port that has MAX_HOSTS_PER_PORT already
 
@@ -94,7 +97,7 @@ class Topology:
             LOG.info("link %s down (port %s:%d)", _link_name(src, self.links[src]), _dpid(dpid), port)
             del self.links[src]
             changed = True
-        for mac in [m for m, h in self.hosts.items() if (h.dpid, h.port) == (dpid, port)]:
+        for mac in sorted(self._at.get((dpid, port), ())):
             changed |= self.remove_host(mac, "port %s:%d down" % (_dpid(dpid), port))
         self.switches.get(dpid, {}).pop(port, None)
         return changed
@@ -114,7 +117,7 @@ class Topology:
         LOG.info("link %s up", _link_name(src, self.links[src]))
         changed = True
         for end in (src, dst):  # a port with a switch behind it has no hosts
-            for mac in [m for m, h in self.hosts.items() if (h.dpid, h.port) == end]:
+            for mac in sorted(self._at.get(end, ())):
                 self.remove_host(mac, "port %s:%d is a switch link" % (_dpid(end[0]), end[1]))
         return changed
 
@@ -163,6 +166,7 @@ class Topology:
         changed = False
         if host is None:
             host = self.hosts[mac] = Host(mac=mac, ip=None, dpid=dpid, port=port, source=source)
+            self._at.setdefault((dpid, port), set()).add(mac)
             LOG.info("host %s at %s:%d (%s)", mac, _dpid(dpid), port, source)
             changed = True
         if name:
@@ -175,8 +179,9 @@ class Topology:
         if ip and ip != host.ip and (host.ip is None or source != SOURCE_LLDP or host.ip_source == SOURCE_LLDP):
             if owner is not None and owner is not host:  # on the same port: the newest claim wins
                 LOG.warning("IP %s moved from %s to %s on %s:%d", ip, owner.mac, mac, _dpid(dpid), port)
-                owner.ip = None
-            host.ip, host.ip_source = ip, source
+                self._set_ip(owner, None)
+            self._set_ip(host, ip)
+            host.ip_source = source
             changed = True
         return changed
 
@@ -185,22 +190,36 @@ class Topology:
         sparselog.warn(LOG, self.refused, "refused", why, *args)
         return False
 
+    def _set_ip(self, host, ip):
+        self._forget_ip(host)
+        host.ip = ip
+        if ip is not None:
+            self._by_ip[ip] = host
+
     def hosts_at(self, dpid, port):
-        return sum(1 for h in self.hosts.values() if (h.dpid, h.port) == (dpid, port))
+        """The number of hosts at (dpid, port), without a scan: a forged-MAC flood costs O(1) a frame."""
+        return len(self._at.get((dpid, port), ()))
 
     def remove_host(self, mac, why):
-        if self.hosts.pop(mac, None) is None:
+        host = self.hosts.pop(mac, None)
+        if host is None:
             return False
+        self._forget_ip(host)   # the Host keeps its fields for whoever still holds it
+        at = self._at[host.dpid, host.port]
+        at.discard(mac)
+        if not at:
+            del self._at[host.dpid, host.port]
         LOG.info("host %s removed: %s", mac, why)
         return True
 
+    def _forget_ip(self, host):
+        if host.ip is not None and self._by_ip.get(host.ip) is host:
+            del self._by_ip[host.ip]
+
     def host_by_ip(self, ip):
-        if ip is None:
-            return None
-        for host in self.hosts.values():
-            if host.ip == ip:
-                return host
-        return None
+        """The host that has ``ip`` (None if none), without a scan (the RPC's locate and planning,
+        ARP answers and IPv4 delivery look hosts up by IP)."""
+        return None if ip is None else self._by_ip.get(ip)
 
     # -- views -----------------------------------------------------------------------------------
     def graph(self):
