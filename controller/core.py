@@ -11,7 +11,7 @@ from ryu.lib.packet import ethernet, ipv4, packet, packet_utils
 
 from sdnmpi.primitives import DEFAULT_ROUTING
 
-from . import arp, lldp, ofmsgs
+from . import arp, lldp, ofmsgs, sparselog
 from . import constants as C
 from .portstats import PortStats
 from .routes import SwitchRoutes, desired_by_switch
@@ -138,9 +138,8 @@ class Core:
         verdict = self.probes.take(ip, requester, now)
         if verdict == arp.PROBE_LIMITED:
             self.counters["arp_probes_limited"] += 1
-            if self.counters["arp_probes_limited"] % arp.PROBES_MAX == 1:  # a flood logs little
-                LOG.warning("ARP probe for %s asked by %s:%d refused: over the probe budget (%d so far)", ip,
-                            dpid_lib.dpid_to_str(requester[0]), requester[1], self.counters["arp_probes_limited"])
+            sparselog.warn(LOG, self.counters["arp_probes_limited"], "ARP probes refused over the probe budget",
+                           "probe for %s asked by %s:%d", ip, dpid_lib.dpid_to_str(requester[0]), requester[1])
         if verdict != arp.PROBE:
             return []
         self.counters["arp_probes"] += 1

@@ -18,12 +18,13 @@ from ryu.lib import dpid as dpid_lib
 
 from sdnmpi.primitives import fabric
 
+from . import sparselog
+
 LOG = logging.getLogger(__name__)
 
 SOURCE_LLDP = "lldp"
 SOURCE_ARP = "arp"
 SOURCE_IPV4 = "ipv4"
-REFUSALS_LOGGED = 100  # the first refused claims are logged, then every 100th
 MAX_PHYSICAL_PORT = 0xFFFFFF00  # OFPP_MAX: ports above are reserved (LOCAL, CONTROLLER, ...)
 # Hosts (MACs) learned at one edge port. A cluster node has one NIC per port; a hypervisor or a
 # container host with its own MAC per guest (a few VMs, macvlan) has a handful. 16 covers that with
@@ -57,12 +58,15 @@ class LinkEnd:
 
 
 class Topology:
-    """Switches ({dpid: {port: hw_addr}}), directed links ({(dpid, port): LinkEnd}) and hosts."""
+    """Switches ({dpid: {port: hw_addr}}), directed links ({(dpid, port): LinkEnd}) and hosts
+    ({mac: Host}, changed only by the methods below, which keep its two indexes in step)."""
 
     def __init__(self):
         self.switches = {}
         self.links = {}
         self.hosts = {}
+        self._at = {}      # (dpid, port) -> the MACs of its hosts: hosts_at and port_down without a scan
+        self._by_ip = {}   # ip -> the host that has it (one at most): host_by_ip without a scan
         self.refused = 0   # host moves and IP takeovers refused (see the module docstring)
         self.port_full = 0  # new hosts refused at a port that has MAX_HOSTS_PER_PORT already
 
@@ -93,7 +97,7 @@ class Topology:
             LOG.info("link %s down (port %s:%d)", _link_name(src, self.links[src]), _dpid(dpid), port)
             del self.links[src]
             changed = True
-        for mac in [m for m, h in self.hosts.items() if (h.dpid, h.port) == (dpid, port)]:
+        for mac in sorted(self._at.get((dpid, port), ())):
             changed |= self.remove_host(mac, "port %s:%d down" % (_dpid(dpid), port))
         self.switches.get(dpid, {}).pop(port, None)
         return changed
@@ -113,7 +117,7 @@ class Topology:
         LOG.info("link %s up", _link_name(src, self.links[src]))
         changed = True
         for end in (src, dst):  # a port with a switch behind it has no hosts
-            for mac in [m for m, h in self.hosts.items() if (h.dpid, h.port) == end]:
+            for mac in sorted(self._at.get(end, ())):
                 self.remove_host(mac, "port %s:%d is a switch link" % (_dpid(end[0]), end[1]))
         return changed
 
@@ -147,21 +151,22 @@ class Topology:
             return False
         host = self.hosts.get(mac)
         if host is not None and (host.dpid, host.port) != (dpid, port):
-            return self._refuse("host %s is at %s:%d, not at %s:%d (%s)"
-                                % (mac, _dpid(host.dpid), host.port, _dpid(dpid), port, source))
+            return self._refuse("host %s is at %s:%d, not at %s:%d (%s)",
+                                mac, _dpid(host.dpid), host.port, _dpid(dpid), port, source)
         owner = self.host_by_ip(ip) if ip else None
         if owner is not None and owner is not host and (owner.dpid, owner.port) != (dpid, port):
-            return self._refuse("IP %s belongs to %s at %s:%d, not to %s at %s:%d (%s)"
-                                % (ip, owner.mac, _dpid(owner.dpid), owner.port, mac, _dpid(dpid), port, source))
+            return self._refuse("IP %s belongs to %s at %s:%d, not to %s at %s:%d (%s)",
+                                ip, owner.mac, _dpid(owner.dpid), owner.port, mac, _dpid(dpid), port, source)
         if host is None and self.hosts_at(dpid, port) >= MAX_HOSTS_PER_PORT:
             self.port_full += 1
-            _log_sparsely(self.port_full, "new hosts refused at full ports",
-                          "host %s at %s:%d: the port has %d hosts already (%s)"
-                          % (mac, _dpid(dpid), port, MAX_HOSTS_PER_PORT, source))
+            sparselog.warn(LOG, self.port_full, "new hosts refused at full ports",
+                           "host %s at %s:%d: the port has %d hosts already (%s)",
+                           mac, _dpid(dpid), port, MAX_HOSTS_PER_PORT, source)
             return False
         changed = False
         if host is None:
             host = self.hosts[mac] = Host(mac=mac, ip=None, dpid=dpid, port=port, source=source)
+            self._at.setdefault((dpid, port), set()).add(mac)
             LOG.info("host %s at %s:%d (%s)", mac, _dpid(dpid), port, source)
             changed = True
         if name:
@@ -174,32 +179,47 @@ class Topology:
         if ip and ip != host.ip and (host.ip is None or source != SOURCE_LLDP or host.ip_source == SOURCE_LLDP):
             if owner is not None and owner is not host:  # on the same port: the newest claim wins
                 LOG.warning("IP %s moved from %s to %s on %s:%d", ip, owner.mac, mac, _dpid(dpid), port)
-                owner.ip = None
-            host.ip, host.ip_source = ip, source
+                self._set_ip(owner, None)
+            self._set_ip(host, ip)
+            host.ip_source = source
             changed = True
         return changed
 
-    def _refuse(self, why):
+    def _refuse(self, why, *args):
         self.refused += 1
-        _log_sparsely(self.refused, "refused", why)
+        sparselog.warn(LOG, self.refused, "refused", why, *args)
         return False
 
+    def _set_ip(self, host, ip):
+        self._forget_ip(host)
+        host.ip = ip
+        if ip is not None:
+            self._by_ip[ip] = host
+
     def hosts_at(self, dpid, port):
-        return sum(1 for h in self.hosts.values() if (h.dpid, h.port) == (dpid, port))
+        """The number of hosts at (dpid, port), without a scan: a forged-MAC flood costs O(1) a frame."""
+        return len(self._at.get((dpid, port), ()))
 
     def remove_host(self, mac, why):
-        if self.hosts.pop(mac, None) is None:
+        host = self.hosts.pop(mac, None)
+        if host is None:
             return False
+        self._forget_ip(host)   # the Host keeps its fields for whoever still holds it
+        at = self._at[host.dpid, host.port]
+        at.discard(mac)
+        if not at:
+            del self._at[host.dpid, host.port]
         LOG.info("host %s removed: %s", mac, why)
         return True
 
+    def _forget_ip(self, host):
+        if host.ip is not None and self._by_ip.get(host.ip) is host:
+            del self._by_ip[host.ip]
+
     def host_by_ip(self, ip):
-        if ip is None:
-            return None
-        for host in self.hosts.values():
-            if host.ip == ip:
-                return host
-        return None
+        """The host that has ``ip`` (None if none), without a scan (the RPC's locate and planning,
+        ARP answers and IPv4 delivery look hosts up by IP)."""
+        return None if ip is None else self._by_ip.get(ip)
 
     # -- views -----------------------------------------------------------------------------------
     def graph(self):
@@ -224,12 +244,6 @@ class Topology:
                       for a, b in self.undirected_links()],
             "hosts": [h.to_json() for h in sorted(self.hosts.values(), key=lambda h: (h.dpid, h.port, h.mac))],
         }
-
-
-def _log_sparsely(count, what, why):
-    """The first REFUSALS_LOGGED refusals of a kind are logged, then every 100th: a flood logs little."""
-    if count <= REFUSALS_LOGGED or count % REFUSALS_LOGGED == 0:
-        LOG.warning("%s (%d so far): %s", what, count, why)
 
 
 def _dpid(dpid):

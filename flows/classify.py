@@ -10,6 +10,8 @@ import logging
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .. import numeric
+
 LOG = logging.getLogger(__name__)
 
 DEFAULT_LINK_RATE = 1e9 / 8  # bytes/s of a host link (1 Gbit/s); pass the fabric's real rate
@@ -25,13 +27,6 @@ def _counts(counts):
     if counts.ndim != 2:
         raise ValueError(f"counts must be pairs x intervals, got shape {counts.shape}")
     return counts
-
-
-def _positive(name, value):
-    value = float(value)
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be positive, got {value!r}")
-    return value
 
 
 def scaled_windows(counts, window, link_bytes):
@@ -122,8 +117,8 @@ class ThresholdClassifier:
 
     def __init__(self, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL,
                  window=DEFAULT_WINDOW, fraction=DEFAULT_FRACTION):
-        self.link_rate = _positive("link_rate", link_rate)
-        self.interval = _positive("interval", interval)
+        self.link_rate = numeric.positive(link_rate, "link_rate", ValueError, convert=True)
+        self.interval = numeric.positive(interval, "interval", ValueError, convert=True)
         if int(window) != window or window < 1:
             raise ValueError(f"window must be a whole number of intervals >= 1, got {window!r}")
         self.window = int(window)
@@ -260,8 +255,8 @@ class LearnedClassifier:
                  cutoff=0.5, history=None, recent=None, version=2, min_age=0, floor=0.0):
         self.weights = np.asarray(weights, dtype=float).reshape(-1)
         self.bias = float(bias)
-        self.link_rate = _positive("link_rate", link_rate)
-        self.interval = _positive("interval", interval)
+        self.link_rate = numeric.positive(link_rate, "link_rate", ValueError, convert=True)
+        self.interval = numeric.positive(interval, "interval", ValueError, convert=True)
         self.cutoff = float(cutoff)
         self.history, self.recent = history, recent
         self.version = 1 if history is None else version

@@ -33,11 +33,11 @@ import collections
 import gzip
 import json
 import logging
-import math
 import time
 
 import numpy as np
 
+from .. import numeric
 from .tracker import interval_count, packets_counted
 
 LOG = logging.getLogger(__name__)
@@ -114,18 +114,13 @@ class CounterLog:
 _MAX_COUNTER = 2 ** 64        # a switch's counters are 64-bit
 
 
-def _number(n):
-    """True for a finite number >= 0 (no bool), at most a 64-bit counter."""
-    return type(n) in (int, float) and 0 <= n <= _MAX_COUNTER and math.isfinite(n)
-
-
 def _bad_count(c, width):
     """True unless ``c`` is a count of ``width`` fields: names src and dst (strings), a job (an
     integer, a string or null), non-negative numbers of bytes (and packets, or null)."""
     if type(c) is not list or len(c) != width or type(c[0]) is not str or type(c[1]) is not str \
             or not (c[2] is None or type(c[2]) in (int, str)):
         return True
-    return not all(_number(n) or (n is None and i == 4) for i, n in enumerate(c[3:], 3))
+    return not all(numeric.within(n, 0, _MAX_COUNTER) or (n is None and i == 4) for i, n in enumerate(c[3:], 3))
 
 
 def _bad_flag(f):
@@ -147,9 +142,7 @@ def parse_header(line):
         raise CounterLogError(f"line 1: {FORMAT} version {header.get('version')!r:.20}: this code reads versions "
                               f"{', '.join(map(str, VERSIONS))} (header line)")
     for key in ("interval_s", "link_rate_Bps"):
-        if not _number(header.get(key)) or header[key] <= 0:
-            raise CounterLogError(f"line 1: header: {key} must be a positive finite number, got "
-                                  f"{header.get(key)!r:.20}")
+        numeric.positive(header.get(key), f"line 1: header: {key}", CounterLogError)
     return header
 
 

@@ -25,9 +25,9 @@ weight each).
 """
 import json
 import logging
-import math
 import os
 
+from .. import numeric
 from .classify import DEFAULT_INTERVAL, DEFAULT_LINK_RATE, FEATURES, LearnedClassifier, ThresholdClassifier
 
 LOG = logging.getLogger(__name__)
@@ -42,12 +42,6 @@ DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.
 
 class ModelError(ValueError):
     """The weights file cannot be used (one line)."""
-
-
-def _number(path, key, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ModelError(f"{path}: {key} must be a finite number, got {value!r}")
-    return float(value)
 
 
 def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
@@ -78,9 +72,9 @@ def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
     if not isinstance(weights, list) or len(weights) != inputs:
         got = len(weights) if isinstance(weights, list) else type(weights).__name__
         raise ModelError(f"{path}: weights must be a list of {inputs} numbers ({what}), got {got}")
-    weights = [_number(path, f"weights[{i}]", w) for i, w in enumerate(weights)]
-    bias = _number(path, "bias", doc.get("bias"))
-    cutoff = _number(path, "cutoff", doc.get("cutoff", 0.5))
+    weights = [numeric.finite(w, f"{path}: weights[{i}]", ModelError) for i, w in enumerate(weights)]
+    bias = numeric.finite(doc.get("bias"), f"{path}: bias", ModelError)
+    cutoff = numeric.finite(doc.get("cutoff", 0.5), f"{path}: cutoff", ModelError)
     if not 0 < cutoff < 1:
         raise ModelError(f"{path}: cutoff must be in (0, 1), got {cutoff}")
     min_age = doc.get("min_age", 0) if version >= 3 else 0
@@ -89,7 +83,7 @@ def load_model(path, link_rate=DEFAULT_LINK_RATE, interval=DEFAULT_INTERVAL):
     floor = doc.get("floor") if version >= 8 else [0.0, 0.0]
     if not isinstance(floor, list) or len(floor) != 2:
         raise ModelError(f"{path}: floor must be a list of 2 shares of the link (young, old), got {floor!r}")
-    floor = [_number(path, f"floor[{i}]", f) for i, f in enumerate(floor)]
+    floor = [numeric.finite(f, f"{path}: floor[{i}]", ModelError) for i, f in enumerate(floor)]
     if not all(0 <= f < 1 for f in floor):
         raise ModelError(f"{path}: floor must be shares of the link in [0, 1), got {floor}")
     return LearnedClassifier(weights, bias, link_rate=link_rate, interval=interval, cutoff=cutoff,

@@ -6,12 +6,11 @@ exit code 2, never a traceback.
 import argparse
 import json
 import logging
-import math
 import os
 import random
 import sys
 
-from .. import pipes, traces
+from .. import numeric, pipes, traces
 from ..primitives import PAIR_ROUTERS
 from . import job, output, parallel, plot, scenario, score_flows, topology, train_flows
 
@@ -22,13 +21,7 @@ _ERRORS = (traces.TraceError, topology.TopologyError, job.SimError, scenario.Sce
 
 
 def _positive(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive and finite: {text!r}")
-    return value
+    return numeric.positive(text, "", argparse.ArgumentTypeError, convert=True)   # argparse names the option
 
 
 def _count(text):

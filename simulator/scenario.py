@@ -10,14 +10,13 @@ import collections
 import heapq
 import itertools
 import logging
-import math
 import os
 import random
 
 import numpy as np
 import yaml
 
-from .. import traces
+from .. import numeric, traces
 from ..primitives import PAIR_ROUTERS, fabric, paths
 from . import job, topology
 
@@ -60,14 +59,7 @@ def _need(mapping, key, where):
 
 def _number(value, where, positive=True):
     """``value`` as a finite float (positive, or else non-negative); a ScenarioError otherwise."""
-    try:
-        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
-    except OverflowError:   # an integer beyond floats
-        number = math.inf
-    if not math.isfinite(number) or number < 0 or (positive and number == 0):
-        raise ScenarioError(f"{where}: must be a {'positive' if positive else 'non-negative'} finite number, "
-                            f"got {value!r:.40}")
-    return number
+    return (numeric.positive if positive else numeric.non_negative)(value, f"{where}:", ScenarioError)
 
 
 def _mapping(conf, key, where):

@@ -13,12 +13,12 @@ destination index, PFSim's ``addr``) is the GraphML host order. Every edge gets 
 time model (otherwise the model uses ``capacity x --link-bw``).
 """
 import logging
-import math
 import os
 import xml.etree.ElementTree as ET
 
 import networkx as nx
 
+from .. import numeric
 from ..primitives import fabric, fattree
 
 LOG = logging.getLogger(__name__)
@@ -48,7 +48,8 @@ def from_graphml(path):
         # next hops by dpid sorts them as PFSim sorts node names
         dpid_of = {n: i + 1 for i, n in enumerate(sorted(switches))}
     else:
-        dpid_of = {n: _whole(name, f"switch {n!r}", "dpid", d, 0) for n, d in zip(switches, dpids)}
+        dpid_of = {n: numeric.whole(d, f"{name}: switch {n!r}: dpid", TopologyError, 0, convert=True)
+                   for n, d in zip(switches, dpids)}
     g = fabric.new_graph()
     g.graph["name"] = src.graph.get("name", name)
     node_of = {}
@@ -65,13 +66,14 @@ def from_graphml(path):
                 raise TopologyError(f"{name}: host {node!r} repeats MAC {mac}")
             node_of[node] = mac
             g.add_node(mac, kind=fabric.HOST, ip=fattree.host_ip(n_host), name=node,
-                       pes=_whole(name, f"host {node!r}", "capacity", data.get("capacity", 1), 1))
+                       pes=numeric.whole(data.get("capacity", 1), f"{name}: host {node!r}: capacity", TopologyError,
+                                         1, convert=True))
     next_port = {}
     for u, v, data in src.edges(data=True):
         a, b = node_of[u], node_of[v]
-        where = f"edge {u!r}->{v!r}"
-        port = _whole(name, where, "port", data["port"], 1) if "port" in data else None
-        capacity = _positive(name, where, "capacity", data.get("capacity", 1))
+        where = f"{name}: edge {u!r}->{v!r}"
+        port = numeric.whole(data["port"], f"{where}: port", TopologyError, 1, convert=True) if "port" in data else None
+        capacity = numeric.positive(data.get("capacity", 1), f"{where}: capacity", TopologyError, convert=True)
         if g.has_edge(a, b):
             if kinds[u] == fabric.SWITCH and port is not None:
                 g.edges[a, b]["ports"][a] = port
@@ -86,36 +88,6 @@ def from_graphml(path):
         g.add_edge(a, b, ports=ports, capacity=capacity)
     _check(g, name)
     return g
-
-
-def _number(name, where, key, value):
-    try:
-        return float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise TopologyError(f"{name}: {where}: {key} {value!r:.40} is not a number") from None
-
-
-def _positive(name, where, key, value):
-    """A GraphML attribute as a positive finite float (an edge's capacity: the divisor for load)."""
-    number = _number(name, where, key, value)
-    if not math.isfinite(number) or number <= 0:
-        raise TopologyError(f"{name}: {where}: {key} must be a positive finite number, got {value!r:.40}")
-    return number
-
-
-def _whole(name, where, key, value, least):
-    """A GraphML attribute as an integer >= ``least`` ("8", 8 or 8.0; a host's processing
-    elements, a port, a dpid: 64-bit dpids exactly)."""
-    try:
-        number = int(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
-    except ValueError:
-        number = None
-    if number is None:
-        real = _number(name, where, key, value)
-        number = int(real) if math.isfinite(real) and real == int(real) else None
-    if number is None or number < least:
-        raise TopologyError(f"{name}: {where}: {key} must be an integer of at least {least}, got {value!r:.40}")
-    return number
 
 
 def _check(g, name):
@@ -152,13 +124,7 @@ def _int(spec, params, key, default):
 def _mbit(spec, params, key):
     if key not in params:
         return None
-    try:
-        value = float(params[key])
-    except ValueError:
-        raise TopologyError(f"{spec}: {key} must be a number of Mbit/s") from None
-    if not math.isfinite(value) or value <= 0:
-        raise TopologyError(f"{spec}: {key} must be positive and finite")
-    return value * 1e6 / 8
+    return numeric.positive(params[key], f"{spec}: {key} (Mbit/s)", TopologyError, convert=True) * 1e6 / 8
 
 
 def from_spec(spec):

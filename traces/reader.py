@@ -6,13 +6,14 @@ Every problem is a `TraceError` whose one-line message names the file at fault.
 """
 import json
 import logging
-import math
 import os
 import re
 import tarfile
 import zlib
 
 import numpy as np
+
+from .. import numeric
 
 LOG = logging.getLogger(__name__)
 
@@ -224,9 +225,8 @@ def _fill(phase, rank, name, record):
             raise TraceError(f"{name}: '{key}' must be a list of {{message_size, frequency}}")
         getattr(phase, key)[rank] = [_size(name, key, entry) for entry in entries]
     duration = record.get("duration")
-    if duration is not None and (not isinstance(duration, (int, float)) or isinstance(duration, bool)
-                                 or not math.isfinite(duration) or duration < 0):
-        raise TraceError(f"{name}: 'duration' must be a non-negative number of seconds")
+    if duration is not None:
+        numeric.non_negative(duration, f"{name}: 'duration'", TraceError)
     phase.durations[rank] = duration
 
 
@@ -252,11 +252,9 @@ def _size(name, key, entry):
         pair = None
     out = []
     for value in pair or ():
-        if isinstance(value, float) and math.isfinite(value) and value == int(value):
-            value = int(value)
-        if not _count(value):
+        if not numeric.within(value, 0, _COUNT_MAX) or value != int(value):
             break
-        out.append(value)
+        out.append(int(value))
     if len(out) != 2:
         raise TraceError(f"{name}: '{key}' entries need message_size and frequency, non-negative integers")
     return tuple(out)

@@ -4,10 +4,11 @@ its flood neither grows the controller's tables nor fills the switches' flow tab
 import logging
 
 import pytest
+from ryu.lib import dpid as dpid_lib
 
 from conftest import FabricSim, arp_frame, lldp_host_frame
 from operator_harness import Operated
-from sdnmpi.controller import arp
+from sdnmpi.controller import arp, sparselog
 from sdnmpi.controller import topology as T
 from sdnmpi.primitives import fattree
 
@@ -45,7 +46,7 @@ def test_forged_macs_on_one_port_are_capped(caplog):
     scraped = op.metrics.exposition().decode()
     assert "sdnmpi_hosts_refused_port_full_total %.1f" % refused in scraped
     full = [r for r in caplog.records if "full ports" in r.getMessage()]
-    assert len(full) == T.REFUSALS_LOGGED + (refused // T.REFUSALS_LOGGED - 1)  # the first 100, then every 100th
+    assert len(full) == sum(sparselog.due(n) for n in range(1, refused + 1)) == 118   # not one per frame
     assert all("\n" not in r.getMessage() for r in full)
     # one route pass: a route per switch for each of the port's extra hosts, not one per forged frame
     msgs = core.recompute_routes()
@@ -91,7 +92,8 @@ def test_a_host_moving_to_a_port_is_still_learned():
     assert topo.port_full == 0 and topo.hosts_at(*sim.host_port[other]) == 2
 
 
-def test_arp_probe_table_is_bounded():
+def test_arp_probe_table_is_bounded(caplog):
+    caplog.set_level(logging.WARNING, logger="sdnmpi.controller.core")
     sim = FabricSim(fattree.leaf_spine(2, 4, 2))
     sim.discover()
     core = sim.core
@@ -108,6 +110,10 @@ def test_arp_probe_table_is_bounded():
     assert core.counters["arp_probes"] == per_port and core.counters["arp_probes_limited"] == 5000 - per_port
     assert len(core.probes) == per_port
     assert core.stats_json()["arp_probes_limited"] == 5000 - per_port
+    limited = [r.getMessage() for r in caplog.records if "over the probe budget" in r.getMessage()]
+    assert len(limited) == sum(sparselog.due(n) for n in range(1, 5001 - per_port)) == 148   # not one per request
+    assert limited[0] == "ARP probes refused over the probe budget (1 so far): probe for 10.200.0.%d asked by " \
+                         "%s:%d" % (per_port + 1, dpid_lib.dpid_to_str(sim.host_port[asker][0]), sim.host_port[asker][1])
     # another host's request is still probed: one port's flood uses only its own budget
     probes = core.counters["arp_probes"]
     ask(hosts[1], "10.201.0.1")

@@ -101,8 +101,9 @@ def test_the_job_cli_is_one_line_exit_2(tmp_path, capsys, edgecap):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--link-bw", "nan"], "must be positive and finite"),
-    (["--link-bw", "inf"], "must be positive and finite"),
+    (["--link-bw", "nan"], "argument --link-bw: must be a positive finite number, got 'nan'"),
+    (["--link-bw", "inf"], "argument --link-bw: must be a positive finite number, got 'inf'"),
+    (["--link-bw", "abc"], "argument --link-bw: 'abc' is not a number"),
 ])
 def test_a_non_finite_link_bandwidth_is_refused(tmp_path, capsys, argv, words):
     with pytest.raises(SystemExit) as exit_:
@@ -112,7 +113,7 @@ def test_a_non_finite_link_bandwidth_is_refused(tmp_path, capsys, argv, words):
 
 @pytest.mark.parametrize("spec", ["leafspine:host_bw=nan", "leafspine:fabric_bw=inf"])
 def test_a_non_finite_spec_bandwidth_is_one_line(spec):
-    with pytest.raises(topology.TopologyError, match="must be positive and finite"):
+    with pytest.raises(topology.TopologyError, match=r"bw \(Mbit/s\) must be a positive finite number"):
         topology.from_spec(spec)
 
 

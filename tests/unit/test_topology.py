@@ -1,9 +1,11 @@
 """controller/topology.py, directly and as discovered by the controller on a simulated fabric."""
+import logging
 import re
 
 import networkx as nx
 import pytest
 
+from sdnmpi.controller import sparselog
 from sdnmpi.controller import topology as T
 from sdnmpi.primitives import fabric, fattree
 
@@ -158,6 +160,22 @@ def test_a_confirmed_hosts_ip_is_not_taken_from_another_port(topo, source):
     assert topo.learn_host(HOST3, "10.0.0.1", B, 2, source, 11.0, ttl=120) is False    # a new MAC does
     assert topo.host_by_ip("10.0.0.1").mac == HOST1 and topo.hosts[HOST2].ip == "10.0.0.2"
     assert HOST3 not in topo.hosts and topo.refused == 2
+
+
+def test_a_flood_of_refused_claims_is_logged_sparsely(topo, caplog):
+    """A host at another port claiming HOST1's MAC (and a new MAC HOST1's IP) on every frame: each
+    claim is refused and counted, but only sparselog's few are logged."""
+    caplog.set_level(logging.WARNING, logger="sdnmpi.controller.topology")
+    topo.learn_host(HOST1, "10.0.0.1", A, 1, T.SOURCE_ARP, 10.0)
+    for i in range(500):
+        assert topo.learn_host(HOST1, "10.0.0.1", B, 1, T.SOURCE_ARP, 11.0) is False
+        assert topo.learn_host(HOST2, "10.0.0.1", B, 1, T.SOURCE_IPV4, 11.0) is False
+    assert topo.refused == 1000 and HOST2 not in topo.hosts
+    refused = [r.getMessage() for r in caplog.records if r.getMessage().startswith("refused (")]
+    assert len(refused) == sum(sparselog.due(n) for n in range(1, 1001)) == 109
+    assert refused[0] == "refused (1 so far): host %s is at 0000000000000201:1, not at " \
+                         "0000000000000202:1 (arp)" % HOST1
+    assert refused[-1].startswith("refused (1000 so far): IP 10.0.0.1 belongs to %s" % HOST1)
 
 
 def test_ip_reassignment_on_the_same_port_newest_claim_wins(topo):

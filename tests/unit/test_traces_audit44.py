@@ -52,9 +52,9 @@ BAD = [
     ({"tx_bytes": [0, [1]]}, "'tx_bytes' must be a list of 2 non-negative integers"),
     ({"tx_bytes": [[0, 1], [1]]}, "'tx_bytes' must be a list of 2 non-negative integers"),
     ({"tx_bytes": [0, float("inf")]}, "'tx_bytes' must be a list of 2 non-negative integers"),
-    ({"duration": float("inf")}, "'duration' must be a non-negative number"),
-    ({"duration": float("nan")}, "'duration' must be a non-negative number"),
-    ({"duration": -1.0}, "'duration' must be a non-negative number"),
+    ({"duration": float("inf")}, "'duration' must be a non-negative finite number"),
+    ({"duration": float("nan")}, "'duration' must be a non-negative finite number"),
+    ({"duration": -1.0}, "'duration' must be a non-negative finite number"),
 ]
 
 
