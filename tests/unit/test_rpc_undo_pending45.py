@@ -265,13 +265,19 @@ def test_three_re_plans_end_as_the_successful_ones_made_the_plan(outcomes, order
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
-def test_three_bcast_re_plans_all_failing_leave_the_confirmed_trees(order):
+@pytest.mark.parametrize("outcomes", list(itertools.product((False, True), repeat=3)))
+def test_three_bcast_re_plans_end_as_the_successful_ones_made_the_trees(outcomes, order):
     service, job_id, job = new_job()
     assert call(service, "plan_bcast", job=job_id, comm=1, root=IPS[0], members=IPS)["status"] == "ok"
     confirmed = tree_set(job, 1, IPS[0])
     b = Barriers(service)
-    ops = [b.begin("plan_bcast", job=job_id, comm=1, root=IPS[0], members=m, trees=2)
-           for m in (IPS, IPS[:6], IPS[:4])]
+    members = (IPS[:7], IPS[:6], IPS[:4])
+    ops = [b.begin("plan_bcast", job=job_id, comm=1, root=IPS[0], members=m, trees=2) for m in members]
     for i in order:
-        b.answer(ops[i], False)
-    assert tree_set(job, 1, IPS[0]) == confirmed and consistent(service, job)
+        b.answer(ops[i], outcomes[i])
+    last = expected(None, outcomes)
+    if last is None:
+        assert tree_set(job, 1, IPS[0]) == confirmed
+    else:
+        assert [t.members for t in tree_set(job, 1, IPS[0])] == [members[last]] * 2
+    assert consistent(service, job)
