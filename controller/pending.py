@@ -1,4 +1,5 @@
-"""Ops in flight: what a failed RPC op of a job puts back (docs/rpc.md, "Failures").
+"""Ops in flight: what a failed RPC op of a job puts back (docs/rpc.md, "Ops of one job in flight
+together").
 
 An op that changes a job (`traffic`, `phase`, `plan_allreduce`, `plan_bcast`) applies its change,
 then waits for the switches' barrier replies, and other connections' ops of the same job may run

@@ -63,6 +63,12 @@ def new_job():
     return service, job_id, service.jobs.jobs[job_id]
 
 
+def declare_phases(service, job_id, n):
+    """Phases 1 .. n declared with DEMANDS[0 .. n-1] (no rank inside: stored)."""
+    for phase, demand in enumerate(DEMANDS[:n], 1):
+        assert call(service, "traffic", job=job_id, phase=phase, pairs=demand)["status"] == "ok"
+
+
 def merged(demand):
     return sorted((s, d, b) for s, d, b in demand)
 
@@ -109,8 +115,7 @@ def test_two_failed_traffic_ops_leave_the_confirmed_demand(order):
 @pytest.mark.parametrize("order", ORDERS)
 def test_two_failed_phase_ops_leave_the_rank_where_it_was(order):
     service, job_id, job = new_job()
-    for phase, demand in enumerate(DEMANDS[:2], 1):
-        assert call(service, "traffic", job=job_id, phase=phase, pairs=demand)["status"] == "ok"
+    declare_phases(service, job_id, 2)
     confirmed, switches = job.traffic.copy(), installed(service, job_id)
     b = Barriers(service)
     ops = [b.begin("phase", job=job_id, rank=0, phase=phase) for phase in (1, 2)]
@@ -165,27 +170,17 @@ def test_a_new_plan_of_two_failed_ops_goes(order):
 
 
 # -- one fails, the other succeeds ---------------------------------------------------------------
-def test_a_fails_b_succeeds_b_stays():
+@pytest.mark.parametrize("succeeds", [0, 1])
+def test_one_fails_the_other_succeeds_and_stays(succeeds):
+    """Rank 0 enters phase 1 (A), then phase 2 (B); A fails and B succeeds, or the other way round
+    (A's reply then says "installed": false, rank 0 being in phase 2 meanwhile)."""
     service, job_id, job = new_job()
-    for phase, demand in enumerate(DEMANDS[:2], 1):
-        assert call(service, "traffic", job=job_id, phase=phase, pairs=demand)["status"] == "ok"
+    declare_phases(service, job_id, 2)
     b = Barriers(service)
     ops = [b.begin("phase", job=job_id, rank=0, phase=phase) for phase in (1, 2)]
-    b.answer(ops[0], False)
-    assert b.answer(ops[1], True)["installed"]
-    assert job.traffic.rank_phase == {0: 2} and set(job.traffic.routes) == {2}
-    assert consistent(service, job) and job.flows()
-
-
-def test_a_succeeds_b_fails_a_stays():
-    service, job_id, job = new_job()
-    for phase, demand in enumerate(DEMANDS[:2], 1):
-        assert call(service, "traffic", job=job_id, phase=phase, pairs=demand)["status"] == "ok"
-    b = Barriers(service)
-    ops = [b.begin("phase", job=job_id, rank=0, phase=phase) for phase in (1, 2)]
-    b.answer(ops[0], True)     # "installed": false, rank 0 being in phase 2 meanwhile
-    b.answer(ops[1], False)
-    assert job.traffic.rank_phase == {0: 1} and set(job.traffic.routes) == {1}
+    for i in (0, 1):
+        b.answer(ops[i], i == succeeds)
+    assert job.traffic.rank_phase == {0: succeeds + 1} and set(job.traffic.routes) == {succeeds + 1}
     assert consistent(service, job) and job.flows()
 
 
@@ -231,8 +226,7 @@ def test_three_ops_end_as_the_successful_ones_made_the_job(op, outcomes, order):
         assert call(service, "traffic", job=job_id, phase=0, pairs=PHASE_0)["status"] == "ok"
         fields = [dict(phase=0, pairs=d) for d in DEMANDS]
     else:
-        for phase, demand in enumerate(DEMANDS, 1):
-            assert call(service, "traffic", job=job_id, phase=phase, pairs=demand)["status"] == "ok"
+        declare_phases(service, job_id, 3)
         fields = [dict(rank=0, phase=phase) for phase in (1, 2, 3)]
     b = Barriers(service)
     ops = [b.begin(op, job=job_id, **f) for f in fields]
