@@ -371,10 +371,12 @@ def _sync(core, jobs, job, replan=(), running=()):
 
 def plan(core, jobs, job, phase, previous=None, running=False):
     """PhaseRoutes of ``job``'s ``phase`` on the current topology, with the load of every other
-    job's installed phases; raises TrafficError. ``previous``: the PhaseRoutes the phase had until
-    now, if any: a router that takes ``previous=`` (SDN-optimal and SDN-adaptive) keeps its pairs'
-    paths where an optimal plan allows (primitives/jobroute_incremental.py), so re-declaring a phase
-    with more pairs (flow detection, accumulating hints) moves few of the running ones.
+    job's installed phases; raises TrafficError for a demand the planning refuses (the primitives'
+    refusals are ValueErrors) or a pair with no path, and lets anything else (a bug) through.
+    ``previous``: the PhaseRoutes the phase had until now, if any: a router that takes
+    ``previous=`` (SDN-optimal and SDN-adaptive) keeps its pairs' paths where an optimal plan allows
+    (primitives/jobroute_incremental.py), so re-declaring a phase with more pairs (flow detection,
+    accumulating hints) moves few of the running ones.
     ``running``: the demand's pairs run now (flow detection's): a pair without a path in
     ``previous`` is seeded with the path it takes now, its reverse route or its default path under
     a deterministic default routing (primitives.seeding.plan), so the first plan of detected pairs
@@ -405,9 +407,9 @@ def plan(core, jobs, job, phase, previous=None, running=False):
         if not policy and core.settings.traffic_reverse_routes:
             paths = reverse.symmetric(graph, demand, paths, load=load)
             back = reverse.reverse_paths(graph, paths)
-    except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
+    except ValueError as err:         # pairs.DemandError, routing.NoRouteError, leastload.NoPathError, NotATree, ...
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
-    except nx.NetworkXException as err:     # a pair with no path (a leaf cut off the fabric)
+    except nx.NetworkXNoPath as err:  # a pair with no path (a leaf cut off the fabric)
         why = _no_path(graph, demand, ip_of) or err
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, why)) from None
     switch_paths = {} if policy else {pair: path[1:-1] for pair, path in paths.items()}

@@ -8,10 +8,12 @@ waits for the switches, the test starts the next one, then answers their barrier
 import itertools
 
 import greenlet
+import networkx as nx
 import pytest
 
 from sdnmpi.controller import constants as C, jobtraffic, rpc
 from sdnmpi.controller.rpc_bcast import tree_set
+from sdnmpi.primitives import PAIR_ROUTERS, pairs
 
 from rpc_helpers import IPS, call, steps_for
 from test_rpc_traffic import installed, make_service, register
@@ -275,3 +277,34 @@ def test_three_bcast_re_plans_end_as_the_successful_ones_made_the_trees(outcomes
     else:
         assert [t.members for t in tree_set(job, 1, IPS[0])] == [members[last]] * 2
     assert consistent(service, job)
+
+
+# -- jobtraffic.plan's refusals: a bad demand or a partitioned fabric, not a bug -----------------
+@pytest.mark.parametrize("bug", [KeyError("a router's bug"), nx.NetworkXError("a router's bug"),
+                                 nx.NodeNotFound("a router's bug")])
+def test_a_planning_bug_is_an_internal_error_not_a_phase_on_the_default_routes(monkeypatch, bug):
+    """Only a bad demand or a pair with no path (ValueError, networkx's NetworkXNoPath) makes a
+    phase "cannot route" (stored, on the default routes, the op ok); a router's KeyError or another
+    networkx error is the controller's own: "internal error", the job as it was (before: the bug
+    hidden as a stored phase)."""
+    service, job_id, job = new_job()
+
+    def broken(*_args, **_kwargs):
+        raise bug
+    monkeypatch.setattr(jobtraffic, "PAIR_ROUTERS", dict(PAIR_ROUTERS, **{"sdn-adaptive": broken}))
+    r = call(service, "traffic", job=job_id, phase=0, pairs=PHASE_0)
+    assert r["status"] == "error" and r["error"].startswith("internal error (%s)" % type(bug).__name__)
+    assert job.traffic.demands == {} and consistent(service, job)
+
+
+@pytest.mark.parametrize("refusal", [pairs.DemandError("host x is not in the topology"),
+                                     nx.NetworkXNoPath("no path")])
+def test_a_bad_demand_or_no_path_is_a_stored_phase(monkeypatch, refusal):
+    service, job_id, job = new_job()
+
+    def refusing(*_args, **_kwargs):
+        raise refusal
+    monkeypatch.setattr(jobtraffic, "PAIR_ROUTERS", dict(PAIR_ROUTERS, **{"sdn-adaptive": refusing}))
+    r = call(service, "traffic", job=job_id, phase=0, pairs=PHASE_0)
+    assert r["status"] == "ok" and r["stored"]
+    assert job.traffic.demands[0] and job.traffic.routes == {} and consistent(service, job)
