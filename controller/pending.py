@@ -80,4 +80,7 @@ def same(a, b):
     return a is b
 
 
+# The ops in flight of the controller's jobs (RPC ops and flow detection's declarations, through
+# rpc_traffic.install): one list, as an op always ends before its caller returns, and ops of
+# different jobs never share an entry.
 OPS = InFlight()
