@@ -32,9 +32,9 @@ detection routes its elephants) until it declares again.
 
 Faucet style: the functions change the job's state and return the OpenFlow messages that take the
 switches there (``jobroutes.sync_jobs``: every job's installed flows to what it needs); the caller
-confirms them, as for the collective plans, and on failure puts back ``JobTraffic.copy()`` taken
-before. A job's collective plans (Job.plans) override its traffic routes where both route the
-same host pair.
+confirms them, as for the collective plans, and on failure puts back what the failed op changed
+(`undo`, with controller/pending.py). A job's collective plans (Job.plans) override its traffic
+routes where both route the same host pair.
 """
 import dataclasses
 import ipaddress
@@ -265,37 +265,34 @@ def move(core, jobs, job, rank, phase):
     return jobroutes.sync_jobs(core, jobs)
 
 
-def undo(core, jobs, job, before, after):
-    """Puts back what one change did to ``job.traffic`` (``before``, ``after``: its `JobTraffic.copy`
-    from before and after the change), for a caller whose switches did not confirm it (state only:
-    the caller resynchronises the job's flows). If nothing changed the job's traffic since, it is
-    ``before`` again. Else another connection changed it while this one waited for the switches:
-    each phase's demand (with its router), rank's phase and phase's routes that is still as this
-    change left it goes back, the other change's entries stay (so does the job's wakefulness), and
-    the routes are synchronised to the phases then wanted. (A declaration always stores a new
-    demand list, so a phase whose demand is still ``after``'s was declared by no one since.)"""
+def entries(t):
+    """JobTraffic ``t`` as entries for undoing a failed op (controller/pending.py): {key: value}
+    of each phase's demand with its router (("demand", phase)), rank's phase (("rank", rank)),
+    installed phase's routes (("routes", phase)) and whether the job is dormant (("dormant",))."""
+    out = {("demand", p): (d, t.routers[p]) for p, d in t.demands.items()}
+    out.update({("rank", r): p for r, p in t.rank_phase.items()})
+    out.update({("routes", p): r for p, r in t.routes.items()})
+    out[("dormant",)] = t.dormant
+    return out
+
+
+def undo(core, jobs, job, put_back):
+    """Puts back what a failed op did to ``job.traffic`` (``put_back``: {key of `entries`: value,
+    None for none}, from pending.InFlight.failed), for a caller whose switches did not confirm it
+    (state only: the caller resynchronises the job's flows). The routes follow the phases then
+    wanted; a phase whose demand goes back and whose routes do not (they were planned on the demand
+    that goes) is planned again."""
     t = job.traffic
-    if _same(t, after):
-        job.traffic = before
-        return
-    for phase in set(before.demands) | set(after.demands):
-        if t.demands.get(phase) is after.demands.get(phase):
-            _put(t.demands, phase, before.demands.get(phase))
-            _put(t.routers, phase, before.routers.get(phase))
-    for rank in set(before.rank_phase) | set(after.rank_phase):
-        if t.rank_phase.get(rank) == after.rank_phase.get(rank):
-            _put(t.rank_phase, rank, before.rank_phase.get(rank))
-    for phase in set(before.routes) | set(after.routes):
-        if t.routes.get(phase) is after.routes.get(phase):
-            _put(t.routes, phase, before.routes.get(phase))
-    _sync(core, jobs, job)
-
-
-def _same(t, other):
-    """True if JobTraffic ``t`` holds the very values of ``other`` (a copy of it)."""
-    return (t.dormant == other.dormant and t.rank_phase == other.rank_phase and t.routers == other.routers
-            and all(a.keys() == b.keys() and all(a[k] is b[k] for k in a)
-                    for a, b in ((t.demands, other.demands), (t.routes, other.routes))))
+    for key, value in put_back.items():
+        if key[0] == "dormant":
+            t.dormant = value
+        elif key[0] == "demand":
+            _put(t.demands, key[1], value and value[0])
+            _put(t.routers, key[1], value and value[1])
+        else:
+            _put(t.rank_phase if key[0] == "rank" else t.routes, key[1], value)
+    stale = {k[1] for k in put_back if k[0] == "demand" and ("routes", k[1]) not in put_back}
+    _sync(core, jobs, job, replan=stale)
 
 
 def _put(table, key, value):
@@ -374,10 +371,12 @@ def _sync(core, jobs, job, replan=(), running=()):
 
 def plan(core, jobs, job, phase, previous=None, running=False):
     """PhaseRoutes of ``job``'s ``phase`` on the current topology, with the load of every other
-    job's installed phases; raises TrafficError. ``previous``: the PhaseRoutes the phase had until
-    now, if any: a router that takes ``previous=`` (SDN-optimal and SDN-adaptive) keeps its pairs'
-    paths where an optimal plan allows (primitives/jobroute_incremental.py), so re-declaring a phase
-    with more pairs (flow detection, accumulating hints) moves few of the running ones.
+    job's installed phases; raises TrafficError for a demand the planning refuses (the primitives'
+    refusals are ValueErrors) or a pair with no path, and lets anything else (a bug) through.
+    ``previous``: the PhaseRoutes the phase had until now, if any: a router that takes
+    ``previous=`` (SDN-optimal and SDN-adaptive) keeps its pairs' paths where an optimal plan allows
+    (primitives/jobroute_incremental.py), so re-declaring a phase with more pairs (flow detection,
+    accumulating hints) moves few of the running ones.
     ``running``: the demand's pairs run now (flow detection's): a pair without a path in
     ``previous`` is seeded with the path it takes now, its reverse route or its default path under
     a deterministic default routing (primitives.seeding.plan), so the first plan of detected pairs
@@ -408,9 +407,9 @@ def plan(core, jobs, job, phase, previous=None, running=False):
         if not policy and core.settings.traffic_reverse_routes:
             paths = reverse.symmetric(graph, demand, paths, load=load)
             back = reverse.reverse_paths(graph, paths)
-    except (ValueError, KeyError) as err:   # pairs.DemandError; PFSim-style routers: ValueError, KeyError
+    except ValueError as err:         # pairs.DemandError, routing.NoRouteError, leastload.NoPathError, NotATree, ...
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
-    except nx.NetworkXException as err:     # a pair with no path (a leaf cut off the fabric)
+    except nx.NetworkXNoPath as err:  # a pair with no path (a leaf cut off the fabric)
         why = _no_path(graph, demand, ip_of) or err
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, why)) from None
     switch_paths = {} if policy else {pair: path[1:-1] for pair, path in paths.items()}

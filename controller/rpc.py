@@ -23,7 +23,7 @@ from sdnmpi import __version__
 from sdnmpi.primitives import ALLREDUCE_PLANNERS
 from sdnmpi.primitives.allreduce import PlanError
 
-from . import jobroutes, jobtraffic, rpc_bcast, rpc_traffic
+from . import jobroutes, jobtraffic, pending, rpc_bcast, rpc_traffic
 from . import rpc_schema as schema
 from .access import RegisterAccess, peer_address
 from .jobroutes import ConfirmError
@@ -119,17 +119,22 @@ class RpcService:
         plan = self._compute(job, args["steps"], args["planner"])
         timings["plan_s"] = self.clock() - t0
         job.plans[args["comm"]] = plan
+        key = ("plan", args["comm"])
+        op = pending.OPS.begin(job, {key: old}, {key: plan}, writes=[key])
         t1 = self.clock()
         try:
             self.confirm(jobroutes.sync_jobs(self.core, self.jobs))
         except ConfirmError as err:
-            # the old plan (confirmed before) stays; a plan another connection stored meanwhile too
-            if job.plans.get(args["comm"]) is plan:
-                del job.plans[args["comm"]]
-                if old is not None:
-                    job.plans[args["comm"]] = old
+            # the plan as the ops that did not fail left it (controller/pending.py)
+            put_back = pending.OPS.failed(op, {key: job.plans.get(args["comm"])})
+            if key in put_back:
+                job.plans.pop(args["comm"], None)
+                if put_back[key] is not None:
+                    job.plans[args["comm"]] = put_back[key]
             self.resync(job)
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
+        finally:
+            pending.OPS.done(op)
         timings["install_s"] = self.clock() - t1
         self.counters["allreduce_plans"] += 1
         LOG.info("job %d comm %d: %s plan, %d flows (%d installed, the rest the default routes'), max load per "

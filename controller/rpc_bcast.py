@@ -12,7 +12,7 @@ import logging
 from sdnmpi.primitives import bcast
 
 from . import constants as C
-from . import jobroutes, jobtraffic
+from . import jobroutes, jobtraffic, pending
 from . import rpc_schema as schema
 from .jobroutes import ConfirmError
 from .jobs import TreePlan
@@ -48,17 +48,21 @@ def plan_bcast(service, job, args):
                   old)
     timings = {"plan_s": service.clock() - t0}
     _store(job, comm, root, old, new)
+    key = ("trees", comm, root)
+    op = pending.OPS.begin(job, {key: tuple(old)}, {key: tuple(new)}, writes=[key])
     t1 = service.clock()
     try:
         service.confirm(_messages(service, job, old, new))
     except ConfirmError as err:
-        # the old set (confirmed before) stays; a set another connection stored meanwhile too
-        now = tree_set(job, comm, root)
-        if len(now) == len(new) and all(a is b for a, b in zip(now, new)):
-            _store(job, comm, root, new, old)
+        # the set as the ops that did not fail left it (controller/pending.py)
+        put_back = pending.OPS.failed(op, {key: tuple(tree_set(job, comm, root))})
+        if key in put_back:
+            _store(job, comm, root, tree_set(job, comm, root), put_back[key])
         held = {id(t) for t in job.trees.values()}
         service.resync(job, gone=[t for t in new if id(t) not in held])
         raise schema.RpcError("switches did not confirm the tree: %s" % err) from None
+    finally:
+        pending.OPS.done(op)
     timings["install_s"] = service.clock() - t1
     service.counters["bcast_trees"] += len(new)
     for t in new:

@@ -3,11 +3,12 @@ ranks' phase changes, on controller/jobtraffic.py, installed through the service
 
 Either op changes nothing if it is refused: jobtraffic checks everything first, and if the
 switches do not confirm the change (or anything else fails) the op's own change is undone and the
-job's flows resynchronised.
+job's flows resynchronised (controller/pending.py: what other ops of the job, in flight or
+confirmed meanwhile, changed stays).
 """
 import logging
 
-from . import jobtraffic
+from . import jobtraffic, pending
 from .jobroutes import ConfirmError
 from . import rpc_schema as schema
 
@@ -18,7 +19,8 @@ def traffic(service, job, args):
     """Reply fields of `traffic`: flows installed now, NL_D, the plan's max load, stored."""
     phase = args["phase"]
     result = install(service, job, lambda: jobtraffic.declare(
-        service.core, service.jobs, job, phase, args["pairs"], add=args["add"], router=args["planner"]))
+        service.core, service.jobs, job, phase, args["pairs"], add=args["add"], router=args["planner"]),
+        writes=[("demand", phase), ("dormant",)])
     service.counters["traffic_ops"] += 1
     routes = job.traffic.routes.get(phase)
     demand = job.traffic.demands.get(phase, [])
@@ -31,7 +33,8 @@ def traffic(service, job, args):
 def phase(service, job, args):
     """Reply fields of `phase`: whether phase k's routes are in place, entries installed."""
     result = install(service, job, lambda: jobtraffic.move(service.core, service.jobs, job, args["rank"],
-                                                          args["phase"]))
+                                                          args["phase"]),
+                     writes=[("rank", args["rank"])] + ([("dormant",)] if args["phase"] else []))
     service.counters["phase_ops"] += 1
     return {"installed": args["phase"] in job.traffic.routes, "flows": result}
 
@@ -52,11 +55,12 @@ def idle(service, now):
             LOG.warning("removing idle jobs' traffic routes was not confirmed: %s", err)
 
 
-def install(service, job, change):
-    """Runs ``change`` (a jobtraffic call returning messages) and confirms its messages; the number
-    of flow entries it installed. Raises schema.RpcError (one line), having undone the change: the
-    job as it was, except for what other connections changed meanwhile (jobtraffic.undo: this op
-    waits for the switches, and another connection's op may complete in between)."""
+def install(service, job, change, writes=()):
+    """Runs ``change`` (a jobtraffic call returning messages, writing the jobtraffic.entries keys
+    ``writes``) and confirms its messages; the number of flow entries it installed. Raises
+    schema.RpcError (one line), having undone the change: the job as it was, except for what other
+    connections changed meanwhile (this op waits for the switches, and other ops may run in
+    between: controller/pending.py)."""
     before = job.traffic.copy()
     installed = dict(job.installed)
     try:
@@ -67,13 +71,14 @@ def install(service, job, change):
     except Exception as err:  # pylint: disable=broad-except
         job.traffic = before
         raise _internal(job, err) from None
-    after = job.traffic.copy()
+    op = pending.OPS.begin(job, jobtraffic.entries(before), jobtraffic.entries(job.traffic), writes)
     try:
         if msgs:
             service.confirm(msgs)
     except Exception as err:  # pylint: disable=broad-except
+        put_back = pending.OPS.failed(op, jobtraffic.entries(job.traffic))
         try:
-            jobtraffic.undo(service.core, service.jobs, job, before, after)
+            jobtraffic.undo(service.core, service.jobs, job, put_back)
         except Exception:  # pylint: disable=broad-except
             LOG.exception("job %d: undoing a failed traffic change failed: default routes", job.id)
             job.traffic.routes = {}
@@ -81,6 +86,8 @@ def install(service, job, change):
         if isinstance(err, ConfirmError):
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
         raise _internal(job, err) from None
+    finally:
+        pending.OPS.done(op)
     return sum(1 for key, port in job.installed.items()
                if installed.get(key) != port and key[0] in service.core.datapaths)
 

@@ -1,0 +1,86 @@
+"""Ops in flight: what a failed RPC op of a job puts back (docs/rpc.md, "Ops of one job in flight
+together").
+
+An op that changes a job (`traffic`, `phase`, `plan_allreduce`, `plan_bcast`) applies its change,
+then waits for the switches' barrier replies, and other connections' ops of the same job may run
+meanwhile. Each op in flight records, per entry of the job's state it wrote (a phase's demand, a
+rank's phase, a communicator's plan, a tree set: key -> value, the callers' choice), the value
+before and after. When an op fails, each of its entries goes back to the last value that no failed
+op made:
+
+- if a later op in flight wrote the entry, the entry is that op's, and that op's ``before`` becomes
+  this op's ``before`` (so its own failure goes back past this op; its success keeps its value);
+- else, if the entry still holds this op's value, it gets this op's ``before`` (if something else
+  changed it since, that stays).
+
+An op that succeeds takes its entries out of the earlier ops in flight: their failure no longer
+touches what it confirmed. So in whatever order the ops of a job end, the job ends as its
+successful ops made it, each in the order it was applied.
+"""
+import dataclasses
+
+
+@dataclasses.dataclass(eq=False)
+class Op:
+    job: object
+    changes: dict        # key -> [before, after] (None: no entry)
+
+
+class InFlight:
+    """The ops in flight of every job, oldest first."""
+
+    def __init__(self):
+        self.ops = []
+
+    def begin(self, job, before, after, writes=()):
+        """Records an op that took ``job``'s entries from ``before`` to ``after`` ({key: value}),
+        writing those of ``writes`` even where it left their value as it was. Returns the op."""
+        keys = set(writes) | {k for k in set(before) | set(after) if not same(before.get(k), after.get(k))}
+        op = Op(job, {k: [before.get(k), after.get(k)] for k in keys})
+        self.ops.append(op)
+        return op
+
+    def failed(self, op, now):
+        """Ends the failed ``op``; {key: value (None: no entry)} of the entries to put back, given
+        ``now``, the job's entries as they are."""
+        later = self._same_job(op, after=True)
+        self.ops.remove(op)
+        out = {}
+        for key, (before, after) in op.changes.items():
+            heir = next((other for other in later if key in other.changes), None)
+            if heir is not None:
+                if same(heir.changes[key][0], after):
+                    heir.changes[key][0] = before
+            elif same(now.get(key), after):
+                out[key] = before
+        return out
+
+    def done(self, op):
+        """Ends ``op``, unless `failed` did: its changes stay."""
+        if op not in self.ops:
+            return
+        for earlier in self._same_job(op, after=False):
+            for key in op.changes:
+                earlier.changes.pop(key, None)
+        self.ops.remove(op)
+
+    def _same_job(self, op, after):
+        i = self.ops.index(op)
+        return [other for other in (self.ops[i + 1:] if after else self.ops[:i]) if other.job is op.job]
+
+
+def same(a, b):
+    """True if ``a`` and ``b`` are the very same value: one object, equal numbers, strings or
+    booleans, or tuples of such (a value stored anew is a new object, so it never counts as the
+    same as the one it replaced)."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, (bool, int, float, str)):
+        return type(a) is type(b) and a == b
+    return a is b
+
+
+# The ops in flight of the controller's jobs (RPC ops and flow detection's declarations, through
+# rpc_traffic.install): one list, as an op always ends before its caller returns, and ops of
+# different jobs never share an entry.
+OPS = InFlight()
