@@ -15,6 +15,7 @@ import secrets
 
 from . import constants as C
 from .jobtraffic import JobTraffic
+from .pending import InFlight
 
 LOG = logging.getLogger(__name__)
 JOB_PRIORITY_SLOTS = 1000
@@ -66,6 +67,8 @@ class Job:
     traffic: JobTraffic = dataclasses.field(default_factory=JobTraffic)   # phases (jobtraffic.py)
     # the part of flows() the switches hold (jobroutes.sync_jobs): (dpid, src, dst) -> port
     installed: dict = dataclasses.field(default_factory=dict, repr=False)
+    # its ops waiting for the switches (controller/pending.py)
+    in_flight: InFlight = dataclasses.field(default_factory=InFlight, repr=False, compare=False)
 
     @property
     def cookie(self):

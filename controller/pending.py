@@ -13,7 +13,8 @@ op made:
 - else, if the entry still holds this op's value, it gets this op's ``before`` (if something else
   changed it since, that stays).
 
-An op that succeeds takes its entries out of the earlier ops in flight: their failure no longer
+Each job keeps its own ops in flight (``Job.in_flight``). An op that succeeds takes its entries out
+of the earlier ops in flight: their failure no longer
 touches what it confirmed. So in whatever order the ops of a job end, the job ends as its
 successful ops made it, each in the order it was applied.
 """
@@ -22,28 +23,27 @@ import dataclasses
 
 @dataclasses.dataclass(eq=False)
 class Op:
-    job: object
     changes: dict        # key -> [before, after] (None: no entry)
 
 
 class InFlight:
-    """The ops in flight of every job, oldest first."""
+    """The ops in flight of one job (``Job.in_flight``), oldest first."""
 
     def __init__(self):
         self.ops = []
 
-    def begin(self, job, before, after, writes=()):
-        """Records an op that took ``job``'s entries from ``before`` to ``after`` ({key: value}),
+    def begin(self, before, after, writes=()):
+        """Records an op that took the job's entries from ``before`` to ``after`` ({key: value}),
         writing those of ``writes`` even where it left their value as it was. Returns the op."""
         keys = set(writes) | {k for k in set(before) | set(after) if not same(before.get(k), after.get(k))}
-        op = Op(job, {k: [before.get(k), after.get(k)] for k in keys})
+        op = Op({k: [before.get(k), after.get(k)] for k in keys})
         self.ops.append(op)
         return op
 
     def failed(self, op, now):
         """Ends the failed ``op``; {key: value (None: no entry)} of the entries to put back, given
         ``now``, the job's entries as they are."""
-        later = self._same_job(op, after=True)
+        later = self.ops[self.ops.index(op) + 1:]
         self.ops.remove(op)
         out = {}
         for key, (before, after) in op.changes.items():
@@ -59,14 +59,16 @@ class InFlight:
         """Ends ``op``, unless `failed` did: its changes stay."""
         if op not in self.ops:
             return
-        for earlier in self._same_job(op, after=False):
+        for earlier in self.ops[:self.ops.index(op)]:
             for key in op.changes:
                 earlier.changes.pop(key, None)
         self.ops.remove(op)
 
-    def _same_job(self, op, after):
-        i = self.ops.index(op)
-        return [other for other in (self.ops[i + 1:] if after else self.ops[:i]) if other.job is op.job]
+    def unconfirmed(self, key, value):
+        """True if an op in flight made entry ``key`` ``value``: the switches have not confirmed it
+        yet, and it goes if that op fails (so a request for the same value is not answered as
+        cached, but made again, as an op of its own)."""
+        return any(key in op.changes and same(op.changes[key][1], value) for op in self.ops)
 
 
 def same(a, b):
@@ -79,8 +81,3 @@ def same(a, b):
         return type(a) is type(b) and a == b
     return a is b
 
-
-# The ops in flight of the controller's jobs (RPC ops and flow detection's declarations, through
-# rpc_traffic.install): one list, as an op always ends before its caller returns, and ops of
-# different jobs never share an entry.
-OPS = InFlight()

@@ -23,7 +23,7 @@ from sdnmpi import __version__
 from sdnmpi.primitives import ALLREDUCE_PLANNERS
 from sdnmpi.primitives.allreduce import PlanError
 
-from . import jobroutes, jobtraffic, pending, rpc_bcast, rpc_traffic
+from . import jobroutes, jobtraffic, rpc_bcast, rpc_traffic
 from . import rpc_schema as schema
 from .access import RegisterAccess, peer_address
 from .jobroutes import ConfirmError
@@ -113,20 +113,21 @@ class RpcService:
     def _plan_allreduce(self, job, args):
         timings = {}
         old = job.plans.get(args["comm"])
-        if old is not None and old.steps == args["steps"] and old.planner == args["planner"]:
+        key = ("plan", args["comm"])
+        if (old is not None and old.steps == args["steps"] and old.planner == args["planner"]
+                and not job.in_flight.unconfirmed(key, old)):
             return _plan_fields(old, cached=True), timings
         t0 = self.clock()
         plan = self._compute(job, args["steps"], args["planner"])
         timings["plan_s"] = self.clock() - t0
         job.plans[args["comm"]] = plan
-        key = ("plan", args["comm"])
-        op = pending.OPS.begin(job, {key: old}, {key: plan}, writes=[key])
+        op = job.in_flight.begin({key: old}, {key: plan}, writes=[key])
         t1 = self.clock()
         try:
             self.confirm(jobroutes.sync_jobs(self.core, self.jobs))
         except ConfirmError as err:
             # the plan as the ops that did not fail left it (controller/pending.py)
-            put_back = pending.OPS.failed(op, {key: job.plans.get(args["comm"])})
+            put_back = job.in_flight.failed(op, {key: job.plans.get(args["comm"])})
             if key in put_back:
                 job.plans.pop(args["comm"], None)
                 if put_back[key] is not None:
@@ -134,7 +135,7 @@ class RpcService:
             self.resync(job)
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
         finally:
-            pending.OPS.done(op)
+            job.in_flight.done(op)
         timings["install_s"] = self.clock() - t1
         self.counters["allreduce_plans"] += 1
         LOG.info("job %d comm %d: %s plan, %d flows (%d installed, the rest the default routes'), max load per "

@@ -12,7 +12,7 @@ import logging
 from sdnmpi.primitives import bcast
 
 from . import constants as C
-from . import jobroutes, jobtraffic, pending
+from . import jobroutes, jobtraffic
 from . import rpc_schema as schema
 from .jobroutes import ConfirmError
 from .jobs import TreePlan
@@ -41,28 +41,29 @@ def plan_bcast(service, job, args):
     """(reply fields, timings) of `plan_bcast`; raises schema.RpcError."""
     comm, root, wanted = args["comm"], args["root"], args["trees"]
     old = tree_set(job, comm, root)
-    if old and old[0].members == args["members"] and old[0].wanted == wanted:
+    key = ("trees", comm, root)
+    if (old and old[0].members == args["members"] and old[0].wanted == wanted
+            and not job.in_flight.unconfirmed(key, tuple(old))):
         return reply_fields(old, cached=True), {}
     t0 = service.clock()
     new = compute(service, job, root, args["members"], wanted, [t.group_id - C.GROUP_JOB_BASE for t in old],
                   old)
     timings = {"plan_s": service.clock() - t0}
     _store(job, comm, root, old, new)
-    key = ("trees", comm, root)
-    op = pending.OPS.begin(job, {key: tuple(old)}, {key: tuple(new)}, writes=[key])
+    op = job.in_flight.begin({key: tuple(old)}, {key: tuple(new)}, writes=[key])
     t1 = service.clock()
     try:
         service.confirm(_messages(service, job, old, new))
     except ConfirmError as err:
         # the set as the ops that did not fail left it (controller/pending.py)
-        put_back = pending.OPS.failed(op, {key: tuple(tree_set(job, comm, root))})
+        put_back = job.in_flight.failed(op, {key: tuple(tree_set(job, comm, root))})
         if key in put_back:
             _store(job, comm, root, tree_set(job, comm, root), put_back[key])
         held = {id(t) for t in job.trees.values()}
         service.resync(job, gone=[t for t in new if id(t) not in held])
         raise schema.RpcError("switches did not confirm the tree: %s" % err) from None
     finally:
-        pending.OPS.done(op)
+        job.in_flight.done(op)
     timings["install_s"] = service.clock() - t1
     service.counters["bcast_trees"] += len(new)
     for t in new:

@@ -8,7 +8,7 @@ confirmed meanwhile, changed stays).
 """
 import logging
 
-from . import jobtraffic, pending
+from . import jobtraffic
 from .jobroutes import ConfirmError
 from . import rpc_schema as schema
 
@@ -71,12 +71,12 @@ def install(service, job, change, writes=()):
     except Exception as err:  # pylint: disable=broad-except
         job.traffic = before
         raise _internal(job, err) from None
-    op = pending.OPS.begin(job, jobtraffic.entries(before), jobtraffic.entries(job.traffic), writes)
+    op = job.in_flight.begin(jobtraffic.entries(before), jobtraffic.entries(job.traffic), writes)
     try:
         if msgs:
             service.confirm(msgs)
     except Exception as err:  # pylint: disable=broad-except
-        put_back = pending.OPS.failed(op, jobtraffic.entries(job.traffic))
+        put_back = job.in_flight.failed(op, jobtraffic.entries(job.traffic))
         try:
             jobtraffic.undo(service.core, service.jobs, job, put_back)
         except Exception:  # pylint: disable=broad-except
@@ -87,7 +87,7 @@ def install(service, job, change, writes=()):
             raise schema.RpcError("switches did not confirm the routes: %s" % err) from None
         raise _internal(job, err) from None
     finally:
-        pending.OPS.done(op)
+        job.in_flight.done(op)
     return sum(1 for key, port in job.installed.items()
                if installed.get(key) != port and key[0] in service.core.datapaths)
 

@@ -171,6 +171,34 @@ def test_a_new_plan_of_two_failed_ops_goes(order):
     assert job.plans == {} and installed(service, job_id) == {} and consistent(service, job)
 
 
+# -- the same request while the first is in flight -------------------------------------------------
+@pytest.mark.parametrize("first_ok", [False, True])
+def test_a_plan_asked_again_while_in_flight_is_not_answered_as_cached(first_ok):
+    """A second, identical plan_allreduce while the first waits for the switches is an op of its
+    own (before, it answered cached at once: told ok for a plan that went if the first failed)."""
+    service, job_id, job = new_job()
+    steps = steps_for(IPS)
+    b = Barriers(service)
+    first = b.begin("plan_allreduce", job=job_id, comm=0, steps=steps)
+    second = b.begin("plan_allreduce", job=job_id, comm=0, steps=steps)   # parks: not cached
+    b.answer(first, first_ok)
+    assert not b.answer(second, True)["cached"]
+    assert 0 in job.plans and consistent(service, job) and job.flows()
+    assert call(service, "plan_allreduce", job=job_id, comm=0, steps=steps)["cached"]   # confirmed now
+
+
+@pytest.mark.parametrize("first_ok", [False, True])
+def test_bcast_trees_asked_again_while_in_flight_are_not_answered_as_cached(first_ok):
+    service, job_id, job = new_job()
+    b = Barriers(service)
+    first = b.begin("plan_bcast", job=job_id, comm=1, root=IPS[0], members=IPS)
+    second = b.begin("plan_bcast", job=job_id, comm=1, root=IPS[0], members=IPS)
+    b.answer(first, first_ok)
+    assert not b.answer(second, True)["cached"]
+    assert tree_set(job, 1, IPS[0]) and consistent(service, job)
+    assert call(service, "plan_bcast", job=job_id, comm=1, root=IPS[0], members=IPS)["cached"]
+
+
 # -- one fails, the other succeeds ---------------------------------------------------------------
 @pytest.mark.parametrize("succeeds", [0, 1])
 def test_one_fails_the_other_succeeds_and_stays(succeeds):
