@@ -86,7 +86,7 @@ style.id = "test-no-fade";
 style.textContent = "#fabric line.link { transition: none !important; }";
 document.head.appendChild(style);
 """ + SETTLED_JS
-FADE_JS = 'document.getElementById("test-no-fade").remove();'
+FADE_JS = 'document.getElementById("test-no-fade")?.remove();'
 LINK_JS = """
 const line = document.querySelector(arguments[0]);
 return line && [line.getAttribute("data-util"), line.getAttribute("stroke")];
@@ -100,11 +100,12 @@ def colours_settled(driver):
 
 def screenshot(driver, path):
     """The page with every link in the colour of the latest update, not halfway through a fade."""
-    assert driver.execute_script(NO_FADE_JS), "without fades, every link is drawn in its colour at once"
     try:
+        settled = driver.execute_script(NO_FADE_JS)
         driver.save_screenshot(path)
     finally:
         driver.execute_script(FADE_JS)
+    assert settled, "without fades, every link is drawn in its colour at once"
 
 
 @contextlib.contextmanager
