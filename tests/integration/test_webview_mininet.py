@@ -5,6 +5,7 @@ forwards its planned pairs (all of them, and per Allreduce step: its job flows w
 default routes where elided, tests/integration/ovs_routes.py), disappearing on release; the page carrying on through a
 controller restart on the same ports; no errors in the browser console. Screenshots go to
 $SDNMPI_ARTIFACTS (else test-artifacts/ in the checkout)."""
+import contextlib
 import os
 import random
 import subprocess
@@ -14,15 +15,15 @@ import types
 import pytest
 from selenium.webdriver.common.by import By
 
-from sdnmpi.mininet_topos import controller_proc
+from sdnmpi.mininet_topos import controller_proc, demo, procs
 from sdnmpi.mininet_topos.fattree import LeafSpineTopo
 from sdnmpi.primitives import schedule
 
 import ofdump
 import ovs_routes
 from fabric_helpers import HPL, LEAVES, N, SPINES, bridge, ip, leaf_dpid, leaf_spine_fabric
-from operator_helpers import (RPC_ALLOW_LOCAL, BackgroundIperf, RpcClient, artifacts_dir, chromium, console_errors,
-                              halo_ends, job_out_ports, route_port, wait_until)
+from operator_helpers import (RPC_ALLOW_LOCAL, RpcClient, artifacts_dir, chromium, console_errors, halo_ends,
+                              job_out_ports, route_port, wait_until)
 
 IDLE = "#9aa5b1"   # controller/web/app.js: an idle link's colour
 LINK_BPS = 20e6
@@ -75,11 +76,53 @@ const settled = Array.from(document.querySelectorAll("#fabric line.link")).every
 probe.remove();
 return settled;
 """
+# While traffic flows the page recolours the loaded links at every update (once a second) and
+# fades each new colour in over 0.8 s (style.css), so "every link shows its colour" holds only
+# between a fade's end and the next update. For a picture of the current colours the fades are
+# switched off while it is taken (one script: no update comes between the switch and the check).
+NO_FADE_JS = """
+const style = document.createElement("style");
+style.id = "test-no-fade";
+style.textContent = "#fabric line.link { transition: none !important; }";
+document.head.appendChild(style);
+""" + SETTLED_JS
+FADE_JS = 'document.getElementById("test-no-fade")?.remove();'
+LINK_JS = """
+const line = document.querySelector(arguments[0]);
+return line && [line.getAttribute("data-util"), line.getAttribute("stroke")];
+"""
 
 
 def colours_settled(driver):
     """Every link is drawn in its current colour (the page fades colours in)."""
     return driver.execute_script(SETTLED_JS)
+
+
+def screenshot(driver, path):
+    """The page with every link in the colour of the latest update, not halfway through a fade."""
+    try:
+        settled = driver.execute_script(NO_FADE_JS)
+        driver.save_screenshot(path)
+    finally:
+        driver.execute_script(FADE_JS)
+    assert settled, "without fades, every link is drawn in its colour at once"
+
+
+@contextlib.contextmanager
+def traffic(fab, client, server, seconds=120):
+    """iperf3 from ``client`` to ``server`` (Mininet host names), flowing when this returns (the
+    server listens before the client starts) and stopped on leaving; ``seconds`` outlasts every
+    wait made inside. Yields a function: whether the client still runs."""
+    hosts = fab.net
+    srv = procs.popen_in_host(hosts.get(server), ["iperf3", "-s", "-1", "-p", demo.IPERF_PORT])
+    cli = None
+    try:
+        demo._wait_listening(hosts.get(server), demo.IPERF_PORT)  # pylint: disable=protected-access
+        cli = procs.popen_in_host(hosts.get(client), ["iperf3", "-c", hosts.get(server).IP(), "-p", demo.IPERF_PORT,
+                                                      "-t", seconds])
+        yield lambda: cli.poll() is None
+    finally:
+        procs.terminate([cli, srv], timeout=5)
 
 
 def test_page_shows_the_fabric(env):
@@ -96,20 +139,22 @@ def test_link_colour_follows_iperf3_load(env):
     d, fab = env.driver, env.fab
     end = "%s:%d" % (leaf_dpid(1), route_port(fab, bridge(fab, leaf_dpid(1)), ip(N)))
     selector = '#fabric line.link[data-a="%s"], #fabric line.link[data-b="%s"]' % (end, end)
-    link = lambda: css(d, selector)[0]  # noqa: E731  (the page may redraw the element)
-    wait_until(lambda: link().get_attribute("stroke") == IDLE, 20, "the uplink %s to be idle" % end)
-    flow = BackgroundIperf(fab, "h1", "h%d" % N, seconds=10)
+    link = lambda: d.execute_script(LINK_JS, selector)  # noqa: E731  [data-util, stroke] read in one go
+    wait_until(lambda: link()[1] == IDLE, 20, "the uplink %s to be idle" % end)
+    with traffic(fab, "h1", "h%d" % N) as flowing:
 
-    def loaded():
-        util = link().get_attribute("data-util")
-        return util and float(util) > 0.5 and link().get_attribute("stroke")
-    colour = wait_until(loaded, 9, "the uplink to be shown more than half loaded")
-    hue = int(colour[len("hsl("):].split(",")[0])
-    assert colour.startswith("hsl(") and hue < 60, "a busy link is drawn orange to red, not %s" % colour
-    wait_until(lambda: colours_settled(d), 3, "the link colours to settle")
-    d.save_screenshot(os.path.join(artifacts_dir(env.tmp), "webview-iperf3.png"))
-    assert flow.join() > 5
-    wait_until(lambda: link().get_attribute("stroke") == IDLE, 10, "the uplink's colour to return to idle")
+        def loaded():
+            util, colour = link()
+            return util and float(util) > 0.5 and (float(util), colour)
+        util, colour = wait_until(loaded, 9, "the uplink to be shown more than half loaded")
+        assert colour.startswith("hsl("), "a loaded link is drawn in a hue, not %s" % colour
+        hue = int(colour[len("hsl("):].split(",")[0])
+        assert hue < 60, "a busy link is drawn orange to red, not %s" % colour
+        assert abs(hue - 120 * (1 - min(util, 1))) <= 1, "utilisation %.3f drawn as %s" % (util, colour)
+        screenshot(d, os.path.join(artifacts_dir(env.tmp), "webview-iperf3.png"))
+        assert flowing(), "the iperf3 ran until stopped: the checks above saw it flowing"
+    wait_until(lambda: link()[1] == IDLE and colours_settled(d), 10,
+               "the uplink's colour to return to idle, and every colour to settle (nothing changes them now)")
     assert console_errors(d) == []
 
 
@@ -128,12 +173,11 @@ def test_job_appears_its_routes_match_ovs_and_it_goes_on_release(env, tmp_path):
         wait_until(lambda: halo_ends(d) == ovs, 5, "the highlighted routes to equal the OVS forwarding of job %d" % job)
         assert text(d, "summary").endswith("1 jobs")
         # The picture for the README: the job's routes with a loaded link next to them.
-        flow = BackgroundIperf(fab, "h1", "h%d" % N, seconds=6)
-        wait_until(lambda: any(float(l.get_attribute("data-util") or 0) > 0.5 for l in css(d, "#fabric line.link")), 6,
-                   "a loaded link")
-        wait_until(lambda: colours_settled(d), 3, "the link colours to settle")
-        d.save_screenshot(os.path.join(artifacts_dir(env.tmp), "webview-job.png"))
-        flow.join()
+        with traffic(fab, "h1", "h%d" % N) as flowing:
+            wait_until(lambda: any(float(l.get_attribute("data-util") or 0) > 0.5 for l in css(d, "#fabric line.link")),
+                       6, "a loaded link")
+            screenshot(d, os.path.join(artifacts_dir(env.tmp), "webview-job.png"))
+            assert flowing(), "the iperf3 ran until stopped: the picture shows it flowing"
         # Per step: the highlight is the way OVS forwards that step's host pairs.
         steps = schedule.host_steps(schedule.recursive_doubling_steps(N), ips)
         ways = ovs_routes.check_job(ctl, fab, job)

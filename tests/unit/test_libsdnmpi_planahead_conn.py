@@ -3,6 +3,7 @@ and a stub controller, no MPI: several requests ahead at once, each reply matche
 id whatever the order of the collects, a request whose communicator went away dropped without
 desynchronising the stream, a full list refused, and a refusing or silent controller giving each
 collect the failure the request would have had."""
+import errno
 import os
 import re
 import subprocess
@@ -76,16 +77,25 @@ def test_a_refusing_controller_refuses_each_and_the_stream_stays_usable(built, s
     assert out[2].startswith("c2 refused: controller error") and out[3].startswith("c1 refused: controller error")
 
 
-@pytest.mark.parametrize("ops", [("s1", "s2", "c2", "c1", "r"), ("s1", "s2", "a1", "c2", "r")])
-def test_a_silent_controller_costs_one_timeout(built, stub_factory, ops):
+TIMED_OUT = "no reply: %s" % os.strerror(errno.ETIMEDOUT)   # controller.c's why of a read that timed out
+CLOSED = "the connection closed before the reply"             # that of a reply never waited for
+
+
+@pytest.mark.parametrize("ops, want", [
+    # c2 reads request 1's reply first: that read times out, then request 2 fails unread
+    (("s1", "s2", "c2", "c1", "r"), ["s1 ok", "s2 ok", "c2 failed: " + CLOSED, "c1 failed: " + TIMED_OUT, "r failed"]),
+    # request 1, abandoned, is the one whose reply is waited for (its failure reaches nobody)
+    (("s1", "s2", "a1", "c2", "r"), ["s1 ok", "s2 ok", "a1", "c2 failed: " + CLOSED, "r failed"]),
+])
+def test_a_silent_controller_costs_one_timeout(built, stub_factory, ops, want):
     """Nothing answers: the first reply waited for times out, the connection is dead, every other
-    request ahead fails at once, and so does the next exchange."""
+    request ahead fails at once, unread, and so does the next exchange (no release is sent).
+    Counted from what the library reports per request (a read that timed out says so) and what
+    the stub received, not from the clock, which load stretches."""
     stub = stub_factory("silent_plan")
     t0 = time.monotonic()
     out = run(stub, *ops, timeout_ms=700)
-    elapsed = time.monotonic() - t0
-    assert out[:2] == ["s1 ok", "s2 ok"]
-    collects = [line for line in out if line.startswith("c")]
-    assert collects and all(re.match(r"c\d failed: ", line) for line in collects), out
-    assert out[-1] == "r failed"
-    assert 0.7 <= elapsed < 5.0, elapsed
+    assert time.monotonic() - t0 >= 0.7   # it did wait (load only lengthens the run)
+    assert out == want
+    assert [r["op"] for _, r in stub.requests()] == ["hello", "register", "plan_allreduce", "plan_allreduce"]
+    assert len(stub.conns) == 1 and stub.errors == []
