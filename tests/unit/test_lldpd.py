@@ -247,10 +247,8 @@ def test_ttl(daemon, veths, capture, args, ttl):
 def test_once_sends_one_frame_per_interface(daemon, veths, capture):
     vs = [veths(ipv4=addr(4)), veths(), veths(ipv4=addr(5))]
     caps = [capture(v) for v in vs]
-    t0 = time.monotonic()
     d = daemon("--once", "-i", "0.2", "-v")
-    assert d.proc.wait(3) == 0
-    assert time.monotonic() - t0 < 2
+    assert d.proc.wait(3) == 0   # --once ends (the log's counts below catch an extra round)
     log = d.stderr()
     for v, c in zip(vs, caps):
         # the daemon's own log (-v: a line per frame) counts what it sent; the captures may still
