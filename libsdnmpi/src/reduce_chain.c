@@ -47,6 +47,8 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
     size_t seg_elems = call->segment / ext;
     if (seg_elems < 1)
         seg_elems = 1;
+    if (seg_elems > count) /* one segment; and no wrap in the rounding below (2^64 - 1 bytes) */
+        seg_elems = count;
     const struct sdnmpi_cycles ch = {p, call->leaf_start, call->nleaves};
     struct chain c[2];
     struct sdnmpi_cycle_recvs rx[2]; /* chain i's segments: rx[i].n, passed on so far: rx[i].done */
