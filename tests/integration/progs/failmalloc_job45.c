@@ -54,27 +54,32 @@ struct bufs {
     int *bc, *bc0, *ag_in, *ag, *ag0, *a2a_in, *a2a, *a2a0;
 };
 
+/* n buffers of `count` doubles or ints each, into *list[0 .. n-1]. */
+static void doubles(double **list[], int n, size_t count)
+{
+    for (int i = 0; i < n; i++)
+        *list[i] = alloc(count * sizeof(double));
+}
+
+static void ints(int **list[], int n, size_t count)
+{
+    for (int i = 0; i < n; i++)
+        *list[i] = alloc(count * sizeof(int));
+}
+
 static void fill(struct bufs *b)
 {
     size_t p = (size_t)size;
-    b->in_s = alloc(SMALL * sizeof(double));
-    b->in_l = alloc(LARGE * sizeof(double));
-    b->ar_s = alloc(SMALL * sizeof(double));
-    b->ar_s0 = alloc(SMALL * sizeof(double));
-    b->ar_l = alloc(LARGE * sizeof(double));
-    b->ar_l0 = alloc(LARGE * sizeof(double));
-    b->rd_m = alloc(MID * sizeof(double));
-    b->rd_m0 = alloc(MID * sizeof(double));
-    b->rd_l = alloc(LARGE * sizeof(double));
-    b->rd_l0 = alloc(LARGE * sizeof(double));
-    b->bc = alloc(BCAST * sizeof(int));
-    b->bc0 = alloc(BCAST * sizeof(int));
-    b->ag_in = alloc(BLOCK * sizeof(int));
-    b->ag = alloc(p * BLOCK * sizeof(int));
-    b->ag0 = alloc(p * BLOCK * sizeof(int));
-    b->a2a_in = alloc(p * BLOCK * sizeof(int));
-    b->a2a = alloc(p * BLOCK * sizeof(int));
-    b->a2a0 = alloc(p * BLOCK * sizeof(int));
+    double **small[] = {&b->in_s, &b->ar_s, &b->ar_s0}, **mid[] = {&b->rd_m, &b->rd_m0};
+    double **large[] = {&b->in_l, &b->ar_l, &b->ar_l0, &b->rd_l, &b->rd_l0};
+    int **bcast[] = {&b->bc, &b->bc0}, **block[] = {&b->ag_in};
+    int **blocks[] = {&b->ag, &b->ag0, &b->a2a_in, &b->a2a, &b->a2a0};
+    doubles(small, 3, SMALL);
+    doubles(mid, 2, MID);
+    doubles(large, 5, LARGE);
+    ints(bcast, 2, BCAST);
+    ints(block, 1, BLOCK);
+    ints(blocks, 5, p * BLOCK);
     for (int i = 0; i < SMALL; i++)
         b->in_s[i] = (double)((rank * 7 + i) % 13);
     for (int i = 0; i < LARGE; i++)
