@@ -7,9 +7,9 @@ abort (sdnmpi_scratch: "sdnmpi[R]: out of memory for a ..., aborting", then MPI_
 rank is inside a collective); never a wrong result, an error code of its own, a crash or a hang.
 
 First each job size is run without a failure to count the allocations (and check the program);
-then N = 1 .. the most any rank makes (on MPI_COMM_WORLD only: some 80; if more than 45, 45 of
-them spread evenly, so that the test takes well under a minute), each N once, on one of the (size
-p = 2, 3, 4, rank) that make N allocations or more, in turn.
+then N = 1 .. the most any rank makes (on MPI_COMM_WORLD only; of more than 45, 45 spread evenly,
+the first and the last among them, so that the test takes well under a minute), each N once, on
+one of the (size p = 2, 3, 4, rank) that make N allocations or more, in turn.
 SDNMPI_FAILMALLOC_ALL=1 runs every N on every size and every rank instead, with the duplicate
 communicator too (the program's --dup: some 700 jobs, about ten minutes on a quiet machine).
 """
