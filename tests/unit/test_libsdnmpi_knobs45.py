@@ -13,8 +13,10 @@ import re
 import pytest
 
 import libsdnmpi_checks as checks
+import libsdnmpi_harness as harness
 import test_libsdnmpi_coll as coll
 from libsdnmpi_harness import MPIRUN
+from mpi_progs import build_prog
 
 pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI (mpirun) is not installed")
 NP = 4
@@ -65,3 +67,26 @@ def test_hierarchical_allreduce_knobs(built, stub_factory, knob, value, refused)
     out = checks.run_check(NP, "sdn", env, quick=True, seed=45)
     assert out["hier"] > 0
     assert_refusal(out["stderr"], knob, value, refused)
+
+
+@pytest.fixture(scope="module")
+def job(built, tmp_path_factory):
+    return build_prog("failmalloc_job45", tmp_path_factory.mktemp("knobs45"))
+
+
+@pytest.mark.parametrize("value,elems", [("0", 4), ("1", 4), ("8", 4), ("64", 8), (None, 1024)])
+def test_reduce_segments_are_bounded(job, stub_factory, value, elems):
+    """A chain moves at most SDNMPI_REDUCE_MAX_SEGMENTS (1024) segments: tiny segments (0 and 1:
+    one element) once meant one message per element, and a 1 MiB Reduce under
+    SDN_MPI_REDUCE_SEGMENT=0 took 25 s on 4 ranks here (8 KiB segments: 9 ms). failmalloc_job45's
+    64 KiB Reduce (8192 doubles, halves of 4096) therefore runs in segments of at least 4 elements;
+    the default, 8 KiB, is 1024 doubles."""
+    stub = stub_factory(leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(NP), "SDN_MPI_MIN_BYTES": "1",
+           "SDN_MPI_VERBOSE": "1"}
+    if value is not None:
+        env["SDN_MPI_REDUCE_SEGMENT"] = value
+    res, _seconds = harness.mpirun(NP, [job], env, timeout=60)
+    assert res.returncode == 0 and "failmalloc_job45: p=%d wrong=0 errors=0" % NP in res.stdout, res.stderr[-3000:]
+    assert re.search(r"^sdnmpi\[\d+\]: reduce comm=0 count=8192 bytes=65536 root=%d: two chains, segments of %d "
+                     r"elements$" % (NP - 1, elems), res.stderr, re.M), res.stderr[-3000:]
