@@ -123,6 +123,8 @@ int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call)
     size_t seg_elems = call->segment ? call->segment / (size_t)extent : (size_t)count;
     if (seg_elems < 1)
         seg_elems = 1;
+    if (seg_elems > (size_t)count) /* one segment; and no wrap to 0 segments below ("unlimited") */
+        seg_elems = (size_t)count;
     h.nseg = (int)(((size_t)count + seg_elems - 1) / seg_elems);
     h.segcount = (count + h.nseg - 1) / h.nseg; /* even segments; the last may be shorter */
     h.nseg = (count + h.segcount - 1) / h.segcount;

@@ -119,8 +119,9 @@ SDNMPI_EXPORT int SDN_MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
         return rc;
     if (chains) {
         last_path = 3;
-        sdnmpi_log("reduce comm=%" PRId64 " count=%d bytes=%" PRIu64 " root=%d: two chains",
-                   plan->comm_id, count, bytes, root);
+        sdnmpi_log("reduce comm=%" PRId64 " count=%d bytes=%" PRIu64 " root=%d: two chains, "
+                   "segments of %zu elements", plan->comm_id, count, bytes, root,
+                   sdnmpi_reduce_segment_elems((size_t)count, (size_t)extent, call.segment));
         return sdnmpi_reduce_intra_chain(&call);
     }
     last_path = 2;

@@ -1,17 +1,17 @@
 /* reduce_chain.c -- pipelined reduce along two chains that end at the root.
  *
- * The vector is cut in two halves. Half c (0 or 1) travels along cycle c of cycles.h,
- * cut open at the root: it starts at the root's successor in that cycle, and every rank on the way
- * receives the partial result of the ranks before it, reduces its own data in and passes it on,
- * segment by segment (call->segment bytes), so that all hops carry data at once. The root reduces
- * the last partial results into its receive buffer. Each rank sends and receives the vector about
- * once (half per chain), the root receives it once: the host-link bound, and because the two
- * cycles leave and enter every leaf once each (over different uplinks when the plan routes them),
- * the cut bound too, plus the pipeline's fill of (p - 1) segments. Every receive is posted before
- * any data moves; sends do not wait for each other, and one Waitany over both chains' next receives
- * (sdnmpi_cycles_waitany) passes on whichever arrives first, so no rank ever blocks its neighbours
- * and neither chain waits for the other. The two chains use their own tags: between two ranks of
- * one leaf both run the same direction.
+ * The vector is cut in two halves. Half c (0 or 1) travels along cycle c of cycles.h, cut open at
+ * the root: it starts at the root's successor in that cycle, and every rank on the way receives the
+ * partial result of the ranks before it, reduces its own data in and passes it on, segment by
+ * segment (call->segment bytes, sdnmpi_reduce_segment_elems), so that all hops carry data at once.
+ * The root reduces the last partial results into its receive buffer. Each rank sends and receives
+ * the vector about once (half per chain), the root receives it once: the host-link bound, and
+ * because the two cycles leave and enter every leaf once each (over different uplinks when the plan
+ * routes them), the cut bound too, plus the pipeline's fill of (p - 1) segments. Every receive is
+ * posted before any data moves; sends do not wait for each other, and one Waitany over both chains'
+ * next receives (sdnmpi_cycles_waitany) passes on whichever arrives first, so no rank ever blocks
+ * its neighbours and neither chain waits for the other. The two chains use their own tags: between
+ * two ranks of one leaf both run the same direction.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +44,7 @@ int sdnmpi_reduce_intra_chain(const struct sdnmpi_reduce_call *call)
     if (call->count < 2 || call->root < 0 || call->root >= p || p < 2)
         return MPI_ERR_ARG; /* the dispatcher checks this first */
     const size_t ext = (size_t)call->extent, count = (size_t)call->count;
-    size_t seg_elems = call->segment / ext;
-    if (seg_elems < 1)
-        seg_elems = 1;
+    size_t seg_elems = sdnmpi_reduce_segment_elems(count, ext, call->segment);
     const struct sdnmpi_cycles ch = {p, call->leaf_start, call->nleaves};
     struct chain c[2];
     struct sdnmpi_cycle_recvs rx[2]; /* chain i's segments: rx[i].n, passed on so far: rx[i].done */

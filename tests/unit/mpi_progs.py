@@ -12,3 +12,13 @@ def build_prog(name, out_dir):
                     str(ROOT / "tests" / "integration" / "progs" / (name + ".c")), "-o", str(exe),
                     str(LIB / "libsdnmpi.a"), "-lmsgpackc", "-lz", "-pthread"], check=True)
     return exe
+
+
+def build_shim(name, out_dir):
+    """tests/integration/progs/NAME.c built as an LD_PRELOAD shared object (warnings are errors): its
+    path."""
+    lib = Path(out_dir) / ("lib%s.so" % name)
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+                    str(ROOT / "tests" / "integration" / "progs" / (name + ".c")), "-o", str(lib), "-ldl"],
+                   check=True)
+    return lib
