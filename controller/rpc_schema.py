@@ -7,6 +7,7 @@ import struct
 
 import msgpack
 
+from sdnmpi.numeric import is_number
 from sdnmpi.primitives import PAIR_ROUTERS
 
 VERSION = 1
@@ -93,11 +94,6 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value):
-    """A number field (`lease_s`): an int or a float, never a bool."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _job(msg):
     """{"job": id, "token": str or None}: the job a request names and the token it presents (the
     service checks the token; a request without one is refused there, naming the job)."""
@@ -135,7 +131,7 @@ def _ipv4_list(msg, key, what):
 def _register(msg):
     hosts = _ipv4_list(msg, "hosts", "host")
     lease = msg.get("lease_s", DEFAULT_LEASE_S)
-    if not _is_number(lease) or not 1 <= lease <= MAX_LEASE_S:
+    if not is_number(lease) or not 1 <= lease <= MAX_LEASE_S:
         raise RpcError("lease_s must be a number of seconds in 1..%d" % MAX_LEASE_S)
     return {"hosts": hosts, "lease_s": float(lease)}
 
