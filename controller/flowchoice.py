@@ -2,9 +2,7 @@
 pairs get the router's plan, keep the installed routes or go back to the default routes, scored
 on the job's busy data pairs by primitives.reroute.choose; and the default-paths model the
 declared-routes check (controller/flowdetect.py `_check_declared`) scores with too."""
-import networkx as nx
-
-from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute
+from sdnmpi.primitives import PAIR_ROUTERS, errors, pairs, reroute
 
 from . import jobtraffic
 
@@ -35,7 +33,9 @@ def choose(service, job, phase, detected, busy, router, running=False):
     declaration will be: jobtraffic.declare), scored over ``busy`` (the job's busy data pairs and
     the detected ones): 'planned', 'current' (the installed routes) or 'default'. ('planned', None,
     ...) when it cannot be judged: a default routing the pair routers do not model, a host not in
-    the topology, a plan that fails (the declaration then reports it). ``planned``: the job's
+    the topology, a busy pair the default model refuses (primitives.errors.REFUSALS: no path; any
+    other exception of the model is a bug, raised), a plan that fails (the declaration then reports
+    it). ``planned``: the job's
     traffic state the declaration leaves (jobtraffic.JobTraffic, planned once here), for the caller
     to install as it is (jobtraffic.install_planned) instead of planning the same demand again; None
     where nothing was planned (a default routing not modelled, a declaration refused: the caller
@@ -51,7 +51,7 @@ def choose(service, job, phase, detected, busy, router, running=False):
     flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in sorted(busy)]
     try:
         default = model(graph, flows_)
-    except (ValueError, nx.NetworkXException):   # a busy pair with no default path (a leaf cut off)
+    except errors.REFUSALS:   # a busy pair with no default path (a leaf cut off); anything else is a bug
         return "planned", None, state
     name, score = reroute.choose(graph, flows_, default, overrides(job.traffic.routes.get(phase)),
                                  overrides(state.routes.get(phase)),

@@ -42,7 +42,7 @@ import logging
 
 import networkx as nx
 
-from sdnmpi.primitives import PAIR_ROUTERS, pairs, reroute, reverse, seeding
+from sdnmpi.primitives import PAIR_ROUTERS, errors, pairs, reroute, reverse, seeding
 
 from . import jobroutes
 
@@ -372,7 +372,8 @@ def _sync(core, jobs, job, replan=(), running=()):
 def plan(core, jobs, job, phase, previous=None, running=False):
     """PhaseRoutes of ``job``'s ``phase`` on the current topology, with the load of every other
     job's installed phases; raises TrafficError for a demand the planning refuses (the primitives'
-    refusals are ValueErrors) or a pair with no path, and lets anything else (a bug) through.
+    refusals, primitives.errors.REFUSALS: a bad demand, a pair with no path, ...) and lets anything
+    else through, a plain ValueError included (a bug: the caller logs it, the op an internal error).
     ``previous``: the PhaseRoutes the phase had until now, if any: a router that takes
     ``previous=`` (SDN-optimal and SDN-adaptive) keeps its pairs' paths where an optimal plan allows
     (primitives/jobroute_incremental.py), so re-declaring a phase with more pairs (flow detection,
@@ -407,7 +408,7 @@ def plan(core, jobs, job, phase, previous=None, running=False):
         if not policy and core.settings.traffic_reverse_routes:
             paths = reverse.symmetric(graph, demand, paths, load=load)
             back = reverse.reverse_paths(graph, paths)
-    except ValueError as err:         # pairs.DemandError, routing.NoRouteError, leastload.NoPathError, NotATree, ...
+    except errors.PlanRefused as err:  # pairs.DemandError, routing.NoRouteError, NotATree, ... (primitives/errors.py)
         raise TrafficError("%s cannot route phase %d: %s" % (router, phase, err)) from None
     except nx.NetworkXNoPath as err:  # a pair with no path (a leaf cut off the fabric)
         why = _no_path(graph, demand, ip_of) or err

@@ -30,6 +30,7 @@ import math
 import operator
 
 from . import fabric, jobroute_optimal, jobroute_ripup, pairs, routing
+from .errors import PlanRefused
 from .paths import index as path_index
 from .leastload import LeastLoadRouter, NoPathError
 
@@ -43,7 +44,7 @@ class Plan:
     lower_bound: tuple      # per step: the least possible max_load
 
 
-class PlanError(ValueError):
+class PlanError(PlanRefused):
     """The steps name hosts that are not in the topology, or hosts with no path between them."""
 
 

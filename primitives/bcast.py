@@ -21,10 +21,11 @@ import dataclasses
 import networkx as nx
 
 from . import fabric
+from .errors import PlanRefused
 from .paths import index as path_index
 
 
-class TreeError(ValueError):
+class TreeError(PlanRefused):
     """Unknown hosts, or members the root cannot reach."""
 
 

@@ -70,14 +70,16 @@ def extend_colouring(edges, delta, keep, group):
     the a/b alternating paths that would free one (from either end, over a few free colours a and
     b) the one that moves the fewest kept edges is flipped. ``group[c]``: what colour c stands for
     (an uplink; None: nothing yet): a kept edge *moves* when its colour's group is no longer its
-    kept colour's, so a flip between two colours of one group moves none. Returns the colours."""
+    kept colour's, so a flip between two colours of one group moves none. Returns the colours.
+    Kept colours that are not proper are the caller's bug (AssertionError), not input to refuse."""
     at = collections.defaultdict(dict)                      # node -> {colour: edge index}
     colours = list(keep)
     for i, c in enumerate(keep):
         if c is not None:
             for end in edges[i]:
                 if c in at[end] or not 0 <= c < delta:
-                    raise ValueError("kept colour %d of edge %d is not proper" % (c, i))
+                    raise AssertionError("extend_colouring: kept colour %d of edge %d is not proper (a bug in "
+                                         "the caller's colouring)" % (c, i))
                 at[end][c] = i
     origin = [None if c is None else group[c] for c in keep]
     for i, c in enumerate(keep):

@@ -44,6 +44,7 @@ import math
 import numpy
 
 from . import fabric, pairs
+from .errors import PlanRefused
 from .colouring import bipartite_edge_colouring, colour_classes
 from .jobroute_greedy import place
 from . import jobroute_incremental as incremental
@@ -62,7 +63,7 @@ def sdn_optimal_bytes(graph, demand, load=None, seed=None, previous=None):
     return _route(graph, demand, load, by_bytes=True, previous=previous)
 
 
-class NotATree(ValueError):
+class NotATree(PlanRefused):
     """The fabric is not a multi-rooted tree that level-by-level colouring can route."""
 
 

@@ -8,9 +8,10 @@ shortest path of a large fat-tree. ``loads`` maps a directed link (u, v) to a nu
 bytes per capacity); links that are not in it count as 0.
 """
 from . import fabric
+from .errors import PlanRefused
 
 
-class NoPathError(ValueError):
+class NoPathError(PlanRefused):
     """Two switches have no path between them."""
 
 

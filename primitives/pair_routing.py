@@ -38,13 +38,13 @@ __all__ = ["dmodk", "single", "ecmp", "random", "greedy", "greedy2"]
 
 
 def _merged(idx, demand):
-    """`pairs.merge` of ``demand``; ValueError (one line) if a pair names a node that is not a
-    host of the graph."""
+    """`pairs.merge` of ``demand``; pairs.DemandError (one line) if a pair names a node that is not
+    a host of the graph."""
     merged = pairs.merge(demand)
     for flow in merged:
         for host in (flow.src, flow.dst):
             if host not in idx.leaf:
-                raise ValueError(f"host {host} is not in the topology")
+                raise pairs.DemandError(f"host {host} is not in the topology")
     return merged
 
 
@@ -63,7 +63,7 @@ def _walk(graph, demand, name, choose):
             dst_leaf = idx.leaf[flow.dst]
             hops = idx.next_hops(dst_leaf)
             if src_leaf not in hops:
-                raise ValueError(f"no path from {flow.src} to {flow.dst}")
+                raise pairs.DemandError(f"no path from {flow.src} to {flow.dst}")
             middle, sw = [src_leaf], src_leaf
             while sw != dst_leaf:
                 sw = choose(sw, hops[sw], dst_index[flow.dst])

@@ -16,7 +16,8 @@ A router may return a ``FabricRoutes`` (a dict subclass, same contract) instead 
 then its paths only *model* what the fabric's default routing (``.policy``, a key of
 ``primitives.DEFAULT_ROUTING``, e.g. "ecmp") does with those pairs. The simulator uses the paths;
 the controller installs nothing for them and leaves the pairs to the default routes.
-Bad input (a host not in the graph, hosts with no path) raises ``DemandError``.
+Bad input raises ``DemandError`` (an ``errors.PlanRefused``): a host not in the graph; hosts with no
+path raise it or networkx's ``NetworkXNoPath`` (from primitives/paths.py). Anything else is a bug.
 
 Link load is directional: a switch-to-switch edge carries load ``u -> v`` and ``v -> u``
 separately. Bytes are divided by the edge's ``capacity`` attribute (default 1), as PFSim does.
@@ -25,13 +26,14 @@ import collections
 import logging
 
 from . import fabric
+from .errors import PlanRefused
 
 LOG = logging.getLogger(__name__)
 
 Flow = collections.namedtuple("Flow", "src dst bytes")
 
 
-class DemandError(ValueError):
+class DemandError(PlanRefused):
     """A demand names a host that is not in the graph, or hosts that have no path between them."""
 
 

@@ -16,6 +16,7 @@ import networkx as nx
 import numpy as np
 
 from . import fabric
+from .errors import PlanRefused
 
 LOG = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class PathIndex:
             if k == fabric.HOST:
                 ups = [s for s in graph.neighbors(n) if self.kind.get(s) == fabric.SWITCH]
                 if len(ups) != 1:
-                    raise ValueError(f"host {n} must be attached to exactly one switch, not {len(ups)}")
+                    raise PlanRefused(f"host {n} must be attached to exactly one switch, not {len(ups)}")
                 self.leaf[n] = ups[0]
         self._pred = {}
         self._paths = {}

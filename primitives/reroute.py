@@ -20,7 +20,7 @@ learned detection, docs/flows.md). Pure.
 """
 import logging
 
-from . import PAIR_ROUTERS, pairs
+from . import PAIR_ROUTERS, errors, pairs
 
 LOG = logging.getLogger(__name__)
 
@@ -54,14 +54,14 @@ def unless_default_as_good(graph, demand, planned, default_routing, base=None):
     ``planned`` when it loads the busiest directed switch link less than the default routes
     would (no more on a demand no denser than a permutation), else ``pairs.FabricRoutes`` of the
     default paths (nothing to install). ``score`` is `choose`'s, or None when the default
-    routing has no pair model (then the plan stays). The controller installs, and the
+    routing has no pair model or its model refuses the demand (then the plan stays). The controller installs, and the
     simulator's ``--fabric-default`` models, exactly this."""
     model = PAIR_ROUTERS.get(default_routing)
     if model is None or isinstance(planned, pairs.FabricRoutes):
         return planned, None
     try:
         default = model(graph, demand)
-    except ValueError:
+    except errors.REFUSALS:              # the default routes cannot carry a pair: the plan stays
         return planned, None
     choice, score = choose(graph, demand, default, {}, planned, base=base)
     if choice == "planned":

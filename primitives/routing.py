@@ -9,6 +9,7 @@ Every switch gets an entry for every host it can reach, so a switch holds O(host
 import logging
 
 from . import fabric
+from .errors import PlanRefused
 
 LOG = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def single(graph):
     return _per_destination(graph, lambda _sw, ports, _i, _h: ports[:1])
 
 
-class NoRouteError(ValueError):
+class NoRouteError(PlanRefused):
     """A RouteTable has no route for a pair (a host outside the topology, or a partitioned fabric)."""
 
 

@@ -3,6 +3,7 @@
 The C library (libsdnmpi/) runs exactly these schedules; the planners route them. Ranks are
 0..p-1 of a communicator.
 """
+from .errors import PlanRefused
 
 
 def recursive_doubling_steps(p):
@@ -15,7 +16,7 @@ def recursive_doubling_steps(p):
     (distance 1, 2, 4, ...), and at the end each odd rank 2i+1 < 2r sends the result back to 2i.
     """
     if p < 1:
-        raise ValueError("p must be >= 1, got %r" % (p,))
+        raise PlanRefused("p must be >= 1, got %r" % (p,))
     pof2 = 1 << (p.bit_length() - 1)
     rem = p - pof2
     steps = []
@@ -58,7 +59,7 @@ def hierarchical_cross_steps(leaf_sizes):
     on the allgather side, the unfold); then per halving level d = 1, 2, ..., P/2, lane j of leaf g
     and lane j of leaf g ^ d, g < P (both ways)."""
     if len(leaf_sizes) < 2 or min(leaf_sizes) < 1:
-        raise ValueError("want two or more non-empty leaves, got %r" % (leaf_sizes,))
+        raise PlanRefused("want two or more non-empty leaves, got %r" % (leaf_sizes,))
     start = [0]
     for k in leaf_sizes:
         start.append(start[-1] + k)

@@ -25,7 +25,7 @@ simulator's ``sdnmpi-sim job --detected`` models the same seeded plan (simulator
 """
 import inspect
 
-from . import PAIR_ROUTERS, pairs
+from . import PAIR_ROUTERS, errors, pairs
 
 #: default routings whose per-pair path the pair routers model exactly (not ECMP: the switch's hash)
 SEEDABLE = frozenset({"dmodk", "single"})
@@ -47,7 +47,7 @@ def running_paths(graph, demand, default_routing, installed=None):
     if default_routing in SEEDABLE:
         try:
             out = PAIR_ROUTERS[default_routing](graph, [f for f in demand if (f.src, f.dst) not in installed])
-        except ValueError:               # a host not in the topology: the router reports it
+        except errors.REFUSALS:          # a host not in the topology, no path: the router reports it
             out = {}
     for flow in demand:
         path = installed.get((flow.src, flow.dst))

@@ -71,7 +71,7 @@ def test_the_flip_that_moves_no_kept_edge_is_taken():
 
 
 def test_an_improper_kept_colouring_is_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(AssertionError):
         extend_colouring([("u", "x"), ("u", "y")], 2, [0, 0], [0, 1])
 
 
