@@ -311,7 +311,7 @@ def test_three_bcast_re_plans_end_as_the_successful_ones_made_the_trees(outcomes
 @pytest.mark.parametrize("bug", [KeyError("a router's bug"), nx.NetworkXError("a router's bug"),
                                  nx.NodeNotFound("a router's bug")])
 def test_a_planning_bug_is_an_internal_error_not_a_phase_on_the_default_routes(monkeypatch, bug):
-    """Only a bad demand or a pair with no path (ValueError, networkx's NetworkXNoPath) makes a
+    """Only a bad demand or a pair with no path (primitives.errors.REFUSALS) makes a
     phase "cannot route" (stored, on the default routes, the op ok); a router's KeyError or another
     networkx error is the controller's own: "internal error", the job as it was (before: the bug
     hidden as a stored phase)."""
