@@ -161,7 +161,13 @@ SDNMPI_EXPORT int SDN_MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
         algorithm = sdnmpi_allreduce_intra_hier;
         name = "hierarchical";
     }
-    sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": %s", plan->comm_id,
-               count, bytes, name);
+    if (s->last_path == SDNMPI_PATH_HIER) {
+        int segcount, nseg = sdnmpi_hier_segments(count, extent, call.segment, &segcount);
+        sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": %s, %d segments of %d elements",
+                   plan->comm_id, count, bytes, name, nseg, segcount);
+    } else {
+        sdnmpi_log("allreduce comm=%" PRId64 " count=%d bytes=%" PRIu64 ": %s", plan->comm_id,
+                   count, bytes, name);
+    }
     return algorithm(&call);
 }

@@ -68,6 +68,12 @@ int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call);
 #define SDNMPI_HIER_SEGMENT_MIN 8192
 size_t sdnmpi_hier_segment_bytes(const int *leaf_start, int nleaves);
 
+/* Its segments for `count` > 0 elements of `extent` bytes and `segment` bytes (call->segment: 0
+ * is one segment): the number, at most SDNMPI_MAX_SEGMENTS (segments.h: a smaller segment is
+ * raised to the vector / that), and in *segcount the elements of each but the last (even
+ * segments; the last may be shorter). */
+int sdnmpi_hier_segments(int count, MPI_Aint extent, size_t segment, int *segcount);
+
 /* Whether the hierarchical algorithm's preconditions hold: nleaves >= 2 non-empty leaves at
  * leaf_start (which may be NULL: no layout) holding the p ranks. */
 int sdnmpi_allreduce_hier_fits(int p, const int *leaf_start, int nleaves);

@@ -8,20 +8,23 @@
  * too, plan.c), the allgather of that in reverse, and the allgather inside the leaf. Leaves with
  * more ranks than the smallest one fold their extra ranks into its lanes first, and the leaves
  * beyond the largest power of two fold into the first ones.
- * Pipelining: the vector is cut into segments of about call->segment bytes, which flow through
- * the steps independently (dataflow: a segment's next step is posted as soon as its current one
- * has completed and been reduced; MPI_Waitsome). A new segment starts while fewer than
- * call->depth segments are in their first step, at most depth x (number of steps) in flight, so
- * the host-link stages of some segments overlap the fabric stages of others. Each element is
+ * Pipelining: the vector is cut into segments of about call->segment bytes, at most
+ * SDNMPI_MAX_SEGMENTS of them (sdnmpi_hier_segments), which flow through the steps independently
+ * (dataflow: a segment's next step is posted as soon as its current one has completed and been
+ * reduced; MPI_Waitsome). A new segment starts while fewer than call->depth segments are in their
+ * first step, at most depth x (number of steps) in flight, so the host-link stages of some
+ * segments overlap the fabric stages of others. Each element is
  * reduced on exactly one rank (its lane owner) in a fixed order and then only copied, so every
  * rank's result is bit-identical.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "allreduce_algorithms.h"
 #include "allreduce_hier_trace.h"
 #include "allreduce_util.h"
 #include "hier_layout.h"
+#include "segments.h"
 
 /* Tags of the pipeline's messages: one per segment (mod 4096), apart from SDNMPI_TAG. */
 #define HIER_TAG_BASE 0x2000
@@ -49,6 +52,16 @@ size_t sdnmpi_hier_segment_bytes(const int *leaf_start, int nleaves)
             most = leaf_start[g + 1] - leaf_start[g];
     size_t seg = (size_t)most * SDNMPI_HIER_SEGMENT_PER_RANK;
     return seg > SDNMPI_HIER_SEGMENT_MIN ? seg : SDNMPI_HIER_SEGMENT_MIN;
+}
+
+int sdnmpi_hier_segments(int count, MPI_Aint extent, size_t segment, int *segcount)
+{
+    /* 0: one segment, as "unlimited" (no wrap to 0 segments: sdnmpi_segment_elems caps at count) */
+    size_t elems = sdnmpi_segment_elems((size_t)count, (size_t)extent, segment ? segment : SIZE_MAX,
+                                        SDNMPI_MAX_SEGMENTS);
+    int nseg = (int)(((size_t)count + elems - 1) / elems);
+    *segcount = (count + nseg - 1) / nseg; /* even segments; the last may be shorter */
+    return (count + *segcount - 1) / *segcount;
 }
 
 /* A segment in flight: its current step, posted as two requests. */
@@ -120,14 +133,7 @@ int sdnmpi_allreduce_intra_hier(const struct sdnmpi_allreduce_call *call)
     if ((rc = sdnmpi_allreduce_begin(call->sendbuf, buf, bytes, comm, &rank, &p)) != MPI_SUCCESS)
         return rc;
     h.rank = rank;
-    size_t seg_elems = call->segment ? call->segment / (size_t)extent : (size_t)count;
-    if (seg_elems < 1)
-        seg_elems = 1;
-    if (seg_elems > (size_t)count) /* one segment; and no wrap to 0 segments below ("unlimited") */
-        seg_elems = (size_t)count;
-    h.nseg = (int)(((size_t)count + seg_elems - 1) / seg_elems);
-    h.segcount = (count + h.nseg - 1) / h.nseg; /* even segments; the last may be shorter */
-    h.nseg = (count + h.segcount - 1) / h.segcount;
+    h.nseg = sdnmpi_hier_segments(count, extent, call->segment, &h.segcount);
     int nsteps = h.lay.nsteps;
     h.depth = call->depth > 0 ? call->depth : SDNMPI_HIER_DEFAULT_DEPTH;
     int window = h.depth * nsteps < h.nseg ? h.depth * nsteps : h.nseg; /* in flight at most */

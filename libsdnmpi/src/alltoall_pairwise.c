@@ -19,22 +19,20 @@
  * Each block goes as one message, or (call->segment > 0) as messages of call->segment bytes, all
  * posted at once: below the transport's eager limit a message needs no rendezvous round trip
  * before its data moves (libsdnmpi/README.md, SDN_MPI_ALLTOALL_SEGMENT). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alltoall_algorithms.h"
 #include "allreduce_util.h"
+#include "segments.h"
 
-/* The messages one block goes in: segment bytes each (the last one the rest), at most
- * SDNMPI_ALLTOALL_MAX_MESSAGES (a smaller segment is raised to block / that, rounded up); one if
- * segment is 0 or at least the block. *seg gets the bytes per message. */
+/* The messages one block (> 0 bytes) goes in: segment bytes each (the last one the rest), at most
+ * SDNMPI_ALLTOALL_MAX_MESSAGES (segments.h: a smaller segment is raised to block / that, rounded
+ * up); one if segment is 0 or at least the block. *seg gets the bytes per message. */
 static int block_messages(size_t block, size_t segment, size_t *seg)
 {
-    *seg = block;
-    if (segment == 0 || segment >= block)
-        return 1;
-    size_t least = (block + SDNMPI_ALLTOALL_MAX_MESSAGES - 1) / SDNMPI_ALLTOALL_MAX_MESSAGES;
-    *seg = segment < least ? least : segment;
+    *seg = sdnmpi_segment_elems(block, 1, segment ? segment : SIZE_MAX, SDNMPI_ALLTOALL_MAX_MESSAGES);
     return (int)((block + *seg - 1) / *seg);
 }
 

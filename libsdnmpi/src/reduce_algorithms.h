@@ -12,6 +12,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "segments.h"
+
 struct sdnmpi_reduce_call {
     const void *sendbuf;
     void *recvbuf;
@@ -25,26 +27,16 @@ struct sdnmpi_reduce_call {
     int ndims;
     const int *leaf_start; /* the plan's leaf layout (plan.h; NULL, 0: unknown) */
     int nleaves;
-    size_t segment; /* the chain's segment bytes (SDN_MPI_REDUCE_SEGMENT) */
+    size_t segment; /* the chain's segment bytes (SDN_MPI_REDUCE_SEGMENT; segments.h bounds them) */
 };
 
 typedef int (*sdnmpi_reduce_fn)(const struct sdnmpi_reduce_call *call);
 
-/* The most segments a chain cuts its half into: a smaller segment (SDN_MPI_REDUCE_SEGMENT=0 or 1
- * is one element) is raised to half / this, so that no call posts a message per element (a 1 MiB
- * Reduce in one-element segments took 25 s on 4 local ranks, in 8 KiB ones 9 ms). The default
- * segment, 8 KiB, reaches it from 16 MiB vectors on. */
-#define SDNMPI_REDUCE_MAX_SEGMENTS 1024
-
 /* Elements per segment of the chains for `count` elements of `extent` bytes and call->segment
- * bytes: at least one, at least the larger half / SDNMPI_REDUCE_MAX_SEGMENTS, at most count. */
+ * bytes: segments.h's rounding of the larger half, at most SDNMPI_MAX_SEGMENTS a chain. */
 static inline size_t sdnmpi_reduce_segment_elems(size_t count, size_t extent, size_t segment)
 {
-    size_t half = count - count / 2, least = (half + SDNMPI_REDUCE_MAX_SEGMENTS - 1) / SDNMPI_REDUCE_MAX_SEGMENTS;
-    size_t elems = extent > 0 ? segment / extent : 1;
-    elems = elems < least ? least : elems;
-    elems = elems < 1 ? 1 : elems;
-    return elems > count ? count : elems; /* one segment; and no wrap where the caller rounds up */
+    return sdnmpi_segment_elems(count - count / 2, extent, segment, SDNMPI_MAX_SEGMENTS);
 }
 
 /* Reduce-scatter by recursive halving, then a binomial gather of the reduced blocks to the root,

@@ -2,11 +2,12 @@
 2^63, 2^64 - 1 and above -- on the collectives that use them, under mpirun on localhost with the
 stub controller. Every value is either refused (one "ignoring KNOB=VALUE (want ...)" line on each
 rank's stderr, the default used) or taken as libsdnmpi/README.md says (a segment of at least one
-element, at most the whole vector); either way every result equals PMPI's bit for bit
-(allreduce_check and coll_check compare them), on every datatype coll_check knows, the one-byte
-ones included: a segment of 2^64 - 1 one-byte elements once wrapped the segment count to 0 (no
-chain segment moved: the root kept its own data) and the hierarchical allreduce divided by a
-segment count of 0 (SIGFPE).
+element, at most the whole vector, at most 1024 segments a chain or hierarchical call, 64 messages
+an Alltoall block); either way every result equals PMPI's bit for bit (allreduce_check and
+coll_check compare them), on every datatype coll_check knows, the one-byte ones included: a
+segment of 2^64 - 1 one-byte elements once wrapped the segment count to 0 (no chain segment moved:
+the root kept its own data) and the hierarchical allreduce divided by a segment count of 0
+(SIGFPE).
 """
 import re
 
@@ -28,7 +29,8 @@ MAX64 = str(2 ** 64 - 1)
 REDUCE = [("SDN_MPI_REDUCE_SEGMENT", v, r) for v, r in (
     ("0", False), ("-1", True), ("abc", True), ("8x", True), (TWO_63, False), (MAX64, False),
     (str(2 ** 64 - 2), False), ("17179869183g", False), (TWO_64, True), ("unlimited", True))]
-ALLTOALL = [("SDN_MPI_ALLTOALL_SEGMENT", "0", False), ("SDN_MPI_ALLTOALL_SEGMENT", MAX64, False),
+ALLTOALL = [("SDN_MPI_ALLTOALL_SEGMENT", "0", False), ("SDN_MPI_ALLTOALL_SEGMENT", "1", False),
+            ("SDN_MPI_ALLTOALL_SEGMENT", MAX64, False),
             ("SDN_MPI_ALLTOALL_SEGMENT", "-8", True), ("SDN_MPI_ALLTOALL_WINDOW", "0", True),
             ("SDN_MPI_ALLTOALL_WINDOW", "-2", True), ("SDN_MPI_ALLTOALL_WINDOW", TWO_63, True),
             ("SDN_MPI_ALLGATHER_CYCLES_MIN", "0", False), ("SDN_MPI_ALLGATHER_CYCLES_MIN", "-1", True)]
@@ -76,7 +78,7 @@ def job(built, tmp_path_factory):
 
 @pytest.mark.parametrize("value,elems", [("0", 4), ("1", 4), ("8", 4), ("64", 8), (None, 1024)])
 def test_reduce_segments_are_bounded(job, stub_factory, value, elems):
-    """A chain moves at most SDNMPI_REDUCE_MAX_SEGMENTS (1024) segments: tiny segments (0 and 1:
+    """A chain moves at most SDNMPI_MAX_SEGMENTS (1024, segments.h) segments: tiny segments (0 and 1:
     one element) once meant one message per element, and a 1 MiB Reduce under
     SDN_MPI_REDUCE_SEGMENT=0 took 25 s on 4 ranks here (8 KiB segments: 9 ms). failmalloc_job45's
     64 KiB Reduce (8192 doubles, halves of 4096) therefore runs in segments of at least 4 elements;
@@ -90,3 +92,40 @@ def test_reduce_segments_are_bounded(job, stub_factory, value, elems):
     assert res.returncode == 0 and "failmalloc_job45: p=%d wrong=0 errors=0" % NP in res.stdout, res.stderr[-3000:]
     assert re.search(r"^sdnmpi\[\d+\]: reduce comm=0 count=8192 bytes=65536 root=%d: two chains, segments of %d "
                      r"elements$" % (NP - 1, elems), res.stderr, re.M), res.stderr[-3000:]
+
+
+HIER_LINE = re.compile(r"^sdnmpi\[(\d+)\]: allreduce comm=\d+ count=(\d+) bytes=\d+: hierarchical, (\d+) segments of "
+                       r"(\d+) elements$", re.M)
+MAX_SEGMENTS = 1024   # segments.h SDNMPI_MAX_SEGMENTS
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def bounded_segments(count):
+    """A one-element segment (SDN_MPI_HIER_SEGMENT=1, any extent) raised to the bound: the number of
+    segments and the elements of each but the last (even segments; allreduce_hier.c)."""
+    nseg = ceil_div(count, max(1, ceil_div(count, MAX_SEGMENTS)))
+    segcount = ceil_div(count, nseg)
+    return ceil_div(count, segcount), segcount
+
+
+@pytest.mark.parametrize("value", ["1", "0"])
+def test_hierarchical_segments_are_bounded(built, stub_factory, value):
+    """The hierarchical allreduce cuts its vector into at most SDNMPI_MAX_SEGMENTS (1024) segments, as
+    Reduce's chains: SDN_MPI_HIER_SEGMENT=1 (one element) once meant a message per element and
+    every step, and this run took 30 s on 4 local ranks (now 3 s; another run of allreduce_check
+    timed out at 150 s). Now the segment is raised to count / 1024 (rounded up), in every call the
+    verbose line names. 0 is one segment (libsdnmpi/README.md). Every result is PMPI's, bit for bit."""
+    stub = stub_factory(leaves=2)
+    env = {"SDN_MPI_CONTROLLER": stub.address, "SDN_MPI_FAKE_HOSTS": str(NP), "SDN_MPI_HIER_MIN": "1",
+           "SDN_MPI_VERBOSE": "1", "SDN_MPI_HIER_SEGMENT": value}
+    out = checks.run_check(NP, "sdn", env, quick=True, seed=45)
+    calls = [tuple(map(int, m)) for m in HIER_LINE.findall(out["stderr"])]
+    # rank 0 names each of its hierarchical calls (allreduce_check counts rank 0's, not the in-place repeats)
+    assert out["hier"] > 0 and sum(rank == 0 for rank, *_ in calls) >= out["hier"], out["stderr"][-3000:]
+    for _rank, count, nseg, segcount in calls:
+        assert nseg <= MAX_SEGMENTS
+        assert (nseg, segcount) == (bounded_segments(count) if value == "1" else (1, count))
+    assert max(count for _, count, _, _ in calls) > 64 * MAX_SEGMENTS   # the bound cut the largest calls
