@@ -27,6 +27,18 @@ def default_model(core, graph, ip_pairs):
     return model, (mac if model is not None else None)
 
 
+def default_paths(graph, model, mac, ip_pairs):
+    """(flows, their default paths) of ``ip_pairs`` (one flow of 1 byte each, in that order) under
+    `default_model`'s ``model`` and ``mac``, or (flows, None) if the model refuses them
+    (primitives.errors.REFUSALS: a busy pair with no default path, a leaf cut off); anything else
+    the model raises is a bug, raised."""
+    flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in ip_pairs]
+    try:
+        return flows_, model(graph, flows_)
+    except errors.REFUSALS:
+        return flows_, None
+
+
 def choose(service, job, phase, detected, busy, router, running=False):
     """(name, scores, planned) of reroute.choose for ``detected`` {(src ip, dst ip): bytes} declared
     as the job's ``phase`` with ``router`` (``running``: seeded where the pairs run, as the
@@ -48,10 +60,8 @@ def choose(service, job, phase, detected, busy, router, running=False):
     state = _planned_state(core, service.jobs, job, phase, detected, router, running)
     if state is None:
         return "planned", None, None
-    flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in sorted(busy)]
-    try:
-        default = model(graph, flows_)
-    except errors.REFUSALS:   # a busy pair with no default path (a leaf cut off); anything else is a bug
+    flows_, default = default_paths(graph, model, mac, sorted(busy))
+    if default is None:
         return "planned", None, state
     name, score = reroute.choose(graph, flows_, default, overrides(job.traffic.routes.get(phase)),
                                  overrides(state.routes.get(phase)),

@@ -51,7 +51,7 @@ from sdnmpi.flows.acks import (ACK_FRAME, ACK_SHARE, BUSY_SHARE,  # noqa: F401  
 from sdnmpi.flows.hold import HOLD_SHARE, FlagHold
 from sdnmpi.flows.polls import polls_for
 from sdnmpi.flows.sliding import counters as book_of, window_polls
-from sdnmpi.primitives import errors, pairs, reroute
+from sdnmpi.primitives import reroute
 
 from . import flowchoice, jobtraffic, rpc_traffic
 from . import rpc_schema as schema
@@ -357,10 +357,8 @@ class FlowDetection:
         model, mac = flowchoice.default_model(core, graph, busy)
         if model is None:
             return
-        flows_ = [pairs.Flow(mac[s], mac[d], 1) for s, d in busy]
-        try:
-            default = model(graph, flows_)
-        except errors.REFUSALS:   # a busy pair with no default path (a leaf cut off): not judged now
+        flows_, default = flowchoice.default_paths(graph, model, mac, busy)
+        if default is None:   # refused (a leaf cut off): not judged now
             return
         base = jobtraffic.others_load(graph, service.jobs, job)
         declared = reroute.busiest(graph, flows_, current, default, base)
